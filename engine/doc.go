@@ -1,0 +1,30 @@
+// Package engine defines how baton drives agent engines: an Engine starts or
+// resumes native sessions, and a Process is one running agent.
+//
+// # Basics
+//
+// A returned Process proves nothing by itself: Ready confirms that the native
+// session accepted its first turn and yields its native id; Stop returns a
+// confirmed outcome (stopped, not-running) or says it could not confirm one
+// (timeout, failed). baton never treats an unconfirmed stop as a stop: a
+// process that may still run keeps the workspace reserved.
+//
+// A start is fresh or resumes a native id; its first turn is normal or
+// report-only (read-only tools plus report submission, with scoped
+// ReportCredentials). Every start carries the workspace's owner token when a
+// reservation is held, and the handoff attempt it belongs to.
+//
+// Optional capabilities are separate small interfaces found by type
+// assertion: Validator on an Engine; ActivitySnapshotter and SettleNotifier
+// on a Process. baton works without them, more slowly (periodic sweeps) or
+// later (an unsupported configuration fails at Start instead of at Create).
+//
+// Registry maps engine names to engines and is itself an Engine.
+// engine/enginetest has a scripted engine for tests and demos; engine/host is
+// a multi-session host with generation handoff.
+//
+// # Caveats
+//
+// Implementations must make Stop safe to call repeatedly and concurrently
+// with Ready, and must close Done exactly once, after which Exit is stable.
+package engine

@@ -1,0 +1,180 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/token"
+)
+
+// Errors an Engine or Process returns. Match with errors.Is.
+var (
+	// ErrUnknownEngine: no engine is registered under the configuration's
+	// engine name.
+	ErrUnknownEngine = baton.NewError(baton.EUNSUPPORTED, "engine: unknown engine")
+	// ErrUnsupportedConfig: the engine does not offer that model, effort or
+	// permission mode.
+	ErrUnsupportedConfig = baton.NewError(baton.EUNSUPPORTED, "engine: unsupported configuration")
+	// ErrSessionMissing: a resume named a native session the engine cannot
+	// find ("No conversation found with session ID ..."). The continuation
+	// planner retries once as a fresh briefed session on it.
+	ErrSessionMissing = baton.NewError(baton.ENOTFOUND, "engine: native session not found")
+	// ErrAuth: the engine refused the credentials. Never retried.
+	ErrAuth = baton.NewError(baton.EUNAVAILABLE, "engine: authentication failed")
+	// ErrReadyRejected: the process started but its first turn was not
+	// accepted.
+	ErrReadyRejected = baton.NewError(baton.EUNAVAILABLE, "engine: readiness rejected")
+	// ErrExitedBeforeReady: the process ended before readiness was
+	// confirmed. Exit tells how.
+	ErrExitedBeforeReady = baton.NewError(baton.EUNAVAILABLE, "engine: process exited before ready")
+)
+
+// Mode says whether a start is fresh or resumes a native session.
+type Mode string
+
+const (
+	Fresh  Mode = "fresh"
+	Resume Mode = "resume"
+)
+
+// Turn says what the first turn of a start is for.
+type Turn string
+
+const (
+	// Normal: an ordinary turn with the session's full tool set.
+	Normal Turn = "normal"
+	// ReportOnly: one turn that may only read and submit a handoff report;
+	// the engine must scope the tools to read-only plus report submission.
+	ReportOnly Turn = "report-only"
+)
+
+// StartRequest asks an engine to start or resume a session.
+type StartRequest struct {
+	Workspace baton.WorkspaceID
+	Session   baton.SessionID
+	Config    baton.EngineConfig
+	Mode      Mode
+	// NativeID is the native session to resume (Mode Resume only).
+	NativeID string
+	Turn     Turn
+	// Prompt is the opening prompt of the turn.
+	Prompt string
+	// Dir is the working directory, when the workspace has one.
+	Dir string
+	// Owner is the workspace reservation's owner token when one is held.
+	// An engine host that guards launches checks it; baton's own launches
+	// always carry it.
+	Owner token.Token
+	// Report carries the scoped credentials of a report-only turn.
+	Report *ReportCredentials
+	// Attempt is the handoff attempt this start belongs to (0 outside a
+	// transfer); every callback of the process is applied only to it.
+	Attempt int
+}
+
+// ReportCredentials let a report-only turn submit its report, and nothing
+// else: the handoff, the attempt, and a token valid for that attempt only.
+type ReportCredentials struct {
+	Workspace baton.WorkspaceID
+	Handoff   baton.HandoffID
+	Attempt   int
+	Token     token.Token
+}
+
+// Engine starts agent processes.
+type Engine interface {
+	// Start launches a process for req. A returned Process proves only that
+	// something was spawned; call Ready to learn whether the session really
+	// accepted its first turn. Errors: ErrUnsupportedConfig, ErrAuth,
+	// ErrSessionMissing (resume of an unknown native id), or an
+	// EUNAVAILABLE error for a spawn failure.
+	Start(ctx context.Context, req StartRequest) (Process, error)
+}
+
+// StopOutcome is a confirmed (or explicitly unconfirmed) stop result.
+type StopOutcome string
+
+const (
+	Stopped    StopOutcome = "stopped"     // the process was running and is now gone
+	NotRunning StopOutcome = "not-running" // it had already ended
+	Timeout    StopOutcome = "timeout"     // asked, but not confirmed in time
+	Failed     StopOutcome = "failed"      // the stop itself failed
+)
+
+// Confirmed reports whether the process is known to be gone.
+func (o StopOutcome) Confirmed() bool { return o == Stopped || o == NotRunning }
+
+// ExitStatus says how a process ended.
+type ExitStatus struct {
+	// Code is the exit code (0 clean).
+	Code int
+	// Err is set when the process ended with an error (crash, kill, spawn
+	// failure after start).
+	Err error
+	// Stopped reports the process ended because Stop asked it to.
+	Stopped bool
+	// NativeID is the native session id of a process whose first turn
+	// finished cleanly before Ready confirmed it (it minted a session all
+	// the same); empty otherwise (Ready already returned it, or there is
+	// none).
+	NativeID string
+	At      time.Time
+}
+
+// Clean reports a zero exit code and no error.
+func (e ExitStatus) Clean() bool { return e.Code == 0 && e.Err == nil }
+
+// Process is one running agent process.
+type Process interface {
+	// Ready blocks until the native session accepted its first turn and
+	// returns its native id; ErrReadyRejected or ErrExitedBeforeReady
+	// otherwise, or ctx's error.
+	Ready(ctx context.Context) (nativeID string, err error)
+	// Stop asks the process to end and reports a confirmed outcome. It is
+	// safe to call more than once and concurrently with Ready.
+	Stop(ctx context.Context) (StopOutcome, error)
+	// Done is closed when the process has ended.
+	Done() <-chan struct{}
+	// Exit reports how the process ended; valid once Done is closed.
+	Exit() ExitStatus
+}
+
+// Validator is an optional Engine capability: it checks a configuration
+// before anything is reserved or stopped. Without it every configuration is
+// accepted and an unsupported one fails at Start.
+type Validator interface {
+	Validate(cfg baton.EngineConfig) error
+}
+
+// Activity is a snapshot of what a session is doing.
+type Activity struct {
+	Turn       bool // an agent turn runs
+	Tool       bool // a tool or shell command runs
+	Compaction bool // context compaction runs
+	Queued     int  // queued session work items
+	// WakeSources counts durable wake sources (persistent monitors,
+	// scheduled continuations). They resume from the session file and never
+	// hold a generation handoff.
+	WakeSources int
+}
+
+// Busy reports whether the activity holds a session from being parked by a
+// generation handoff: turns, tools, compaction, queued work. Durable wake
+// sources do not count.
+func (a Activity) Busy() bool { return a.Turn || a.Tool || a.Compaction || a.Queued > 0 }
+
+// BusyForEviction is the broader idle-eviction predicate: wake sources too.
+func (a Activity) BusyForEviction() bool { return a.Busy() || a.WakeSources > 0 }
+
+// ActivitySnapshotter is an optional Process capability.
+type ActivitySnapshotter interface {
+	Activity() Activity
+}
+
+// SettleNotifier is an optional Process capability: Settled returns a
+// channel that receives a value each time the session becomes idle. Without
+// it, callers poll (a periodic sweep).
+type SettleNotifier interface {
+	Settled() <-chan struct{}
+}

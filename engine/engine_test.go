@@ -1,0 +1,176 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
+	"github.com/google/go-cmp/cmp"
+)
+
+// stubEngine records what reaches it.
+type stubEngine struct {
+	name   string
+	starts []engine.StartRequest
+}
+
+func (s *stubEngine) Start(_ context.Context, req engine.StartRequest) (engine.Process, error) {
+	s.starts = append(s.starts, req)
+	return nil, baton.Errorf(baton.ErrUnavailable, "stub %s", s.name)
+}
+
+// validatingEngine is a stubEngine with the Validator capability.
+type validatingEngine struct {
+	stubEngine
+	seen []baton.EngineConfig
+	err  error
+}
+
+func (v *validatingEngine) Validate(cfg baton.EngineConfig) error {
+	v.seen = append(v.seen, cfg)
+	return v.err
+}
+
+func TestRegistryNames(t *testing.T) {
+	r := engine.NewRegistry(map[string]engine.Engine{
+		"codex": &stubEngine{}, " claude ": &stubEngine{}, "": &stubEngine{}, "   ": &stubEngine{}, "nil": nil,
+	})
+	if diff := cmp.Diff([]string{"claude", "codex"}, r.Names()); diff != "" {
+		t.Errorf("Names (-want +got):\n%s", diff)
+	}
+	for name, want := range map[string]bool{"claude": true, "  codex\t": true, "nil": false, "": false, "Claude": false} {
+		if _, ok := r.Lookup(name); ok != want {
+			t.Errorf("Lookup(%q) ok = %v, want %v", name, ok, want)
+		}
+	}
+}
+
+func TestRegistryValidate(t *testing.T) {
+	long := strings.Repeat("m", baton.MaxIDLen+1)
+	tests := []struct {
+		name      string
+		cfg       baton.EngineConfig
+		refuse    error // what the validating engine returns
+		want      error
+		notWant   error
+		wantSeen  []baton.EngineConfig
+		wantPlain bool // the engine without Validator
+	}{
+		{name: "no engine", cfg: baton.EngineConfig{Model: "m"}, want: baton.ErrInvalid, notWant: engine.ErrUnknownEngine},
+		{name: "blank engine", cfg: baton.EngineConfig{Engine: "  "}, want: baton.ErrInvalid, notWant: engine.ErrUnknownEngine},
+		{name: "field too long", cfg: baton.EngineConfig{Engine: "v", Model: long}, want: baton.ErrInvalid},
+		{name: "unknown engine", cfg: baton.EngineConfig{Engine: "gpt"}, want: engine.ErrUnknownEngine, notWant: baton.ErrInvalid},
+		{name: "engine without Validator accepts", cfg: baton.EngineConfig{Engine: "plain", Model: "anything"}, wantPlain: true},
+		{name: "validator accepts, sees normalized config", cfg: baton.EngineConfig{Engine: " v ", Model: " m "},
+			wantSeen: []baton.EngineConfig{{Engine: "v", Model: "m"}}},
+		{name: "validator refuses", cfg: baton.EngineConfig{Engine: "v", Model: "huge"}, refuse: engine.ErrUnsupportedConfig,
+			want: engine.ErrUnsupportedConfig, wantSeen: []baton.EngineConfig{{Engine: "v", Model: "huge"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := &validatingEngine{err: tt.refuse}
+			r := engine.NewRegistry(map[string]engine.Engine{"v": v, "plain": &stubEngine{}})
+			err := r.Validate(tt.cfg)
+			if tt.want == nil && err != nil {
+				t.Fatalf("Validate = %v, want nil", err)
+			}
+			if tt.want != nil && !errors.Is(err, tt.want) {
+				t.Fatalf("Validate = %v, want %v", err, tt.want)
+			}
+			if tt.notWant != nil && errors.Is(err, tt.notWant) {
+				t.Errorf("Validate = %v, must not match %v", err, tt.notWant)
+			}
+			if diff := cmp.Diff(tt.wantSeen, v.seen); diff != "" {
+				t.Errorf("validator saw (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRegistryErrorCodes(t *testing.T) {
+	r := engine.NewRegistry(nil)
+	if got := baton.ErrorCode(r.Validate(baton.EngineConfig{Engine: "x"})); got != baton.EUNSUPPORTED {
+		t.Errorf("unknown engine code = %q, want %q", got, baton.EUNSUPPORTED)
+	}
+	if got := baton.ErrorCode(r.Validate(baton.EngineConfig{})); got != baton.EINVALID {
+		t.Errorf("malformed code = %q, want %q", got, baton.EINVALID)
+	}
+}
+
+func TestRegistryStartDispatches(t *testing.T) {
+	a, b := &stubEngine{name: "a"}, &stubEngine{name: "b"}
+	r := engine.NewRegistry(map[string]engine.Engine{"a": a, "b": b})
+	var _ engine.Engine = r
+	req := engine.StartRequest{Workspace: "w", Config: baton.EngineConfig{Engine: " b "}, Prompt: "p"}
+	if _, err := r.Start(context.Background(), req); !errors.Is(err, baton.ErrUnavailable) || !strings.Contains(err.Error(), "stub b") {
+		t.Errorf("Start = %v, want the b stub's error", err)
+	}
+	if diff := cmp.Diff([]engine.StartRequest{req}, b.starts); diff != "" {
+		t.Errorf("b got (-want +got):\n%s", diff)
+	}
+	if len(a.starts) != 0 {
+		t.Errorf("a got %d starts", len(a.starts))
+	}
+	req.Config.Engine = "c"
+	if _, err := r.Start(context.Background(), req); !errors.Is(err, engine.ErrUnknownEngine) {
+		t.Errorf("Start(unknown) = %v, want ErrUnknownEngine", err)
+	}
+	if len(a.starts)+len(b.starts) != 1 {
+		t.Error("an unknown engine's start reached a registered engine")
+	}
+}
+
+func TestStopOutcomeConfirmed(t *testing.T) {
+	for o, want := range map[engine.StopOutcome]bool{
+		engine.Stopped: true, engine.NotRunning: true, engine.Timeout: false, engine.Failed: false, "": false, "other": false,
+	} {
+		if got := o.Confirmed(); got != want {
+			t.Errorf("%q.Confirmed() = %v, want %v", o, got, want)
+		}
+	}
+}
+
+func TestActivityBusy(t *testing.T) {
+	tests := []struct {
+		name                 string
+		a                    engine.Activity
+		busy, busyForEvicted bool
+	}{
+		{"idle", engine.Activity{}, false, false},
+		{"turn", engine.Activity{Turn: true}, true, true},
+		{"tool", engine.Activity{Tool: true}, true, true},
+		{"compaction", engine.Activity{Compaction: true}, true, true},
+		{"queued", engine.Activity{Queued: 1}, true, true},
+		{"wake sources only", engine.Activity{WakeSources: 2}, false, true},
+		{"turn and wake sources", engine.Activity{Turn: true, WakeSources: 1}, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.a.Busy(); got != tt.busy {
+				t.Errorf("Busy = %v, want %v", got, tt.busy)
+			}
+			if got := tt.a.BusyForEviction(); got != tt.busyForEvicted {
+				t.Errorf("BusyForEviction = %v, want %v", got, tt.busyForEvicted)
+			}
+		})
+	}
+}
+
+func TestExitStatusClean(t *testing.T) {
+	for _, tt := range []struct {
+		e    engine.ExitStatus
+		want bool
+	}{
+		{engine.ExitStatus{}, true},
+		{engine.ExitStatus{Stopped: true}, true},
+		{engine.ExitStatus{Code: 1}, false},
+		{engine.ExitStatus{Err: errors.New("x")}, false},
+	} {
+		if got := tt.e.Clean(); got != tt.want {
+			t.Errorf("%+v.Clean() = %v, want %v", tt.e, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,85 @@
+// Package handoff moves a workspace's conversation from a source session to
+// a fresh target session (same LLM, another model, or another engine),
+// optionally with a report the source writes first, without dropping it,
+// launching it twice, or replaying it behind the user's back.
+//
+// # Basics
+//
+// A Coordinator (New) is the only writer of handoff rows. Create takes a
+// Request with an idempotency key; the pair (workspace, request id) is
+// unique forever, and a replay with the same fingerprint returns the
+// existing handoff unchanged. The transfer then runs through a state
+// machine (github.com/qmuntal/stateless, FiringImmediate), fired inside one
+// store transaction per transition:
+//
+//	stopping -> [generating ->] starting -> completed
+//	             any pending -> failed | interrupted | cancelled
+//
+// Engine side effects (stop the source, resume it for a report-only turn,
+// start the target) happen only after the transaction that permits them has
+// committed, and every engine outcome is fed back tagged with its attempt: a
+// late callback of an earlier attempt, or one that arrives after a Stop was
+// requested, is refused (ErrStaleAttempt), never applied.
+//
+// While a transfer is pending the workspace is reserved: AssertWritable
+// refuses every write without the owner token (ErrWorkspaceBusy), and due
+// wakeups are deferred. Completion activates the target, moves the
+// source's pending wakeups to it and releases the reservation in one
+// transaction. A failure, Stop, Shutdown or restart restores the source as
+// the current session with its configuration and rolls the target back.
+// failed and interrupted wait for the user: Decide(Retry), Decide(Skip) or
+// Decide(Cancel). Reconcile, run at start, turns every pending transfer
+// into interrupted and launches nothing.
+//
+// The machine, rendered by Graph (Mermaid, from the same table that
+// configures it):
+//
+//	stateDiagram-v2
+//	    [*] --> stopping: Create
+//	    stopping --> generating: SourceStopped [summary wanted, source resumable]
+//	    stopping --> failed: SourceStopped [summary wanted, source not resumable]
+//	    stopping --> starting: SourceStopped [no summary wanted, or report stored]
+//	    stopping --> failed: SourceStopUnconfirmed
+//	    generating --> generating: SubmitReport [token of this attempt]
+//	    generating --> starting: GenerationEnded [clean exit, report stored]
+//	    generating --> failed: GenerationEnded [no report or error exit]
+//	    generating --> starting: GenerationTimedOut [stop confirmed, report stored]
+//	    generating --> failed: GenerationTimedOut [otherwise]
+//	    starting --> completed: TargetReady
+//	    starting --> failed: TargetFailed
+//	    starting --> completed: TargetExited [clean exit before ready]
+//	    failed --> stopping: Retry / Skip [stop confirmed]
+//	    interrupted --> stopping: Retry / Skip [stop confirmed]
+//	    any pending --> cancelled: Cancel [stop confirmed]
+//	    any pending --> failed: CancelUnconfirmed [stop not confirmed]
+//	    any pending --> interrupted: Shutdown, Reconcile
+//	    completed --> [*]
+//	    cancelled --> [*]
+//
+// The full rendering, edge by edge, is in README.md beside this file and is
+// checked by a test against Graph().Mermaid.
+//
+// Every attempt publishes the target's opening prompt as a Markdown file
+// under <workspace root>/.ai/handoffs/ (created exclusively, mode 0600,
+// never through a symlink, never outside the root; a .gitignore there
+// ignores everything).
+//
+// # Caveats
+//
+// A stop that is not confirmed is never treated as a stop: the handoff
+// goes to failed with StopUnconfirmed set and keeps the reservation, and
+// Retry and Skip are refused (ErrStopUnconfirmed) until a Stop is
+// confirmed, so a process that may still run never gets a sibling.
+//
+// The generation token of a report-only turn exists in this process's
+// memory only (the store keeps its SHA-256): a report-only turn does not
+// survive a restart, which turns it into interrupted like any other pending
+// transfer.
+//
+// Several coordinator processes may share a store (pgstore): the
+// reservation row fences launches; the lease fields name the process that
+// drives a transfer. Reconcile interrupts every pending transfer it finds,
+// so run it only where no other live coordinator drives transfers on the
+// same store (at start of the only process, or after the others' leases
+// have lapsed).
+package handoff

@@ -1,0 +1,285 @@
+package handoff
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/safefile"
+	"github.com/batonhq/baton/internal/token"
+	"github.com/batonhq/baton/session"
+	"github.com/batonhq/baton/store"
+)
+
+// A driver performs the engine side effects of one attempt, after the
+// transactions that permit them have committed, and feeds the outcomes back
+// as triggers tagged with the attempt. It ends when the attempt leaves the
+// active states, when a Stop is requested, or on Shutdown.
+type driver struct {
+	attempt int
+	cancel  context.CancelFunc
+}
+
+func (c *Coordinator) startDriver(h store.Handoff, owner session.Owner) {
+	if !isActive(h.State) || h.StopRequested {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	if d, ok := c.drivers[h.ID]; ok {
+		if d.attempt == h.Attempt {
+			return
+		}
+		d.cancel()
+	}
+	ctx, cancel := context.WithCancel(c.root)
+	d := &driver{attempt: h.Attempt, cancel: cancel}
+	c.drivers[h.ID] = d
+	c.wg.Add(1)
+	go c.drive(ctx, d, h.ID, h.Attempt, owner)
+}
+
+// cancelDriver stops the driver of a handoff, if any, without waiting.
+func (c *Coordinator) cancelDriver(id baton.HandoffID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d, ok := c.drivers[id]; ok {
+		d.cancel()
+	}
+}
+
+func (c *Coordinator) drive(ctx context.Context, d *driver, id baton.HandoffID, attempt int, owner session.Owner) {
+	defer func() {
+		d.cancel()
+		c.mu.Lock()
+		if c.drivers[id] == d {
+			delete(c.drivers, id)
+		}
+		c.mu.Unlock()
+		c.wg.Done()
+	}()
+	var gen token.Token
+	for ctx.Err() == nil {
+		h, err := c.load(ctx, id)
+		if err != nil || h.Attempt != attempt || h.StopRequested || !isActive(h.State) {
+			return
+		}
+		var f *fire
+		switch h.State {
+		case store.StateStopping:
+			f, err = c.stepStop(ctx, h)
+		case store.StateGenerating:
+			f, err = c.stepGenerate(ctx, h, owner, gen)
+		case store.StateStarting:
+			f, err = c.stepStart(ctx, h, owner)
+		}
+		if err != nil {
+			if ctx.Err() == nil && !errors.Is(err, ErrStaleAttempt) && !errors.Is(err, session.ErrLaunchRefused) {
+				c.log.Error("handoff driver stopped", zap.String("handoff", string(id)), zap.Int("attempt", attempt), zap.Error(err))
+			}
+			return
+		}
+		if f != nil && !f.genToken.IsZero() {
+			gen = f.genToken
+		}
+	}
+}
+
+func (c *Coordinator) load(ctx context.Context, id baton.HandoffID) (h store.Handoff, err error) {
+	err = c.store.View(ctx, func(tx store.Tx) error { h, err = tx.GetHandoff(id); return err })
+	return h, err
+}
+
+// stillAt refuses a launch once the attempt has left state st or a Stop was
+// requested: it runs under the workspace's launch lock.
+func stillAt(id baton.HandoffID, attempt int, st store.HandoffState) func(store.Tx) error {
+	return func(tx store.Tx) error {
+		h, err := tx.GetHandoff(id)
+		if err != nil {
+			return err
+		}
+		if h.Attempt != attempt || h.State != st || h.StopRequested {
+			return ErrStaleAttempt
+		}
+		return nil
+	}
+}
+
+func (c *Coordinator) stepStop(ctx context.Context, h store.Handoff) (*fire, error) {
+	out, err := c.sessions.Halt(ctx, h.Workspace)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	in := input{trigger: TriggerSourceStopped, errMsg: "the source session cannot be resumed to write a report; skip to continue without a summary"}
+	if !out.Confirmed() {
+		in = input{trigger: TriggerSourceStopUnconfirmed, errMsg: fmt.Sprintf("the source's stop was not confirmed (%s%s)", out, errSuffix(err))}
+	}
+	_, f, err := c.event(ctx, string(h.ID), h.Attempt, in)
+	return f, err
+}
+
+func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner session.Owner, gen token.Token) (*fire, error) {
+	ended := func(exit engine.ExitStatus, msg string) (*fire, error) {
+		_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: TriggerGenerationEnded, exit: exit, errMsg: msg})
+		return f, err
+	}
+	if gen.IsZero() {
+		return ended(engine.ExitStatus{Err: errors.New("generation token lost")}, "the report-only turn was armed by another process")
+	}
+	src, err := c.session(ctx, h.SourceSession)
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.sessions.Launch(ctx, session.LaunchRequest{
+		StartRequest: engine.StartRequest{
+			Workspace: h.Workspace, Session: src.ID, Config: h.SourceConfig, Mode: engine.Resume,
+			NativeID: src.NativeID, Turn: engine.ReportOnly, Prompt: ReportPrompt, Owner: owner.Token,
+			Report:  &engine.ReportCredentials{Workspace: h.Workspace, Handoff: h.ID, Attempt: h.Attempt, Token: gen},
+			Attempt: h.Attempt,
+		},
+		Epoch: owner.Epoch, Precheck: stillAt(h.ID, h.Attempt, store.StateGenerating),
+	})
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, session.ErrLaunchRefused) {
+			return nil, err
+		}
+		return ended(engine.ExitStatus{Err: err}, "the report-only turn did not start: "+err.Error())
+	}
+	timer := c.clock.NewTimer(h.GenerationDeadline.Sub(c.clock.Now()))
+	defer timer.Stop()
+	select {
+	case <-p.Done():
+		exit := p.Exit()
+		msg := "the report-only turn ended without a report"
+		if !exit.Clean() {
+			msg = "the report-only turn failed: " + describeExit(exit)
+		}
+		return ended(exit, msg)
+	case <-timer.C():
+		out, err := c.sessions.Halt(ctx, h.Workspace)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		msg := "report generation timed out"
+		if !out.Confirmed() {
+			msg += fmt.Sprintf("; its stop was not confirmed (%s%s)", out, errSuffix(err))
+		}
+		_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: TriggerGenerationTimedOut, confirmed: out.Confirmed(), errMsg: msg})
+		return f, err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner session.Owner) (*fire, error) {
+	failed := func(msg string) (*fire, error) {
+		out, herr := c.sessions.Halt(ctx, h.Workspace)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if !out.Confirmed() {
+			msg += fmt.Sprintf("; the target's stop was not confirmed (%s%s)", out, errSuffix(herr))
+		}
+		_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: TriggerTargetFailed, confirmed: out.Confirmed(), errMsg: msg})
+		return f, err
+	}
+	ws, err := c.workspace(ctx, h.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	prompt, err := c.prompt(ctx, h)
+	if err != nil {
+		return failed("building the handoff prompt failed: " + err.Error())
+	}
+	if err := publish(ws.Root, h.ReportPath, prompt); err != nil {
+		return failed("publishing the handoff document failed: " + err.Error())
+	}
+	target := h.TargetSession
+	p, err := c.sessions.Launch(ctx, session.LaunchRequest{
+		StartRequest: engine.StartRequest{
+			Workspace: h.Workspace, Session: target, Config: h.TargetConfig, Mode: engine.Fresh,
+			Turn: engine.Normal, Prompt: prompt, Owner: owner.Token, Attempt: h.Attempt, Dir: ws.Root,
+		},
+		Epoch: owner.Epoch, Precheck: stillAt(h.ID, h.Attempt, store.StateStarting),
+		OnExit: func(st engine.ExitStatus) { c.sessions.RecordEnd(target, st) },
+	})
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, session.ErrLaunchRefused) {
+			return nil, err
+		}
+		return failed("the target did not start: " + err.Error())
+	}
+	native, err := p.Ready(ctx)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err == nil {
+		_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: TriggerTargetReady, nativeID: native})
+		return f, err
+	}
+	if errors.Is(err, engine.ErrExitedBeforeReady) {
+		select {
+		case <-p.Done():
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if exit := p.Exit(); exit.Clean() {
+			_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: TriggerTargetExited, exit: exit})
+			return f, err
+		}
+		return failed("the target exited before it was ready: " + describeExit(p.Exit()))
+	}
+	return failed("the target was not ready: " + err.Error())
+}
+
+func (c *Coordinator) session(ctx context.Context, id baton.SessionID) (s store.Session, err error) {
+	err = c.store.View(ctx, func(tx store.Tx) error { s, err = tx.GetSession(id); return err })
+	return s, err
+}
+
+// publish writes the attempt's prompt document, when the workspace has a
+// root: created exclusively, mode 0600, never through a symlink, never
+// outside the root, beside a .gitignore that ignores everything.
+func publish(root, path, prompt string) error {
+	if root == "" || path == "" {
+		return nil
+	}
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		return err
+	}
+	if err := safefile.EnsureFile(root, HandoffDir+"/.gitignore", []byte("*\n")); err != nil {
+		return err
+	}
+	return safefile.Write(root, filepath.ToSlash(rel), []byte(prompt))
+}
+
+func (c *Coordinator) workspace(ctx context.Context, id baton.WorkspaceID) (w store.Workspace, err error) {
+	err = c.store.View(ctx, func(tx store.Tx) error { w, err = tx.GetWorkspace(id); return err })
+	return w, err
+}
+
+func describeExit(e engine.ExitStatus) string {
+	switch {
+	case e.Err != nil:
+		return e.Err.Error()
+	case e.Code != 0:
+		return fmt.Sprintf("exit code %d", e.Code)
+	}
+	return "clean exit"
+}
+
+func errSuffix(err error) string {
+	if err == nil {
+		return ""
+	}
+	return ": " + err.Error()
+}

@@ -1,0 +1,173 @@
+package handoff
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/qmuntal/stateless"
+
+	"github.com/batonhq/baton/store"
+)
+
+// Trigger is an event of the transfer machine.
+type Trigger string
+
+// The triggers of HANDOFF.md. Engine triggers carry the attempt they belong
+// to and are refused for any other attempt or after a Stop was requested.
+const (
+	TriggerCreate                = Trigger("Create")
+	TriggerSourceStopped         = Trigger("SourceStopped")
+	TriggerSourceStopUnconfirmed = Trigger("SourceStopUnconfirmed")
+	TriggerSubmitReport          = Trigger("SubmitReport")
+	TriggerGenerationEnded       = Trigger("GenerationEnded")
+	TriggerGenerationTimedOut    = Trigger("GenerationTimedOut")
+	TriggerTargetReady           = Trigger("TargetReady")
+	TriggerTargetFailed          = Trigger("TargetFailed")
+	TriggerTargetExited          = Trigger("TargetExited")
+	TriggerRetry                 = Trigger("Retry")
+	TriggerSkip                  = Trigger("Skip")
+	TriggerCancel                = Trigger("Cancel")
+	TriggerCancelUnconfirmed     = Trigger("CancelUnconfirmed")
+	TriggerShutdown              = Trigger("Shutdown")
+	TriggerReconcile             = Trigger("Reconcile")
+)
+
+// stateNew is the machine's state of a request not yet inserted.
+const stateNew = store.HandoffState("new")
+
+var (
+	active  = []store.HandoffState{store.StateStopping, store.StateGenerating, store.StateStarting}
+	waiting = []store.HandoffState{store.StateFailed, store.StateInterrupted}
+	pending = append(append([]store.HandoffState{}, active...), waiting...)
+)
+
+// edge is one row of the transition table. The machine and the Mermaid
+// rendering are both built from edges, so the picture cannot drift from the
+// code.
+type edge struct {
+	from    store.HandoffState
+	trigger Trigger
+	to      store.HandoffState // == from: re-entry; "" internal transition
+	guard   stateless.GuardFunc
+	label   string // guard's description for the picture
+}
+
+func edges() []edge {
+	var es []edge
+	add := func(from store.HandoffState, t Trigger, to store.HandoffState, g stateless.GuardFunc, label string) {
+		es = append(es, edge{from, t, to, g, label})
+	}
+	add(stateNew, TriggerCreate, store.StateStopping, nil, "")
+	add(store.StateStopping, TriggerSourceStopped, store.StateGenerating, wantsReport, "summary wanted, source resumable")
+	add(store.StateStopping, TriggerSourceStopped, store.StateFailed, reportImpossible, "summary wanted, source not resumable")
+	add(store.StateStopping, TriggerSourceStopped, store.StateStarting, targetReady, "no summary wanted, or report stored")
+	add(store.StateStopping, TriggerSourceStopUnconfirmed, store.StateFailed, nil, "")
+	add(store.StateGenerating, TriggerSubmitReport, "", nil, "token of this attempt")
+	add(store.StateGenerating, TriggerGenerationEnded, store.StateStarting, cleanWithReport, "clean exit, report stored")
+	add(store.StateGenerating, TriggerGenerationEnded, store.StateFailed, notCleanWithReport, "no report or error exit")
+	add(store.StateGenerating, TriggerGenerationTimedOut, store.StateStarting, stoppedWithReport, "stop confirmed, report stored")
+	add(store.StateGenerating, TriggerGenerationTimedOut, store.StateFailed, notStoppedWithReport, "otherwise")
+	add(store.StateStarting, TriggerTargetReady, store.StateCompleted, nil, "")
+	add(store.StateStarting, TriggerTargetFailed, store.StateFailed, nil, "")
+	add(store.StateStarting, TriggerTargetExited, store.StateCompleted, nil, "clean exit before ready")
+	for _, s := range waiting {
+		add(s, TriggerRetry, store.StateStopping, noStopPending, "stop confirmed")
+		add(s, TriggerSkip, store.StateStopping, noStopPending, "stop confirmed")
+	}
+	for _, s := range pending {
+		add(s, TriggerCancel, store.StateCancelled, nil, "stop confirmed")
+		add(s, TriggerCancelUnconfirmed, store.StateFailed, nil, "stop not confirmed")
+		add(s, TriggerShutdown, store.StateInterrupted, nil, "")
+		add(s, TriggerReconcile, store.StateInterrupted, nil, "")
+	}
+	return es
+}
+
+// newMachine configures the transfer machine once. It keeps no state of its
+// own: the state lives in the *fire carried by the context, so one machine
+// serves every handoff and every goroutine (FiringImmediate).
+func newMachine() *stateless.StateMachine {
+	sm := stateless.NewStateMachineWithExternalStorage(accessState, mutateState, stateless.FiringImmediate)
+	sm.OnUnhandledTrigger(unhandled)
+	for _, e := range edges() {
+		cfg := sm.Configure(e.from)
+		var guards []stateless.GuardFunc
+		if e.guard != nil {
+			guards = append(guards, e.guard)
+		}
+		switch e.to {
+		case "":
+			cfg.InternalTransition(e.trigger, storeReport, guards...)
+		case e.from:
+			cfg.PermitReentry(e.trigger, guards...)
+		default:
+			cfg.Permit(e.trigger, e.to, guards...)
+		}
+	}
+	sm.Configure(store.StateStopping).OnEntryFrom(TriggerCreate, beginCreate).
+		OnEntryFrom(TriggerRetry, beginRetry).OnEntryFrom(TriggerSkip, beginSkip)
+	sm.Configure(store.StateGenerating).OnEntry(enterGenerating)
+	sm.Configure(store.StateStarting).OnEntry(enterStarting)
+	sm.Configure(store.StateCompleted).OnEntry(enterCompleted)
+	sm.Configure(store.StateFailed).OnEntry(enterFailed)
+	sm.Configure(store.StateInterrupted).OnEntry(enterInterrupted).OnEntryFrom(TriggerReconcile, retakeReservation)
+	sm.Configure(store.StateCancelled).OnEntry(enterCancelled)
+	return sm
+}
+
+func accessState(ctx context.Context) (stateless.State, error) {
+	f, ok := ctx.Value(fireKey{}).(*fire)
+	if !ok {
+		// ToGraph asks for a current state outside any firing.
+		return stateNew, nil
+	}
+	if f.h.State == "" {
+		return stateNew, nil
+	}
+	return f.h.State, nil
+}
+
+func mutateState(ctx context.Context, s stateless.State) error {
+	fireOf(ctx).h.State = s.(store.HandoffState)
+	return nil
+}
+
+func unhandled(_ context.Context, state stateless.State, trigger stateless.Trigger, unmet []string) error {
+	return fmt.Errorf("%w: %v in state %v", errNotPermitted, trigger, state)
+}
+
+// Graph is the transfer machine as pictures: Graphviz DOT (rendered by
+// stateless) and Mermaid (rendered from the same transition table).
+type Graph struct {
+	DOT     string
+	Mermaid string
+}
+
+// MachineGraph returns the transfer machine's graph. It needs no
+// Coordinator.
+func MachineGraph() Graph {
+	return Graph{DOT: newMachine().ToGraph(), Mermaid: mermaid()}
+}
+
+func mermaid() string {
+	var b strings.Builder
+	b.WriteString("stateDiagram-v2\n")
+	b.WriteString("    [*] --> stopping: Create\n")
+	for _, e := range edges() {
+		if e.from == stateNew {
+			continue
+		}
+		to := e.to
+		if to == "" {
+			to = e.from
+		}
+		label := string(e.trigger)
+		if e.label != "" {
+			label += " [" + e.label + "]"
+		}
+		fmt.Fprintf(&b, "    %s --> %s: %s\n", e.from, to, label)
+	}
+	b.WriteString("    completed --> [*]\n    cancelled --> [*]\n")
+	return b.String()
+}

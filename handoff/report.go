@@ -1,0 +1,107 @@
+package handoff
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/handoff/internal/mutant"
+	"github.com/batonhq/baton/internal/token"
+	"github.com/batonhq/baton/store"
+)
+
+// ReportPrompt is the opening prompt of the source's report-only turn.
+const ReportPrompt = `This conversation is being handed off to a fresh session. Do not continue the work.
+Write a handoff report in Markdown for the engineer who takes over, and submit it with the
+submit_session_handoff tool. Cover, with facts kept apart from assumptions:
+
+1. The objective and its constraints.
+2. Decisions taken and the reasons for them.
+3. Verified progress, and the checks you actually ran (commands and results).
+4. Approaches that failed, and why.
+5. Open questions.
+6. The next action to take.
+
+Keep it under 24,000 characters. Read files if you must, but change nothing.`
+
+// SubmitReport stores the report of a handoff's report-only turn. tok must
+// be the generation token of the current attempt, which the engine received
+// in its ReportCredentials; text is trimmed and must be 1..MaxReportChars
+// characters. Submitting the same text again is accepted (the call is safe
+// to retry); a different text is refused.
+//
+// Errors: ErrInvalidRequest (empty or over-long text), ErrNotFound (unknown
+// handoff or another workspace's), ErrGenerationInactive (the handoff is not
+// generating a report), ErrTokenRejected (not the current attempt's token),
+// ErrReportConflict, the store's.
+func (c *Coordinator) SubmitReport(ctx context.Context, ws baton.WorkspaceID, id baton.HandoffID, tok string, text string) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	text = strings.TrimSpace(text)
+	if n := utf8.RuneCountInString(text); n == 0 || n > MaxReportChars || !utf8.ValidString(text) {
+		return baton.Errorf(ErrInvalidRequest, "report must be 1..%d characters of UTF-8 after trimming", MaxReportChars)
+	}
+	t := token.Parse(tok)
+	_, _, err := c.apply(ctx, string(id), input{trigger: TriggerSubmitReport, report: text}, func(_ store.Tx, h store.Handoff) error {
+		switch {
+		case h.Workspace != ws:
+			return baton.Errorf(ErrNotFound, "%s", id)
+		case h.State != store.StateGenerating || h.StopRequested:
+			return ErrGenerationInactive
+		case !h.GenerationToken.Matches(t) && !c.bugs.Has(mutant.NoTokenCheck):
+			return ErrTokenRejected
+		case h.Report == text:
+			return &replayed{h: h}
+		case h.Report != "":
+			return ErrReportConflict
+		}
+		return nil
+	})
+	if isSkip(err) {
+		return nil
+	}
+	if errors.Is(err, errNotPermitted) {
+		return ErrGenerationInactive
+	}
+	return err
+}
+
+// BriefingInput is what a Briefing builds the target's prompt from.
+type BriefingInput struct {
+	Handoff   Handoff
+	Workspace store.Workspace
+	// Source is the source session, nil when there was none.
+	Source *store.Session
+}
+
+// Briefing builds the opening prompt of a transfer's target. It runs after
+// the transaction that entered starting, before the target is launched; an
+// error fails the attempt. It must be deterministic for the same input.
+type Briefing func(ctx context.Context, in BriefingInput) (string, error)
+
+func (c *Coordinator) prompt(ctx context.Context, h store.Handoff) (string, error) {
+	in := BriefingInput{Handoff: public(h)}
+	err := c.store.View(ctx, func(tx store.Tx) error {
+		ws, err := tx.GetWorkspace(h.Workspace)
+		if err != nil {
+			return err
+		}
+		in.Workspace = ws
+		if h.SourceSession != "" {
+			s, err := tx.GetSession(h.SourceSession)
+			if err == nil {
+				in.Source = &s
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return c.briefing(ctx, in)
+}

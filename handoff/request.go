@@ -1,0 +1,65 @@
+package handoff
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/fingerprint"
+)
+
+// Request asks for a session transfer.
+type Request struct {
+	Workspace baton.WorkspaceID `json:"workspaceId"`
+	// RequestID makes the request idempotent: (Workspace, RequestID) is
+	// unique forever. 1..128 bytes after trimming.
+	RequestID string `json:"requestId"`
+	// SourceSession must equal the workspace's current session, or be empty
+	// when the workspace has none (a stale view is refused).
+	SourceSession baton.SessionID `json:"sourceSessionId,omitempty"`
+	// GenerateSummary asks the source to write a report first.
+	GenerateSummary bool `json:"generateSummary"`
+	// Target is the configuration of the fresh session.
+	Target baton.EngineConfig `json:"target"`
+}
+
+// normalized returns the request with white space trimmed and defaults
+// filled, the form that is stored and fingerprinted.
+func (r Request) normalized() Request {
+	r.Workspace = baton.WorkspaceID(strings.TrimSpace(string(r.Workspace)))
+	r.RequestID = strings.TrimSpace(r.RequestID)
+	r.SourceSession = baton.SessionID(strings.TrimSpace(string(r.SourceSession)))
+	r.Target = r.Target.Normalize()
+	return r
+}
+
+// validate checks the request's shape (not the engine's support).
+func (r Request) validate() error {
+	if !baton.ValidID(string(r.Workspace)) {
+		return baton.Errorf(ErrInvalidRequest, "workspace id must be 1..%d printable characters", baton.MaxIDLen)
+	}
+	if !baton.ValidID(r.RequestID) {
+		return baton.Errorf(ErrInvalidRequest, "requestId must be 1..%d printable characters", baton.MaxIDLen)
+	}
+	if r.SourceSession != "" && !baton.ValidID(string(r.SourceSession)) {
+		return baton.Errorf(ErrInvalidRequest, "sourceSessionId is malformed")
+	}
+	if err := r.Target.Validate(); err != nil {
+		return fmt.Errorf("%w: target: %w", ErrInvalidRequest, err)
+	}
+	return nil
+}
+
+// Fingerprint returns the SHA-256 of the canonical JSON of the normalised
+// request minus its request id: two clients that send the same request with
+// fields in another order, or with extra white space, agree.
+func (r Request) Fingerprint() string {
+	n := r.normalized()
+	n.RequestID = ""
+	fp, err := fingerprint.Of(n)
+	if err != nil {
+		// A Request holds only strings and a bool: encoding cannot fail.
+		panic("handoff: fingerprint: " + err.Error())
+	}
+	return fp
+}

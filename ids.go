@@ -1,0 +1,40 @@
+package baton
+
+import "strings"
+
+// WorkspaceID names a workspace: the unit with one writer at a time (a
+// worktree, a task, a thread). Callers choose it; baton never mints one.
+type WorkspaceID string
+
+// SessionID names one native conversation with an engine, as baton records
+// it. baton mints it (see internal/ids); it is not the engine's native id.
+type SessionID string
+
+// HandoffID names one session-transfer request's row.
+type HandoffID string
+
+// WakeupID names a scheduled wakeup.
+type WakeupID string
+
+// ContinuationID names a queued continuation of a run.
+type ContinuationID string
+
+// MaxIDLen is the longest identifier (workspace, request id, ...) baton
+// accepts, in bytes after trimming white space.
+const MaxIDLen = 128
+
+// ValidID reports whether s is a usable identifier: 1..MaxIDLen bytes after
+// trimming, free of control characters. It is the one rule every
+// package applies to caller-chosen ids.
+func ValidID(s string) bool {
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > MaxIDLen {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,181 @@
+// Package clock is baton's injectable time source. Production code takes a
+// Clock (Real by default); tests pass a *Fake and move time by hand, so no
+// test sleeps to wait for a timeout.
+package clock
+
+import (
+	"sort"
+	"sync"
+	"time"
+)
+
+// Clock is the time source every baton component uses.
+type Clock interface {
+	Now() time.Time
+	// After returns a channel that receives the time once d has passed.
+	After(d time.Duration) <-chan time.Time
+	// NewTimer returns a stoppable timer.
+	NewTimer(d time.Duration) Timer
+}
+
+// Timer is a stoppable one-shot timer.
+type Timer interface {
+	C() <-chan time.Time
+	// Stop prevents the timer from firing; it reports whether it did.
+	Stop() bool
+}
+
+// Real is the wall clock.
+type Real struct{}
+
+// Now returns time.Now().
+func (Real) Now() time.Time { return time.Now() }
+
+// After returns time.After(d).
+func (Real) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// NewTimer wraps time.NewTimer(d).
+func (Real) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
+
+type realTimer struct{ t *time.Timer }
+
+func (r realTimer) C() <-chan time.Time { return r.t.C }
+func (r realTimer) Stop() bool          { return r.t.Stop() }
+
+// Fake is a manual clock for tests. Its time moves only by Advance or Set;
+// timers whose deadline is reached fire during that call, in deadline order.
+// The zero value is usable and starts at the zero time.Time; NewFake picks
+// the start. A Fake starts no goroutine.
+type Fake struct {
+	mu      sync.Mutex
+	now     time.Time
+	timers  []*fakeTimer
+	waiters []timerWaiter
+}
+
+// timerWaiter is a WaitTimers call still waiting for n pending timers.
+type timerWaiter struct {
+	n  int
+	ch chan struct{}
+}
+
+// NewFake returns a fake clock set to start.
+func NewFake(start time.Time) *Fake { return &Fake{now: start} }
+
+// Now returns the fake time.
+func (f *Fake) Now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+// After returns the channel of a new timer (see NewTimer).
+func (f *Fake) After(d time.Duration) <-chan time.Time { return f.NewTimer(d).C() }
+
+// NewTimer returns a timer that fires when the clock reaches Now()+d. With
+// d <= 0 it has fired already: its channel holds Now() and Stop reports false.
+func (f *Fake) NewTimer(d time.Duration) Timer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := &fakeTimer{f: f, at: f.now.Add(d), c: make(chan time.Time, 1)}
+	if d <= 0 {
+		t.fired = true
+		t.c <- f.now
+		return t
+	}
+	f.timers = append(f.timers, t)
+	keep := f.waiters[:0]
+	for _, w := range f.waiters {
+		if len(f.timers) >= w.n {
+			close(w.ch)
+			continue
+		}
+		keep = append(keep, w)
+	}
+	clear(f.waiters[len(keep):])
+	f.waiters = keep
+	return t
+}
+
+// Advance moves the clock forward by d and fires every timer that is due.
+// A negative d does nothing: the fake clock never moves backwards.
+func (f *Fake) Advance(d time.Duration) {
+	if d < 0 {
+		return
+	}
+	f.mu.Lock()
+	f.setLocked(f.now.Add(d))
+	f.mu.Unlock()
+}
+
+// Set moves the clock to t (never backwards) and fires due timers.
+func (f *Fake) Set(t time.Time) {
+	f.mu.Lock()
+	if t.After(f.now) {
+		f.setLocked(t)
+	}
+	f.mu.Unlock()
+}
+
+func (f *Fake) setLocked(t time.Time) {
+	f.now = t
+	sort.SliceStable(f.timers, func(i, j int) bool { return f.timers[i].at.Before(f.timers[j].at) })
+	keep := f.timers[:0]
+	for _, tm := range f.timers {
+		if !tm.at.After(t) {
+			tm.fired = true
+			tm.c <- tm.at
+			continue
+		}
+		keep = append(keep, tm)
+	}
+	clear(f.timers[len(keep):])
+	f.timers = keep
+}
+
+// Pending returns how many timers are waiting to fire.
+func (f *Fake) Pending() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.timers)
+}
+
+// WaitTimers returns a channel closed once at least n timers are pending,
+// so a test can wait for a goroutine to arm its timeout before advancing.
+// It starts no goroutine: a NewTimer that brings the count to n closes it.
+func (f *Fake) WaitTimers(n int) <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ch := make(chan struct{})
+	if len(f.timers) >= n {
+		close(ch)
+		return ch
+	}
+	f.waiters = append(f.waiters, timerWaiter{n: n, ch: ch})
+	return ch
+}
+
+type fakeTimer struct {
+	f     *Fake
+	at    time.Time
+	c     chan time.Time
+	fired bool
+}
+
+func (t *fakeTimer) C() <-chan time.Time { return t.c }
+
+func (t *fakeTimer) Stop() bool {
+	t.f.mu.Lock()
+	defer t.f.mu.Unlock()
+	if t.fired {
+		return false
+	}
+	for i, x := range t.f.timers {
+		if x == t {
+			t.f.timers = append(t.f.timers[:i], t.f.timers[i+1:]...)
+			t.fired = true
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,172 @@
+package clock
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// fired reports which of the channels hold a value now, without blocking,
+// and what each received.
+func fired(t *testing.T, timers map[string]Timer) map[string]time.Time {
+	t.Helper()
+	got := map[string]time.Time{}
+	for name, tm := range timers {
+		select {
+		case at := <-tm.C():
+			got[name] = at
+		default:
+		}
+	}
+	return got
+}
+
+func TestFakeTimersFireOnAdvanceInDeadlineOrder(t *testing.T) {
+	f := NewFake(start)
+	timers := map[string]Timer{
+		"3s": f.NewTimer(3 * time.Second),
+		"1s": f.NewTimer(time.Second),
+		"2s": f.NewTimer(2 * time.Second),
+	}
+	steps := []struct {
+		advance time.Duration
+		want    map[string]time.Time
+		pending int
+	}{
+		{999 * time.Millisecond, map[string]time.Time{}, 3},
+		{time.Millisecond, map[string]time.Time{"1s": start.Add(time.Second)}, 2},
+		{5 * time.Second, map[string]time.Time{"2s": start.Add(2 * time.Second), "3s": start.Add(3 * time.Second)}, 0},
+		{time.Hour, map[string]time.Time{}, 0},
+	}
+	for i, s := range steps {
+		f.Advance(s.advance)
+		if diff := cmp.Diff(s.want, fired(t, timers)); diff != "" {
+			t.Errorf("step %d: fired (-want +got):\n%s", i, diff)
+		}
+		if got := f.Pending(); got != s.pending {
+			t.Errorf("step %d: Pending = %d, want %d", i, got, s.pending)
+		}
+	}
+	if got, want := f.Now(), start.Add(time.Hour+6*time.Second); !got.Equal(want) {
+		t.Errorf("Now = %v, want %v", got, want)
+	}
+}
+
+func TestFakeStopPreventsFiring(t *testing.T) {
+	f := NewFake(start)
+	stopped := f.NewTimer(time.Second)
+	kept := f.NewTimer(time.Second)
+	if !stopped.Stop() {
+		t.Fatal("Stop of a pending timer = false")
+	}
+	if stopped.Stop() {
+		t.Error("second Stop = true")
+	}
+	f.Advance(time.Second)
+	if diff := cmp.Diff(map[string]time.Time{"kept": start.Add(time.Second)}, fired(t, map[string]Timer{"stopped": stopped, "kept": kept})); diff != "" {
+		t.Errorf("fired (-want +got):\n%s", diff)
+	}
+	if kept.Stop() {
+		t.Error("Stop of a fired timer = true")
+	}
+}
+
+func TestFakeNonPositiveDurationFiresAtOnce(t *testing.T) {
+	for _, d := range []time.Duration{0, -time.Second} {
+		f := NewFake(start)
+		select {
+		case at := <-f.After(d):
+			if !at.Equal(start) {
+				t.Errorf("After(%v) sent %v, want %v", d, at, start)
+			}
+		default:
+			t.Errorf("After(%v) did not fire at once", d)
+		}
+		tm := f.NewTimer(d)
+		if tm.Stop() {
+			t.Errorf("NewTimer(%v).Stop() = true, want false (already fired)", d)
+		}
+		if f.Pending() != 0 {
+			t.Errorf("NewTimer(%v) left a pending timer", d)
+		}
+	}
+}
+
+func TestFakeSetAndAdvanceNeverGoBack(t *testing.T) {
+	f := NewFake(start)
+	tm := f.NewTimer(time.Minute)
+	f.Set(start.Add(-time.Hour))
+	f.Advance(-time.Hour)
+	if !f.Now().Equal(start) {
+		t.Fatalf("Now = %v after moving back, want %v", f.Now(), start)
+	}
+	f.Set(start.Add(time.Minute))
+	if len(fired(t, map[string]Timer{"t": tm})) != 1 {
+		t.Error("Set to the deadline did not fire the timer")
+	}
+	var zero Fake
+	if !zero.Now().IsZero() {
+		t.Errorf("zero Fake Now = %v, want the zero time", zero.Now())
+	}
+}
+
+func TestFakeWaitTimers(t *testing.T) {
+	f := NewFake(start)
+	isClosed := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	if !isClosed(f.WaitTimers(0)) {
+		t.Error("WaitTimers(0) not closed at once")
+	}
+	w1, w2 := f.WaitTimers(1), f.WaitTimers(2)
+	if isClosed(w1) || isClosed(w2) {
+		t.Fatal("closed before any timer")
+	}
+	f.NewTimer(0) // fires at once, never pending
+	if isClosed(w1) {
+		t.Fatal("an already fired timer counted as pending")
+	}
+	f.NewTimer(time.Second)
+	if !isClosed(w1) || isClosed(w2) {
+		t.Fatalf("after one timer: w1 closed %v (want true), w2 closed %v (want false)", isClosed(w1), isClosed(w2))
+	}
+
+	// The usual use: wait until another goroutine has armed its timeout.
+	got := make(chan time.Time)
+	armed := f.WaitTimers(2)
+	go func() { got <- <-f.After(time.Minute) }()
+	<-armed
+	f.Advance(time.Minute)
+	if at := <-got; !at.Equal(start.Add(time.Minute)) {
+		t.Errorf("goroutine's timer sent %v", at)
+	}
+	if !isClosed(w2) {
+		t.Error("w2 not closed after the second timer")
+	}
+}
+
+func TestRealSmoke(t *testing.T) {
+	var c Clock = Real{}
+	before := time.Now()
+	if now := c.Now(); now.Before(before) {
+		t.Errorf("Now %v before %v", now, before)
+	}
+	<-c.After(time.Millisecond)
+	tm := c.NewTimer(time.Hour)
+	if !tm.Stop() {
+		t.Error("Stop of a pending real timer = false")
+	}
+	tm = c.NewTimer(time.Millisecond)
+	<-tm.C()
+	if tm.Stop() {
+		t.Error("Stop of a fired real timer = true")
+	}
+}

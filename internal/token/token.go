@@ -1,0 +1,124 @@
+// Package token mints and checks baton's secrets: owner tokens of
+// reservations and generation tokens of report-only turns.
+//
+// A Token is 32 bytes from crypto/rand in URL-safe base64 without padding.
+// Only its SHA-256 (a Hash) is ever stored; comparison is constant-time.
+// A Token redacts itself wherever it could be printed or logged: String,
+// GoString, Format, MarshalJSON, MarshalText, zap's MarshalLogObject and
+// slog's LogValue all yield "[REDACTED]". Use Reveal to obtain the secret
+// for the one place that must send it (an engine start request).
+package token
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"unique"
+
+	"go.uber.org/zap/zapcore"
+)
+
+// Redacted is what a Token prints as.
+const Redacted = "[REDACTED]"
+
+// Size is the number of random bytes in a token.
+const Size = 32
+
+// Token is a secret. The zero value is the empty token, which matches no Hash.
+// Tokens compare with == by their text.
+//
+// The text sits behind a pointer (a unique.Handle, which keeps == meaning
+// "same text"): fmt prints the fields of a struct it cannot call methods on
+// (a Token in an unexported field) verbatim, but prints a nested pointer
+// only as an address, so the secret never reaches %v output that way.
+type Token struct{ h unique.Handle[string] }
+
+// New returns a fresh random token. It panics only if crypto/rand fails,
+// which the Go runtime treats as fatal anyway.
+func New() Token {
+	var b [Size]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("token: crypto/rand failed: " + err.Error())
+	}
+	return Parse(base64.RawURLEncoding.EncodeToString(b[:]))
+}
+
+// Parse wraps a token received from a caller. It does not validate the
+// shape: a malformed token simply matches no Hash.
+// Parse("") is the zero Token.
+func Parse(s string) Token {
+	if s == "" {
+		return Token{}
+	}
+	return Token{h: unique.Make(s)}
+}
+
+// Reveal returns the secret text. Call it only to hand the token to the one
+// party that must hold it.
+func (t Token) Reveal() string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.h.Value()
+}
+
+// IsZero reports whether t is the empty token.
+func (t Token) IsZero() bool { return t.h == unique.Handle[string]{} }
+
+// Equal reports whether t and u are the same token, as t == u does. It lets
+// go-cmp compare values that hold a Token (cmp calls Equal methods and
+// otherwise refuses the unexported field).
+func (t Token) Equal(u Token) bool { return t == u }
+
+// Hash returns the SHA-256 of the token, the only form baton stores.
+func (t Token) Hash() Hash { return Hash(sha256.Sum256([]byte(t.Reveal()))) }
+
+// String returns Redacted.
+func (t Token) String() string { return Redacted }
+
+// GoString returns Redacted, for %#v.
+func (t Token) GoString() string { return Redacted }
+
+// Format writes Redacted whatever the verb, so %x or %q cannot encode the
+// secret either.
+func (t Token) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(Redacted)) }
+
+// MarshalText returns Redacted; it also covers a Token used as a JSON map key.
+func (t Token) MarshalText() ([]byte, error) { return []byte(Redacted), nil }
+
+// MarshalJSON returns the JSON string Redacted; zap.Any and zap.Reflect on a
+// struct holding a Token go through it.
+func (t Token) MarshalJSON() ([]byte, error) { return []byte(`"` + Redacted + `"`), nil }
+
+// LogValue makes slog print Redacted.
+func (t Token) LogValue() slog.Value { return slog.StringValue(Redacted) }
+
+// MarshalLogObject makes zap.Object print {"token":"[REDACTED]"}.
+func (t Token) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("token", Redacted)
+	return nil
+}
+
+// Hash is the SHA-256 of a token. The zero Hash matches no token.
+type Hash [sha256.Size]byte
+
+// IsZero reports whether h is unset.
+func (h Hash) IsZero() bool { return h == Hash{} }
+
+// Matches reports, in constant time, whether t hashes to h. The zero Hash and
+// the empty token never match.
+func (h Hash) Matches(t Token) bool {
+	if h.IsZero() || t.IsZero() {
+		return false
+	}
+	th := t.Hash()
+	return subtle.ConstantTimeCompare(h[:], th[:]) == 1
+}
+
+// String returns the hash in hex; a hash is not a secret, but it is still
+// kept out of API responses.
+func (h Hash) String() string { return hex.EncodeToString(h[:]) }

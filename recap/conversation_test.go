@@ -1,0 +1,305 @@
+package recap
+
+import (
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var doneMarker = regexp.MustCompile(`\s*DONE\s*$`)
+
+// TestConversationRules has one row per rule of the replay. want is the
+// exact conversation part; has and not are checked on the whole briefing.
+func TestConversationRules(t *testing.T) {
+	long := strings.Repeat("x", 5000)
+	tests := []struct {
+		name string
+		in   Input
+		evs  []Event
+		lim  Limits
+		want string
+		has  []string
+		not  []string
+	}{
+		{
+			name: "keeps user and agent text",
+			evs:  events(User, "hello", Agent, "hi there"),
+			want: "User:\n> hello\n\nAgent:\n> hi there\n",
+		},
+		{
+			name: "never replays tool calls, lifecycle lines or notes",
+			evs: events(User, "clean up", ToolCall, "rm -rf /tmp/scratch", Lifecycle, "session started",
+				Note, "a fresh session was seeded", Agent, "done"),
+			want: "User:\n> clean up\n\nAgent:\n> done\n",
+			not:  []string{"rm -rf", "session started", "fresh session was seeded"},
+		},
+		{
+			name: "drops unknown speakers and kinds",
+			evs: []Event{{Speaker: 0, Kind: Message, Text: "no speaker"}, {Speaker: 9, Kind: Message, Text: "odd speaker"},
+				{Speaker: User, Kind: 0, Text: "no kind"}, {Speaker: User, Kind: 42, Text: "odd kind"},
+				{Speaker: User, Kind: Message, Text: "kept"}},
+			want: "User:\n> kept\n",
+		},
+		{
+			name: "drops empty and whitespace-only text",
+			evs:  events(User, "", Agent, " \n\t", User, "\u00a0\u2003", Agent, "answer"),
+			want: "Agent:\n> answer\n",
+		},
+		{
+			name: "drops heartbeat lines",
+			evs: events(Agent, "[heartbeat]", Agent, "Still working… (5m 3s)", Agent, "keep-alive\nheartbeat",
+				User, "the heartbeat monitor is down"),
+			want: "User:\n> the heartbeat monitor is down\n",
+		},
+		{
+			name: "strips a trailing DONE marker",
+			evs:  events(Agent, "All tests pass.\nDONE\n"),
+			lim:  Limits{Markers: []*regexp.Regexp{doneMarker}},
+			want: "Agent:\n> All tests pass.\n",
+		},
+		{
+			name: "strips a marker that is trailing only once chunks are joined",
+			evs:  events(Agent, "All good. DO", Agent, "NE"),
+			lim:  Limits{Markers: []*regexp.Regexp{doneMarker}},
+			want: "Agent:\n> All good.\n",
+		},
+		{
+			name: "keeps a marker word that is not trailing",
+			evs:  events(Agent, "DONE is what the tool prints at the end"),
+			lim:  Limits{Markers: []*regexp.Regexp{doneMarker}},
+			want: "Agent:\n> DONE is what the tool prints at the end\n",
+		},
+		{
+			name: "strips repeated markers",
+			evs:  events(Agent, "Finished.\nDONE\nDONE"),
+			lim:  Limits{Markers: []*regexp.Regexp{doneMarker}},
+			want: "Agent:\n> Finished.\n",
+		},
+		{
+			name: "a marker-only message is no message",
+			evs:  events(User, "go", Agent, "DONE"),
+			lim:  Limits{Markers: []*regexp.Regexp{doneMarker}},
+			want: "User:\n> go\n",
+		},
+		{
+			name: "strips a marker anywhere when the pattern says so",
+			evs:  events(Agent, "first <<STOP>> second"),
+			lim:  Limits{Markers: []*regexp.Regexp{regexp.MustCompile(`<<STOP>>\s*`)}},
+			want: "Agent:\n> first second\n",
+		},
+		{
+			name: "coalesces chunks of one speaker verbatim",
+			evs:  events(Agent, "Hel", Agent, "lo, ", Agent, " ", Agent, "world"),
+			want: "Agent:\n> Hello,  world\n",
+		},
+		{
+			name: "a tool call between chunks breaks the line",
+			evs:  events(Agent, "Reading the file.", ToolCall, "cat a.go", Agent, "It has 3 lines."),
+			want: "Agent:\n> Reading the file.\n> It has 3 lines.\n",
+		},
+		{
+			name: "speakers alternate",
+			evs:  events(User, "a", User, "b", Agent, "c", User, "d"),
+			want: "User:\n> ab\n\nAgent:\n> c\n\nUser:\n> d\n",
+		},
+		{
+			name: "redacts configured secrets, longest first",
+			evs:  events(User, "pw hunter2hunter2-and-more, then hunter2hunter2"),
+			lim:  Limits{Secrets: []string{"hunter2hunter2", "hunter2hunter2-and-more"}},
+			want: "User:\n> pw [REDACTED], then [REDACTED]\n",
+		},
+		{
+			name: "redacts a secret split across chunks",
+			evs:  events(User, "the key is hunter2hun", User, "ter2, keep it"),
+			lim:  Limits{Secrets: []string{"hunter2hunter2"}},
+			want: "User:\n> the key is [REDACTED], keep it\n",
+		},
+		{
+			name: "redacts environment secrets",
+			evs:  events(User, "use s3cr3t-value-0042 to log in"),
+			lim:  Limits{Secrets: SecretValuesFromEnv([]string{"DB_PASSWORD=s3cr3t-value-0042"})},
+			want: "User:\n> use [REDACTED] to log in\n",
+		},
+		{
+			name: "respects the allow-list",
+			evs:  events(Agent, "socket at /tmp/ssh-XXXXabcdef/agent.123"),
+			lim:  Limits{Secrets: SecretValuesFromEnv([]string{"SSH_AUTH_SOCK=/tmp/ssh-XXXXabcdef/agent.123"})},
+			want: "Agent:\n> socket at /tmp/ssh-XXXXabcdef/agent.123\n",
+		},
+		{
+			name: "ignores environment values under 12 characters",
+			evs:  events(User, "token short12345 here"),
+			lim:  Limits{Secrets: SecretValuesFromEnv([]string{"API_TOKEN=short12345"})},
+			want: "User:\n> token short12345 here\n",
+		},
+		{
+			name: "redacts secrets in the task and the ending",
+			in:   Input{Task: "deploy with hunter2hunter2", Ending: "crashed printing ghp_0123456789abcdefghijABCDEFGHIJ012345"},
+			evs:  events(User, "go"),
+			lim:  Limits{Secrets: []string{"hunter2hunter2"}},
+			want: "User:\n> go\n",
+			has:  []string{"> deploy with [REDACTED]\n", "> crashed printing [REDACTED]\n"},
+			not:  []string{"hunter2", "ghp_0"},
+		},
+		{
+			name: "omission note, singular",
+			evs:  events(User, long[:300], Agent, long[:300], User, "last"),
+			lim:  Limits{MaxChars: 400},
+			want: "...1 earlier message omitted...\n\nAgent:\n> " + long[:300] + "\n\nUser:\n> last\n",
+		},
+		{
+			name: "omission note, plural",
+			evs:  events(User, long[:300], Agent, long[:300], User, long[:300], Agent, "last"),
+			lim:  Limits{MaxChars: 400},
+			want: "...2 earlier messages omitted...\n\nUser:\n> " + long[:300] + "\n\nAgent:\n> last\n",
+		},
+		{
+			name: "never drops the newest message, clips it to what is left",
+			evs:  events(User, "older", Agent, long),
+			lim:  Limits{MaxChars: 400, MaxMessageChars: 5000},
+			want: "...1 earlier message omitted...\n\nAgent:\n> " + long[:400-33-7-2-14-1] + TruncationMark + "\n",
+		},
+		{
+			name: "says nothing was exchanged without messages",
+			evs:  events(ToolCall, "ls", Agent, "   "),
+			want: "Nothing was exchanged.\n",
+		},
+		{
+			name: "says nothing was exchanged without events",
+			want: "Nothing was exchanged.\n",
+		},
+		{
+			name: "leaves the ending out when blank",
+			in:   Input{Ending: " \n\t"},
+			evs:  events(User, "hi"),
+			want: "User:\n> hi\n",
+			not:  []string{"How the previous session ended"},
+		},
+		{
+			name: "states the ending when known",
+			in:   Input{Ending: "killed by a restart before the engine started"},
+			evs:  events(User, "hi"),
+			want: "User:\n> hi\n",
+			has:  []string{"\n## How the previous session ended\n\n> killed by a restart before the engine started\n"},
+		},
+		{
+			name: "states the task once",
+			in:   Input{Task: "Fix the flaky login test"},
+			evs:  events(User, "Fix the flaky login test", Agent, "On it.", User, "Fix the flaky login test"),
+			want: "User:\n> " + taskStandIn + "\n\nAgent:\n> On it.\n\nUser:\n> " + taskStandIn + "\n",
+			has:  []string{"## Original task\n\n> Fix the flaky login test\n"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := tt.in
+			if in.Task == "" {
+				in.Task = "the task"
+			}
+			if tt.evs != nil {
+				in.Events = slices.Values(tt.evs)
+			}
+			out := Conversation(in, tt.lim)
+			if diff := cmp.Diff(tt.want, replayOf(t, out)); diff != "" {
+				t.Errorf("replay mismatch (-want +got):\n%s", diff)
+			}
+			for _, s := range tt.has {
+				if !strings.Contains(out, s) {
+					t.Errorf("briefing lacks %q:\n%s", s, out)
+				}
+			}
+			for _, s := range tt.not {
+				if strings.Contains(out, s) {
+					t.Errorf("briefing has %q:\n%s", s, out)
+				}
+			}
+			if n := strings.Count(out, "## Original task"); n != 1 {
+				t.Errorf("task section %d times", n)
+			}
+		})
+	}
+}
+
+// TestConversationClipsAtRuneBoundaries checks that a message of multi-byte
+// characters is clipped to MaxMessageChars runes, mark included, without
+// splitting a character.
+func TestConversationClipsAtRuneBoundaries(t *testing.T) {
+	for _, text := range []string{
+		strings.Repeat("日本語", 200),
+		strings.Repeat("é", 150) + strings.Repeat("🙂", 150),
+		strings.Repeat("a", 85) + strings.Repeat("🙂", 50), // the cut falls between 4-byte runes
+	} {
+		out := Conversation(Input{Events: slices.Values(events(Agent, text))}, Limits{MaxMessageChars: 100})
+		body := strings.TrimPrefix(strings.TrimSuffix(replayOf(t, out), "\n"), "Agent:\n> ")
+		if !utf8.ValidString(out) {
+			t.Fatalf("invalid UTF-8: %q", out)
+		}
+		if !strings.HasSuffix(body, TruncationMark) {
+			t.Fatalf("no truncation mark: %q", body)
+		}
+		if n := utf8.RuneCountInString(body); n != 100 {
+			t.Errorf("clipped to %d runes, want 100", n)
+		}
+		if kept := strings.TrimSuffix(body, TruncationMark); !strings.HasPrefix(text, kept) {
+			t.Errorf("kept %q is not a prefix of the text", kept)
+		}
+	}
+}
+
+// TestConversationNeverLeaksAPartialSecret puts a secret across the clip
+// point: it is redacted whole or left out whole, never cut.
+func TestConversationNeverLeaksAPartialSecret(t *testing.T) {
+	secret := "Zq9vLw3mRt7yXk2pNa5s"
+	for pad := 60; pad <= 100; pad++ {
+		text := strings.Repeat("w", pad) + secret + strings.Repeat(" tail", 100)
+		out := Conversation(Input{Events: slices.Values(events(User, text))},
+			Limits{MaxMessageChars: 100, Secrets: []string{secret}})
+		for n := 4; n <= len(secret); n++ {
+			if strings.Contains(out, secret[:n]) {
+				t.Fatalf("pad %d: %q of the secret leaked:\n%s", pad, secret[:n], out)
+			}
+		}
+	}
+}
+
+// TestConversationBoundsTheBriefing checks the documented bound of the whole
+// briefing with a huge task, ending and transcript.
+func TestConversationBoundsTheBriefing(t *testing.T) {
+	huge := strings.Repeat("line of text\n", 100000)
+	lim := Limits{MaxChars: 1000, MaxMessageChars: 300}
+	out := Conversation(Input{Task: huge, Ending: huge, Events: slices.Values(events(User, huge, Agent, huge))}, lim)
+	if n, max := utf8.RuneCountInString(out), 2*1000+300+600; n > max {
+		t.Errorf("briefing is %d runes, want at most %d", n, max)
+	}
+	if n := utf8.RuneCountInString(replayOf(t, out)); n > 1000 {
+		t.Errorf("replay is %d runes, want at most 1000", n)
+	}
+}
+
+// TestConversationHugeLimits checks that limits near math.MaxInt neither
+// overflow nor allocate by the limit.
+func TestConversationHugeLimits(t *testing.T) {
+	lim := Limits{MaxChars: math.MaxInt, MaxMessageChars: math.MaxInt}
+	evs := events(User, "hello", Agent, strings.Repeat("long answer ", 1000))
+	allocs := testing.AllocsPerRun(5, func() {
+		out := Conversation(Input{Task: "t", Events: slices.Values(evs)}, lim)
+		if !strings.Contains(out, "Agent:\n> long answer long answer") || strings.Contains(out, "omitted") {
+			t.Fatalf("unexpected replay:\n%s", out)
+		}
+	})
+	if allocs > 100 {
+		t.Errorf("%v allocations", allocs)
+	}
+	hl := HandoffLimits{MaxChars: math.MaxInt, MissionChars: math.MaxInt, ReportChars: math.MaxInt,
+		TaskChars: math.MaxInt, InstructionChars: math.MaxInt, GitChars: math.MaxInt, Conversation: lim}
+	out := HandoffPrompt(HandoffInput{Mission: "m", Tasks: []Task{{Title: "a", Evidence: "ok"}},
+		Conversation: Input{Events: slices.Values(evs)}, Limits: hl})
+	if !strings.Contains(out, "> m\n") || !strings.Contains(out, "  > ok\n") {
+		t.Errorf("unexpected prompt:\n%s", out)
+	}
+}

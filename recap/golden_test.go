@@ -1,0 +1,116 @@
+package recap
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./recap -update writes it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
+	}
+}
+
+// session is a small but complete transcript: streamed chunks, a tool call,
+// a heartbeat, lifecycle lines, a marker, a token and an environment secret.
+func session() []Event {
+	return []Event{
+		{Speaker: 0, Kind: Lifecycle, Text: "session started (claude, opus)"},
+		{Speaker: User, Kind: Message, Text: "The login test is flaky on CI. Can you find out why?"},
+		{Speaker: Agent, Kind: Message, Text: "Let me look at "},
+		{Speaker: Agent, Kind: Message, Text: "the test first."},
+		{Speaker: Agent, Kind: ToolCall, Text: "read login_test.go"},
+		{Speaker: Agent, Kind: Message, Text: "It sleeps 10ms and expects the session to be written; "},
+		{Speaker: Agent, Kind: Message, Text: "[heartbeat]"},
+		{Speaker: Agent, Kind: Message, Text: "under load it is not. I will poll instead.\nDONE"},
+		{Speaker: 0, Kind: Note, Text: "usage limit reached, retry at 14:00"},
+		{Speaker: User, Kind: Message, Text: "Use the staging token s3cr3t-staging-token-77 to reproduce, and push with ghp_0123456789abcdefghijABCDEFGHIJ012345."},
+		{Speaker: Agent, Kind: Message, Text: "Reproduced with the staging token. " + strings.Repeat("The poll loop now waits up to 2s; ", 12) + "日本語のテキストも大丈夫。"},
+		{Speaker: User, Kind: Message, Text: "   "},
+		{Speaker: User, Kind: Message, Text: "Great, open the PR."},
+	}
+}
+
+func sessionLimits() Limits {
+	return Limits{
+		MaxChars:        600,
+		MaxMessageChars: 300,
+		Markers:         []*regexp.Regexp{regexp.MustCompile(`\s*DONE\s*$`)},
+		Secrets:         SecretValuesFromEnv([]string{"STAGING_TOKEN=s3cr3t-staging-token-77", "SSH_AUTH_SOCK=/tmp/agent.sock.1"}),
+	}
+}
+
+func TestConversationGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		in   Input
+		lim  Limits
+	}{
+		{"conversation.golden", Input{Task: "Fix the flaky login test", Ending: "The run was killed by a restart of baton while it waited for its working tree.",
+			Events: slices.Values(session())}, sessionLimits()},
+		{"conversation_empty.golden", Input{Task: "Fix the flaky login test",
+			Events: slices.Values([]Event{{Kind: Lifecycle, Text: "accepted"}})}, Limits{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { golden(t, tt.name, Conversation(tt.in, tt.lim)) })
+	}
+}
+
+func handoffInput() HandoffInput {
+	return HandoffInput{
+		Title:   "Continue on gpt-5",
+		Source:  SessionRef{ID: "ses_01J9", Engine: "claude", Model: "opus", NativeID: "6f1c2a"},
+		Mission: "Make the login test reliable and open a PR.",
+		Tasks: []Task{
+			{Title: "Find the cause", Status: "done", Evidence: "go test -count=50 ./login: 3 failures before the fix"},
+			{Title: "Replace the sleep with a poll", Status: "done", Evidence: "go test -count=200 ./login: ok"},
+			{Title: "Open the PR", Status: "todo"},
+		},
+		Instructions: []Instruction{{ID: "ins_7", State: "queued", Text: "Mention the CI run in the PR description."}},
+		Git: GitState{Branch: "fix/login-flake", Base: "main", Status: " M login/login_test.go",
+			Diffstat: " login/login_test.go | 14 +++++++++-----\n 1 file changed, 9 insertions(+), 5 deletions(-)"},
+		Conversation: Input{Task: "Fix the flaky login test", Ending: "Stopped for the transfer.", Events: slices.Values(session())},
+		Limits:       HandoffLimits{Conversation: sessionLimits()},
+	}
+}
+
+func TestHandoffPromptGolden(t *testing.T) {
+	withReport := handoffInput()
+	withReport.Report = "## Objective\nMake the login test reliable.\n\n## Verified progress\n- The poll loop fix passes 200 runs.\n\n## Next action\nOpen the PR.\n"
+	squeezed := handoffInput()
+	squeezed.Mission = strings.Repeat("Make the login test reliable. ", 200)
+	squeezed.Limits.MaxChars = MinHandoffChars
+	tests := []struct {
+		name string
+		in   HandoffInput
+	}{
+		{"handoff_report.golden", withReport},
+		{"handoff_no_report.golden", handoffInput()},
+		{"handoff_squeezed.golden", squeezed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { golden(t, tt.name, HandoffPrompt(tt.in)) })
+	}
+}

@@ -1,0 +1,235 @@
+package recap
+
+import (
+	"bytes"
+	"unicode"
+	"unicode/utf8"
+)
+
+// head accumulates the beginning of one text arriving in pieces: the first
+// limit runes plus extra bytes of lookahead, never more. Whatever comes after
+// is only looked at to learn whether the text went on (overflow), so a huge
+// message costs O(limit) memory however long it is.
+type head struct {
+	buf      []byte
+	runes    int // runes in buf, up to limit
+	cut      int // byte offset of the limit-th rune's end, -1 until reached
+	limit    int
+	extra    int
+	indent   bool // keep the first line's indentation (command output)
+	overflow bool // a non-space byte arrived after buf was full
+}
+
+func (h *head) reset(limit, extra int, indent bool) {
+	*h = head{buf: h.buf[:0], cut: -1, limit: limit, extra: extra, indent: indent}
+}
+
+// add appends the next piece of the text. Leading white space of the text is
+// dropped (only leading blank lines with indent), so buf never starts with a
+// blank line.
+func (h *head) add(text string) {
+	if len(h.buf) == 0 {
+		text = trimLeading(text, h.indent)
+	}
+	if h.cut < 0 {
+		i, n := runePrefix(text, h.limit-h.runes)
+		h.buf = append(h.buf, text[:i]...)
+		h.runes += n
+		text = text[i:]
+		if h.runes < h.limit {
+			return
+		}
+		h.cut = len(h.buf)
+	}
+	if room := h.cut + h.extra - len(h.buf); room > 0 {
+		k := min(room, len(text))
+		h.buf = append(h.buf, text[:k]...)
+		text = text[k:]
+	}
+	if !h.overflow && len(text) > 0 && !isBlank(text) {
+		h.overflow = true
+	}
+}
+
+// runePrefix returns the byte length and rune count of the first n runes of
+// s (all of s when it has fewer). An invalid byte counts as one rune.
+func runePrefix(s string, n int) (int, int) {
+	if n <= 0 {
+		return 0, 0
+	}
+	i, c := 0, 0
+	for i < len(s) && c < n {
+		// Eight ASCII bytes at a time: the common case of a transcript.
+		if c+8 <= n && i+8 <= len(s) && ascii8(s[i:i+8]) {
+			i, c = i+8, c+8
+			continue
+		}
+		if s[i] < utf8.RuneSelf {
+			i++
+		} else {
+			_, sz := utf8.DecodeRuneInString(s[i:])
+			i += sz
+		}
+		c++
+	}
+	return i, c
+}
+
+func ascii8[T ~string | ~[]byte](s T) bool {
+	_ = s[7]
+	return (s[0]|s[1]|s[2]|s[3]|s[4]|s[5]|s[6]|s[7])&0x80 == 0
+}
+
+// clip runs the text pipeline on h, the head of a text, and appends to dst
+// the text to replay; it returns its rune count and whether it was cut (the
+// caller then appends TruncationMark, which the limit already has room for).
+//
+// The pipeline: redact, strip markers, trim, redact again, clip. Redacting
+// first means a marker cannot eat part of a secret and leave the rest;
+// redacting after means text joined by a removed marker is checked too. A cut
+// text ends at least r.lookahead bytes before the end of what was read, so a
+// secret that begins before the cut was seen whole and is replaced whole.
+func (r *redactor) clip(dst []byte, h *head, limit int) ([]byte, int, bool) {
+	s, complete := h.buf, !h.overflow
+	if sp := r.find(s); len(sp) > 0 {
+		r.tmp = replaceSpans(r.tmp[:0], s, sp)
+		s = r.tmp
+	}
+	stripped := r.strip(s)
+	changed := len(stripped) != len(s) || len(r.spans) > 0
+	s = trimLeading(stripped, h.indent)
+	end := len(s)
+	if complete {
+		s = bytes.TrimRightFunc(s, unicode.IsSpace)
+		end = len(s)
+	} else {
+		end = runeFloor(s, len(s)-r.lookahead)
+	}
+	// Redact again only when the text changed: a removed marker or a
+	// Redacted can bring together what the first pass saw apart.
+	sp := r.spans[:0]
+	if changed {
+		sp = r.find(s)
+	}
+	out, n, all := emit(dst, s, sp, end, limit)
+	if complete && all {
+		return out, n, false
+	}
+	out, n, _ = emit(dst, s, sp, end, limit-markRunes)
+	kept := bytes.TrimRightFunc(out[len(dst):], unicode.IsSpace)
+	n -= utf8.RuneCount(out[len(dst)+len(kept):])
+	return out[:len(dst)+len(kept)], n, true
+}
+
+// emit appends s[:end] to dst with every span replaced by Redacted and every
+// invalid byte by U+FFFD, stopping before budget runes would be exceeded; a
+// Redacted that does not fit is left out whole. It returns the runes appended
+// and whether all of s was consumed.
+func emit(dst, s []byte, sp []span, end, budget int) ([]byte, int, bool) {
+	used, i := 0, 0
+	for i < end {
+		if len(sp) > 0 && sp[0].start <= i {
+			if budget-used < len(Redacted) {
+				return dst, used, false
+			}
+			dst = append(dst, Redacted...)
+			used += len(Redacted)
+			i = max(i, sp[0].end)
+			sp = sp[1:]
+			continue
+		}
+		stop := end
+		if len(sp) > 0 && sp[0].start < stop {
+			stop = sp[0].start
+		}
+		for i < stop {
+			if used >= budget {
+				return dst, used, false
+			}
+			if s[i] < utf8.RuneSelf {
+				j, lim := i+1, stop
+				if left := budget - used; left < stop-i {
+					lim = i + left
+				}
+				for j+8 <= lim && ascii8(s[j:j+8]) {
+					j += 8
+				}
+				for j < lim && s[j] < utf8.RuneSelf {
+					j++
+				}
+				dst = append(dst, s[i:j]...)
+				used += j - i
+				i = j
+				continue
+			}
+			c, n := utf8.DecodeRune(s[i:])
+			if i+n > stop && stop < end {
+				c, n = utf8.RuneError, stop-i // a broken rune runs into a span
+			}
+			dst = utf8.AppendRune(dst, c)
+			used++
+			i += n
+		}
+	}
+	return dst, used, i >= len(s)
+}
+
+// runeFloor moves i back to the start of the rune it falls in (at most
+// utf8.UTFMax-1 bytes: an invalid sequence counts byte by byte anyway).
+func runeFloor(s []byte, i int) int {
+	if i <= 0 {
+		return 0
+	}
+	for k := 1; k < utf8.UTFMax && i > 0 && i < len(s) && !utf8.RuneStart(s[i]); k++ {
+		i--
+	}
+	return i
+}
+
+// asciiSpace marks the bytes unicode.IsSpace accepts below utf8.RuneSelf.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
+
+// isBlank reports whether s is empty or white space only.
+func isBlank(s string) bool {
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if !asciiSpace[c] {
+				return false
+			}
+			i++
+			continue
+		}
+		c, n := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsSpace(c) {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
+// trimLeading drops the leading white space of s, or with indent only its
+// leading blank lines, keeping the first line's indentation.
+func trimLeading[T ~string | ~[]byte](s T, indent bool) T {
+	cut := 0
+	for i := 0; i < len(s); {
+		c, n := rune(s[i]), 1
+		if c >= utf8.RuneSelf {
+			c, n = decodeRune(s[i:])
+		}
+		if c < utf8.RuneSelf && !asciiSpace[c] || c >= utf8.RuneSelf && !unicode.IsSpace(c) {
+			break
+		}
+		i += n
+		if !indent || c == '\n' {
+			cut = i
+		}
+	}
+	return s[cut:]
+}
+
+// decodeRune decodes the first rune of s without converting all of it.
+func decodeRune[T ~string | ~[]byte](s T) (rune, int) {
+	var b [utf8.UTFMax]byte
+	return utf8.DecodeRune(b[:copy(b[:], s)])
+}

@@ -1,0 +1,148 @@
+package recap
+
+import (
+	"bytes"
+	"cmp"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// span is a byte range [start, end) of a text to redact.
+type span struct{ start, end int }
+
+// minLookahead is the least number of bytes read past a clip point, so that
+// a secret or token shape beginning before the cut is seen whole.
+const minLookahead = 256
+
+// redactor holds what a builder removes from text, and the scratch buffers
+// the text pipeline reuses so that a replay allocates per call, not per
+// chunk. It is not safe for concurrent use; each call builds its own.
+type redactor struct {
+	secrets   [][]byte // longest first, distinct, non-blank
+	markers   []marker
+	lookahead int // bytes read past a clip point
+
+	// first flags the bytes a token shape or a secret starts with; pairs is
+	// the set of the first two bytes of the secrets, so that the scan
+	// compares secrets only where one may start.
+	first   [256]uint8
+	pairs   []uint64
+	byFirst map[byte][][]byte // the secrets starting with a byte, longest first
+
+	spans []span
+	tmp   []byte // the text after the first redaction pass
+	out   []byte // the pipeline's output
+	th    head   // accumulator of appendText and line
+}
+
+const (
+	startsShape  = 1 << iota // a token shape may start with the byte
+	startsSecret             // a secret starts with the byte
+	shortSecret              // a one-byte secret is the byte
+)
+
+func newRedactor(secrets []string, markers []*regexp.Regexp) *redactor {
+	r := &redactor{lookahead: minLookahead}
+	seen := make(map[string]bool, len(secrets))
+	for _, v := range secrets {
+		// A value is redacted trimmed too: the text around it may have been
+		// trimmed (a message never starts with a blank).
+		for _, s := range []string{v, strings.TrimSpace(v)} {
+			if strings.TrimSpace(s) == "" || seen[s] {
+				continue
+			}
+			seen[s] = true
+			r.secrets = append(r.secrets, []byte(s))
+			r.lookahead = max(r.lookahead, len(s))
+		}
+	}
+	slices.SortFunc(r.secrets, func(a, b []byte) int {
+		if c := cmp.Compare(len(b), len(a)); c != 0 {
+			return c
+		}
+		return bytes.Compare(a, b)
+	})
+	for c, ok := range shapeFirst {
+		if ok {
+			r.first[c] |= startsShape
+		}
+	}
+	if len(r.secrets) > 0 {
+		r.pairs = make([]uint64, 1<<16/64)
+		r.byFirst = map[byte][][]byte{}
+	}
+	for _, s := range r.secrets {
+		r.byFirst[s[0]] = append(r.byFirst[s[0]], s)
+		r.first[s[0]] |= startsSecret
+		if len(s) == 1 {
+			r.first[s[0]] |= shortSecret
+			continue
+		}
+		p := int(s[0])<<8 | int(s[1])
+		r.pairs[p/64] |= 1 << (p % 64)
+	}
+	for _, re := range markers {
+		if re != nil {
+			r.markers = append(r.markers, newMarker(re))
+		}
+	}
+	return r
+}
+
+// find returns the sorted, merged spans of s to redact: every occurrence of
+// a configured secret and every built-in token shape, in one pass over s.
+// Overlapping and touching spans are united, so that two secrets sharing
+// bytes become one redaction and neither leaks a piece of the other. The
+// result is reused by the next call.
+func (r *redactor) find(s []byte) []span {
+	sp := r.spans[:0]
+	add := func(start, end int) {
+		if n := len(sp); n > 0 && start <= sp[n-1].end {
+			sp[n-1].end = max(sp[n-1].end, end)
+			return
+		}
+		sp = append(sp, span{start, end})
+	}
+	for i, c := range s {
+		f := r.first[c]
+		if f == 0 {
+			continue
+		}
+		if f&startsShape != 0 {
+			if end := matchShape(s, i); end > 0 {
+				add(i, end)
+			}
+		}
+		if f&startsSecret == 0 {
+			continue
+		}
+		if f&shortSecret == 0 {
+			if i+1 == len(s) {
+				continue
+			}
+			if p := int(c)<<8 | int(s[i+1]); r.pairs[p/64]&(1<<(p%64)) == 0 {
+				continue
+			}
+		}
+		for _, sec := range r.byFirst[c] { // longest first: the first hit is the longest
+			if bytes.HasPrefix(s[i:], sec) {
+				add(i, i+len(sec))
+				break
+			}
+		}
+	}
+	r.spans = sp
+	return sp
+}
+
+// replaceSpans appends s to dst with every span replaced by Redacted.
+func replaceSpans(dst, s []byte, sp []span) []byte {
+	i := 0
+	for _, x := range sp {
+		dst = append(dst, s[i:x.start]...)
+		dst = append(dst, Redacted...)
+		i = x.end
+	}
+	return append(dst, s[i:]...)
+}

@@ -1,0 +1,169 @@
+package session
+
+import (
+	"cmp"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+// RolledBack is the activation order of a rolled-back session: excluded from
+// default selection and implicit resume, kept in history.
+const RolledBack = -1
+
+// lastActive is the legacy recency of a session still at order 0.
+func lastActive(s store.Session) time.Time {
+	if s.EndedAt.After(s.StartedAt) {
+		return s.EndedAt
+	}
+	return s.StartedAt
+}
+
+// moreCurrent orders sessions by the current-session rule, most current
+// first: activation order, then (for legacy rows at 0) max(startedAt,
+// endedAt), then startedAt, then creation order.
+func moreCurrent(a, b store.Session) int {
+	if c := cmp.Compare(b.ActivationOrder, a.ActivationOrder); c != 0 {
+		return c
+	}
+	if c := lastActive(b).Compare(lastActive(a)); c != 0 {
+		return c
+	}
+	if c := b.StartedAt.Compare(a.StartedAt); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.Seq, a.Seq)
+}
+
+// SelectCurrent applies the current-session rule to a workspace's sessions:
+// a running session first; else the highest activation order >= 0, rows
+// still at 0 falling back to max(startedAt, endedAt), then startedAt.
+// Rolled-back sessions (order < 0) are never selected. ok is false when no
+// session qualifies.
+func SelectCurrent(sessions []store.Session) (cur store.Session, ok bool) {
+	return selectBest(sessions, func(store.Session) bool { return true })
+}
+
+// SelectImplicitResume is the current-session rule restricted to sessions on
+// the same engine and account as cfg that have a native id: the session an
+// ordinary message resumes without being told which.
+func SelectImplicitResume(sessions []store.Session, cfg baton.EngineConfig) (store.Session, bool) {
+	return selectBest(sessions, func(s store.Session) bool {
+		return s.NativeID != "" && s.Config.SameAccount(cfg)
+	})
+}
+
+func selectBest(sessions []store.Session, keep func(store.Session) bool) (store.Session, bool) {
+	var best store.Session
+	found, bestRunning := false, false
+	for _, s := range sessions {
+		if s.ActivationOrder < 0 || !keep(s) {
+			continue
+		}
+		running := s.Status == store.SessionRunning
+		switch {
+		case !found, running && !bestRunning:
+		case running == bestRunning && moreCurrent(s, best) < 0:
+		default:
+			continue
+		}
+		best, found, bestRunning = s, true, running
+	}
+	return best, found
+}
+
+// Activate gives session id the next activation order of its workspace
+// (max+1) and refreshes the workspace's current session. Every start,
+// resume and restoration calls it inside the transaction that records it.
+// A session that already holds the highest order keeps it.
+func Activate(tx store.Tx, id baton.SessionID, now time.Time) (store.Session, error) {
+	s, err := tx.GetSession(id)
+	if err != nil {
+		return store.Session{}, err
+	}
+	ws, err := tx.GetWorkspace(s.Workspace)
+	if err != nil {
+		return store.Session{}, err
+	}
+	if s.ActivationOrder <= 0 || s.ActivationOrder != ws.ActivationCounter {
+		ws.ActivationCounter++
+		s.ActivationOrder = ws.ActivationCounter
+		if err := tx.PutSession(s); err != nil {
+			return store.Session{}, err
+		}
+	}
+	return s, refresh(tx, ws, now)
+}
+
+// Rollback marks session id rolled back (order -1) and refreshes the
+// workspace's current session. With no other eligible session the
+// workspace is left with none, so the next ordinary message starts fresh.
+func Rollback(tx store.Tx, id baton.SessionID, now time.Time) error {
+	s, err := tx.GetSession(id)
+	if err != nil {
+		return err
+	}
+	s.ActivationOrder = RolledBack
+	if err := tx.PutSession(s); err != nil {
+		return err
+	}
+	return Refresh(tx, s.Workspace, now)
+}
+
+// Refresh recomputes the workspace's cached current session from its
+// sessions. Package session calls it after every change it makes; call it
+// after changing session rows by hand.
+func Refresh(tx store.Tx, wsID baton.WorkspaceID, now time.Time) error {
+	ws, err := tx.GetWorkspace(wsID)
+	if err != nil {
+		return err
+	}
+	return refresh(tx, ws, now)
+}
+
+func refresh(tx store.Tx, ws store.Workspace, now time.Time) error {
+	sessions, err := tx.ListSessions(ws.ID)
+	if err != nil {
+		return err
+	}
+	cur, ok := SelectCurrent(sessions)
+	id := baton.SessionID("")
+	if ok {
+		id = cur.ID
+	}
+	for _, s := range sessions {
+		if s.ActivationOrder > ws.ActivationCounter {
+			ws.ActivationCounter = s.ActivationOrder
+		}
+	}
+	ws.CurrentSession = id
+	ws.UpdatedAt = now
+	return tx.PutWorkspace(ws)
+}
+
+// Current returns the workspace's current session without a scan.
+// ErrNoSession when it has none.
+func Current(tx store.Tx, wsID baton.WorkspaceID) (store.Session, error) {
+	ws, err := tx.GetWorkspace(wsID)
+	if err != nil {
+		return store.Session{}, err
+	}
+	if ws.CurrentSession == "" {
+		return store.Session{}, ErrNoSession
+	}
+	s, err := tx.GetSession(ws.CurrentSession)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Session{}, baton.Errorf(ErrNoSession, "current session %s vanished", ws.CurrentSession)
+	}
+	return s, err
+}
+
+// SortByCurrent returns sessions ordered most current first (a copy).
+func SortByCurrent(sessions []store.Session) []store.Session {
+	out := slices.Clone(sessions)
+	slices.SortStableFunc(out, moreCurrent)
+	return out
+}

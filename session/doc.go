@@ -1,0 +1,40 @@
+// Package session owns session records and the rules that pick among them:
+// which session is current, which one an ordinary message resumes, how
+// activation orders move, where wakeups go, and who may launch while a
+// workspace is reserved.
+//
+// # Basics
+//
+// A Service runs ordinary sessions outside any transfer: Start (fresh,
+// implicit resume, or explicit resume), Stop, ScheduleWakeup and FireDue.
+// It keeps the table of processes it launched, one per workspace at most,
+// and the transfer coordinator (package handoff) launches through the same
+// table with Launch and stops with Halt.
+//
+// Activation order: each workspace has a strictly increasing counter.
+// Every start, resume and source restoration gives the session
+// max(order)+1 (Activate); a rolled-back transfer target gets -1 (Rollback),
+// which keeps it in history but out of default selection and implicit
+// resume; an explicit resume activates it again. The current session is a
+// running session first, else the highest order >= 0, with rows still at 0
+// (written before ordering existed) falling back to max(startedAt, endedAt),
+// then startedAt (SelectCurrent). Implicit resume is the same rule
+// restricted to sessions on the same engine and account that have a native
+// id (SelectImplicitResume). The workspace row caches the current session,
+// so Current costs no scan.
+//
+// Reservations: while a transfer is pending the workspace's reservation is
+// held. CheckWritable (and Service.AssertWritable) refuse any write without
+// the owner token with ErrWorkspaceBusy; a token from an older take of the
+// reservation gets ErrStaleEpoch (fencing). Due wakeups of a reserved
+// workspace are deferred, never fired and never dropped. RebindWakeups
+// moves wakeups pinned to a transfer's source onto its target, and only the
+// completion transaction calls it.
+//
+// # Caveats
+//
+// The process table is per Service, so per process: with several
+// coordinator processes on one store, the reservation row (not the table)
+// is what keeps a second writer out. A Service does not stop the processes
+// it launched when it is closed.
+package session

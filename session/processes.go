@@ -1,0 +1,164 @@
+package session
+
+import (
+	"context"
+	"sync"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/store"
+)
+
+// LaunchRequest asks the Service to start an engine process under the
+// workspace's rules. The embedded StartRequest is passed to the engine; its
+// Owner token must be the reservation's when one is held.
+type LaunchRequest struct {
+	engine.StartRequest
+	// Epoch is the reservation epoch the Owner token was minted for.
+	Epoch int64
+	// Precheck, when set, runs in a read transaction under the workspace's
+	// launch lock just before the engine is called; an error refuses the
+	// launch (wrapped in ErrLaunchRefused). The transfer coordinator uses it
+	// to refuse a launch once a Stop was requested or the attempt moved on.
+	Precheck func(tx store.Tx) error
+	// OnExit, when set, runs after the process has ended (in the watcher
+	// goroutine), with the exit status.
+	OnExit func(engine.ExitStatus)
+}
+
+// slot is a workspace's launch lock and its running process. Invariant: at
+// most one running process per workspace.
+type slot struct {
+	mu  sync.Mutex
+	run *running
+}
+
+type running struct {
+	session baton.SessionID
+	proc    engine.Process
+}
+
+func (s *Service) slot(ws baton.WorkspaceID) *slot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sl, ok := s.slots[ws]
+	if !ok {
+		sl = &slot{}
+		s.slots[ws] = sl
+	}
+	return sl
+}
+
+func alive(p engine.Process) bool {
+	select {
+	case <-p.Done():
+		return false
+	default:
+		return true
+	}
+}
+
+// Launch starts an engine process in a workspace: it refuses with
+// ErrSessionRunning while another process launched through this Service
+// still runs there, with ErrWorkspaceBusy or ErrStaleEpoch unless the
+// request's owner may write, and with ErrLaunchRefused when Precheck fails.
+// The check and the engine call happen under one lock per workspace, so a
+// Halt that follows a committed stop request either sees the process or
+// prevents it. Launch does not wait for readiness and writes no session
+// rows: callers record what the launch means.
+func (s *Service) Launch(ctx context.Context, req LaunchRequest) (engine.Process, error) {
+	if ctx == nil {
+		return nil, baton.Errorf(baton.ErrInvalid, "nil context")
+	}
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.wg.Done()
+	sl := s.slot(req.Workspace)
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.run != nil && alive(sl.run.proc) {
+		return nil, baton.Errorf(ErrSessionRunning, "session %s", sl.run.session)
+	}
+	err := s.store.View(ctx, func(tx store.Tx) error {
+		if err := CheckWritable(tx, req.Workspace, Owner{Token: req.Owner, Epoch: req.Epoch}); err != nil {
+			return err
+		}
+		if req.Precheck != nil {
+			if err := req.Precheck(tx); err != nil {
+				return baton.Errorf(ErrLaunchRefused, "%v", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.engine.Start(ctx, req.StartRequest)
+	if err != nil {
+		return nil, err
+	}
+	r := &running{session: req.Session, proc: p}
+	sl.run = r
+	s.wg.Add(1)
+	go s.watch(sl, r, req.OnExit)
+	return p, nil
+}
+
+func (s *Service) watch(sl *slot, r *running, onExit func(engine.ExitStatus)) {
+	defer s.wg.Done()
+	<-r.proc.Done()
+	sl.mu.Lock()
+	if sl.run == r {
+		sl.run = nil
+	}
+	sl.mu.Unlock()
+	if onExit != nil {
+		onExit(r.proc.Exit())
+	}
+}
+
+// Running returns the session whose process runs in the workspace, if any
+// process launched through this Service still runs there.
+func (s *Service) Running(ws baton.WorkspaceID) (baton.SessionID, bool) {
+	sl := s.slot(ws)
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.run == nil || !alive(sl.run.proc) {
+		return "", false
+	}
+	return sl.run.session, true
+}
+
+// Halt stops whatever process this Service launched in the workspace and
+// returns the confirmed outcome: engine.NotRunning when nothing runs. It
+// makes no reservation check: it is the transfer coordinator's tool (and
+// Stop's, after the check). A confirmed outcome frees the workspace's slot.
+func (s *Service) Halt(ctx context.Context, ws baton.WorkspaceID) (engine.StopOutcome, error) {
+	sl := s.slot(ws)
+	sl.mu.Lock()
+	r := sl.run
+	sl.mu.Unlock()
+	if r == nil {
+		return engine.NotRunning, nil
+	}
+	out, err := engine.NotRunning, error(nil)
+	if alive(r.proc) {
+		out, err = r.proc.Stop(ctx)
+	}
+	if out.Confirmed() {
+		sl.mu.Lock()
+		if sl.run == r {
+			sl.run = nil
+		}
+		sl.mu.Unlock()
+		// Record the end now rather than when the watcher gets to it, so
+		// that the row says "ended" as soon as Halt returns.
+		reason := "stopped"
+		if !alive(r.proc) {
+			reason = endReason(r.proc.Exit())
+		}
+		s.ended(r.session, reason)
+	}
+	return out, err
+}

@@ -1,0 +1,96 @@
+package session
+
+import (
+	"errors"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/token"
+	"github.com/batonhq/baton/store"
+)
+
+// Owner is the credential of a reservation's holder: the owner token and
+// the epoch of the take it was minted for. The zero Owner is "no owner".
+type Owner struct {
+	Token token.Token
+	Epoch int64
+}
+
+// CheckWritable returns nil when the workspace is not reserved, or when
+// owner is the reservation's current owner. Otherwise ErrStaleEpoch (owner
+// of an older take) or ErrWorkspaceBusy.
+func CheckWritable(tx store.Tx, ws baton.WorkspaceID, owner Owner) error {
+	r, err := tx.GetReservation(ws)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !r.Held {
+		return nil
+	}
+	if owner.Token.IsZero() {
+		return ErrWorkspaceBusy
+	}
+	if owner.Epoch != r.Epoch {
+		return baton.Errorf(ErrStaleEpoch, "token of epoch %d, reservation at %d", owner.Epoch, r.Epoch)
+	}
+	if !r.Owner.Matches(owner.Token) {
+		return ErrWorkspaceBusy
+	}
+	return nil
+}
+
+// Reserved reports whether the workspace's reservation is held.
+func Reserved(tx store.Tx, ws baton.WorkspaceID) (bool, error) {
+	r, err := tx.GetReservation(ws)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return r.Held, err
+}
+
+// Take takes (or re-takes) the workspace's reservation for handoff h: a new
+// owner token, the epoch incremented, the lease given to holder until
+// now+ttl. It returns the new Owner; only its hash is stored.
+func Take(tx store.Tx, ws baton.WorkspaceID, h baton.HandoffID, holder string, now time.Time, ttl time.Duration) (Owner, error) {
+	r, err := tx.GetReservation(ws)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return Owner{}, err
+	}
+	tok := token.New()
+	r.Workspace = ws
+	r.Held = true
+	r.Handoff = h
+	r.Owner = tok.Hash()
+	r.Epoch++
+	r.LeaseHolder = holder
+	r.LeaseExpires = now.Add(ttl)
+	r.UpdatedAt = now
+	if err := tx.PutReservation(r); err != nil {
+		return Owner{}, err
+	}
+	return Owner{Token: tok, Epoch: r.Epoch}, nil
+}
+
+// Release releases the workspace's reservation if handoff h holds it. The
+// row stays, so the epoch keeps growing across takes.
+func Release(tx store.Tx, ws baton.WorkspaceID, h baton.HandoffID, now time.Time) error {
+	r, err := tx.GetReservation(ws)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !r.Held || r.Handoff != h {
+		return nil
+	}
+	r.Held = false
+	r.Owner = token.Hash{}
+	r.LeaseHolder = ""
+	r.LeaseExpires = time.Time{}
+	r.UpdatedAt = now
+	return tx.PutReservation(r)
+}

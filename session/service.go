@@ -1,0 +1,176 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/clock"
+	"github.com/batonhq/baton/internal/ids"
+	"github.com/batonhq/baton/store"
+)
+
+// ErrClosed is returned by a Service after Close.
+var ErrClosed = baton.NewError(baton.EUNAVAILABLE, "session service closed")
+
+// Service runs ordinary sessions: starts, resumes, messages and stops
+// outside any transfer, under the workspace's reservation. It owns the table
+// of processes it launched, which the transfer coordinator shares, so that at
+// most one process runs in a workspace at a time.
+type Service struct {
+	store  store.Store
+	engine engine.Engine
+	clock  clock.Clock
+	log    *zap.Logger
+
+	mu     sync.Mutex
+	slots  map[baton.WorkspaceID]*slot
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithClock sets the time source (default: the wall clock).
+func WithClock(c clock.Clock) Option { return func(s *Service) { s.clock = c } }
+
+// WithLogger sets the logger (default: zap.NewNop()).
+func WithLogger(l *zap.Logger) Option { return func(s *Service) { s.log = l } }
+
+// New returns a Service over st that starts processes with eng (usually an
+// *engine.Registry). Errors: baton.ErrInvalid for a nil store or engine.
+func New(st store.Store, eng engine.Engine, opts ...Option) (*Service, error) {
+	if st == nil || eng == nil {
+		return nil, baton.Errorf(baton.ErrInvalid, "session.New: nil store or engine")
+	}
+	s := &Service{store: st, engine: eng, clock: clock.Real{}, log: zap.NewNop(), slots: map[baton.WorkspaceID]*slot{}}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.clock == nil {
+		s.clock = clock.Real{}
+	}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	return s, nil
+}
+
+// Store returns the store the Service writes to.
+func (s *Service) Store() store.Store { return s.store }
+
+// Clock returns the Service's time source.
+func (s *Service) Clock() clock.Clock { return s.clock }
+
+// Engine returns the engine the Service launches with.
+func (s *Service) Engine() engine.Engine { return s.engine }
+
+func (s *Service) enter() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.wg.Add(1)
+	return nil
+}
+
+// Close refuses further launches, stops every process this Service
+// launched that still runs (so that no watching goroutine outlives it), and
+// waits for those goroutines until ctx is done. It returns ctx's error if the
+// wait was cut short. Close is idempotent.
+func (s *Service) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	slots := make([]*slot, 0, len(s.slots))
+	for _, sl := range s.slots {
+		slots = append(slots, sl)
+	}
+	s.mu.Unlock()
+	for _, sl := range slots {
+		sl.mu.Lock()
+		r := sl.run
+		sl.mu.Unlock()
+		if r != nil && alive(r.proc) {
+			if out, err := r.proc.Stop(ctx); !out.Confirmed() {
+				s.log.Warn("stop at close not confirmed", zapSession(r.session), zap.String("outcome", string(out)), zapErr(err))
+			}
+		}
+	}
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// CreateWorkspace inserts a workspace. ID must be a valid id and Config a
+// valid configuration. Errors: baton.ErrInvalid, ErrWorkspaceExists.
+func (s *Service) CreateWorkspace(ctx context.Context, w store.Workspace) (store.Workspace, error) {
+	w.ID = baton.WorkspaceID(strings.TrimSpace(string(w.ID)))
+	if !baton.ValidID(string(w.ID)) {
+		return store.Workspace{}, baton.Errorf(baton.ErrInvalid, "workspace id must be 1..%d printable characters", baton.MaxIDLen)
+	}
+	if err := w.Config.Validate(); err != nil {
+		return store.Workspace{}, err
+	}
+	w.Config = w.Config.Normalize()
+	now := s.clock.Now()
+	w.CreatedAt, w.UpdatedAt = now, now
+	w.CurrentSession, w.ActivationCounter = "", 0
+	err := s.store.Update(ctx, func(tx store.Tx) error { return tx.InsertWorkspace(w) })
+	if errors.Is(err, store.ErrDuplicate) {
+		return store.Workspace{}, baton.Errorf(ErrWorkspaceExists, "%s", w.ID)
+	}
+	return w, err
+}
+
+// Workspace returns a workspace. Errors: store.ErrNotFound.
+func (s *Service) Workspace(ctx context.Context, ws baton.WorkspaceID) (w store.Workspace, err error) {
+	err = s.store.View(ctx, func(tx store.Tx) error { w, err = tx.GetWorkspace(ws); return err })
+	return w, err
+}
+
+// Sessions returns a workspace's sessions in creation order.
+func (s *Service) Sessions(ctx context.Context, ws baton.WorkspaceID) (out []store.Session, err error) {
+	err = s.store.View(ctx, func(tx store.Tx) error {
+		if _, err := tx.GetWorkspace(ws); err != nil {
+			return err
+		}
+		out, err = tx.ListSessions(ws)
+		return err
+	})
+	return out, err
+}
+
+// Current returns the workspace's current session. Errors: ErrNoSession,
+// store.ErrNotFound (no such workspace).
+func (s *Service) Current(ctx context.Context, ws baton.WorkspaceID) (cur store.Session, err error) {
+	err = s.store.View(ctx, func(tx store.Tx) error { cur, err = Current(tx, ws); return err })
+	return cur, err
+}
+
+// AssertWritable returns nil when a launch, message or other write may
+// proceed in the workspace with owner (the zero Owner for callers outside a
+// transfer): ErrWorkspaceBusy or ErrStaleEpoch while a reservation is held by
+// someone else. Call it before any write a host makes on its own.
+func (s *Service) AssertWritable(ctx context.Context, ws baton.WorkspaceID, owner Owner) error {
+	return s.store.View(ctx, func(tx store.Tx) error {
+		if _, err := tx.GetWorkspace(ws); err != nil {
+			return err
+		}
+		return CheckWritable(tx, ws, owner)
+	})
+}
+
+// newSessionID mints a session id.
+func newSessionID() baton.SessionID { return baton.SessionID(ids.New("ses")) }

@@ -1,0 +1,197 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/store"
+)
+
+// StartRequest asks for an ordinary turn in a workspace.
+type StartRequest struct {
+	Workspace baton.WorkspaceID
+	// Prompt is the turn's opening prompt (required).
+	Prompt string
+	// Session names a session to resume explicitly; an explicit resume
+	// re-activates it even if it was rolled back. Empty: resume implicitly
+	// when the implicit-resume rule finds a session, else start fresh.
+	Session baton.SessionID
+	// Fresh forces a new session even when one could be resumed.
+	Fresh bool
+	// Owner is the reservation's owner, for the SDK's own launches; the
+	// zero value for everyone else.
+	Owner Owner
+}
+
+// MaxPromptChars bounds a prompt or wakeup text.
+const MaxPromptChars = 200_000
+
+// Start starts or resumes a session and waits (until ctx is done) for the
+// engine to confirm readiness; it returns the session as recorded then.
+// Errors: baton.ErrInvalid (bad input), store.ErrNotFound (workspace),
+// ErrArchived, ErrWorkspaceBusy / ErrStaleEpoch (reserved),
+// ErrSessionRunning, ErrNoSession (explicit session unknown), and the
+// engine's errors (engine.ErrSessionMissing, engine.ErrReadyRejected, ...)
+// after which the session row is marked ended with the reason. Not safe to
+// retry blindly after an engine error: the row shows what happened.
+func (s *Service) Start(ctx context.Context, req StartRequest) (store.Session, error) {
+	if ctx == nil {
+		return store.Session{}, baton.Errorf(baton.ErrInvalid, "nil context")
+	}
+	if strings.TrimSpace(req.Prompt) == "" || len(req.Prompt) > MaxPromptChars {
+		return store.Session{}, baton.Errorf(baton.ErrInvalid, "prompt must be 1..%d bytes", MaxPromptChars)
+	}
+	var sess store.Session
+	var dir string
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		ws, err := tx.GetWorkspace(req.Workspace)
+		if err != nil {
+			return err
+		}
+		if ws.Archived {
+			return ErrArchived
+		}
+		if err := CheckWritable(tx, ws.ID, req.Owner); err != nil {
+			return err
+		}
+		dir = ws.Root
+		sess, err = s.choose(tx, ws, req)
+		return err
+	})
+	if err != nil {
+		return store.Session{}, err
+	}
+	return s.run(ctx, sess, req, dir)
+}
+
+// choose picks the session to run and records it as running and activated.
+func (s *Service) choose(tx store.Tx, ws store.Workspace, req StartRequest) (store.Session, error) {
+	now := s.clock.Now()
+	var sess store.Session
+	switch {
+	case req.Session != "":
+		got, err := tx.GetSession(req.Session)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && got.Workspace != ws.ID) {
+			return store.Session{}, baton.Errorf(ErrNoSession, "%s", req.Session)
+		}
+		if err != nil {
+			return store.Session{}, err
+		}
+		sess = got
+	case !req.Fresh:
+		all, err := tx.ListSessions(ws.ID)
+		if err != nil {
+			return store.Session{}, err
+		}
+		if got, ok := SelectImplicitResume(all, ws.Config); ok {
+			sess = got
+		}
+	}
+	if sess.ID == "" {
+		ins, err := tx.InsertSession(store.Session{ID: newSessionID(), Workspace: ws.ID, Config: ws.Config, Status: store.SessionIdle, CreatedAt: now})
+		if err != nil {
+			return store.Session{}, err
+		}
+		sess = ins
+	}
+	sess.Status = store.SessionRunning
+	sess.StartedAt = now
+	sess.EndedAt, sess.EndReason = time0, ""
+	if err := tx.PutSession(sess); err != nil {
+		return store.Session{}, err
+	}
+	return Activate(tx, sess.ID, now)
+}
+
+// run launches sess and waits for readiness, recording the outcome.
+func (s *Service) run(ctx context.Context, sess store.Session, req StartRequest, dir string) (store.Session, error) {
+	sreq := engine.StartRequest{
+		Workspace: sess.Workspace, Session: sess.ID, Config: sess.Config,
+		Mode: engine.Fresh, Turn: engine.Normal, Prompt: req.Prompt, Dir: dir, Owner: req.Owner.Token,
+	}
+	if sess.NativeID != "" {
+		sreq.Mode, sreq.NativeID = engine.Resume, sess.NativeID
+	}
+	p, err := s.Launch(ctx, LaunchRequest{StartRequest: sreq, Epoch: req.Owner.Epoch, OnExit: func(st engine.ExitStatus) {
+		s.ended(sess.ID, endReason(st))
+	}})
+	if err != nil {
+		s.ended(sess.ID, "start failed: "+err.Error())
+		return store.Session{}, err
+	}
+	native, err := p.Ready(ctx)
+	if err != nil {
+		// The process may still be alive (ctx ended first); stop it so the
+		// workspace is not left with an unrecorded writer.
+		_, _ = p.Stop(context.WithoutCancel(ctx))
+		s.ended(sess.ID, "not ready: "+err.Error())
+		return store.Session{}, err
+	}
+	var out store.Session
+	err = s.store.Update(ctx, func(tx store.Tx) error {
+		cur, err := tx.GetSession(sess.ID)
+		if err != nil {
+			return err
+		}
+		cur.NativeID = native
+		out = cur
+		return tx.PutSession(cur)
+	})
+	return out, err
+}
+
+// ended records that a session's process is gone, once.
+func (s *Service) ended(id baton.SessionID, reason string) {
+	ctx := context.Background()
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		cur, err := tx.GetSession(id)
+		if err != nil {
+			return err
+		}
+		if cur.Status != store.SessionRunning {
+			return nil
+		}
+		now := s.clock.Now()
+		cur.Status, cur.EndedAt, cur.EndReason = store.SessionEnded, now, reason
+		if err := tx.PutSession(cur); err != nil {
+			return err
+		}
+		return Refresh(tx, cur.Workspace, now)
+	})
+	if err != nil {
+		s.log.Warn("recording session end failed", zapSession(id), zapErr(err))
+	}
+}
+
+func endReason(st engine.ExitStatus) string {
+	switch {
+	case st.Stopped:
+		return "stopped"
+	case st.Err != nil:
+		return "error: " + st.Err.Error()
+	case st.Code != 0:
+		return fmt.Sprintf("exit code %d", st.Code)
+	default:
+		return "exited"
+	}
+}
+
+// Stop stops the process running in the workspace and returns the confirmed
+// outcome (engine.NotRunning when nothing runs). Errors: ErrWorkspaceBusy /
+// ErrStaleEpoch while reserved by someone else (a pending transfer is
+// stopped through its coordinator), store.ErrNotFound.
+func (s *Service) Stop(ctx context.Context, ws baton.WorkspaceID, owner Owner) (engine.StopOutcome, error) {
+	if err := s.AssertWritable(ctx, ws, owner); err != nil {
+		return "", err
+	}
+	return s.Halt(ctx, ws)
+}
+
+// RecordEnd records that session id's process ended with st, if the row
+// still says it runs. Callers that launch through Launch with their own
+// session rows (the transfer coordinator) hand it to LaunchRequest.OnExit.
+func (s *Service) RecordEnd(id baton.SessionID, st engine.ExitStatus) { s.ended(id, endReason(st)) }

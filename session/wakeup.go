@@ -1,0 +1,186 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/ids"
+	"github.com/batonhq/baton/store"
+)
+
+// ScheduleWakeup stores a wakeup: Prompt delivered at At, to the pinned
+// Session when set (it must belong to the workspace), else to whichever
+// session is current then. Errors: baton.ErrInvalid (empty or over-long
+// prompt, zero time), store.ErrNotFound (workspace), ErrNoSession (pinned
+// session unknown or of another workspace).
+func (s *Service) ScheduleWakeup(ctx context.Context, w store.Wakeup) (store.Wakeup, error) {
+	if strings.TrimSpace(w.Prompt) == "" || len(w.Prompt) > MaxPromptChars {
+		return store.Wakeup{}, baton.Errorf(baton.ErrInvalid, "wakeup prompt must be 1..%d bytes", MaxPromptChars)
+	}
+	if w.At.IsZero() {
+		return store.Wakeup{}, baton.Errorf(baton.ErrInvalid, "wakeup time is required")
+	}
+	now := s.clock.Now()
+	w.ID = baton.WakeupID(ids.New("wak"))
+	w.Status = store.WakeupPending
+	w.CreatedAt, w.UpdatedAt = now, now
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		if _, err := tx.GetWorkspace(w.Workspace); err != nil {
+			return err
+		}
+		if w.Session != "" {
+			ps, err := tx.GetSession(w.Session)
+			if errors.Is(err, store.ErrNotFound) || (err == nil && ps.Workspace != w.Workspace) {
+				return baton.Errorf(ErrNoSession, "pinned session %s", w.Session)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return tx.InsertWakeup(w)
+	})
+	if err != nil {
+		return store.Wakeup{}, err
+	}
+	return w, nil
+}
+
+// Wakeups returns a workspace's wakeups ordered by time.
+func (s *Service) Wakeups(ctx context.Context, ws baton.WorkspaceID) (out []store.Wakeup, err error) {
+	err = s.store.View(ctx, func(tx store.Tx) error {
+		if _, err := tx.GetWorkspace(ws); err != nil {
+			return err
+		}
+		out, err = tx.ListWakeups(ws)
+		return err
+	})
+	return out, err
+}
+
+// RebindWakeups moves every pending wakeup pinned to from onto to, keeping
+// prompt and deadline. The transfer coordinator calls it only in the
+// transaction that completes a transfer; a failed or cancelled transfer
+// moves nothing. It returns how many moved.
+func RebindWakeups(tx store.Tx, from, to baton.SessionID, now time.Time) (int, error) {
+	if from == "" || from == to {
+		return 0, nil
+	}
+	ws, err := tx.WakeupsBySession(from)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, w := range ws {
+		if w.Status != store.WakeupPending {
+			continue
+		}
+		w.Session, w.UpdatedAt = to, now
+		if err := tx.PutWakeup(w); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// FireResult says what FireDue did with each due wakeup.
+type FireResult struct {
+	// Fired were delivered (resumed their session with the prompt).
+	Fired []baton.WakeupID
+	// Deferred stay pending: their workspace is reserved or busy. They are
+	// neither fired nor dropped.
+	Deferred []baton.WakeupID
+	// Refused were cancelled: there was nothing they could resume (a timer
+	// may only resume; it never starts a briefed fresh session).
+	Refused []baton.WakeupID
+}
+
+// FireDue delivers the wakeups due now, at most limit (<= 0: all). A wakeup
+// whose workspace is reserved (a transfer is pending) or already runs a
+// process is deferred. Delivery is resume-only: the pinned session (or the
+// current one) must have a native id on the workspace's engine and account,
+// otherwise the wakeup is refused and marked cancelled. A wakeup is marked
+// fired in the transaction before its launch, so a crash never fires it
+// twice. Errors are the store's; an engine failure of one wakeup does not
+// stop the others (the session row records it).
+func (s *Service) FireDue(ctx context.Context, limit int) (FireResult, error) {
+	var res FireResult
+	var due []store.Wakeup
+	if err := s.store.View(ctx, func(tx store.Tx) (err error) {
+		due, err = tx.DueWakeups(s.clock.Now(), limit)
+		return err
+	}); err != nil {
+		return res, err
+	}
+	for _, w := range due {
+		if _, busy := s.Running(w.Workspace); busy {
+			res.Deferred = append(res.Deferred, w.ID)
+			continue
+		}
+		var target store.Session
+		outcome := ""
+		err := s.store.Update(ctx, func(tx store.Tx) error {
+			outcome = ""
+			cur, err := tx.GetWakeup(w.ID)
+			if err != nil || cur.Status != store.WakeupPending {
+				return err
+			}
+			if r, err := Reserved(tx, cur.Workspace); err != nil || r {
+				outcome = "deferred"
+				return err
+			}
+			target, err = s.wakeupTarget(tx, cur)
+			if err != nil {
+				return err
+			}
+			cur.UpdatedAt = s.clock.Now()
+			if target.ID == "" {
+				cur.Status, outcome = store.WakeupCancelled, "refused"
+			} else {
+				cur.Status, outcome = store.WakeupFired, "fired"
+			}
+			return tx.PutWakeup(cur)
+		})
+		if err != nil {
+			return res, err
+		}
+		switch outcome {
+		case "deferred":
+			res.Deferred = append(res.Deferred, w.ID)
+		case "refused":
+			res.Refused = append(res.Refused, w.ID)
+		case "fired":
+			res.Fired = append(res.Fired, w.ID)
+			if _, err := s.Start(ctx, StartRequest{Workspace: w.Workspace, Session: target.ID, Prompt: w.Prompt}); err != nil {
+				s.log.Warn("wakeup delivery failed", zapSession(target.ID), zapErr(err))
+			}
+		}
+	}
+	return res, nil
+}
+
+// wakeupTarget is the session a wakeup may resume, or the zero Session.
+func (s *Service) wakeupTarget(tx store.Tx, w store.Wakeup) (store.Session, error) {
+	ws, err := tx.GetWorkspace(w.Workspace)
+	if err != nil {
+		return store.Session{}, err
+	}
+	id := w.Session
+	if id == "" {
+		id = ws.CurrentSession
+	}
+	if id == "" {
+		return store.Session{}, nil
+	}
+	sess, err := tx.GetSession(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Session{}, nil
+	}
+	if err != nil || sess.NativeID == "" || !sess.Config.SameAccount(ws.Config) {
+		return store.Session{}, err
+	}
+	return sess, nil
+}

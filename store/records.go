@@ -1,0 +1,196 @@
+package store
+
+import (
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/token"
+)
+
+// Workspace is the unit with one writer at a time.
+type Workspace struct {
+	ID      baton.WorkspaceID
+	Name    string
+	Mission string
+	// Root is the directory handoff documents are published under (may be
+	// empty: then no document is written).
+	Root string
+	// Config is the configuration the next ordinary start uses.
+	Config baton.EngineConfig
+	// CurrentSession is the session selected by the current-session rule,
+	// kept up to date by package session so that reading it costs no scan.
+	CurrentSession baton.SessionID
+	// ActivationCounter is the highest activation order ever given in this
+	// workspace; the next activation is ActivationCounter+1.
+	ActivationCounter int64
+	Archived          bool
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
+// SessionStatus is a session's lifecycle state.
+type SessionStatus string
+
+const (
+	SessionIdle    SessionStatus = "idle"    // created, never started
+	SessionRunning SessionStatus = "running" // an engine process runs it
+	SessionEnded   SessionStatus = "ended"   // its process is gone; may be resumed
+)
+
+// Session is one native conversation with an engine.
+type Session struct {
+	ID        baton.SessionID
+	Workspace baton.WorkspaceID
+	Config    baton.EngineConfig
+	// NativeID is the engine's own session id; empty when the engine never
+	// minted one (killed before it confirmed readiness).
+	NativeID string
+	Status   SessionStatus
+	// ActivationOrder: >0 activated (highest is current), 0 written before
+	// ordering existed (legacy timestamp fallback), -1 rolled back.
+	ActivationOrder int64
+	StartedAt       time.Time // zero until first started
+	EndedAt         time.Time // zero while never ended
+	EndReason       string
+	CreatedAt       time.Time
+	// Seq orders sessions of a workspace by creation; set by the store on
+	// insert (ListSessions returns ascending Seq).
+	Seq int64
+}
+
+// HandoffState is a state of the session-transfer machine.
+type HandoffState string
+
+const (
+	StateStopping    HandoffState = "stopping"
+	StateGenerating  HandoffState = "generating"
+	StateStarting    HandoffState = "starting"
+	StateCompleted   HandoffState = "completed"
+	StateFailed      HandoffState = "failed"
+	StateInterrupted HandoffState = "interrupted"
+	StateCancelled   HandoffState = "cancelled"
+)
+
+// Terminal reports whether s never changes again.
+func (s HandoffState) Terminal() bool { return s == StateCompleted || s == StateCancelled }
+
+// Pending reports whether s holds the workspace's pending slot.
+func (s HandoffState) Pending() bool { return s != "" && !s.Terminal() }
+
+// AttemptRecord says how one attempt of a handoff ended.
+type AttemptRecord struct {
+	Attempt       int
+	TargetSession baton.SessionID
+	Outcome       HandoffState // the state the attempt left the handoff in
+	Error         string
+	EndedAt       time.Time
+}
+
+// Handoff is one session-transfer request.
+type Handoff struct {
+	ID          baton.HandoffID
+	Workspace   baton.WorkspaceID
+	RequestID   string
+	Fingerprint string
+	State       HandoffState
+	Attempt     int
+	// SourceSession may be empty (a workspace with no conversation yet).
+	SourceSession   baton.SessionID
+	TargetSession   baton.SessionID
+	SourceConfig    baton.EngineConfig
+	TargetConfig    baton.EngineConfig
+	GenerateSummary bool
+	Report          string
+	ReportPath      string
+	// GenerationToken is the hash of the current report-only turn's token;
+	// zero outside generating.
+	GenerationToken token.Hash
+	// GenerationDeadline is when the report-only turn times out.
+	GenerationDeadline time.Time
+	Error              string
+	// StopRequested is set by Stop/cancel before it asks the engine to stop:
+	// from then on no engine callback of the attempt is applied.
+	StopRequested bool
+	// StopUnconfirmed is set when a stop ended without a confirmed outcome: a
+	// process may still run, so retry and skip are refused until a Stop is
+	// confirmed.
+	StopUnconfirmed bool
+	History         []AttemptRecord
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
+// Reservation is a workspace's lifecycle lock. The row outlives releases so
+// that Epoch only ever grows.
+type Reservation struct {
+	Workspace baton.WorkspaceID
+	Held      bool
+	Handoff   baton.HandoffID
+	// Owner is the hash of the owner token; launches must present the token.
+	Owner token.Hash
+	// Epoch grows by one on every take; a write under an older epoch is
+	// refused (fencing).
+	Epoch int64
+	// LeaseHolder and LeaseExpires name the coordinator process driving the
+	// pending handoff and until when (renewable runtime lease).
+	LeaseHolder  string
+	LeaseExpires time.Time
+	UpdatedAt    time.Time
+}
+
+// WakeupStatus is a wakeup's state.
+type WakeupStatus string
+
+const (
+	WakeupPending   WakeupStatus = "pending"
+	WakeupFired     WakeupStatus = "fired"
+	WakeupCancelled WakeupStatus = "cancelled"
+)
+
+// Wakeup is a prompt to deliver at a deadline, optionally pinned to a session.
+type Wakeup struct {
+	ID        baton.WakeupID
+	Workspace baton.WorkspaceID
+	// Session is the pinned session; empty means "whichever is current".
+	Session   baton.SessionID
+	Prompt    string
+	At        time.Time
+	Status    WakeupStatus
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// ContinuationState is a queued continuation's state.
+type ContinuationState string
+
+const (
+	ContinuationQueued    ContinuationState = "queued"
+	ContinuationStarted   ContinuationState = "started"
+	ContinuationRefused   ContinuationState = "refused"
+	ContinuationCancelled ContinuationState = "cancelled"
+)
+
+// Continuation is a continuation of a run, queued durably with everything its
+// briefing needs, so that a restart briefs the agent exactly as the original
+// process would have.
+type Continuation struct {
+	ID        baton.ContinuationID
+	Workspace baton.WorkspaceID
+	// Session is the session being continued (may be empty).
+	Session baton.SessionID
+	// Task is the run's original task.
+	Task string
+	// Ending says how the previous attempt ended; kept even after the run's
+	// own error is cleared on queueing.
+	Ending string
+	// Prompt is the user's new message, delivered after the briefing.
+	Prompt string
+	Target baton.EngineConfig
+	// Automated marks a continuation triggered without a user (timer,
+	// wakeup, restart recovery): it may only resume.
+	Automated bool
+	State     ContinuationState
+	Reason    string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}

@@ -1,0 +1,112 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/batonhq/baton"
+)
+
+// Errors every backend returns. They match with errors.Is, also against the
+// root codes (ErrNotFound is a baton.ENOTFOUND, ErrDuplicate a
+// baton.ECONFLICT).
+var (
+	// ErrNotFound: no record under that key.
+	ErrNotFound = baton.NewError(baton.ENOTFOUND, "store: not found")
+	// ErrDuplicate: an insert or update would break a uniqueness rule: a
+	// second handoff with the same (workspace, request id), a second pending
+	// handoff in a workspace, or an Insert of an existing key.
+	ErrDuplicate = baton.NewError(baton.ECONFLICT, "store: duplicate")
+	// ErrTxConflict: the transaction lost a serialization race and the
+	// backend gave up retrying. Safe to retry the whole Update.
+	ErrTxConflict = baton.NewError(baton.EUNAVAILABLE, "store: transaction conflict, retries exhausted")
+	// ErrClosed: the store was closed.
+	ErrClosed = baton.NewError(baton.EUNAVAILABLE, "store: closed")
+	// ErrReadOnly: a write inside View.
+	ErrReadOnly = baton.NewError(baton.EINTERNAL, "store: write in a read-only transaction")
+)
+
+// Store is a transactional record store. Transactions are serializable: the
+// outcome of concurrent Updates equals some serial order of them.
+type Store interface {
+	// Update runs fn in a read-write transaction and commits if fn returns
+	// nil. If fn returns an error, nothing fn wrote is kept and the error is
+	// returned as is. fn may be called more than once when the backend
+	// retries a serialization conflict, so it must have no effect outside
+	// the transaction. The Tx must not be used after fn returns.
+	Update(ctx context.Context, fn func(Tx) error) error
+	// View runs fn in a read-only transaction over a consistent snapshot.
+	// Writes return ErrReadOnly.
+	View(ctx context.Context, fn func(Tx) error) error
+	// Close releases the store. Calls after Close return ErrClosed.
+	Close() error
+}
+
+// Tx is typed access to records inside one transaction. Getters return
+// ErrNotFound when nothing is there. Records are values: mutating a returned
+// record changes nothing until it is written back. Insert fails with
+// ErrDuplicate if the key exists; Put replaces an existing record and fails
+// with ErrNotFound if there is none (PutReservation alone inserts or
+// replaces). Empty keys are refused with an error matching baton.ErrInvalid.
+// Lists come in insert order unless a method says otherwise. Times are kept
+// to the microsecond at least (PostgreSQL's precision); compare them with
+// time.Time.Equal. A Tx carries the context given to Update or View: its
+// methods take none, and a backend that does I/O uses that one.
+type Tx interface {
+	GetWorkspace(id baton.WorkspaceID) (Workspace, error)
+	InsertWorkspace(w Workspace) error
+	PutWorkspace(w Workspace) error // ErrNotFound if absent
+	ListWorkspaces() ([]Workspace, error)
+
+	GetSession(id baton.SessionID) (Session, error)
+	// InsertSession adds s, setting s.Seq; it returns the stored record.
+	InsertSession(s Session) (Session, error)
+	PutSession(s Session) error // ErrNotFound if absent
+	// ListSessions returns a workspace's sessions in creation order.
+	ListSessions(ws baton.WorkspaceID) ([]Session, error)
+
+	GetHandoff(id baton.HandoffID) (Handoff, error)
+	// HandoffByRequest is the (workspace, request id) index.
+	HandoffByRequest(ws baton.WorkspaceID, requestID string) (Handoff, error)
+	// PendingHandoff is the workspace's pending slot: the handoff whose
+	// State.Pending() is true, or ErrNotFound.
+	PendingHandoff(ws baton.WorkspaceID) (Handoff, error)
+	// ListPendingHandoffs returns every pending handoff of every workspace,
+	// in O(pending), never O(all handoffs).
+	ListPendingHandoffs() ([]Handoff, error)
+	// ListHandoffs returns a workspace's handoffs, oldest first.
+	ListHandoffs(ws baton.WorkspaceID) ([]Handoff, error)
+	// InsertHandoff adds h. ErrDuplicate if the id exists, if (workspace,
+	// request id) is taken, or if h is pending and the workspace's pending
+	// slot is held by another handoff.
+	InsertHandoff(h Handoff) error
+	// PutHandoff replaces h (ErrNotFound if absent). Changing its request
+	// id or workspace is refused (baton.ErrInvalid); ErrDuplicate if h
+	// becomes pending while another handoff holds the slot.
+	PutHandoff(h Handoff) error
+
+	// GetReservation returns the workspace's reservation row (ErrNotFound
+	// if never taken).
+	GetReservation(ws baton.WorkspaceID) (Reservation, error)
+	PutReservation(r Reservation) error
+
+	GetWakeup(id baton.WakeupID) (Wakeup, error)
+	InsertWakeup(w Wakeup) error
+	PutWakeup(w Wakeup) error
+	// WakeupsBySession returns the wakeups pinned to a session, any status,
+	// ordered by (At, ID).
+	WakeupsBySession(id baton.SessionID) ([]Wakeup, error)
+	// ListWakeups returns a workspace's wakeups ordered by (At, ID).
+	ListWakeups(ws baton.WorkspaceID) ([]Wakeup, error)
+	// DueWakeups returns pending wakeups of every workspace with At <= now
+	// ordered by (At, ID), at most limit (limit <= 0: no limit).
+	DueWakeups(now time.Time, limit int) ([]Wakeup, error)
+
+	GetContinuation(id baton.ContinuationID) (Continuation, error)
+	InsertContinuation(c Continuation) error
+	PutContinuation(c Continuation) error
+	// QueuedContinuations returns continuations in state queued, oldest first.
+	QueuedContinuations() ([]Continuation, error)
+	// ListContinuations returns a workspace's continuations, oldest first.
+	ListContinuations(ws baton.WorkspaceID) ([]Continuation, error)
+}

@@ -1,0 +1,53 @@
+// Package storetest is the conformance suite of store.Store: a backend is
+// correct when Run passes against it, in the way testing/fstest checks an
+// fs.FS.
+//
+// # Basics
+//
+// A backend's test calls Run with a function that returns a fresh, empty
+// store and registers its cleanup:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) store.Store {
+//			s := memstore.New()
+//			t.Cleanup(func() { _ = s.Close() })
+//			return s
+//		})
+//	}
+//
+// Run checks, each in its own subtest on its own store: atomicity (a failed
+// Update leaves nothing behind, across every record kind, and returns fn's
+// error as is; a transaction reads its own writes); isolation (concurrent
+// read-modify-write Updates lose nothing, concurrent inserts of a pending
+// handoff or of one request id have exactly one winner, a View is a
+// consistent snapshot and refuses writes with store.ErrReadOnly); every index
+// of store.Tx and how it follows Puts; the uniqueness rules; the errors
+// (store.ErrNotFound, store.ErrDuplicate, store.ErrClosed, a done context);
+// and value semantics (every field of every record round-trips, times as the
+// same instant, and no caller can change a stored record without a Put).
+//
+// Update, View, Diff and TakeSnapshot are exported for the tests of
+// packages built on a store: TakeSnapshot reads what a store holds through
+// the Tx interface, and Diff compares two snapshots, so a test can prove
+// that a refused operation changed nothing.
+//
+// # Caveats
+//
+// The suite assumes only the store.Store contract. Where that contract
+// leaves a choice open, Run accepts any answer: the order of ListWorkspaces
+// and ListPendingHandoffs, the Location of returned times (compared with
+// time.Time.Equal), whether a nil slice comes back empty, what Seq starts at,
+// and whether a second Close returns nil or store.ErrClosed. Where the
+// contract says less than baton needs, Run is stricter than the comments of
+// store.Tx: PutWakeup and PutContinuation of a missing record return
+// store.ErrNotFound, and a PutHandoff that changes Workspace or RequestID
+// returns an error matching baton.ErrInvalid. "Oldest first" means creation
+// (insert) order; the suite inserts with growing CreatedAt, so a backend
+// ordering by (CreatedAt, insert order) passes too.
+//
+// Times in the suite have microsecond precision, the finest PostgreSQL
+// keeps. A backend retrying serialization conflicts internally may still
+// return store.ErrTxConflict; the concurrency tests retry such Updates a
+// bounded number of times, as the contract allows. The concurrency tests run
+// a few hundred Updates: slow backends take seconds, not minutes.
+package storetest

@@ -1,0 +1,320 @@
+package storetest
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+var indexTests = []testCase{
+	{"SessionsInCreationOrder", testSessionsOrder},
+	{"WakeupsOrderedByAtID", testWakeupsOrder},
+	{"DueWakeups", testDueWakeups},
+	{"WakeupIndexesFollowPut", testWakeupIndexesFollowPut},
+	{"Continuations", testContinuations},
+	{"ListWorkspaces", testListWorkspaces},
+}
+
+func testSessionsOrder(t *testing.T, s store.Store) {
+	// Ids out of order, and a caller-set Seq the store must overwrite.
+	ids := []baton.SessionID{"s-c", "s-a", "s-d", "s-b"}
+	var want []store.Session
+	for i, id := range ids {
+		in := session("ws-a", id)
+		in.Seq = int64(100 - i)
+		Update(t, s, func(tx store.Tx) error {
+			if i == 1 { // interleave another workspace
+				if _, err := tx.InsertSession(session("ws-b", "s-x")); err != nil {
+					return err
+				}
+			}
+			got, err := tx.InsertSession(in)
+			if err != nil {
+				return err
+			}
+			in.Seq = got.Seq
+			diff(t, "InsertSession result", in, got)
+			stored, err := tx.GetSession(id)
+			if err != nil {
+				return err
+			}
+			diff(t, "GetSession after InsertSession", got, stored)
+			want = append(want, got)
+			return nil
+		})
+	}
+	// Two in one transaction keep their order too.
+	Update(t, s, func(tx store.Tx) error {
+		for _, id := range []baton.SessionID{"s-f", "s-e"} {
+			got, err := tx.InsertSession(session("ws-a", id))
+			if err != nil {
+				return err
+			}
+			want = append(want, got)
+		}
+		return nil
+	})
+	for i := 1; i < len(want); i++ {
+		if want[i].Seq <= want[i-1].Seq {
+			t.Errorf("Seq of %s (%d) not above Seq of %s (%d), created earlier", want[i].ID, want[i].Seq, want[i-1].ID, want[i-1].Seq)
+		}
+	}
+	// A Put of a read record keeps its place and Seq.
+	Update(t, s, func(tx store.Tx) error {
+		got, err := tx.GetSession("s-a")
+		if err != nil {
+			return err
+		}
+		got.Status, got.NativeID, got.StartedAt = store.SessionRunning, "native-a", at(20)
+		want[1] = got
+		return tx.PutSession(got)
+	})
+	View(t, s, func(tx store.Tx) error {
+		got, err := tx.ListSessions("ws-a")
+		if err != nil {
+			return err
+		}
+		diff(t, "ListSessions(ws-a)", want, got)
+		got, err = tx.ListSessions("ws-none")
+		if err != nil || len(got) != 0 {
+			t.Errorf("ListSessions(ws-none) = %v, %v; want none and no error", got, err)
+		}
+		return nil
+	})
+}
+
+// wakeupIDs returns the ids of l, in order.
+func wakeupIDs(l []store.Wakeup) []baton.WakeupID {
+	ids := make([]baton.WakeupID, len(l))
+	for i, w := range l {
+		ids[i] = w.ID
+	}
+	return ids
+}
+
+// insertWakeups inserts the wakeups of wakeupFixture (in the order given,
+// which is neither the (At, ID) order nor the id order).
+func insertWakeups(t *testing.T, s store.Store) {
+	t.Helper()
+	Update(t, s, func(tx store.Tx) error {
+		for _, w := range []store.Wakeup{
+			wakeup("ws-a", "w-d", "s-1", at(30), store.WakeupFired),
+			wakeup("ws-a", "w-b", "s-1", at(20), store.WakeupPending),
+			wakeup("ws-b", "w-x", "s-9", at(20), store.WakeupPending),
+			wakeup("ws-a", "w-c", "s-1", at(10), store.WakeupPending),
+			wakeup("ws-a", "w-a", "s-2", at(20), store.WakeupPending),
+			wakeup("ws-a", "w-f", "s-2", at(5), store.WakeupCancelled),
+			wakeup("ws-a", "w-e", "", at(0), store.WakeupPending),
+			wakeup("ws-b", "w-y", "", at(40), store.WakeupPending),
+		} {
+			if err := tx.InsertWakeup(w); err != nil {
+				return fmt.Errorf("InsertWakeup(%s): %w", w.ID, err)
+			}
+		}
+		return nil
+	})
+}
+
+func testWakeupsOrder(t *testing.T, s store.Store) {
+	insertWakeups(t, s)
+	View(t, s, func(tx store.Tx) error {
+		for _, c := range []struct {
+			name string
+			list func() ([]store.Wakeup, error)
+			want []baton.WakeupID
+		}{
+			{"ListWakeups(ws-a)", func() ([]store.Wakeup, error) { return tx.ListWakeups("ws-a") },
+				[]baton.WakeupID{"w-e", "w-f", "w-c", "w-a", "w-b", "w-d"}},
+			{"ListWakeups(ws-b)", func() ([]store.Wakeup, error) { return tx.ListWakeups("ws-b") },
+				[]baton.WakeupID{"w-x", "w-y"}},
+			{"ListWakeups(ws-none)", func() ([]store.Wakeup, error) { return tx.ListWakeups("ws-none") }, nil},
+			{"WakeupsBySession(s-1)", func() ([]store.Wakeup, error) { return tx.WakeupsBySession("s-1") },
+				[]baton.WakeupID{"w-c", "w-b", "w-d"}},
+			{"WakeupsBySession(s-2)", func() ([]store.Wakeup, error) { return tx.WakeupsBySession("s-2") },
+				[]baton.WakeupID{"w-f", "w-a"}},
+			{"WakeupsBySession(s-none)", func() ([]store.Wakeup, error) { return tx.WakeupsBySession("s-none") }, nil},
+		} {
+			got, err := c.list()
+			if err != nil {
+				t.Errorf("%s: %v", c.name, err)
+				continue
+			}
+			diff(t, c.name+" ids", c.want, wakeupIDs(got))
+		}
+		got, err := tx.WakeupsBySession("s-2")
+		if err != nil {
+			return err
+		}
+		diff(t, "WakeupsBySession(s-2) records", []store.Wakeup{
+			wakeup("ws-a", "w-f", "s-2", at(5), store.WakeupCancelled),
+			wakeup("ws-a", "w-a", "s-2", at(20), store.WakeupPending),
+		}, got)
+		return nil
+	})
+}
+
+func testDueWakeups(t *testing.T, s store.Store) {
+	insertWakeups(t, s)
+	View(t, s, func(tx store.Tx) error {
+		for _, c := range []struct {
+			now   int // seconds after epoch
+			limit int
+			want  []baton.WakeupID
+		}{
+			{-1, 0, nil},
+			{0, 0, []baton.WakeupID{"w-e"}}, // At == now is due
+			{19, 0, []baton.WakeupID{"w-e", "w-c"}},
+			{20, 0, []baton.WakeupID{"w-e", "w-c", "w-a", "w-b", "w-x"}},
+			{20, 2, []baton.WakeupID{"w-e", "w-c"}},
+			{20, -1, []baton.WakeupID{"w-e", "w-c", "w-a", "w-b", "w-x"}},
+			{1000, 0, []baton.WakeupID{"w-e", "w-c", "w-a", "w-b", "w-x", "w-y"}},
+			{1000, 6, []baton.WakeupID{"w-e", "w-c", "w-a", "w-b", "w-x", "w-y"}},
+			{1000, 100, []baton.WakeupID{"w-e", "w-c", "w-a", "w-b", "w-x", "w-y"}},
+			{1000, 1, []baton.WakeupID{"w-e"}},
+		} {
+			got, err := tx.DueWakeups(at(c.now), c.limit)
+			if err != nil {
+				return err
+			}
+			diff(t, fmt.Sprintf("DueWakeups(epoch%+ds, %d) ids", c.now, c.limit), c.want, wakeupIDs(got))
+		}
+		// now in another location is the same instant.
+		got, err := tx.DueWakeups(at(19).In(fixedZone), 0)
+		if err != nil {
+			return err
+		}
+		diff(t, "DueWakeups(now in another zone) ids", []baton.WakeupID{"w-e", "w-c"}, wakeupIDs(got))
+		return nil
+	})
+}
+
+func testWakeupIndexesFollowPut(t *testing.T, s store.Store) {
+	insertWakeups(t, s)
+	Update(t, s, func(tx store.Tx) error {
+		fired := wakeup("ws-a", "w-e", "", at(0), store.WakeupFired)
+		moved := wakeup("ws-a", "w-b", "s-2", at(1), store.WakeupPending)   // new session, earlier
+		revived := wakeup("ws-a", "w-d", "s-1", at(2), store.WakeupPending) // fired -> pending
+		for _, w := range []store.Wakeup{fired, moved, revived} {
+			if err := tx.PutWakeup(w); err != nil {
+				return fmt.Errorf("PutWakeup(%s): %w", w.ID, err)
+			}
+		}
+		return nil
+	})
+	View(t, s, func(tx store.Tx) error {
+		due, err := tx.DueWakeups(at(20), 0)
+		if err != nil {
+			return err
+		}
+		diff(t, "DueWakeups ids", []baton.WakeupID{"w-b", "w-d", "w-c", "w-a", "w-x"}, wakeupIDs(due))
+		s1, err := tx.WakeupsBySession("s-1")
+		if err != nil {
+			return err
+		}
+		diff(t, "WakeupsBySession(s-1) ids", []baton.WakeupID{"w-d", "w-c"}, wakeupIDs(s1))
+		s2, err := tx.WakeupsBySession("s-2")
+		if err != nil {
+			return err
+		}
+		diff(t, "WakeupsBySession(s-2) ids", []baton.WakeupID{"w-b", "w-f", "w-a"}, wakeupIDs(s2))
+		all, err := tx.ListWakeups("ws-a")
+		if err != nil {
+			return err
+		}
+		diff(t, "ListWakeups(ws-a) ids", []baton.WakeupID{"w-e", "w-b", "w-d", "w-f", "w-c", "w-a"}, wakeupIDs(all))
+		return nil
+	})
+}
+
+func continuationIDs(l []store.Continuation) []baton.ContinuationID {
+	ids := make([]baton.ContinuationID, len(l))
+	for i, c := range l {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+func testContinuations(t *testing.T, s store.Store) {
+	for i, c := range []store.Continuation{
+		continuation("ws-a", "c-c", store.ContinuationQueued),
+		continuation("ws-b", "c-x", store.ContinuationQueued),
+		continuation("ws-a", "c-a", store.ContinuationRefused),
+		continuation("ws-a", "c-d", store.ContinuationQueued),
+		continuation("ws-a", "c-b", store.ContinuationQueued),
+	} {
+		c.CreatedAt, c.UpdatedAt = at(10+i), at(10+i)
+		Update(t, s, func(tx store.Tx) error { return tx.InsertContinuation(c) })
+	}
+	check := func(wantQueued, wantA []baton.ContinuationID) {
+		t.Helper()
+		View(t, s, func(tx store.Tx) error {
+			q, err := tx.QueuedContinuations()
+			if err != nil {
+				return err
+			}
+			diff(t, "QueuedContinuations ids", wantQueued, continuationIDs(q))
+			a, err := tx.ListContinuations("ws-a")
+			if err != nil {
+				return err
+			}
+			diff(t, "ListContinuations(ws-a) ids", wantA, continuationIDs(a))
+			none, err := tx.ListContinuations("ws-none")
+			if err != nil || len(none) != 0 {
+				t.Errorf("ListContinuations(ws-none) = %v, %v; want none and no error", none, err)
+			}
+			return nil
+		})
+	}
+	all := []baton.ContinuationID{"c-c", "c-a", "c-d", "c-b"}
+	check([]baton.ContinuationID{"c-c", "c-x", "c-d", "c-b"}, all)
+
+	// Leaving queued leaves the queue; coming back takes the old place.
+	update := func(id baton.ContinuationID, st store.ContinuationState) {
+		t.Helper()
+		Update(t, s, func(tx store.Tx) error {
+			c, err := tx.GetContinuation(id)
+			if err != nil {
+				return err
+			}
+			c.State, c.Reason = st, "now "+string(st)
+			return tx.PutContinuation(c)
+		})
+	}
+	update("c-c", store.ContinuationStarted)
+	update("c-d", store.ContinuationCancelled)
+	check([]baton.ContinuationID{"c-x", "c-b"}, all)
+	update("c-c", store.ContinuationQueued)
+	check([]baton.ContinuationID{"c-c", "c-x", "c-b"}, all)
+}
+
+func testListWorkspaces(t *testing.T, s store.Store) {
+	View(t, s, func(tx store.Tx) error {
+		l, err := tx.ListWorkspaces()
+		if err != nil || len(l) != 0 {
+			t.Errorf("ListWorkspaces of an empty store = %v, %v; want none and no error", l, err)
+		}
+		return nil
+	})
+	var want []store.Workspace
+	for _, id := range []baton.WorkspaceID{"ws-c", "ws-a", "ws-b"} {
+		w := workspace(id)
+		want = append(want, w)
+		Update(t, s, func(tx store.Tx) error { return tx.InsertWorkspace(w) })
+	}
+	want[0].Archived, want[0].CurrentSession, want[0].UpdatedAt = true, "s-1", at(9)
+	Update(t, s, func(tx store.Tx) error { return tx.PutWorkspace(want[0]) })
+	slices.SortFunc(want, func(a, b store.Workspace) int { return cmp.Compare(a.ID, b.ID) })
+	View(t, s, func(tx store.Tx) error {
+		got, err := tx.ListWorkspaces()
+		if err != nil {
+			return err
+		}
+		slices.SortFunc(got, func(a, b store.Workspace) int { return cmp.Compare(a.ID, b.ID) })
+		diff(t, "ListWorkspaces (sorted by id)", want, got)
+		return nil
+	})
+}

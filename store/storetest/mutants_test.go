@@ -1,0 +1,297 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
+)
+
+// A mutant is memstore with one rule broken. TestMutantsFail runs the one
+// subtest of Run meant to catch each mutant, in a child process (a failing
+// *testing.T cannot be contained in-process), and requires that it fail.
+
+const mutantEnv = "BATON_STORETEST_MUTANT"
+
+var mutants = []struct {
+	name, subtest string
+}{
+	{"", "Atomicity/FailedUpdateLeavesNothing"}, // control: the real memstore passes
+	{"wrap-fn-error", "Atomicity/FnErrorReturnedAsIs"},
+	{"commit-on-error", "Atomicity/FailedUpdateLeavesNothing"},
+	{"read-then-write", "Isolation/ConcurrentIncrements"},
+	{"writable-view", "Isolation/ViewIsReadOnly"},
+	{"sticky-pending-list", "Handoffs/PendingLifecycle"},
+	{"reversed-sessions", "Indexes/SessionsInCreationOrder"},
+	{"due-ignores-limit", "Indexes/DueWakeups"},
+	{"plain-not-found", "Errors/GettersNotFound"},
+	{"noop-close", "Errors/Closed"},
+	{"ignores-context", "Errors/DoneContext"},
+	{"drops-mission", "Values/FullRecordsRoundTrip"},
+	{"shares-history", "Values/RecordsAreValues"},
+}
+
+func TestMutantsFail(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	for _, m := range mutants {
+		name := m.name
+		if name == "" {
+			name = "control"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			group, c, _ := strings.Cut(m.subtest, "/")
+			cmd := exec.CommandContext(t.Context(), os.Args[0],
+				"-test.run=^TestMutantChild$/^"+group+"$/^"+c+"$", "-test.v", "-test.count=1")
+			// GORACE: a race-enabled child otherwise sleeps a second before
+			// a successful exit.
+			cmd.Env = append(os.Environ(), mutantEnv+"="+name, "GORACE=atexit_sleep_ms=0")
+			out, err := cmd.CombinedOutput()
+			want := "--- FAIL: TestMutantChild/" + m.subtest
+			if m.name == "" {
+				want = "--- PASS: TestMutantChild/" + m.subtest
+				if err != nil {
+					t.Fatalf("the real memstore failed %s: %v\n%s", m.subtest, err, out)
+				}
+			} else if err == nil {
+				t.Fatalf("%s passed against mutant %q, which breaks the rule it checks:\n%s", m.subtest, m.name, out)
+			}
+			if !strings.Contains(string(out), want) {
+				t.Fatalf("child output lacks %q:\n%s", want, out)
+			}
+		})
+	}
+}
+
+// TestMutantChild runs the suite against the mutant named in the
+// environment; it is skipped in a normal run.
+func TestMutantChild(t *testing.T) {
+	name := os.Getenv(mutantEnv)
+	if name == "" {
+		t.Skip("run by TestMutantsFail only")
+	}
+	Run(t, func(t *testing.T) store.Store {
+		inner := memstore.New()
+		t.Cleanup(func() { _ = inner.Close() })
+		if name == "control" {
+			return inner
+		}
+		return &mutant{Store: inner, name: name, cache: map[baton.HandoffID]store.Handoff{}}
+	})
+}
+
+type mutant struct {
+	store.Store
+	name string
+
+	mu      sync.Mutex
+	cache   map[baton.HandoffID]store.Handoff // shares-history
+	pending map[baton.HandoffID]bool          // sticky-pending-list
+	held    int                               // read-then-write: Updates held at the barrier
+	barrier chan struct{}
+}
+
+func (m *mutant) Update(ctx context.Context, fn func(store.Tx) error) error {
+	switch m.name {
+	case "wrap-fn-error":
+		if err := m.Store.Update(ctx, m.wrap(fn)); err != nil {
+			return fmt.Errorf("mutant: %w", err)
+		}
+		return nil
+	case "commit-on-error":
+		var fnErr error
+		if err := m.Store.Update(ctx, func(tx store.Tx) error { fnErr = m.wrap(fn)(tx); return nil }); err != nil {
+			return err
+		}
+		return fnErr
+	case "read-then-write":
+		return m.readThenWrite(ctx, fn)
+	case "ignores-context":
+		return m.Store.Update(context.Background(), m.wrap(fn))
+	}
+	return m.Store.Update(ctx, m.wrap(fn))
+}
+
+func (m *mutant) View(ctx context.Context, fn func(store.Tx) error) error {
+	switch m.name {
+	case "writable-view":
+		return m.Store.Update(ctx, m.wrap(fn))
+	case "ignores-context":
+		return m.Store.View(context.Background(), m.wrap(fn))
+	}
+	return m.Store.View(ctx, m.wrap(fn))
+}
+
+func (m *mutant) Close() error {
+	if m.name == "noop-close" {
+		return nil
+	}
+	return m.Store.Close()
+}
+
+func (m *mutant) wrap(fn func(store.Tx) error) func(store.Tx) error {
+	return func(tx store.Tx) error { return fn(&mutantTx{Tx: tx, m: m}) }
+}
+
+// readThenWrite runs fn's reads in one View and its writes in a later
+// Update: the classic lost update. The first `writers` Updates that read a
+// workspace wait for each other between the two, so they all read the same
+// counter, and the loss is certain rather than likely.
+func (m *mutant) readThenWrite(ctx context.Context, fn func(store.Tx) error) error {
+	var writes []func(store.Tx) error
+	read := false
+	err := m.Store.View(ctx, func(tx store.Tx) error {
+		return fn(&recordingTx{Tx: tx, writes: &writes, read: &read})
+	})
+	if err != nil {
+		return err
+	}
+	if read {
+		m.mu.Lock()
+		if m.barrier == nil {
+			m.barrier = make(chan struct{})
+		}
+		b := m.barrier
+		if m.held++; m.held == writers {
+			close(b)
+		}
+		m.mu.Unlock()
+		select {
+		case <-b:
+		case <-time.After(10 * time.Second): // not a wait for a state: a bound on a broken child
+		}
+	}
+	return m.Store.Update(ctx, func(tx store.Tx) error {
+		for _, w := range writes {
+			if err := w(tx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+type recordingTx struct {
+	store.Tx
+	writes *[]func(store.Tx) error
+	read   *bool
+}
+
+func (r *recordingTx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
+	*r.read = true
+	return r.Tx.GetWorkspace(id)
+}
+
+func (r *recordingTx) InsertWorkspace(w store.Workspace) error {
+	*r.writes = append(*r.writes, func(tx store.Tx) error { return tx.InsertWorkspace(w) })
+	return nil
+}
+
+func (r *recordingTx) PutWorkspace(w store.Workspace) error {
+	*r.writes = append(*r.writes, func(tx store.Tx) error { return tx.PutWorkspace(w) })
+	return nil
+}
+
+type mutantTx struct {
+	store.Tx
+	m *mutant
+}
+
+func (t *mutantTx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
+	w, err := t.Tx.GetWorkspace(id)
+	switch {
+	case t.m.name == "plain-not-found" && errors.Is(err, store.ErrNotFound):
+		return w, errors.New("no such workspace")
+	case t.m.name == "drops-mission":
+		w.Mission = ""
+	}
+	return w, err
+}
+
+func (t *mutantTx) ListSessions(ws baton.WorkspaceID) ([]store.Session, error) {
+	l, err := t.Tx.ListSessions(ws)
+	if t.m.name == "reversed-sessions" {
+		slices.Reverse(l)
+	}
+	return l, err
+}
+
+func (t *mutantTx) DueWakeups(now time.Time, limit int) ([]store.Wakeup, error) {
+	if t.m.name == "due-ignores-limit" {
+		limit = 0
+	}
+	return t.Tx.DueWakeups(now, limit)
+}
+
+func (t *mutantTx) GetHandoff(id baton.HandoffID) (store.Handoff, error) {
+	if t.m.name != "shares-history" {
+		return t.Tx.GetHandoff(id)
+	}
+	t.m.mu.Lock()
+	defer t.m.mu.Unlock()
+	if h, ok := t.m.cache[id]; ok {
+		return h, nil
+	}
+	h, err := t.Tx.GetHandoff(id)
+	if err == nil {
+		t.m.cache[id] = h
+	}
+	return h, err
+}
+
+func (t *mutantTx) InsertHandoff(h store.Handoff) error {
+	t.forget(h)
+	return t.Tx.InsertHandoff(h)
+}
+
+func (t *mutantTx) PutHandoff(h store.Handoff) error {
+	t.forget(h)
+	return t.Tx.PutHandoff(h)
+}
+
+// forget drops h from the shares-history cache and remembers it in the
+// sticky pending list if it is pending.
+func (t *mutantTx) forget(h store.Handoff) {
+	t.m.mu.Lock()
+	defer t.m.mu.Unlock()
+	delete(t.m.cache, h.ID)
+	if h.State.Pending() {
+		if t.m.pending == nil {
+			t.m.pending = map[baton.HandoffID]bool{}
+		}
+		t.m.pending[h.ID] = true
+	}
+}
+
+func (t *mutantTx) ListPendingHandoffs() ([]store.Handoff, error) {
+	if t.m.name != "sticky-pending-list" {
+		return t.Tx.ListPendingHandoffs()
+	}
+	t.m.mu.Lock()
+	ids := make([]baton.HandoffID, 0, len(t.m.pending))
+	for id := range t.m.pending {
+		ids = append(ids, id)
+	}
+	t.m.mu.Unlock()
+	var out []store.Handoff
+	for _, id := range ids {
+		h, err := t.Tx.GetHandoff(id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}

@@ -1,0 +1,308 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/token"
+	"github.com/batonhq/baton/store"
+)
+
+var valueTests = []testCase{
+	{"FullRecordsRoundTrip", testFullRecordsRoundTrip},
+	{"ZeroTimesRoundTrip", testZeroTimesRoundTrip},
+	{"ReservationRoundTrip", testReservationRoundTrip},
+	{"RecordsAreValues", testRecordsAreValues},
+}
+
+// fixedZone is a location other than UTC and Local; a backend may return
+// times in another location, but the same instant.
+var fixedZone = time.FixedZone("UTC+05:30", 5*3600+30*60)
+
+// zt returns at(i) in fixedZone.
+func zt(i int) time.Time { return at(i).In(fixedZone) }
+
+var fullConfig = baton.EngineConfig{Engine: "claude", Model: "opus", ReasoningEffort: "high", PermissionMode: "plan", Account: "team"}
+
+// Records with every field set, so that a backend which forgets one fails.
+func fullWorkspace() store.Workspace {
+	return store.Workspace{
+		ID: "ws-full", Name: "Full", Mission: "ship it", Root: "/srv/ws-full", Config: fullConfig,
+		CurrentSession: "s-full", ActivationCounter: 42, Archived: true, CreatedAt: zt(1), UpdatedAt: zt(2),
+	}
+}
+
+func fullSession() store.Session {
+	return store.Session{
+		ID: "s-full", Workspace: "ws-full", Config: fullConfig, NativeID: "native-1", Status: store.SessionEnded,
+		ActivationOrder: -1, StartedAt: zt(3), EndedAt: zt(4), EndReason: "rolled back", CreatedAt: zt(5),
+	}
+}
+
+func fullHandoff() store.Handoff {
+	return store.Handoff{
+		ID: "h-full", Workspace: "ws-full", RequestID: "r-full", Fingerprint: "sha256:abc", State: store.StateFailed,
+		Attempt: 3, SourceSession: "s-full", TargetSession: "s-target", SourceConfig: fullConfig,
+		TargetConfig: baton.EngineConfig{Engine: "codex", Model: "gpt", Account: "other"}, GenerateSummary: true,
+		Report: "what happened\nand what is next", ReportPath: "/srv/ws-full/handoff.md",
+		GenerationToken: token.Parse("generation token").Hash(), GenerationDeadline: zt(6), Error: "target failed",
+		StopRequested: true, StopUnconfirmed: true,
+		History: []store.AttemptRecord{
+			{Attempt: 1, TargetSession: "s-t1", Outcome: store.StateFailed, Error: "spawn", EndedAt: zt(7)},
+			{Attempt: 2, TargetSession: "s-t2", Outcome: store.StateInterrupted, EndedAt: zt(8)},
+		},
+		CreatedAt: zt(9), UpdatedAt: zt(10),
+	}
+}
+
+func fullReservation() store.Reservation {
+	return store.Reservation{
+		Workspace: "ws-full", Held: true, Handoff: "h-full", Owner: token.Parse("owner token").Hash(), Epoch: 9,
+		LeaseHolder: "node-1/pid-7", LeaseExpires: zt(11), UpdatedAt: zt(12),
+	}
+}
+
+func fullWakeup() store.Wakeup {
+	return store.Wakeup{
+		ID: "w-full", Workspace: "ws-full", Session: "s-full", Prompt: "check the build", At: zt(13),
+		Status: store.WakeupCancelled, CreatedAt: zt(14), UpdatedAt: zt(15),
+	}
+}
+
+func fullContinuation() store.Continuation {
+	return store.Continuation{
+		ID: "c-full", Workspace: "ws-full", Session: "s-full", Task: "fix the bug", Ending: "context limit",
+		Prompt: "continue", Target: fullConfig, Automated: true, State: store.ContinuationRefused,
+		Reason: "account switched", CreatedAt: zt(16), UpdatedAt: zt(17),
+	}
+}
+
+// records is one of each kind, as read back from a store.
+type records struct {
+	Workspace    store.Workspace
+	Session      store.Session
+	Handoff      store.Handoff
+	Reservation  store.Reservation
+	Wakeup       store.Wakeup
+	Continuation store.Continuation
+}
+
+func (r *records) insert(tx store.Tx) (err error) {
+	if err = tx.InsertWorkspace(r.Workspace); err != nil {
+		return err
+	}
+	if r.Session, err = tx.InsertSession(r.Session); err != nil {
+		return err
+	}
+	if err = tx.InsertHandoff(r.Handoff); err != nil {
+		return err
+	}
+	if err = tx.PutReservation(r.Reservation); err != nil {
+		return err
+	}
+	if err = tx.InsertWakeup(r.Wakeup); err != nil {
+		return err
+	}
+	return tx.InsertContinuation(r.Continuation)
+}
+
+func (r *records) read(tx store.Tx) (got records, err error) {
+	if got.Workspace, err = tx.GetWorkspace(r.Workspace.ID); err != nil {
+		return got, err
+	}
+	if got.Session, err = tx.GetSession(r.Session.ID); err != nil {
+		return got, err
+	}
+	if got.Handoff, err = tx.GetHandoff(r.Handoff.ID); err != nil {
+		return got, err
+	}
+	if got.Reservation, err = tx.GetReservation(r.Reservation.Workspace); err != nil {
+		return got, err
+	}
+	if got.Wakeup, err = tx.GetWakeup(r.Wakeup.ID); err != nil {
+		return got, err
+	}
+	got.Continuation, err = tx.GetContinuation(r.Continuation.ID)
+	return got, err
+}
+
+func roundTrip(t *testing.T, s store.Store, want records) {
+	t.Helper()
+	Update(t, s, want.insert) // sets want.Session.Seq
+	View(t, s, func(tx store.Tx) error {
+		got, err := want.read(tx)
+		if err != nil {
+			return err
+		}
+		diff(t, "records read back", want, got)
+		return nil
+	})
+}
+
+func testFullRecordsRoundTrip(t *testing.T, s store.Store) {
+	roundTrip(t, s, records{fullWorkspace(), fullSession(), fullHandoff(), fullReservation(), fullWakeup(), fullContinuation()})
+}
+
+func testZeroTimesRoundTrip(t *testing.T, s store.Store) {
+	want := records{
+		Workspace:    store.Workspace{ID: "ws-z"},
+		Session:      store.Session{ID: "s-z", Workspace: "ws-z"},
+		Handoff:      store.Handoff{ID: "h-z", Workspace: "ws-z", RequestID: "r-z", History: []store.AttemptRecord{{Attempt: 1}}},
+		Reservation:  store.Reservation{Workspace: "ws-z"},
+		Wakeup:       store.Wakeup{ID: "w-z", Workspace: "ws-z"},
+		Continuation: store.Continuation{ID: "c-z", Workspace: "ws-z"},
+	}
+	roundTrip(t, s, want)
+	View(t, s, func(tx store.Tx) error {
+		got, err := want.read(tx)
+		if err != nil {
+			return err
+		}
+		for name, tm := range map[string]time.Time{
+			"Workspace.CreatedAt": got.Workspace.CreatedAt, "Session.StartedAt": got.Session.StartedAt,
+			"Session.EndedAt": got.Session.EndedAt, "Handoff.GenerationDeadline": got.Handoff.GenerationDeadline,
+			"Handoff.History[0].EndedAt": got.Handoff.History[0].EndedAt, "Reservation.LeaseExpires": got.Reservation.LeaseExpires,
+			"Wakeup.At": got.Wakeup.At, "Continuation.UpdatedAt": got.Continuation.UpdatedAt,
+		} {
+			if !tm.IsZero() {
+				t.Errorf("%s = %v, want the zero time (IsZero)", name, tm)
+			}
+		}
+		return nil
+	})
+}
+
+func testReservationRoundTrip(t *testing.T, s store.Store) {
+	View(t, s, func(tx store.Tx) error {
+		_, err := tx.GetReservation("ws-full")
+		wantNotFound(t, "GetReservation before any Put", err)
+		return nil
+	})
+	taken := fullReservation()
+	released := taken
+	released.Held, released.Handoff, released.Owner, released.LeaseHolder, released.LeaseExpires = false, "", token.Hash{}, "", time.Time{}
+	retaken := taken
+	retaken.Epoch, retaken.Owner = taken.Epoch+1, token.Parse("another owner").Hash()
+	other := store.Reservation{Workspace: "ws-other", Held: true, Epoch: 1}
+	for _, r := range []store.Reservation{taken, released, retaken} {
+		Update(t, s, func(tx store.Tx) error {
+			if err := tx.PutReservation(r); err != nil {
+				return err
+			}
+			got, err := tx.GetReservation(r.Workspace)
+			if err != nil {
+				return err
+			}
+			diff(t, "GetReservation in the Update that put it", r, got)
+			return tx.PutReservation(other)
+		})
+		View(t, s, func(tx store.Tx) error {
+			got, err := tx.GetReservation(r.Workspace)
+			if err != nil {
+				return err
+			}
+			diff(t, "GetReservation", r, got)
+			got, err = tx.GetReservation(other.Workspace)
+			if err != nil {
+				return err
+			}
+			diff(t, "GetReservation of another workspace", other, got)
+			return nil
+		})
+	}
+}
+
+func testRecordsAreValues(t *testing.T, s store.Store) {
+	want := fullHandoff()
+	want.State = store.StateStopping
+	in := fullHandoff()
+	in.State = store.StateStopping
+
+	// scribble changes a handoff the way a careless caller would, through
+	// its History slice too.
+	scribble := func(h *store.Handoff) {
+		h.Report = "scribbled"
+		if len(h.History) > 0 {
+			h.History[0].Error = "scribbled"
+		}
+		h.History = append(h.History, store.AttemptRecord{Attempt: 99})
+	}
+	check := func(when string) {
+		t.Helper()
+		View(t, s, func(tx store.Tx) error {
+			got, err := tx.GetHandoff(want.ID)
+			if err != nil {
+				return err
+			}
+			diff(t, "stored handoff "+when, want, got)
+			return nil
+		})
+	}
+
+	Update(t, s, func(tx store.Tx) error {
+		if err := tx.InsertHandoff(in); err != nil {
+			return err
+		}
+		scribble(&in)
+		got, err := tx.GetHandoff(want.ID)
+		if err != nil {
+			return err
+		}
+		scribble(&got)
+		got, err = tx.GetHandoff(want.ID)
+		if err != nil {
+			return err
+		}
+		diff(t, "handoff in the inserting Update, after scribbling on the inserted and the read record", want, got)
+		return nil
+	})
+	check("after scribbling on the record given to InsertHandoff")
+
+	// Every way out returns a copy.
+	View(t, s, func(tx store.Tx) error {
+		reads := map[string]func() (store.Handoff, error){
+			"GetHandoff":       func() (store.Handoff, error) { return tx.GetHandoff(want.ID) },
+			"HandoffByRequest": func() (store.Handoff, error) { return tx.HandoffByRequest(want.Workspace, want.RequestID) },
+			"PendingHandoff":   func() (store.Handoff, error) { return tx.PendingHandoff(want.Workspace) },
+			"ListHandoffs": func() (store.Handoff, error) {
+				l, err := tx.ListHandoffs(want.Workspace)
+				if err != nil || len(l) != 1 {
+					return store.Handoff{}, err
+				}
+				scribble(&l[0])
+				return l[0], nil
+			},
+			"ListPendingHandoffs": func() (store.Handoff, error) {
+				l, err := tx.ListPendingHandoffs()
+				if err != nil || len(l) != 1 {
+					return store.Handoff{}, err
+				}
+				scribble(&l[0])
+				return l[0], nil
+			},
+		}
+		for name, read := range reads {
+			got, err := read()
+			if err != nil {
+				return err
+			}
+			scribble(&got)
+			again, err := tx.GetHandoff(want.ID)
+			if err != nil {
+				return err
+			}
+			diff(t, "handoff after scribbling on the result of "+name, want, again)
+		}
+		return nil
+	})
+
+	// Put copies too.
+	put := fullHandoff()
+	put.State = store.StateGenerating
+	want = put
+	want.History = append([]store.AttemptRecord(nil), put.History...)
+	Update(t, s, func(tx store.Tx) error { return tx.PutHandoff(put) })
+	scribble(&put)
+	check("after scribbling on the record given to PutHandoff")
+}
