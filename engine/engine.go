@@ -119,7 +119,7 @@ type ExitStatus struct {
 	// the same); empty otherwise (Ready already returned it, or there is
 	// none).
 	NativeID string
-	At      time.Time
+	At       time.Time
 }
 
 // Clean reports a zero exit code and no error.

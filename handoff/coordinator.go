@@ -151,8 +151,10 @@ func (c *Coordinator) InstanceID() string { return c.id }
 func (c *Coordinator) Graph() Graph { return Graph{DOT: c.sm.ToGraph(), Mermaid: mermaid()} }
 
 func (c *Coordinator) observe(t Trigger, h store.Handoff) {
-	c.log.Info("handoff transition", zap.String("handoff", string(h.ID)), zap.String("workspace", string(h.Workspace)),
-		zap.String("trigger", string(t)), zap.String("state", string(h.State)), zap.Int("attempt", h.Attempt))
+	if ce := c.log.Check(zap.InfoLevel, "handoff transition"); ce != nil {
+		ce.Write(zap.String("handoff", string(h.ID)), zap.String("workspace", string(h.Workspace)),
+			zap.String("trigger", string(t)), zap.String("state", string(h.State)), zap.Int("attempt", h.Attempt))
+	}
 	if len(c.observers) == 0 {
 		return
 	}

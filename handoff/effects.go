@@ -33,8 +33,8 @@ func beginCreate(ctx context.Context, _ ...any) error {
 		return err
 	}
 	f.h.SourceConfig = ws.Config
-	if f.source != nil {
-		f.h.SourceConfig = f.source.Config
+	if src := f.src(); src != nil {
+		f.h.SourceConfig = src.Config
 	}
 	return take(f)
 }
@@ -209,7 +209,7 @@ func restoreSource(f *fire) error {
 	if err := setWorkspaceConfig(f, f.h.SourceConfig); err != nil {
 		return err
 	}
-	if f.source == nil {
+	if f.src() == nil {
 		return session.Refresh(f.tx, f.h.Workspace, f.now)
 	}
 	_, err := session.Activate(f.tx, f.source.ID, f.now)

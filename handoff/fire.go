@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/token"
 	"github.com/batonhq/baton/session"
@@ -35,11 +34,16 @@ type input struct {
 // machine reads and writes h; effects write other records through tx.
 type fire struct {
 	input
-	c      *Coordinator
-	tx     store.Tx
-	h      *store.Handoff
-	now    time.Time
-	source *store.Session // the source session, when there is one
+	c   *Coordinator
+	tx  store.Tx
+	h   *store.Handoff
+	now time.Time
+	row store.Handoff
+	// The source session, loaded by src on first use.
+	source    *store.Session
+	srcRow    store.Session
+	srcLoaded bool
+	srcErr    error
 
 	// Outputs, valid once the transaction has committed.
 	owner    session.Owner // a reservation was (re)taken
@@ -54,50 +58,66 @@ func fireOf(ctx context.Context) *fire { return ctx.Value(fireKey{}).(*fire) }
 // for Create), lets check refuse it, fires the trigger and writes the row.
 // It returns the committed row and the firing's outputs.
 func (c *Coordinator) apply(ctx context.Context, id string, in input, check func(tx store.Tx, h store.Handoff) error) (store.Handoff, *fire, error) {
-	var f *fire
+	// One allocation holds the firing, its input and the row; the closure
+	// captures only f, so in and the row do not escape separately.
+	f := &fire{input: in}
 	err := c.store.Update(ctx, func(tx store.Tx) error {
-		h := store.Handoff{}
-		if in.trigger != TriggerCreate {
+		// A fresh firing on every call: a store may run fn again after a
+		// conflict, and nothing of an aborted try may leak into the next.
+		*f = fire{input: f.input, c: c, tx: tx}
+		f.h = &f.row
+		if f.trigger != TriggerCreate {
 			var err error
-			if h, err = tx.GetHandoff(handoffID(id)); err != nil {
+			if f.row, err = tx.GetHandoff(handoffID(id)); err != nil {
 				return notFound(err)
 			}
 		}
 		if check != nil {
-			if err := check(tx, h); err != nil {
+			if err := check(tx, f.row); err != nil {
 				return err
 			}
 		}
-		f = &fire{input: in, c: c, tx: tx, h: &h, now: c.clock.Now()}
-		if src := sourceOf(h, in); src != "" {
-			s, err := tx.GetSession(baton.SessionID(src))
-			if err == nil {
-				f.source = &s
-			} else if !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
-		}
-		if err := c.sm.FireCtx(context.WithValue(ctx, fireKey{}, f), in.trigger); err != nil {
+		f.now = c.clock.Now()
+		if err := c.sm.FireCtx(context.WithValue(ctx, fireKey{}, f), f.trigger); err != nil {
 			return err
 		}
-		h.UpdatedAt = f.now
-		if in.trigger == TriggerCreate {
-			return tx.InsertHandoff(h)
+		if f.srcErr != nil {
+			return f.srcErr
 		}
-		return tx.PutHandoff(h)
+		f.row.UpdatedAt = f.now
+		if f.trigger == TriggerCreate {
+			return tx.InsertHandoff(f.row)
+		}
+		return tx.PutHandoff(f.row)
 	})
 	if err != nil {
 		return store.Handoff{}, nil, err
 	}
-	c.observe(in.trigger, *f.h)
-	return *f.h, f, nil
+	f.tx = nil
+	c.observe(f.trigger, f.row)
+	return f.row, f, nil
 }
 
-func sourceOf(h store.Handoff, in input) string {
-	if in.trigger == TriggerCreate {
-		return string(in.req.SourceSession)
+// src loads the source session on first use (most transitions never need
+// it). A store error other than not-found is kept and aborts the
+// transaction after the firing.
+func (f *fire) src() *store.Session {
+	if f.srcLoaded {
+		return f.source
 	}
-	return string(h.SourceSession)
+	f.srcLoaded = true
+	if f.h.SourceSession == "" {
+		return nil
+	}
+	s, err := f.tx.GetSession(f.h.SourceSession)
+	switch {
+	case err == nil:
+		f.srcRow = s
+		f.source = &f.srcRow
+	case !errors.Is(err, store.ErrNotFound):
+		f.srcErr = err
+	}
+	return f.source
 }
 
 // engineCheck admits an engine trigger only for the current attempt, in an

@@ -7,7 +7,8 @@ import "context"
 // names them.
 
 func sourceResumable(f *fire) bool {
-	return f.source != nil && f.source.NativeID != "" && f.source.Config.Engine == f.h.SourceConfig.Engine
+	src := f.src()
+	return src != nil && src.NativeID != "" && src.Config.Engine == f.h.SourceConfig.Engine
 }
 
 func needsReport(f *fire) bool { return f.h.GenerateSummary && f.h.Report == "" }
