@@ -31,6 +31,19 @@
 // moves wakeups pinned to a transfer's source onto its target, and only the
 // completion transaction calls it.
 //
+// Continuations: PlanContinue resumes whenever a session with a native id
+// exists on the target's engine and account, byte-for-byte (the same resume
+// argument, the user's prompt alone), and otherwise opens a fresh session
+// briefed from the record (package recap); automated triggers may only
+// resume, checked when they fire. Continue runs a plan now, retrying once as
+// a fresh briefed session when the engine reports the native session
+// missing (never on an authentication failure or after a cancel).
+// QueueContinuation and RunQueued keep a continuation, with how the previous
+// attempt ended, across restarts; it is marked started before its launch, so
+// it never runs twice.
+//
+// Reconcile, run once at start, ends the rows a crash left running.
+//
 // # Caveats
 //
 // The process table is per Service, so per process: with several

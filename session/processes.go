@@ -26,16 +26,43 @@ type LaunchRequest struct {
 	OnExit func(engine.ExitStatus)
 }
 
-// slot is a workspace's launch lock and its running process. Invariant: at
-// most one running process per workspace.
+// slot is a workspace's launch lock and its process. Invariant: at most one
+// process per workspace. A process keeps its slot until its watcher has
+// recorded its end (or Halt has), so no new run of a session starts before
+// the previous run's end is on record.
 type slot struct {
-	mu  sync.Mutex
-	run *running
+	mu    sync.Mutex
+	run   *running
+	start sync.Mutex // serializes ordinary Starts: choosing a row and launching
 }
 
 type running struct {
 	session baton.SessionID
 	proc    engine.Process
+	halted  bool          // Halt confirmed the stop and recorded the end
+	cleared chan struct{} // closed once the slot is free of this run
+}
+
+// acquire waits until the slot holds no process, or one whose end is
+// settled (halted or exited) and about to be cleared. It returns with
+// sl.mu held, or ErrSessionRunning while a live process holds the slot.
+func (sl *slot) acquire(ctx context.Context) error {
+	sl.mu.Lock()
+	for sl.run != nil {
+		r := sl.run
+		if alive(r.proc) && !r.halted {
+			sl.mu.Unlock()
+			return baton.Errorf(ErrSessionRunning, "session %s", r.session)
+		}
+		sl.mu.Unlock()
+		select {
+		case <-r.cleared:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		sl.mu.Lock()
+	}
+	return nil
 }
 
 func (s *Service) slot(ws baton.WorkspaceID) *slot {
@@ -75,11 +102,10 @@ func (s *Service) Launch(ctx context.Context, req LaunchRequest) (engine.Process
 	}
 	defer s.wg.Done()
 	sl := s.slot(req.Workspace)
-	sl.mu.Lock()
-	defer sl.mu.Unlock()
-	if sl.run != nil && alive(sl.run.proc) {
-		return nil, baton.Errorf(ErrSessionRunning, "session %s", sl.run.session)
+	if err := sl.acquire(ctx); err != nil {
+		return nil, err
 	}
+	defer sl.mu.Unlock()
 	err := s.store.View(ctx, func(tx store.Tx) error {
 		if err := CheckWritable(tx, req.Workspace, Owner{Token: req.Owner, Epoch: req.Epoch}); err != nil {
 			return err
@@ -98,7 +124,7 @@ func (s *Service) Launch(ctx context.Context, req LaunchRequest) (engine.Process
 	if err != nil {
 		return nil, err
 	}
-	r := &running{session: req.Session, proc: p}
+	r := &running{session: req.Session, proc: p, cleared: make(chan struct{})}
 	sl.run = r
 	s.wg.Add(1)
 	go s.watch(sl, r, req.OnExit)
@@ -109,13 +135,17 @@ func (s *Service) watch(sl *slot, r *running, onExit func(engine.ExitStatus)) {
 	defer s.wg.Done()
 	<-r.proc.Done()
 	sl.mu.Lock()
+	halted := r.halted
+	sl.mu.Unlock()
+	if onExit != nil && !halted {
+		onExit(r.proc.Exit())
+	}
+	sl.mu.Lock()
 	if sl.run == r {
 		sl.run = nil
 	}
 	sl.mu.Unlock()
-	if onExit != nil {
-		onExit(r.proc.Exit())
-	}
+	close(r.cleared)
 }
 
 // Running returns the session whose process runs in the workspace, if any
@@ -147,18 +177,17 @@ func (s *Service) Halt(ctx context.Context, ws baton.WorkspaceID) (engine.StopOu
 		out, err = r.proc.Stop(ctx)
 	}
 	if out.Confirmed() {
-		sl.mu.Lock()
-		if sl.run == r {
-			sl.run = nil
-		}
-		sl.mu.Unlock()
 		// Record the end now rather than when the watcher gets to it, so
-		// that the row says "ended" as soon as Halt returns.
+		// that the row says "ended" as soon as Halt returns; the watcher
+		// then only frees the slot.
 		reason := "stopped"
 		if !alive(r.proc) {
 			reason = endReason(r.proc.Exit())
 		}
 		s.ended(r.session, reason)
+		sl.mu.Lock()
+		r.halted = true
+		sl.mu.Unlock()
 	}
 	return out, err
 }

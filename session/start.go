@@ -45,6 +45,30 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (store.Session, e
 	if strings.TrimSpace(req.Prompt) == "" || len(req.Prompt) > MaxPromptChars {
 		return store.Session{}, baton.Errorf(baton.ErrInvalid, "prompt must be 1..%d bytes", MaxPromptChars)
 	}
+	p, sess, err := s.launchStart(ctx, req)
+	if err != nil {
+		return store.Session{}, err
+	}
+	return s.awaitReady(ctx, p, sess)
+}
+
+// launchStart chooses the session and launches it. One ordinary start at a time
+// per workspace, and none while a process runs there: checked before a row
+// is chosen, so a refused start never touches the row of the session that
+// runs, and a previous run's late end never lands on the next run.
+func (s *Service) launchStart(ctx context.Context, req StartRequest) (engine.Process, store.Session, error) {
+	// A reserved workspace answers busy before anything else (and again in
+	// the transaction below, which is what counts).
+	if err := s.AssertWritable(ctx, req.Workspace, req.Owner); err != nil {
+		return nil, store.Session{}, err
+	}
+	sl := s.slot(req.Workspace)
+	sl.start.Lock()
+	defer sl.start.Unlock()
+	if err := sl.acquire(ctx); err != nil {
+		return nil, store.Session{}, err
+	}
+	sl.mu.Unlock()
 	var sess store.Session
 	var dir string
 	err := s.store.Update(ctx, func(tx store.Tx) error {
@@ -63,9 +87,42 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (store.Session, e
 		return err
 	})
 	if err != nil {
+		return nil, store.Session{}, err
+	}
+	p, err := s.launchRecorded(ctx, sess, req, dir)
+	return p, sess, err
+}
+
+// run launches a session already recorded as running and waits for its
+// readiness.
+func (s *Service) run(ctx context.Context, sess store.Session, req StartRequest, dir string) (store.Session, error) {
+	p, err := s.launchRecorded(ctx, sess, req, dir)
+	if err != nil {
 		return store.Session{}, err
 	}
-	return s.run(ctx, sess, req, dir)
+	return s.awaitReady(ctx, p, sess)
+}
+
+// launchRecorded launches a session recorded as running: a resume when it
+// has a native id, fresh otherwise. Its end is recorded when it exits; a
+// failed launch is recorded at once.
+func (s *Service) launchRecorded(ctx context.Context, sess store.Session, req StartRequest, dir string) (engine.Process, error) {
+	sreq := engine.StartRequest{
+		Workspace: sess.Workspace, Session: sess.ID, Config: sess.Config,
+		Mode: engine.Fresh, Turn: engine.Normal, Prompt: req.Prompt, Dir: dir, Owner: req.Owner.Token,
+	}
+	if sess.NativeID != "" {
+		sreq.Mode, sreq.NativeID = engine.Resume, sess.NativeID
+	}
+	id := sess.ID
+	p, err := s.Launch(ctx, LaunchRequest{StartRequest: sreq, Epoch: req.Owner.Epoch, OnExit: func(st engine.ExitStatus) {
+		s.ended(id, endReason(st))
+	}})
+	if err != nil {
+		s.ended(id, "start failed: "+err.Error())
+		return nil, err
+	}
+	return p, nil
 }
 
 // choose picks the session to run and records it as running and activated.
@@ -107,22 +164,8 @@ func (s *Service) choose(tx store.Tx, ws store.Workspace, req StartRequest) (sto
 	return Activate(tx, sess.ID, now)
 }
 
-// run launches sess and waits for readiness, recording the outcome.
-func (s *Service) run(ctx context.Context, sess store.Session, req StartRequest, dir string) (store.Session, error) {
-	sreq := engine.StartRequest{
-		Workspace: sess.Workspace, Session: sess.ID, Config: sess.Config,
-		Mode: engine.Fresh, Turn: engine.Normal, Prompt: req.Prompt, Dir: dir, Owner: req.Owner.Token,
-	}
-	if sess.NativeID != "" {
-		sreq.Mode, sreq.NativeID = engine.Resume, sess.NativeID
-	}
-	p, err := s.Launch(ctx, LaunchRequest{StartRequest: sreq, Epoch: req.Owner.Epoch, OnExit: func(st engine.ExitStatus) {
-		s.ended(sess.ID, endReason(st))
-	}})
-	if err != nil {
-		s.ended(sess.ID, "start failed: "+err.Error())
-		return store.Session{}, err
-	}
+// awaitReady waits for the launched session's readiness and records it.
+func (s *Service) awaitReady(ctx context.Context, p engine.Process, sess store.Session) (store.Session, error) {
 	native, err := p.Ready(ctx)
 	if err != nil {
 		// The process may still be alive (ctx ended first); stop it so the

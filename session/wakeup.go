@@ -153,29 +153,56 @@ func (s *Service) FireDue(ctx context.Context, limit int) (FireResult, error) {
 		case "refused":
 			res.Refused = append(res.Refused, w.ID)
 		case "fired":
-			res.Fired = append(res.Fired, w.ID)
-			if _, err := s.Start(ctx, StartRequest{Workspace: w.Workspace, Session: target.ID, Prompt: w.Prompt}); err != nil {
+			_, err := s.Start(ctx, StartRequest{Workspace: w.Workspace, Session: target.ID, Prompt: w.Prompt})
+			switch {
+			case errors.Is(err, ErrWorkspaceBusy), errors.Is(err, ErrStaleEpoch), errors.Is(err, ErrSessionRunning):
+				// Refused before the engine was called (a transfer reserved
+				// the workspace, or a process started, in between): put
+				// it back rather than drop it.
+				if perr := s.repend(ctx, w.ID); perr != nil {
+					return res, perr
+				}
+				res.Deferred = append(res.Deferred, w.ID)
+			case err != nil:
+				res.Fired = append(res.Fired, w.ID)
 				s.log.Warn("wakeup delivery failed", zapSession(target.ID), zapErr(err))
+			default:
+				res.Fired = append(res.Fired, w.ID)
 			}
 		}
 	}
 	return res, nil
 }
 
-// wakeupTarget is the session a wakeup may resume, or the zero Session.
+// repend puts a wakeup marked fired back to pending.
+func (s *Service) repend(ctx context.Context, id baton.WakeupID) error {
+	return s.store.Update(ctx, func(tx store.Tx) error {
+		w, err := tx.GetWakeup(id)
+		if err != nil || w.Status != store.WakeupFired {
+			return err
+		}
+		w.Status, w.UpdatedAt = store.WakeupPending, s.clock.Now()
+		return tx.PutWakeup(w)
+	})
+}
+
+// wakeupTarget is the session a wakeup may resume, or the zero Session: the
+// pinned session, or for an unpinned wakeup the implicit-resume choice
+// (the same rule an ordinary message follows).
 func (s *Service) wakeupTarget(tx store.Tx, w store.Wakeup) (store.Session, error) {
 	ws, err := tx.GetWorkspace(w.Workspace)
 	if err != nil {
 		return store.Session{}, err
 	}
-	id := w.Session
-	if id == "" {
-		id = ws.CurrentSession
+	if w.Session == "" {
+		all, err := tx.ListSessions(ws.ID)
+		if err != nil {
+			return store.Session{}, err
+		}
+		sess, _ := SelectImplicitResume(all, ws.Config)
+		return sess, nil
 	}
-	if id == "" {
-		return store.Session{}, nil
-	}
-	sess, err := tx.GetSession(id)
+	sess, err := tx.GetSession(w.Session)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Session{}, nil
 	}

@@ -1,0 +1,153 @@
+package session
+
+import (
+	"iter"
+	"strings"
+
+	"github.com/batonhq/baton/recap"
+)
+
+// The text around the new message in a fresh session's opening prompt. The
+// briefing tells the agent to read what follows it as history; this heading
+// marks where the history stops and the message to act on starts.
+const (
+	newMessageHeading = "\n\n## New message\n\nEverything above is history. This is the message to act on now:\n\n"
+	// taskStandIn replaces a new message that is the original task itself,
+	// so that the task appears once.
+	taskStandIn = "Carry on with the original task, quoted above."
+)
+
+// briefing replays the record for a fresh session, without a trailing
+// echo of the new message, and without the briefing's final line break.
+// events is ranged over once; nil means nothing was recorded.
+func briefing(task, ending, prompt string, events iter.Seq[recap.Event], lim recap.Limits) string {
+	b := recap.Conversation(recap.Input{Task: task, Ending: ending, Events: withoutEcho(events, prompt)}, lim)
+	return strings.TrimRight(b, "\n")
+}
+
+// opening is a fresh session's opening prompt: the briefing, then the new
+// message under its heading. A message that is the task, when the briefing
+// quotes that task whole, is replaced by a line pointing at it, so the task
+// appears once; otherwise the message is delivered as written.
+func opening(briefing, prompt, task string) string {
+	msg := prompt
+	if t := strings.TrimSpace(task); t != "" && strings.TrimSpace(prompt) == t && strings.Contains(briefing, quoted(t)) {
+		msg = taskStandIn
+	}
+	return briefing + newMessageHeading + msg
+}
+
+// quoted renders text as recap quotes it: each line behind "> ", an empty
+// line as ">". If recap altered the text (clipped, redacted, stripped), the
+// result is not found in the briefing and the message is sent in full.
+func quoted(text string) string {
+	var b strings.Builder
+	for line := range strings.SplitSeq(text, "\n") {
+		if line == "" {
+			b.WriteString(">\n")
+			continue
+		}
+		b.WriteString("> ")
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Bounds of what withoutEcho holds back: user text beyond the prompt's own
+// length plus echoSlack cannot be its echo, nor can more than echoEvents
+// events.
+const (
+	echoSlack  = 1024
+	echoEvents = 256
+)
+
+// withoutEcho yields events except a trailing user message whose text (its
+// chunks joined, surrounding white space ignored) is prompt: the host may
+// have appended the continuation's own message before the briefing is
+// built, and a briefing must never replay the message it precedes. It
+// holds back at most the trailing user text that could be that echo, so
+// its memory stays O(len(prompt)) whatever the transcript's length.
+func withoutEcho(events iter.Seq[recap.Event], prompt string) iter.Seq[recap.Event] {
+	want := strings.TrimSpace(prompt)
+	if events == nil || want == "" {
+		return events
+	}
+	limit := len(prompt) + echoSlack
+	return func(yield func(recap.Event) bool) {
+		var held []recap.Event
+		size := 0 // bytes of user message text in held
+		pop := func() bool {
+			ev := held[0]
+			held = held[1:]
+			if userText(ev) {
+				size -= len(ev.Text)
+			}
+			return yield(ev)
+		}
+		for ev := range events {
+			switch {
+			case userText(ev):
+				held = append(held, ev)
+				size += len(ev.Text)
+			case ev.Kind == recap.Message:
+				// Another speaker's message: no trailing user message yet.
+				for len(held) > 0 {
+					if !pop() {
+						return
+					}
+				}
+				if !yield(ev) {
+					return
+				}
+				continue
+			case len(held) == 0:
+				if !yield(ev) {
+					return
+				}
+				continue
+			default:
+				held = append(held, ev) // a note or tool call inside the trailing run
+			}
+			for len(held) > 0 && (size > limit || len(held) > echoEvents) {
+				if !pop() {
+					return
+				}
+			}
+		}
+		for _, ev := range held[:echoStart(held, want)] {
+			if !yield(ev) {
+				return
+			}
+		}
+	}
+}
+
+func userText(ev recap.Event) bool { return ev.Kind == recap.Message && ev.Speaker == recap.User }
+
+// echoStart returns the index of the user event of held where a suffix
+// whose user text is want begins, or len(held) when there is none.
+func echoStart(held []recap.Event, want string) int {
+	var all strings.Builder
+	starts := make([]int, len(held))
+	for i, ev := range held {
+		starts[i] = all.Len()
+		if userText(ev) {
+			all.WriteString(ev.Text)
+		}
+	}
+	text := all.String()
+	for i := len(held) - 1; i >= 0; i-- {
+		if !userText(held[i]) {
+			continue
+		}
+		suffix := strings.TrimSpace(text[starts[i]:])
+		if suffix == want {
+			return i
+		}
+		if len(suffix) > len(want) {
+			break
+		}
+	}
+	return len(held)
+}

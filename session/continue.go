@@ -1,0 +1,239 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/store"
+)
+
+// PlanAction is what a continuation does.
+type PlanAction int
+
+const (
+	// PlanResume resumes Plan.Session byte for byte: the same native id,
+	// no briefing, the prompt alone.
+	PlanResume PlanAction = iota + 1
+	// PlanFresh opens a fresh session whose opening prompt is a briefing
+	// built from the record, followed by the prompt.
+	PlanFresh
+	// PlanRefuse starts nothing: an automated trigger may only resume, and
+	// there is nothing to resume. Plan.Reason says so for the user.
+	PlanRefuse
+)
+
+// String returns "resume", "fresh", "refuse", or "PlanAction(n)".
+func (a PlanAction) String() string {
+	switch a {
+	case PlanResume:
+		return "resume"
+	case PlanFresh:
+		return "fresh"
+	case PlanRefuse:
+		return "refuse"
+	}
+	return fmt.Sprintf("PlanAction(%d)", int(a))
+}
+
+// Plan is how a run continues.
+type Plan struct {
+	Action PlanAction
+	// Session is the session to resume (PlanResume only).
+	Session store.Session
+	// Reason says why, in words a user can read; for PlanRefuse it is the
+	// text of the ErrResumeOnly error Continue returns.
+	Reason string
+}
+
+// PlanContinue applies the continuation rule to a workspace's sessions. It
+// resumes whenever there is something to resume: the session the
+// implicit-resume rule picks for target (SelectImplicitResume: a native id
+// on the same engine and account, rolled-back sessions excluded, running
+// first, then the highest activation order). Otherwise it opens a fresh
+// session briefed from the record: "nothing recorded" and "an id this
+// engine or account cannot resolve" are the same case. An automated
+// trigger (timer, wakeup, restart recovery without a user) may only
+// resume: where only a fresh session is possible it refuses. PlanContinue
+// is pure; call it again when the trigger fires, not only when it is
+// scheduled.
+func PlanContinue(sessions []store.Session, target baton.EngineConfig, automated bool) Plan {
+	p, _ := planContinue(sessions, target, automated)
+	return p
+}
+
+// planContinue is PlanContinue with the refusal's error.
+func planContinue(sessions []store.Session, target baton.EngineConfig, automated bool) (Plan, error) {
+	if s, ok := SelectImplicitResume(sessions, target); ok {
+		return Plan{Action: PlanResume, Session: s, Reason: fmt.Sprintf("resume session %s (native id %s) on %s", s.ID, s.NativeID, describe(target))}, nil
+	}
+	none := "no session with a native id on " + describe(target)
+	if automated {
+		err := baton.Errorf(ErrResumeOnly, "%s; only a user's message may start a fresh briefed session", none)
+		return Plan{Action: PlanRefuse, Reason: err.Error()}, err
+	}
+	return Plan{Action: PlanFresh, Reason: none + ": a fresh session briefed from the record"}, nil
+}
+
+// describe names an engine and account for a reason.
+func describe(c baton.EngineConfig) string {
+	c = c.Normalize()
+	if c.Account == "" {
+		return fmt.Sprintf("engine %q with the default account", c.Engine)
+	}
+	return fmt.Sprintf("engine %q with account %q", c.Engine, c.Account)
+}
+
+// ContinueRequest asks to continue a workspace's run.
+type ContinueRequest struct {
+	Workspace baton.WorkspaceID
+	// Prompt is the new message, 1..MaxPromptChars bytes. A resume delivers
+	// it alone, byte for byte; a fresh session gets it after the briefing.
+	Prompt string
+	// Task is the run's original task, quoted once in a briefing (at most
+	// MaxPromptChars bytes).
+	Task string
+	// Ending says how the previous attempt ended, quoted in a briefing when
+	// not blank (at most MaxPromptChars bytes).
+	Ending string
+	// Target is the configuration to continue on; the zero value means the
+	// workspace's. Its engine and account decide whether a session can be
+	// resumed; a resumed session then runs with all of Target (model,
+	// effort, permission mode). Unless the plan is a refusal, Target becomes
+	// the workspace's configuration before the start, so the next ordinary
+	// message resumes the session the continuation ran.
+	Target baton.EngineConfig
+	// Automated marks a trigger without a user (a usage-limit timer, a
+	// wakeup, restart recovery): it may only resume.
+	Automated bool
+	// Events yields the previous conversation (a transcript source). It is
+	// ranged over at most once, and only when a briefing is built; nil means
+	// nothing was recorded. A trailing user message equal to Prompt (the
+	// host appended the continuation's own message already) is left out, so
+	// a briefing never replays the message it precedes.
+	Events iter.Seq[recap.Event]
+	// Limits bound the conversation replay and name markers and secrets to
+	// strip (see recap.Conversation).
+	Limits recap.Limits
+}
+
+// ContinueResult says how a continuation ran.
+type ContinueResult struct {
+	// Plan is the plan carried out: after a missing-session retry, the
+	// fresh one (Retried is then true).
+	Plan Plan
+	// Session is the session running the continuation, as recorded once the
+	// engine confirmed readiness; the zero Session when none did.
+	Session store.Session
+	// Briefed reports that a fresh session was seeded with Briefing. The
+	// briefing is delivery-only: record a note ("a fresh session was
+	// seeded") in the transcript, and the user's words alone as the message.
+	Briefed bool
+	// Briefing is the text prepended to the prompt; "" unless Briefed.
+	Briefing string
+	// Prompt is the opening prompt handed to the engine (for a resume, the
+	// request's Prompt, byte for byte).
+	Prompt string
+	// Missing is the session whose resume failed because the engine could
+	// not find its native session (engine.ErrSessionMissing); it was rolled
+	// back (order -1), so no default choice picks it again, while an
+	// explicit Start of it still may. Retried reports that a fresh briefed
+	// session was then started instead.
+	Missing baton.SessionID
+	Retried bool
+}
+
+// Continue continues a workspace's run by the PlanContinue rule, through
+// Start: a resume is Start{Session: id, Prompt: Prompt}, byte for byte; a
+// fresh session is Start{Fresh: true} with the briefing, then Prompt, as
+// its opening prompt. It waits (until ctx is done) for readiness. A resume
+// that fails with engine.ErrSessionMissing rolls that session back and is
+// retried once as a fresh briefed session, unless the trigger is
+// automated or ctx is done; never after any other error (engine.ErrAuth
+// included).
+//
+// Errors: baton.ErrInvalid (bad input; a Target the engine refuses; a
+// prompt too long to follow the briefing), store.ErrNotFound (workspace),
+// ErrArchived, ErrWorkspaceBusy / ErrStaleEpoch (a transfer is pending),
+// ErrSessionRunning, ErrResumeOnly (automated and nothing to resume: the
+// result's Plan says why, and nothing was written), ErrClosed, and
+// whatever Start returns (the engine's errors, after which the session row
+// is marked ended with the reason). Not safe to retry blindly after an
+// engine error: the rows show what happened; safe to call again after a
+// refusal that came before the engine (nothing was launched).
+func (s *Service) Continue(ctx context.Context, req ContinueRequest) (ContinueResult, error) {
+	if err := s.checkContinue(ctx, req.Prompt, req.Task, req.Ending, req.Target); err != nil {
+		return ContinueResult{}, err
+	}
+	if err := s.enter(); err != nil {
+		return ContinueResult{}, err
+	}
+	defer s.wg.Done()
+	if id, busy := s.Running(req.Workspace); busy {
+		return ContinueResult{}, baton.Errorf(ErrSessionRunning, "session %s", id)
+	}
+	j := &contJob{ws: req.Workspace, prompt: req.Prompt, task: req.Task, ending: req.Ending, automated: req.Automated, limits: req.Limits,
+		events: func() iter.Seq[recap.Event] { return req.Events }}
+	var plan Plan
+	var refusal error
+	err := s.contUpdate(ctx, j, func(tx store.Tx) error {
+		refusal = nil
+		ws, err := tx.GetWorkspace(req.Workspace)
+		if err != nil {
+			return err
+		}
+		if ws.Archived {
+			return ErrArchived
+		}
+		if err := CheckWritable(tx, ws.ID, Owner{}); err != nil {
+			return err
+		}
+		var target baton.EngineConfig
+		plan, target, err = s.contPlanTx(tx, ws, req.Target, j)
+		if errors.Is(err, ErrResumeOnly) {
+			refusal = err // nothing was written: commit the empty transaction
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return s.contSwitchTx(tx, ws, target, plan)
+	})
+	if err != nil {
+		return ContinueResult{}, err
+	}
+	if refusal != nil {
+		return ContinueResult{Plan: plan}, refusal
+	}
+	return s.contExecute(ctx, j, plan, func() bool { return true })
+}
+
+// checkContinue validates a continuation's inputs, with no side effect.
+func (s *Service) checkContinue(ctx context.Context, prompt, task, ending string, target baton.EngineConfig) error {
+	if ctx == nil {
+		return baton.Errorf(baton.ErrInvalid, "nil context")
+	}
+	if strings.TrimSpace(prompt) == "" || len(prompt) > MaxPromptChars {
+		return baton.Errorf(baton.ErrInvalid, "prompt must be 1..%d bytes", MaxPromptChars)
+	}
+	if len(task) > MaxPromptChars || len(ending) > MaxPromptChars {
+		return baton.Errorf(baton.ErrInvalid, "task and ending must be at most %d bytes", MaxPromptChars)
+	}
+	if target == (baton.EngineConfig{}) {
+		return nil
+	}
+	if err := target.Validate(); err != nil {
+		return err
+	}
+	if v, ok := s.engine.(engine.Validator); ok {
+		if err := v.Validate(target.Normalize()); err != nil {
+			return baton.Errorf(baton.ErrInvalid, "target configuration: %v", err)
+		}
+	}
+	return nil
+}

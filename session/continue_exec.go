@@ -1,0 +1,157 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/store"
+)
+
+// contJob is one continuation being carried out, by Continue or RunQueued.
+type contJob struct {
+	ws                   baton.WorkspaceID
+	prompt, task, ending string
+	automated            bool
+	events               func() iter.Seq[recap.Event] // called once, when briefing
+	limits               recap.Limits
+
+	built    bool   // the briefing was built
+	briefing string // the briefing, once built
+	opening  string // briefing, heading and message: a fresh session's prompt
+}
+
+// errNeedBriefing aborts a planning transaction that chose a fresh session
+// before the briefing was built: the transcript is read outside any store
+// transaction, then the transaction runs again.
+var errNeedBriefing = errors.New("session: briefing needed")
+
+// build builds the briefing and the opening prompt, once.
+func (j *contJob) build() {
+	if j.built {
+		return
+	}
+	var events iter.Seq[recap.Event]
+	if j.events != nil {
+		events = j.events()
+	}
+	j.briefing = briefing(j.task, j.ending, j.prompt, events, j.limits)
+	j.opening = opening(j.briefing, j.prompt, j.task)
+	j.built = true
+}
+
+// tooLong reports an opening prompt Start would refuse.
+func (j *contJob) tooLong() error {
+	if len(j.opening) <= MaxPromptChars {
+		return nil
+	}
+	return baton.Errorf(baton.ErrInvalid, "the briefing (%d bytes) and the prompt (%d bytes) exceed %d bytes: send a shorter message or lower the replay limits",
+		len(j.briefing), len(j.prompt), MaxPromptChars)
+}
+
+// contUpdate runs fn in a store transaction; when fn needs the briefing it
+// is built outside the transaction and fn runs again.
+func (s *Service) contUpdate(ctx context.Context, j *contJob, fn func(tx store.Tx) error) error {
+	for {
+		err := s.store.Update(ctx, fn)
+		if !errors.Is(err, errNeedBriefing) || j.built {
+			return err
+		}
+		j.build()
+	}
+}
+
+// contPlanTx plans j inside tx. It returns the plan and the resolved target;
+// an ErrResumeOnly error for a refusal; errNeedBriefing when the plan is a
+// fresh session and the briefing is not built yet; baton.ErrInvalid when
+// the opening prompt would be too long. It writes nothing.
+func (s *Service) contPlanTx(tx store.Tx, ws store.Workspace, target baton.EngineConfig, j *contJob) (Plan, baton.EngineConfig, error) {
+	if target == (baton.EngineConfig{}) {
+		target = ws.Config
+	}
+	target = target.Normalize()
+	all, err := tx.ListSessions(ws.ID)
+	if err != nil {
+		return Plan{}, target, err
+	}
+	plan, err := planContinue(all, target, j.automated)
+	switch {
+	case err != nil, plan.Action != PlanFresh:
+		return plan, target, err
+	case !j.built:
+		return plan, target, errNeedBriefing
+	}
+	return plan, target, j.tooLong()
+}
+
+// contSwitchTx makes target the workspace's configuration, so that Start
+// opens a fresh session on it and the next ordinary message resumes the
+// continuation's session, and gives it to the session a resume picks
+// (which shares its engine and account): only those two rows change.
+func (s *Service) contSwitchTx(tx store.Tx, ws store.Workspace, target baton.EngineConfig, plan Plan) error {
+	now := s.clock.Now()
+	if ws.Config != target {
+		ws.Config, ws.UpdatedAt = target, now
+		if err := tx.PutWorkspace(ws); err != nil {
+			return err
+		}
+	}
+	if plan.Action != PlanResume || plan.Session.Config == target {
+		return nil
+	}
+	sess, err := tx.GetSession(plan.Session.ID)
+	if err != nil {
+		return err
+	}
+	sess.Config = target
+	return tx.PutSession(sess)
+}
+
+// contExecute starts the planned session and, when a resume finds its
+// native session missing, rolls that session back and retries once fresh
+// if allowed: not for an automated trigger, not once ctx is done, not when
+// mayRetry says the continuation was cancelled meanwhile, and not when the
+// opening prompt would be too long.
+func (s *Service) contExecute(ctx context.Context, j *contJob, plan Plan, mayRetry func() bool) (ContinueResult, error) {
+	res, err := s.contStart(ctx, j, plan)
+	if err == nil || plan.Action != PlanResume || !errors.Is(err, engine.ErrSessionMissing) {
+		return res, err
+	}
+	missing := plan.Session
+	res.Missing = missing.ID
+	if rerr := s.store.Update(context.WithoutCancel(ctx), func(tx store.Tx) error {
+		return Rollback(tx, missing.ID, s.clock.Now())
+	}); rerr != nil {
+		return res, errors.Join(err, rerr)
+	}
+	if j.automated || ctx.Err() != nil || !mayRetry() {
+		return res, err
+	}
+	j.build()
+	if j.tooLong() != nil {
+		return res, err
+	}
+	fresh := Plan{Action: PlanFresh, Reason: fmt.Sprintf("the engine could not find native session %s of session %s: a fresh session briefed from the record", missing.NativeID, missing.ID)}
+	res, err = s.contStart(ctx, j, fresh)
+	res.Retried, res.Missing = true, missing.ID
+	return res, err
+}
+
+// contStart carries out one plan through Start.
+func (s *Service) contStart(ctx context.Context, j *contJob, plan Plan) (ContinueResult, error) {
+	res := ContinueResult{Plan: plan, Prompt: j.prompt}
+	req := StartRequest{Workspace: j.ws, Prompt: j.prompt}
+	if plan.Action == PlanResume {
+		req.Session = plan.Session.ID
+	} else {
+		req.Fresh, req.Prompt = true, j.opening
+		res.Briefed, res.Briefing, res.Prompt = true, j.briefing, j.opening
+	}
+	out, err := s.Start(ctx, req)
+	res.Session = out
+	return res, err
+}
