@@ -256,7 +256,8 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 	return c.sessions.Close(ctx)
 }
 
-// Reconcile is run once at start: every pending handoff becomes
+// Reconcile is run once at start: session rows a crash left running are
+// ended (session.Service.Reconcile), then every pending handoff becomes
 // interrupted (a failed one too), keeping its report and its previous error
 // in the history, with its token cleared, its source restored and its
 // reservation re-taken by this Coordinator. It launches nothing, ever: the
@@ -268,6 +269,9 @@ func (c *Coordinator) Reconcile(ctx context.Context) ([]Handoff, error) {
 		return nil, err
 	}
 	if err := c.live(); err != nil {
+		return nil, err
+	}
+	if _, err := c.sessions.Reconcile(ctx); err != nil {
 		return nil, err
 	}
 	var pend []store.Handoff
