@@ -367,3 +367,46 @@ func TestDecideValidation(t *testing.T) {
 		t.Fatalf("current after cancel = %s", cur.ID)
 	}
 }
+
+func TestSubmitReportValidation(t *testing.T) {
+	f := newFixture(t, handoff.WithGenerationTimeout(time.Hour))
+	f.eng.Push(enginetest.Script{Hang: true})
+	h := f.create("r1", true)
+	f.wait(h.ID, store.StateGenerating)
+	f.launches(2)
+	cred := f.eng.Launches()[1].Req.Report
+	tok := cred.Token.Reveal()
+	cases := []struct {
+		name string
+		ws   baton.WorkspaceID
+		tok  string
+		text string
+		want error
+	}{
+		{"empty", f.ws, tok, " \n\t ", handoff.ErrInvalidRequest},
+		{"too long", f.ws, tok, strings.Repeat("é", handoff.MaxReportChars+1), handoff.ErrInvalidRequest},
+		{"wrong token", f.ws, "not-the-token", "a report", handoff.ErrTokenRejected},
+		{"another workspace", "other", tok, "a report", handoff.ErrNotFound},
+	}
+	for _, c := range cases {
+		if err := f.co.SubmitReport(f.ctx, c.ws, h.ID, c.tok, c.text); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+	}
+	if got, _ := f.co.Get(f.ctx, f.ws, h.ID); got.HasReport {
+		t.Fatal("a refused report was stored")
+	}
+	max := strings.Repeat("é", handoff.MaxReportChars)
+	if err := f.co.SubmitReport(f.ctx, f.ws, h.ID, tok, "  "+max+"\n"); err != nil {
+		t.Fatalf("report of exactly %d characters: %v", handoff.MaxReportChars, err)
+	}
+	if err := f.co.SubmitReport(f.ctx, f.ws, h.ID, tok, max); err != nil {
+		t.Fatalf("the same report again: %v", err)
+	}
+	if err := f.co.SubmitReport(f.ctx, f.ws, h.ID, tok, "different"); !errors.Is(err, handoff.ErrReportConflict) {
+		t.Fatalf("a different report: %v", err)
+	}
+	if _, err := handoff.New(nil, engine.NewRegistry(nil)); !errors.Is(err, baton.ErrInvalid) {
+		t.Fatalf("New(nil store): %v", err)
+	}
+}
