@@ -76,8 +76,15 @@ func WithGenerationTimeout(d time.Duration) Option {
 }
 
 // WithInstanceID names this coordinator process in reservation leases
-// (default: a random id).
+// (default: a random id). Give a process the same id across its restarts
+// so that its Reconcile takes back its own leases at once; a different id
+// waits for them to lapse.
 func WithInstanceID(id string) Option { return func(co *Coordinator) { co.id = id } }
+
+// WithLeaseTTL sets how long a reservation's runtime lease lasts without
+// renewal (default 30 s). The Coordinator renews the leases it holds every
+// third of it; Reconcile leaves another live process's leases alone.
+func WithLeaseTTL(d time.Duration) Option { return func(co *Coordinator) { co.leaseTTL = d } }
 
 // WithBriefing sets how the target's opening prompt is built (default:
 // DefaultBriefing, which needs nothing but the records).
@@ -127,6 +134,9 @@ func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator
 	if c.genTimeout <= 0 {
 		c.genTimeout = DefaultGenerationTimeout
 	}
+	if c.leaseTTL <= 0 {
+		c.leaseTTL = DefaultLeaseTTL
+	}
 	if c.sessions == nil {
 		s, err := session.New(st, engines, session.WithClock(c.clock), session.WithLogger(c.log))
 		if err != nil {
@@ -138,6 +148,8 @@ func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator
 	}
 	c.sm = newMachine()
 	c.root, c.stop = context.WithCancel(context.Background())
+	c.wg.Add(1)
+	go c.renewLoop()
 	return c, nil
 }
 

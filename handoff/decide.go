@@ -256,22 +256,22 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 	return c.sessions.Close(ctx)
 }
 
-// Reconcile is run once at start: session rows a crash left running are
-// ended (session.Service.Reconcile), then every pending handoff becomes
+// Reconcile is run once at start: every pending handoff becomes
 // interrupted (a failed one too), keeping its report and its previous error
 // in the history, with its token cleared, its source restored and its
 // reservation re-taken by this Coordinator. It launches nothing, ever: the
 // user then retries, skips or cancels, so a target that had in fact started
 // before a crash is never started twice. It returns the handoffs it
-// reconciled. Errors: the store's (Reconcile may be run again).
+// reconciled. A transfer whose reservation lease is held by another
+// process and has not lapsed is left alone: that process still drives it.
+// (Session rows a crash left running are the session service's to
+// reconcile: see session.Service.Reconcile.)
+// Errors: the store's (Reconcile may be run again).
 func (c *Coordinator) Reconcile(ctx context.Context) ([]Handoff, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
 	}
 	if err := c.live(); err != nil {
-		return nil, err
-	}
-	if _, err := c.sessions.Reconcile(ctx); err != nil {
 		return nil, err
 	}
 	var pend []store.Handoff
@@ -280,7 +280,15 @@ func (c *Coordinator) Reconcile(ctx context.Context) ([]Handoff, error) {
 	}
 	var out []Handoff
 	for _, p := range pend {
-		h, _, err := c.apply(ctx, string(p.ID), input{trigger: TriggerReconcile, errMsg: "interrupted by a restart"}, pendingOnly)
+		h, _, err := c.apply(ctx, string(p.ID), input{trigger: TriggerReconcile, errMsg: "interrupted by a restart"}, func(tx store.Tx, h store.Handoff) error {
+			if err := pendingOnly(tx, h); err != nil {
+				return err
+			}
+			if c.leasedElsewhere(tx, h, c.clock.Now()) {
+				return &replayed{h: h} // another live process drives it
+			}
+			return nil
+		})
 		if isSkip(err) {
 			continue
 		}

@@ -76,10 +76,11 @@
 // survive a restart, which turns it into interrupted like any other pending
 // transfer.
 //
-// Several coordinator processes may share a store (pgstore): the
-// reservation row fences launches; the lease fields name the process that
-// drives a transfer. Reconcile interrupts every pending transfer it finds,
-// so run it only where no other live coordinator drives transfers on the
-// same store (at start of the only process, or after the others' leases
-// have lapsed).
+// Several coordinator processes may share a store: the reservation row
+// fences launches, and its runtime lease names the process that drives a
+// transfer, renewed every third of its TTL (WithLeaseTTL). Reconcile leaves
+// a transfer alone while another process's lease on it is live, and
+// interrupts it once the lease lapses; give a process the same
+// WithInstanceID across restarts so that it takes its own leases back at
+// once. Each process knows only the engine processes it started itself.
 package handoff

@@ -93,6 +93,19 @@ func (f *fixture) wait(id baton.HandoffID, state store.HandoffState) handoff.Han
 	}
 }
 
+// waitTimerBy waits until a timer is armed within d of now (the lease
+// renewal timer is due much later).
+func (f *fixture) waitTimerBy(d time.Duration) {
+	f.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for f.clk.PendingBy(f.clk.Now().Add(d)) == 0 {
+		if time.Now().After(deadline) {
+			f.t.Fatalf("no timer armed within %v", d)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // launches waits until the engine has seen n starts.
 func (f *fixture) launches(n int) {
 	f.t.Helper()
@@ -296,7 +309,7 @@ func TestGenerationTimeoutWithoutReportFails(t *testing.T) {
 	f.eng.Push(enginetest.Script{Hang: true})
 	h := f.create("r1", true)
 	f.wait(h.ID, store.StateGenerating)
-	<-f.clk.WaitTimers(1)
+	f.waitTimerBy(time.Minute)
 	f.clk.Advance(time.Minute)
 	h = f.wait(h.ID, store.StateFailed)
 	if f.eng.Running(f.ws) != 0 {
@@ -313,7 +326,8 @@ func TestGenerationTimeoutWithoutReportFails(t *testing.T) {
 }
 
 func TestReconcileInterruptsAndNeverRelaunches(t *testing.T) {
-	f := newFixture(t)
+	// The same node restarting: the same instance id takes its lease back.
+	f := newFixture(t, handoff.WithInstanceID("node-1"))
 	f.eng.Push(enginetest.Script{Ready: enginetest.ReadyHold})
 	h := f.create("r1", false)
 	f.wait(h.ID, store.StateStarting)
@@ -322,7 +336,7 @@ func TestReconcileInterruptsAndNeverRelaunches(t *testing.T) {
 	// Crash: the engine's processes die with the host; the coordinator is
 	// dropped without Shutdown.
 	f.eng.CrashAll()
-	co2, err := handoff.New(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": f.eng}), handoff.WithClock(f.clk))
+	co2, err := handoff.New(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": f.eng}), handoff.WithClock(f.clk), handoff.WithInstanceID("node-1"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -123,7 +123,11 @@ func newHarness(t *rapid.T, cfg Config) *harness {
 }
 
 func (h *harness) newCoordinator() *handoff.Coordinator {
-	opts := append([]handoff.Option{handoff.WithClock(h.clk), handoff.WithGenerationTimeout(genTimeout)}, h.cfg.Options...)
+	// One instance id across restarts (the same node coming back), and a
+	// lease that never needs renewing within a sequence, so that renewals
+	// do not write while a step compares snapshots.
+	opts := append([]handoff.Option{handoff.WithClock(h.clk), handoff.WithGenerationTimeout(genTimeout),
+		handoff.WithInstanceID("node-1"), handoff.WithLeaseTTL(1000 * time.Hour)}, h.cfg.Options...)
 	co, err := handoff.New(h.st, h.reg, opts...)
 	if err != nil {
 		h.t.Fatalf("handoff.New: %v", err)

@@ -233,7 +233,7 @@ func (h *harness) atRest() string {
 			}
 		}
 	}
-	if n := h.clk.Pending(); n < generating {
+	if n := h.clk.PendingBy(h.clk.Now().Add(genTimeout)); n < generating {
 		return fmt.Sprintf("%d generation timers armed, want %d", n, generating)
 	}
 	return ""

@@ -74,6 +74,8 @@ func setFlag(t *testing.T, name, value string) {
 // Coordinator with each planted bug, it must report a failure.
 func TestHarnessCatchesPlantedBugs(t *testing.T) {
 	setFlag(t, "rapid.nofailfile", "true")
+	// A caught bug is all this test needs: do not spend long shrinking it.
+	setFlag(t, "rapid.shrinktime", "1s")
 	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == "100" {
 		setFlag(t, "rapid.checks", "300")
 	}

@@ -140,6 +140,21 @@ func (f *Fake) Pending() int {
 	return len(f.timers)
 }
 
+// PendingBy returns how many pending timers are due at or before t, so a
+// test can tell the timers it waits for from others (a lease renewal due
+// much later, say).
+func (f *Fake) PendingBy(t time.Time) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, tm := range f.timers {
+		if !tm.at.After(t) {
+			n++
+		}
+	}
+	return n
+}
+
 // WaitTimers returns a channel closed once at least n timers are pending,
 // so a test can wait for a goroutine to arm its timeout before advancing.
 // It starts no goroutine: a NewTimer that brings the count to n closes it.

@@ -170,3 +170,15 @@ func TestRealSmoke(t *testing.T) {
 		t.Error("Stop of a fired real timer = true")
 	}
 }
+
+func TestFakePendingBy(t *testing.T) {
+	f := NewFake(time.Unix(0, 0))
+	f.NewTimer(time.Second)
+	f.NewTimer(time.Hour)
+	if got := f.PendingBy(f.Now().Add(time.Minute)); got != 1 {
+		t.Fatalf("PendingBy(+1m) = %d, want 1", got)
+	}
+	if got := f.PendingBy(f.Now().Add(time.Hour)); got != 2 {
+		t.Fatalf("PendingBy(+1h) = %d, want 2", got)
+	}
+}
