@@ -1,14 +1,13 @@
-package host
+package host_test
 
 import (
 	"context"
-	"fmt"
-	"net"
-	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/batonhq/baton/engine/host"
+	"github.com/batonhq/baton/engine/host/hosttest"
 )
 
 // BenchmarkHostDrain parks 1,000 idle sessions attached over 100 real unix
@@ -22,102 +21,47 @@ import (
 func BenchmarkHostDrain(b *testing.B) {
 	cases := []struct {
 		name string
-		opts ScriptedOptions
+		opts host.ScriptedOptions
 		turn bool
 	}{
-		{"idle-1000", ScriptedOptions{}, false},
-		{"last-turn/settle-hook", ScriptedOptions{}, true},
-		{"last-turn/sweep-only", ScriptedOptions{NoSettle: true}, true},
+		{"idle-1000", host.ScriptedOptions{}, false},
+		{"last-turn/settle-hook", host.ScriptedOptions{}, true},
+		{"last-turn/sweep-only", host.ScriptedOptions{NoSettle: true}, true},
 	}
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {
-			b.ReportAllocs()
-			var drain, settleToDone time.Duration
-			for range b.N {
-				b.StopTimer()
-				d, s := drainOnce(b, bc.opts, bc.turn)
-				drain += d
-				settleToDone += s
-			}
-			b.ReportMetric(float64(drain.Microseconds())/1000/float64(b.N), "drain-ms/op")
-			if bc.turn {
-				b.ReportMetric(float64(settleToDone.Microseconds())/1000/float64(b.N), "settle-to-done-ms/op")
-			}
+			hosttest.MeasureDrains(b, "settle-to-done-ms/op", func(b *testing.B) (time.Duration, time.Duration) {
+				return drainOnce(b, bc.opts, bc.turn)
+			})
 		})
 	}
 }
 
 const benchConns, benchPerConn = 100, 10
 
-func drainOnce(b *testing.B, opts ScriptedOptions, turn bool) (drain, settleToDone time.Duration) {
-	rt := NewScripted(opts)
+func drainOnce(b *testing.B, opts host.ScriptedOptions, turn bool) (drain, settleToDone time.Duration) {
+	rt := host.NewScripted(opts)
 	var settledAt atomic.Int64
-	rt.onSettle = func() { settledAt.Store(time.Now().UnixNano()) }
-	dir := tempDir(b)
-	h, err := New(rt, Options{ClaimDir: filepath.Join(dir, "claims")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	sock := filepath.Join(dir, "h.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln.(*net.UnixListener).SetUnlinkOnClose(false)
-	served := make(chan error, 1)
-	go func() { served <- h.Serve(context.Background(), ln) }()
+	host.SetOnSettle(rt, func() { settledAt.Store(time.Now().UnixNano()) })
+	s := hosttest.Serve(b, rt, host.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-
-	clients := make([]*Client, benchConns)
-	var wg sync.WaitGroup
-	errs := make(chan error, benchConns)
-	for i := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := Dial(ctx, sock, ClientOptions{})
-			if err != nil {
-				errs <- err
-				return
-			}
-			clients[i] = c
-			for j := range benchPerConn {
-				if _, err := c.Open(ctx, filepath.Join(dir, fmt.Sprintf("s%d-%d.jsonl", i, j)), ""); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	clients, err := hosttest.OpenMany(ctx, s.Socket, s.Dir, benchConns, benchPerConn, host.ClientOptions{})
+	if err != nil {
 		b.Fatal(err)
 	}
 	if turn {
-		s, err := clients[0].Open(ctx, filepath.Join(dir, "busy.jsonl"), "")
-		if err == nil {
-			err = clients[0].Prompt(ctx, s.SessionID, "sleep 100")
-		}
-		if err != nil {
+		if _, err := hosttest.OpenAndPrompt(ctx, clients[0], s.File("busy.jsonl"), "sleep 100"); err != nil {
 			b.Fatal(err)
 		}
 	}
 
 	b.StartTimer()
 	start := time.Now()
-	if err := h.Drain(nil); err != nil {
+	if err := s.Host.Drain(nil); err != nil {
 		b.Fatal(err)
 	}
-	select {
-	case err := <-served:
-		if err != nil {
-			b.Fatal(err)
-		}
-	case <-ctx.Done():
-		b.Fatalf("drain did not finish; holding %d", len(h.Holding()))
-	}
+	s.WaitDone(b)
 	end := time.Now()
 	b.StopTimer()
 	for _, c := range clients {

@@ -40,7 +40,7 @@ func holdClaim(spec string) {
 
 func TestClaimsWithinAndAcrossProcesses(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(tempDir(t), "claims")
+	dir := filepath.Join(t.TempDir(), "claims")
 	a, err := newClaims(dir, Owner{PID: os.Getpid(), InstanceID: "host_a", Generation: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func wantInUse(t *testing.T, err error, owner string) PathInUse {
 // claim is void at once.
 func TestClaimVoidOnceOwnerDies(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(tempDir(t), "claims")
+	dir := filepath.Join(t.TempDir(), "claims")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "HOST_TEST_HOLD_CLAIM="+dir+"|/w/held.jsonl")
 	stdin, err := cmd.StdinPipe()

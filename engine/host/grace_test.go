@@ -1,37 +1,18 @@
-package host
+package host_test
 
 import (
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/batonhq/baton/engine/host"
+	"github.com/batonhq/baton/engine/host/hosttest"
 	"github.com/batonhq/baton/internal/clock"
 )
-
-// lockedBuffer is a zapcore.WriteSyncer safe for the host's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) Sync() error { return nil }
-
-func (l *lockedBuffer) lines() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Split(strings.TrimSpace(l.b.String()), "\n")
-}
 
 // The default grace (ten minutes, on a fake clock) expires into a rescan
 // and exactly one structured report, through zap's real JSON encoder, of
@@ -40,30 +21,30 @@ func (l *lockedBuffer) lines() []string {
 func TestGraceExpiryReportsAndNeverAborts(t *testing.T) {
 	t.Parallel()
 	fake := clock.NewFake(time.Unix(1_700_000_000, 0))
-	var out lockedBuffer
+	var out hosttest.Buffer
 	logger := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), &out, zap.InfoLevel))
-	s := serveHost(t, NewScripted(ScriptedOptions{}), Options{Logger: logger, clock: fake})
-	w := dial(t, s.sock)
-	busy := w.open(s.file("busy.jsonl"))
-	idle := w.open(s.file("idle.jsonl"))
-	w.mustCall(Command{Type: CmdPrompt, SessionID: busy, Text: "sleep 600000"})
-	w.mustCall(Command{Type: CmdPrompt, SessionID: busy, Text: "queued behind it"})
-	if err := s.h.Drain(nil); err != nil {
+	s := hosttest.Serve(t, host.NewScripted(host.ScriptedOptions{}), host.WithClock(host.Options{Logger: logger}, fake))
+	w := hosttest.Dial(t, s.Socket)
+	busy := w.Open(s.File("busy.jsonl"))
+	idle := w.Open(s.File("idle.jsonl"))
+	w.MustCall(host.Command{Type: host.CmdPrompt, SessionID: busy, Text: "sleep 600000"})
+	w.MustCall(host.Command{Type: host.CmdPrompt, SessionID: busy, Text: "queued behind it"})
+	if err := s.Host.Drain(nil); err != nil {
 		t.Fatal(err)
 	}
-	w.waitFor("idle parked", isEvent(EventSessionClosed, idle))
+	w.WaitFor("idle parked", hosttest.IsEvent(host.EventSessionClosed, idle))
 	// A response goes out just before its request stops counting as in
 	// flight; wait for that, so the report names only the turn.
-	pollUntil(t, "prompt requests ended", func() bool {
-		held := s.h.Holding()
+	hosttest.PollUntil(t, "prompt requests ended", func() bool {
+		held := s.Host.Holding()
 		return len(held) == 1 && held[0].HostRequests == 0
 	})
 	<-fake.WaitTimers(2) // the grace and a sweep
-	fake.Advance(DefaultGrace)
+	fake.Advance(host.DefaultGrace)
 
 	var report map[string]any
-	pollUntil(t, "grace report", func() bool {
-		for _, l := range out.lines() {
+	hosttest.PollUntil(t, "grace report", func() bool {
+		for _, l := range out.Lines() {
 			if strings.Contains(l, "grace expired") {
 				if err := json.Unmarshal([]byte(l), &report); err != nil {
 					t.Fatal(err)
@@ -73,7 +54,7 @@ func TestGraceExpiryReportsAndNeverAborts(t *testing.T) {
 		}
 		return false
 	})
-	if report["level"] != "warn" || report["grace"] != DefaultGrace.Seconds() || report["sessionsHeld"] != float64(1) {
+	if report["level"] != "warn" || report["grace"] != host.DefaultGrace.Seconds() || report["sessionsHeld"] != float64(1) {
 		t.Errorf("report = %v", report)
 	}
 	holding := report["holding"].([]any)
@@ -87,14 +68,14 @@ func TestGraceExpiryReportsAndNeverAborts(t *testing.T) {
 	if why := got["why"].([]any); len(why) != 2 || why[0] != "turn" || why[1] != "queued" {
 		t.Errorf("why = %v, want [turn queued]", why)
 	}
-	if w.isClosed() || len(s.h.Holding()) != 1 {
+	if w.IsClosed() || len(s.Host.Holding()) != 1 {
 		t.Fatal("the grace aborted the turn")
 	}
-	w.mustCall(Command{Type: CmdAbort, SessionID: busy})
-	w.waitClosed()
-	s.waitDone(t)
+	w.MustCall(host.Command{Type: host.CmdAbort, SessionID: busy})
+	w.WaitClosed()
+	s.WaitDone(t)
 	n := 0
-	for _, l := range out.lines() {
+	for _, l := range out.Lines() {
 		if strings.Contains(l, "grace expired") {
 			n++
 		}

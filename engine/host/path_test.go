@@ -1,15 +1,18 @@
-package host
+package host_test
 
 import (
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/batonhq/baton/engine/host"
+	"github.com/batonhq/baton/engine/host/hosttest"
 )
 
 func TestCanonicalPath(t *testing.T) {
 	t.Parallel()
-	dir := tempDir(t)
+	dir := hosttest.TempDir(t)
 	real := filepath.Join(dir, "real")
 	if err := os.Mkdir(real, 0o700); err != nil {
 		t.Fatal(err)
@@ -37,15 +40,15 @@ func TestCanonicalPath(t *testing.T) {
 		{"a symlink to the file", filepath.Join(dir, "file-link"), filepath.Join(real, "a.jsonl"), nil},
 		{"unclean spelling", filepath.Join(dir, "link", ".", "x", "..", "a.jsonl"), filepath.Join(real, "a.jsonl"), nil},
 		{"file not there yet: its directory is resolved", filepath.Join(dir, "link", "new.jsonl"), filepath.Join(real, "new.jsonl"), nil},
-		{"relative", "a.jsonl", "", ErrInvalidPath},
-		{"empty", "", "", ErrInvalidPath},
-		{"NUL", filepath.Join(real, "a\x00b"), "", ErrInvalidPath},
-		{"missing directory", filepath.Join(dir, "nope", "a.jsonl"), "", ErrInvalidPath},
-		{"symlink loop", filepath.Join(dir, "loop", "a.jsonl"), "", ErrInvalidPath},
+		{"relative", "a.jsonl", "", host.ErrInvalidPath},
+		{"empty", "", "", host.ErrInvalidPath},
+		{"NUL", filepath.Join(real, "a\x00b"), "", host.ErrInvalidPath},
+		{"missing directory", filepath.Join(dir, "nope", "a.jsonl"), "", host.ErrInvalidPath},
+		{"symlink loop", filepath.Join(dir, "loop", "a.jsonl"), "", host.ErrInvalidPath},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := CanonicalPath(tt.in)
+			got, err := host.CanonicalPath(tt.in)
 			if !errors.Is(err, tt.err) || (err == nil) != (tt.err == nil) {
 				t.Fatalf("CanonicalPath(%q) error = %v, want %v", tt.in, err, tt.err)
 			}

@@ -2,15 +2,14 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/batonhq/baton/engine/host"
+	"github.com/batonhq/baton/engine/host/hosttest"
 )
 
 // BenchmarkHostDrain runs a real rpchost process with 1,000 idle sessions
@@ -32,58 +31,25 @@ func BenchmarkHostDrain(b *testing.B) {
 		{"last-turn/sweep-only", "activity", true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			b.ReportAllocs()
-			var drain, settle time.Duration
-			for range b.N {
-				b.StopTimer()
-				d, s := processDrain(b, bc.hooks, bc.turn)
-				drain += d
-				settle += s
-			}
-			b.ReportMetric(float64(drain.Microseconds())/1000/float64(b.N), "drain-ms/op")
-			if bc.turn {
-				b.ReportMetric(float64(settle.Microseconds())/1000/float64(b.N), "settle-to-exit-ms/op")
-			}
+			hosttest.MeasureDrains(b, "settle-to-exit-ms/op", func(b *testing.B) (time.Duration, time.Duration) {
+				return processDrain(b, bc.hooks, bc.turn)
+			})
 		})
 	}
 }
 
 func processDrain(b *testing.B, hooks string, turn bool) (drain, settleToExit time.Duration) {
 	const conns, perConn = 100, 10
-	dir := tempDir(b)
-	sock := filepath.Join(dir, "h.sock")
-	p := startServe(b, sock, "-hooks", hooks)
+	dir, sock, p := serveFresh(b, "-hooks", hooks)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var settledAt atomic.Int64
-	clients := make([]*host.Client, conns)
-	errs := make(chan error, conns)
-	var wg sync.WaitGroup
-	for i := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := host.Dial(ctx, sock, host.ClientOptions{OnRecord: func(r host.Record) {
-				if r.Type == host.EventAgentSettled {
-					settledAt.Store(time.Now().UnixNano())
-				}
-			}})
-			if err != nil {
-				errs <- err
-				return
-			}
-			clients[i] = c
-			for j := range perConn {
-				if _, err := c.Open(ctx, filepath.Join(dir, fmt.Sprintf("s%d-%d.jsonl", i, j)), ""); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	clients, err := hosttest.OpenMany(ctx, sock, dir, conns, perConn, host.ClientOptions{OnRecord: func(r host.Record) {
+		if r.Type == host.EventAgentSettled {
+			settledAt.Store(time.Now().UnixNano())
+		}
+	}})
+	if err != nil {
 		b.Fatal(err)
 	}
 	defer func() {
@@ -92,11 +58,7 @@ func processDrain(b *testing.B, hooks string, turn bool) (drain, settleToExit ti
 		}
 	}()
 	if turn {
-		s, err := clients[0].Open(ctx, filepath.Join(dir, "busy.jsonl"), "")
-		if err == nil {
-			err = clients[0].Prompt(ctx, s.SessionID, "sleep 100")
-		}
-		if err != nil {
+		if _, err := hosttest.OpenAndPrompt(ctx, clients[0], filepath.Join(dir, "busy.jsonl"), "sleep 100"); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -12,15 +12,15 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/engine/host"
+	"github.com/batonhq/baton/engine/host/hosttest"
 )
 
 // The reference client reattaches on handoff_parked by open_session
 // {sessionPath} on the socket's new owner, and goes on there.
 func TestClientReattachesOnHandoff(t *testing.T) {
 	t.Parallel()
-	dir := tempDir(t)
-	sock, file := filepath.Join(dir, "h.sock"), filepath.Join(dir, "a.jsonl")
-	a := startServe(t, sock)
+	dir, sock, a := serveFresh(t)
+	file := filepath.Join(dir, "a.jsonl")
 	cmd := exec.Command(binary, "client", "-socket", sock, "-session", file)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -30,7 +30,7 @@ func TestClientReattachesOnHandoff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := &syncBuffer{}
+	stderr := &hosttest.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/batonhq/baton/engine/host"
+	"github.com/batonhq/baton/engine/host/hosttest"
 )
 
 // These tests run real rpchost processes on real unix sockets, one per
@@ -18,13 +19,13 @@ import (
 
 func TestServingLineAndProtocolInfo(t *testing.T) {
 	t.Parallel()
-	sock := filepath.Join(tempDir(t), "h.sock")
+	sock := filepath.Join(hosttest.TempDir(t), "h.sock")
 	a := startServe(t, sock)
 	if a.serving.Generation != 1 {
 		t.Errorf("first host generation = %d", a.serving.Generation)
 	}
 	var info host.ProtocolInfo
-	if err := dial(t, sock).mustCall(host.Command{Type: host.CmdGetProtocolInfo}).DecodeData(&info); err != nil {
+	if err := hosttest.Dial(t, sock).MustCall(host.Command{Type: host.CmdGetProtocolInfo}).DecodeData(&info); err != nil {
 		t.Fatal(err)
 	}
 	if info.InstanceID != a.serving.InstanceID || info.PID != a.serving.PID || info.Generation != 1 ||
@@ -45,42 +46,40 @@ func TestServingLineAndProtocolInfo(t *testing.T) {
 // successor reopens the parked file immediately.
 func TestIdleAttachedSessionHandsOff(t *testing.T) {
 	t.Parallel()
-	dir := tempDir(t)
-	sock, file := filepath.Join(dir, "h.sock"), filepath.Join(dir, "a.jsonl")
-	a := startServe(t, sock)
-	w := dial(t, sock)
-	id := w.open(file)
-	w.prompt(id, "hello")
-	w.waitFor("agent_settled", isEvent(host.EventAgentSettled, id))
+	dir, sock, a, w := serveAndDial(t)
+	file := filepath.Join(dir, "a.jsonl")
+	id := w.Open(file)
+	w.Prompt(id, "hello")
+	w.WaitFor("agent_settled", hosttest.IsEvent(host.EventAgentSettled, id))
 
 	b := startServe(t, sock) // takes over and signals a
 	if b.serving.Generation != 2 {
 		t.Errorf("successor generation = %d, want 2", b.serving.Generation)
 	}
-	sup := w.waitFor("host_superseded", isType(host.EventHostSuperseded))
+	sup := w.WaitFor("host_superseded", hosttest.IsType(host.EventHostSuperseded))
 	if sup.InstanceID != a.serving.InstanceID || sup.Generation != 1 || sup.Successor == nil || sup.Successor.Socket != sock {
 		t.Errorf("host_superseded = %s", sup.Raw)
 	}
-	parked := w.waitFor("session_closed", isEvent(host.EventSessionClosed, id))
+	parked := w.WaitFor("session_closed", hosttest.IsEvent(host.EventSessionClosed, id))
 	if parked.Reason != host.ReasonHandoffParked || parked.SessionPath != file {
 		t.Errorf("session_closed = %s", parked.Raw)
 	}
 	// The successor opens the released file at once: no retry needed.
-	n := dial(t, sock)
+	n := hosttest.Dial(t, sock)
 	var info host.ProtocolInfo
-	if err := n.mustCall(host.Command{Type: host.CmdGetProtocolInfo}).DecodeData(&info); err != nil || info.InstanceID != b.serving.InstanceID {
+	if err := n.MustCall(host.Command{Type: host.CmdGetProtocolInfo}).DecodeData(&info); err != nil || info.InstanceID != b.serving.InstanceID {
 		t.Fatalf("public socket answered as %+v, %v; want the successor", info, err)
 	}
-	nid := n.open(file)
-	if st := n.state(nid).State.(map[string]any); st["turns"] != float64(1) {
+	nid := n.Open(file)
+	if st := n.State(nid).State.(map[string]any); st["turns"] != float64(1) {
 		t.Errorf("successor sees %v, want the earlier turn", st)
 	}
-	w.waitClosed()
+	w.WaitClosed()
 	if code := a.waitExit(); code != 0 {
 		t.Fatalf("old generation exit = %d; stderr:\n%s", code, a.stderr)
 	}
-	checkOrder(t, w.wireOrder(id, host.EventAgentSettled, host.EventSessionClosed, host.TypeResponse),
-		[]string{host.EventHostSuperseded, "session_closed:handoff_parked", "close"})
+	hosttest.CheckOrder(t, w.Order(id, host.EventAgentSettled, host.EventSessionClosed, host.TypeResponse),
+		[]string{host.EventHostSuperseded, "session_closed:handoff_parked", hosttest.Closed})
 	if b.hasExited() {
 		t.Fatal("the successor exited")
 	}
@@ -92,24 +91,22 @@ func TestIdleAttachedSessionHandsOff(t *testing.T) {
 // was checked, so a slow machine cannot end it early.
 func TestMidTurnSessionParksAfterSettlePastGrace(t *testing.T) {
 	t.Parallel()
-	dir := tempDir(t)
-	sock, file := filepath.Join(dir, "h.sock"), filepath.Join(dir, "a.jsonl")
-	a := startServe(t, sock, "-grace", "50ms")
-	w := dial(t, sock)
-	id := w.open(file)
-	w.prompt(id, "sleep 600000")
-	w.waitFor("agent_start", isEvent(host.EventAgentStart, id))
+	dir, sock, a, w := serveAndDial(t, "-grace", "50ms")
+	file := filepath.Join(dir, "a.jsonl")
+	id := w.Open(file)
+	w.Prompt(id, "sleep 600000")
+	w.WaitFor("agent_start", hosttest.IsEvent(host.EventAgentStart, id))
 
 	b := startServe(t, sock)
-	w.waitFor("host_superseded", isType(host.EventHostSuperseded))
-	if st := w.state(id); !st.Busy || !st.Activity.Turn || !st.Draining {
+	w.WaitFor("host_superseded", hosttest.IsType(host.EventHostSuperseded))
+	if st := w.State(id); !st.Busy || !st.Activity.Turn || !st.Draining {
 		t.Errorf("get_state during the turn = %+v", st)
 	}
-	if _, err := w.call(host.Command{Type: host.CmdOpenSession, SessionPath: filepath.Join(dir, "b.jsonl")}); !errors.Is(err, host.ErrDraining) {
+	if _, err := w.Call(host.Command{Type: host.CmdOpenSession, SessionPath: filepath.Join(dir, "b.jsonl")}); !errors.Is(err, host.ErrDraining) {
 		t.Errorf("open_session on the draining host = %v, want host_draining", err)
 	}
 	// The successor refuses the still reserved file, naming its owner.
-	_, err := dial(t, sock).call(host.Command{Type: host.CmdOpenSession, SessionPath: file})
+	_, err := hosttest.Dial(t, sock).Call(host.Command{Type: host.CmdOpenSession, SessionPath: file})
 	var re *host.RemoteError
 	if !errors.As(err, &re) {
 		t.Fatalf("open on the successor mid-turn = %v, want session_path_in_use", err)
@@ -118,26 +115,26 @@ func TestMidTurnSessionParksAfterSettlePastGrace(t *testing.T) {
 		t.Errorf("session_path_in_use data = %s", re.Data)
 	}
 	// The grace expires into one report naming the session and its turn.
-	pollUntil(t, "grace report", func() bool { return len(a.logs("handoff grace expired; generation still held")) > 0 })
+	hosttest.PollUntil(t, "grace report", func() bool { return len(a.logs("handoff grace expired; generation still held")) > 0 })
 	report := a.logs("handoff grace expired; generation still held")[0]
 	held := report["holding"].([]any)
 	if len(held) != 1 || held[0].(map[string]any)["sessionId"] != id || held[0].(map[string]any)["why"].([]any)[0] != "turn" {
 		t.Errorf("grace report = %v", report)
 	}
-	if w.isClosed() || a.hasExited() {
+	if w.IsClosed() || a.hasExited() {
 		t.Fatal("the grace cut the turn short")
 	}
-	if st := w.state(id); !st.Busy {
+	if st := w.State(id); !st.Busy {
 		t.Fatalf("after the grace = %+v, want the turn still running", st)
 	}
-	w.mustCall(host.Command{Type: host.CmdAbort, SessionID: id}) // the turn settles
-	w.waitClosed()
+	w.MustCall(host.Command{Type: host.CmdAbort, SessionID: id}) // the turn settles
+	w.WaitClosed()
 	if code := a.waitExit(); code != 0 {
 		t.Fatalf("old generation exit = %d", code)
 	}
-	checkOrder(t, w.wireOrder(id, host.EventAgentSettled, host.EventSessionClosed),
-		[]string{host.EventHostSuperseded, host.EventAgentSettled, "session_closed:handoff_parked", "close"})
-	dial(t, b.serving.Socket).open(file) // free now
+	hosttest.CheckOrder(t, w.Order(id, host.EventAgentSettled, host.EventSessionClosed),
+		[]string{host.EventHostSuperseded, host.EventAgentSettled, "session_closed:handoff_parked", hosttest.Closed})
+	hosttest.Dial(t, b.serving.Socket).Open(file) // free now
 }
 
 // HOST.md: a session holding only a durable wake source is parked without
@@ -145,22 +142,19 @@ func TestMidTurnSessionParksAfterSettlePastGrace(t *testing.T) {
 // ends).
 func TestWakeSourceDoesNotHoldTheHandoff(t *testing.T) {
 	t.Parallel()
-	dir := tempDir(t)
-	sock := filepath.Join(dir, "h.sock")
-	a := startServe(t, sock)
-	w := dial(t, sock)
-	id := w.open(filepath.Join(dir, "a.jsonl"))
-	w.prompt(id, "wake")
-	w.waitFor("agent_settled", isEvent(host.EventAgentSettled, id))
-	if st := w.state(id); st.Busy || st.Activity.WakeSources != 1 {
+	dir, sock, a, w := serveAndDial(t)
+	id := w.Open(filepath.Join(dir, "a.jsonl"))
+	w.Prompt(id, "wake")
+	w.WaitFor("agent_settled", hosttest.IsEvent(host.EventAgentSettled, id))
+	if st := w.State(id); st.Busy || st.Activity.WakeSources != 1 {
 		t.Fatalf("state = %+v, want idle holding one wake source", st)
 	}
 	startServe(t, sock)
-	w.waitClosed()
+	w.WaitClosed()
 	if code := a.waitExit(); code != 0 {
 		t.Fatalf("exit = %d", code)
 	}
-	checkOrder(t, w.wireOrder(id, host.EventSessionClosed), []string{host.EventHostSuperseded, "session_closed:handoff_parked", "close"})
+	hosttest.CheckOrder(t, w.Order(id, host.EventSessionClosed), []string{host.EventHostSuperseded, "session_closed:handoff_parked", hosttest.Closed})
 }
 
 // HOST.md: a second drain request announces nothing twice (here: the
@@ -168,34 +162,31 @@ func TestWakeSourceDoesNotHoldTheHandoff(t *testing.T) {
 // signal).
 func TestSecondDrainRequestAnnouncesOnce(t *testing.T) {
 	t.Parallel()
-	dir := tempDir(t)
-	sock := filepath.Join(dir, "h.sock")
-	a := startServe(t, sock, "-poll", "20ms")
-	w := dial(t, sock)
-	id := w.open(filepath.Join(dir, "a.jsonl"))
-	w.prompt(id, "sleep 600000") // holds the drain open until aborted
+	dir, sock, a, w := serveAndDial(t, "-poll", "20ms")
+	id := w.Open(filepath.Join(dir, "a.jsonl"))
+	w.Prompt(id, "sleep 600000") // holds the drain open until aborted
 	startServe(t, sock)
-	w.waitFor("host_superseded", isType(host.EventHostSuperseded))
+	w.WaitFor("host_superseded", hosttest.IsType(host.EventHostSuperseded))
 	// Both the successor's signal and the poll have been handled; only
 	// then a third request, so the kernel cannot merge two pending
 	// SIGUSR1 into one.
-	pollUntil(t, "signal and poll handled", func() bool {
+	hosttest.PollUntil(t, "signal and poll handled", func() bool {
 		return len(a.logs("successor signalled; superseded")) == 1 && len(a.logs("public socket replaced; superseded")) == 1
 	})
 	a.signal(syscall.SIGUSR1)
-	pollUntil(t, "third request", func() bool {
+	hosttest.PollUntil(t, "third request", func() bool {
 		return len(a.logs("successor signalled; superseded")) == 2 && len(a.logs("drain requested again; already draining")) >= 2
 	})
 	if again := len(a.logs("drain requested again; already draining")); again != 2 {
 		t.Errorf("%d repeated requests logged, want 2", again)
 	}
-	w.mustCall(host.Command{Type: host.CmdAbort, SessionID: id})
-	w.waitClosed()
+	w.MustCall(host.Command{Type: host.CmdAbort, SessionID: id})
+	w.WaitClosed()
 	if code := a.waitExit(); code != 0 {
 		t.Fatalf("exit = %d", code)
 	}
-	checkOrder(t, w.wireOrder(id, host.EventAgentSettled, host.EventSessionClosed, host.EventHostSuperseded),
-		[]string{host.EventHostSuperseded, host.EventAgentSettled, "session_closed:handoff_parked", "close"})
+	hosttest.CheckOrder(t, w.Order(id, host.EventAgentSettled, host.EventSessionClosed, host.EventHostSuperseded),
+		[]string{host.EventHostSuperseded, host.EventAgentSettled, "session_closed:handoff_parked", hosttest.Closed})
 }
 
 // HOST.md: a socket replaced without any signal is noticed and announced
@@ -227,21 +218,18 @@ func TestReplacedSocketNoticedWithoutSignal(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dir := tempDir(t)
-			sock := filepath.Join(dir, "h.sock")
-			a := startServe(t, sock, "-poll", "20ms")
-			w := dial(t, sock)
-			id := w.open(filepath.Join(dir, "a.jsonl"))
+			dir, sock, a, w := serveAndDial(t, "-poll", "20ms")
+			id := w.Open(filepath.Join(dir, "a.jsonl"))
 			tc.replace(t, sock)
-			sup := w.waitFor("host_superseded", isType(host.EventHostSuperseded))
+			sup := w.WaitFor("host_superseded", hosttest.IsType(host.EventHostSuperseded))
 			if got := sup.Successor != nil && sup.Successor.Socket == sock; got != tc.successor {
 				t.Errorf("host_superseded = %s", sup.Raw)
 			}
-			w.waitClosed()
+			w.WaitClosed()
 			if code := a.waitExit(); code != 0 {
 				t.Fatalf("exit = %d", code)
 			}
-			checkOrder(t, w.wireOrder(id, host.EventSessionClosed), []string{host.EventHostSuperseded, "session_closed:handoff_parked", "close"})
+			hosttest.CheckOrder(t, w.Order(id, host.EventSessionClosed), []string{host.EventHostSuperseded, "session_closed:handoff_parked", hosttest.Closed})
 			if len(a.logs("successor signalled; superseded")) != 0 {
 				t.Error("a signal was sent")
 			}
@@ -253,32 +241,29 @@ func TestReplacedSocketNoticedWithoutSignal(t *testing.T) {
 // mid-turn.
 func TestSharedConnectionStaysOpenWhileOtherSessionBusy(t *testing.T) {
 	t.Parallel()
-	dir := tempDir(t)
-	sock := filepath.Join(dir, "h.sock")
-	a := startServe(t, sock)
-	w := dial(t, sock)
-	busy := w.open(filepath.Join(dir, "busy.jsonl"))
-	idle := w.open(filepath.Join(dir, "idle.jsonl"))
-	w.prompt(busy, "sleep 600000")
+	dir, sock, a, w := serveAndDial(t)
+	busy := w.Open(filepath.Join(dir, "busy.jsonl"))
+	idle := w.Open(filepath.Join(dir, "idle.jsonl"))
+	w.Prompt(busy, "sleep 600000")
 	startServe(t, sock)
-	w.waitFor("idle session parked", isEvent(host.EventSessionClosed, idle))
-	if st := w.state(busy); !st.Busy {
+	w.WaitFor("idle session parked", hosttest.IsEvent(host.EventSessionClosed, idle))
+	if st := w.State(busy); !st.Busy {
 		t.Errorf("busy session = %+v", st)
 	}
-	if _, err := w.call(host.Command{Type: host.CmdGetState, SessionID: idle}); !errors.Is(err, host.ErrSessionClosed) {
+	if _, err := w.Call(host.Command{Type: host.CmdGetState, SessionID: idle}); !errors.Is(err, host.ErrSessionClosed) {
 		t.Errorf("get_state of the parked handle = %v, want session_closed", err)
 	}
-	if w.isClosed() {
+	if w.IsClosed() {
 		t.Fatal("closed while a session on it is busy")
 	}
-	w.mustCall(host.Command{Type: host.CmdAbort, SessionID: busy})
-	w.waitClosed()
+	w.MustCall(host.Command{Type: host.CmdAbort, SessionID: busy})
+	w.WaitClosed()
 	if code := a.waitExit(); code != 0 {
 		t.Fatalf("exit = %d", code)
 	}
-	checkOrder(t, w.wireOrder(idle, host.EventSessionClosed), []string{host.EventHostSuperseded, "session_closed:handoff_parked", "close"})
-	checkOrder(t, w.wireOrder(busy, host.EventAgentSettled, host.EventSessionClosed, "response:get_state"),
-		[]string{host.EventHostSuperseded, "response:get_state", "response:get_state:session_closed", host.EventAgentSettled, "session_closed:handoff_parked", "close"})
+	hosttest.CheckOrder(t, w.Order(idle, host.EventSessionClosed), []string{host.EventHostSuperseded, "session_closed:handoff_parked", hosttest.Closed})
+	hosttest.CheckOrder(t, w.Order(busy, host.EventAgentSettled, host.EventSessionClosed, "response:get_state"),
+		[]string{host.EventHostSuperseded, "response:get_state", "response:get_state:session_closed", host.EventAgentSettled, "session_closed:handoff_parked", hosttest.Closed})
 }
 
 // HOST.md: no park while a host request for that session is in flight.
@@ -286,24 +271,22 @@ func TestSharedConnectionStaysOpenWhileOtherSessionBusy(t *testing.T) {
 // running; the drain signal comes while it is.
 func TestNoParkWhileHostRequestInFlight(t *testing.T) {
 	t.Parallel()
-	dir := tempDir(t)
-	sock, file := filepath.Join(dir, "h.sock"), filepath.Join(dir, "a.jsonl")
-	a := startServe(t, sock)
-	w := dial(t, sock)
-	id := w.open(file)
-	watcher := dial(t, sock)
-	wid := watcher.open(file) // attaches to the same session
-	if _, err := w.c.Send(host.Command{ID: "held", Type: host.CmdPrompt, SessionID: id, Text: "hold 2000"}); err != nil {
+	dir, sock, a, w := serveAndDial(t)
+	file := filepath.Join(dir, "a.jsonl")
+	id := w.Open(file)
+	watcher := hosttest.Dial(t, sock)
+	wid := watcher.Open(file) // attaches to the same session
+	if _, err := w.Client().Send(host.Command{ID: "held", Type: host.CmdPrompt, SessionID: id, Text: "hold 2000"}); err != nil {
 		t.Fatal(err)
 	}
-	pollUntil(t, "prompt in flight", func() bool { return watcher.state(wid).HostRequests == 1 })
+	hosttest.PollUntil(t, "prompt in flight", func() bool { return watcher.State(wid).HostRequests == 1 })
 	a.signal(syscall.SIGUSR1)
-	w.waitClosed()
+	w.WaitClosed()
 	if code := a.waitExit(); code != 0 {
 		t.Fatalf("exit = %d", code)
 	}
-	checkOrder(t, w.wireOrder(id, host.EventAgentSettled, "response:prompt", host.EventSessionClosed),
-		[]string{host.EventHostSuperseded, host.EventAgentSettled, "response:prompt", "session_closed:handoff_parked", "close"})
+	hosttest.CheckOrder(t, w.Order(id, host.EventAgentSettled, "response:prompt", host.EventSessionClosed),
+		[]string{host.EventHostSuperseded, host.EventAgentSettled, "response:prompt", "session_closed:handoff_parked", hosttest.Closed})
 }
 
 // Runtimes without the optional capabilities still park and exit: with no
@@ -317,37 +300,34 @@ func TestRuntimeWithoutHooksParksAndExits(t *testing.T) {
 		abort         bool // end the turn once the idle session is parked
 		want          []string
 	}{
-		{"none", "sleep 600000", false, []string{host.EventHostSuperseded, host.EventAgentSettled, "session_closed:handoff_parked", "close"}},
-		{"activity", "sleep 600000", true, []string{host.EventHostSuperseded, host.EventAgentSettled, "session_closed:handoff_parked", "close"}},
-		{"settle", "hello", false, []string{host.EventHostSuperseded, "session_closed:handoff_parked", "close"}},
+		{"none", "sleep 600000", false, []string{host.EventHostSuperseded, host.EventAgentSettled, "session_closed:handoff_parked", hosttest.Closed}},
+		{"activity", "sleep 600000", true, []string{host.EventHostSuperseded, host.EventAgentSettled, "session_closed:handoff_parked", hosttest.Closed}},
+		{"settle", "hello", false, []string{host.EventHostSuperseded, "session_closed:handoff_parked", hosttest.Closed}},
 	} {
 		t.Run(tc.hooks, func(t *testing.T) {
 			t.Parallel()
-			dir := tempDir(t)
-			sock := filepath.Join(dir, "h.sock")
-			a := startServe(t, sock, "-hooks", tc.hooks)
-			w := dial(t, sock)
-			id := w.open(filepath.Join(dir, "a.jsonl"))
-			idle := w.open(filepath.Join(dir, "idle.jsonl"))
-			w.prompt(id, tc.prompt)
-			w.waitFor("agent_start", isEvent(host.EventAgentStart, id))
+			dir, _, a, w := serveAndDial(t, "-hooks", tc.hooks)
+			id := w.Open(filepath.Join(dir, "a.jsonl"))
+			idle := w.Open(filepath.Join(dir, "idle.jsonl"))
+			w.Prompt(id, tc.prompt)
+			w.WaitFor("agent_start", hosttest.IsEvent(host.EventAgentStart, id))
 			if tc.prompt == "hello" {
-				w.waitFor("agent_settled", isEvent(host.EventAgentSettled, id))
+				w.WaitFor("agent_settled", hosttest.IsEvent(host.EventAgentSettled, id))
 			}
 			a.signal(syscall.SIGUSR1)
 			if tc.abort {
-				w.waitFor("idle parked", isEvent(host.EventSessionClosed, idle))
-				if st := w.state(id); !st.Busy {
+				w.WaitFor("idle parked", hosttest.IsEvent(host.EventSessionClosed, idle))
+				if st := w.State(id); !st.Busy {
 					t.Fatalf("state = %+v, want the turn running", st)
 				}
-				w.mustCall(host.Command{Type: host.CmdAbort, SessionID: id})
+				w.MustCall(host.Command{Type: host.CmdAbort, SessionID: id})
 			}
-			w.waitClosed()
+			w.WaitClosed()
 			if code := a.waitExit(); code != 0 {
 				t.Fatalf("exit = %d", code)
 			}
-			checkOrder(t, w.wireOrder(id, host.EventAgentSettled, host.EventSessionClosed), tc.want)
-			checkOrder(t, w.wireOrder(idle, host.EventSessionClosed), []string{host.EventHostSuperseded, "session_closed:handoff_parked", "close"})
+			hosttest.CheckOrder(t, w.Order(id, host.EventAgentSettled, host.EventSessionClosed), tc.want)
+			hosttest.CheckOrder(t, w.Order(idle, host.EventSessionClosed), []string{host.EventHostSuperseded, "session_closed:handoff_parked", hosttest.Closed})
 		})
 	}
 }
@@ -357,13 +337,13 @@ func TestRuntimeWithoutHooksParksAndExits(t *testing.T) {
 // owner is killed (no drain, no cleanup) the path opens at once.
 func TestClaimStandsOnlyWhileOwnerAlive(t *testing.T) {
 	t.Parallel()
-	dir := tempDir(t)
+	dir := hosttest.TempDir(t)
 	claims, file := filepath.Join(dir, "claims"), filepath.Join(dir, "a.jsonl")
 	a := startServe(t, filepath.Join(dir, "a.sock"), "-claims", claims)
 	c := startServe(t, filepath.Join(dir, "c.sock"), "-claims", claims)
-	dial(t, a.serving.Socket).open(file)
-	other := dial(t, c.serving.Socket)
-	_, err := other.call(host.Command{Type: host.CmdOpenSession, SessionPath: file})
+	hosttest.Dial(t, a.serving.Socket).Open(file)
+	other := hosttest.Dial(t, c.serving.Socket)
+	_, err := other.Call(host.Command{Type: host.CmdOpenSession, SessionPath: file})
 	var re *host.RemoteError
 	if !errors.As(err, &re) {
 		t.Fatalf("open held path = %v", err)
@@ -373,5 +353,5 @@ func TestClaimStandsOnlyWhileOwnerAlive(t *testing.T) {
 	}
 	a.signal(syscall.SIGKILL)
 	a.waitExit()
-	other.open(file)
+	other.Open(file)
 }

@@ -2,7 +2,7 @@ package main
 
 import (
 	"bufio"
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,16 +10,18 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/batonhq/baton/engine/host/hosttest"
 )
 
-// waitLimit bounds every wait; nothing sleeps to synchronise.
-const waitLimit = 20 * time.Second
+// waitLimit bounds every wait on a process; nothing sleeps to
+// synchronise.
+const waitLimit = hosttest.DefaultTimeout
 
 // binary is the rpchost built once for every test of the package.
 var binary string
@@ -31,13 +33,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "rpchost")
-	args := []string{"build", "-o", binary}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	build := exec.Command("go", append(args, ".")...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	if err := hosttest.Build(context.Background(), ".", binary); err != nil {
 		fmt.Fprintln(os.Stderr, "build rpchost:", err)
 		os.Exit(1)
 	}
@@ -46,48 +42,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// tempDir is a short directory under /tmp (a socket path must fit 108
-// bytes), with symbolic links resolved so canonical paths compare equal.
-func tempDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "rh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	real, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return real
-}
-
-// syncBuffer collects a process's output for the test to read while it
-// runs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // proc is a running rpchost serve.
 type proc struct {
 	t       testing.TB
 	cmd     *exec.Cmd
 	serving servingLine
-	stdout  *syncBuffer // after the serving line
-	stderr  *syncBuffer
+	stdout  *hosttest.Buffer // after the serving line
+	stderr  *hosttest.Buffer
 	exited  chan struct{}
 	state   *os.ProcessState
 }
@@ -98,7 +59,7 @@ type proc struct {
 func startServe(t testing.TB, sock string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"serve", "-socket", sock}, args...)...)
-	p := &proc{t: t, cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	p := &proc{t: t, cmd: cmd, stdout: &hosttest.Buffer{}, stderr: &hosttest.Buffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -200,16 +161,19 @@ func (p *proc) logs(msg string) []map[string]any {
 	return out
 }
 
-// pollUntil polls cond until it holds, bounded by waitLimit.
-func pollUntil(t testing.TB, what string, cond func() bool) {
+// serveFresh starts rpchost serve (with args) on a socket in a fresh
+// directory.
+func serveFresh(t testing.TB, args ...string) (dir, sock string, a *proc) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %v", what, waitLimit)
-		}
-		<-tick.C
-	}
+	dir = hosttest.TempDir(t)
+	sock = filepath.Join(dir, "h.sock")
+	return dir, sock, startServe(t, sock, args...)
+}
+
+// serveAndDial is serveFresh and a client connected to it: the start of
+// most handoff tests.
+func serveAndDial(t *testing.T, args ...string) (dir, sock string, a *proc, w *hosttest.Conn) {
+	t.Helper()
+	dir, sock, a = serveFresh(t, args...)
+	return dir, sock, a, hosttest.Dial(t, sock)
 }

@@ -5,13 +5,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/batonhq/baton/engine/host/hosttest"
 )
 
 // A successor refuses to rename over an entry that is not the one it
 // probed, and leaves both entries alone.
 func TestReplaceIfSameRefusesAReplacedEntry(t *testing.T) {
 	t.Parallel()
-	dir := tempDir(t)
+	dir := hosttest.TempDir(t)
 	public, side, intruder := filepath.Join(dir, "h.sock"), filepath.Join(dir, "side.sock"), filepath.Join(dir, "x.sock")
 	for _, p := range []string{public, side, intruder} {
 		ln, err := listenUnix(p)
