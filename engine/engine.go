@@ -86,7 +86,9 @@ type ReportCredentials struct {
 type Engine interface {
 	// Start launches a process for req. A returned Process proves only that
 	// something was spawned; call Ready to learn whether the session really
-	// accepted its first turn. Errors: ErrUnsupportedConfig, ErrAuth,
+	// accepted its first turn. Start should return as soon as the process
+	// is spawned (baton calls it under the workspace's launch lock, which a
+	// concurrent Stop waits for) and must honour ctx. Errors: ErrUnsupportedConfig, ErrAuth,
 	// ErrSessionMissing (resume of an unknown native id), or an
 	// EUNAVAILABLE error for a spawn failure.
 	Start(ctx context.Context, req StartRequest) (Process, error)

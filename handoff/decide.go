@@ -117,7 +117,8 @@ func (c *Coordinator) Decide(ctx context.Context, ws baton.WorkspaceID, id baton
 		return cur, nil
 	}
 	if a == Cancel {
-		return c.cancel(ctx, id)
+		h, _, err := c.cancel(ctx, id)
+		return h, err
 	}
 	trig := TriggerRetry
 	if a == Skip {
@@ -163,19 +164,14 @@ func (c *Coordinator) Stop(ctx context.Context, ws baton.WorkspaceID) (engine.St
 	if !ok {
 		return c.sessions.Halt(ctx, ws)
 	}
-	after, err := c.cancel(ctx, h.ID)
-	if err != nil {
-		return "", err
-	}
-	if after.State == store.StateCancelled {
-		return engine.Stopped, nil
-	}
-	return engine.Timeout, nil
+	_, out, err := c.cancel(ctx, h.ID)
+	return out, err
 }
 
 // cancel: mark the stop requested (no engine callback of the attempt is
 // applied from then on and no launch starts), stop what runs, then settle.
-func (c *Coordinator) cancel(ctx context.Context, id baton.HandoffID) (Handoff, error) {
+// It returns the handoff and the stop's outcome.
+func (c *Coordinator) cancel(ctx context.Context, id baton.HandoffID) (Handoff, engine.StopOutcome, error) {
 	var ws baton.WorkspaceID
 	err := c.store.Update(ctx, func(tx store.Tx) error {
 		h, err := tx.GetHandoff(id)
@@ -190,7 +186,7 @@ func (c *Coordinator) cancel(ctx context.Context, id baton.HandoffID) (Handoff, 
 		return tx.PutHandoff(h)
 	})
 	if err != nil {
-		return Handoff{}, err
+		return Handoff{}, "", err
 	}
 	c.cancelDriver(id)
 	out, herr := c.sessions.Halt(ctx, ws)
@@ -206,9 +202,12 @@ func (c *Coordinator) cancel(ctx context.Context, id baton.HandoffID) (Handoff, 
 	})
 	var rep *replayed
 	if errors.As(err, &rep) {
-		return public(rep.h), nil
+		return public(rep.h), out, nil
 	}
-	return public(h), err
+	if err != nil {
+		return Handoff{}, "", err
+	}
+	return public(h), out, nil
 }
 
 // Shutdown ends the Coordinator gracefully: it refuses new requests, stops

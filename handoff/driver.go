@@ -136,7 +136,11 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 	}
 	src, err := c.session(ctx, h.SourceSession)
 	if err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// Never leave the transfer generating with no turn and no timer.
+		return ended(engine.ExitStatus{Err: err}, "the source session could not be read: "+err.Error())
 	}
 	p, err := c.sessions.Launch(ctx, session.LaunchRequest{
 		StartRequest: engine.StartRequest{
@@ -193,7 +197,10 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner sess
 	}
 	ws, err := c.workspace(ctx, h.Workspace)
 	if err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return failed("the workspace could not be read: " + err.Error())
 	}
 	prompt, err := c.prompt(ctx, h)
 	if err != nil {
