@@ -171,7 +171,17 @@ func (s *Service) awaitReady(ctx context.Context, p engine.Process, sess store.S
 		// The process may still be alive (ctx ended first); stop it so the
 		// workspace is not left with an unrecorded writer.
 		_, _ = p.Stop(context.WithoutCancel(ctx))
-		s.ended(sess.ID, "not ready: "+err.Error())
+		// Say why readiness failed even if the exit watcher recorded the
+		// process's exit first: the reason briefs a later continuation.
+		reason := "not ready: " + err.Error()
+		select {
+		case <-p.Done():
+			if st := p.Exit(); !st.Stopped {
+				reason += " (" + endReason(st) + ")"
+			}
+		default:
+		}
+		s.endWith(sess.ID, reason, true)
 		return store.Session{}, err
 	}
 	var out store.Session
@@ -188,12 +198,21 @@ func (s *Service) awaitReady(ctx context.Context, p engine.Process, sess store.S
 }
 
 // ended records that a session's process is gone, once.
-func (s *Service) ended(id baton.SessionID, reason string) {
+func (s *Service) ended(id baton.SessionID, reason string) { s.endWith(id, reason, false) }
+
+// endWith records a session's end. With overwrite, an end already recorded
+// by the exit watcher gets this more precise reason (a row running again
+// is never touched).
+func (s *Service) endWith(id baton.SessionID, reason string, overwrite bool) {
 	ctx := context.Background()
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		cur, err := tx.GetSession(id)
 		if err != nil {
 			return err
+		}
+		if cur.Status == store.SessionEnded && overwrite {
+			cur.EndReason = reason
+			return tx.PutSession(cur)
 		}
 		if cur.Status != store.SessionRunning {
 			return nil
