@@ -267,10 +267,13 @@ func (e *Engine) Close() {
 	e.mu.Lock()
 	e.closed = true
 	e.mu.Unlock()
-	e.cancel()
+	// End the processes before cancelling the Submit context: a report
+	// turn woken by the cancellation would otherwise end itself cleanly
+	// first.
 	for _, p := range e.liveProcs() {
 		p.end(-1, ErrClosed, false)
 	}
+	e.cancel()
 	e.wg.Wait()
 }
 
