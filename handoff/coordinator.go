@@ -11,9 +11,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff/internal/mutant"
-	"github.com/batonhq/baton/internal/clock"
 	"github.com/batonhq/baton/internal/ids"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"

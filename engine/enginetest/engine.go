@@ -5,8 +5,8 @@ import (
 	"sync"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/internal/clock"
 )
 
 // Errors of the scripted engine. Match with errors.Is.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/internal/clock"
 	"github.com/batonhq/baton/internal/token"
 )
 

@@ -14,9 +14,9 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine/host"
 	"github.com/batonhq/baton/engine/host/hosttest"
-	"github.com/batonhq/baton/internal/clock"
 )
 
 // gateRuntime is host.Scripted whose prompt "gate" is held inside Prompt (a

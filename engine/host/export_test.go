@@ -1,6 +1,6 @@
 package host
 
-import "github.com/batonhq/baton/internal/clock"
+import "github.com/batonhq/baton/clock"
 
 // What the tests of package host_test reach inside the package. They live
 // outside it because they use engine/host/hosttest, which imports it.

@@ -9,9 +9,9 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine/host"
 	"github.com/batonhq/baton/engine/host/hosttest"
-	"github.com/batonhq/baton/internal/clock"
 )
 
 // The default grace (ten minutes, on a fake clock) expires into a rescan

@@ -6,7 +6,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/clock"
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/internal/ids"
 )
 

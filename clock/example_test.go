@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/batonhq/baton/internal/clock"
+	"github.com/batonhq/baton/clock"
 )
 
 func ExampleFake() {

@@ -1,6 +1,18 @@
-// Package clock is baton's injectable time source. Production code takes a
-// Clock (Real by default); tests pass a *Fake and move time by hand, so no
-// test sleeps to wait for a timeout.
+// Package clock is baton's injectable time source.
+//
+// # Basics
+//
+// Every baton component that waits takes a Clock (handoff.WithClock,
+// session.WithClock, enginetest.Options.Clock); Real, the wall clock, is
+// the default. Tests pass a *Fake and move time by hand with Advance, so no
+// test sleeps to reach a generation timeout or a lease expiry. Timers of a
+// Fake fire during Advance, in deadline order.
+//
+// # Caveats
+//
+// A Fake never moves on its own: code that arms a timer and a test that
+// advances the clock must agree on when the timer is armed (PendingBy
+// tells a test how many timers are due within a horizon).
 package clock
 
 import (
