@@ -100,12 +100,3 @@ func ErrorCode(err error) string {
 	}
 	return EINTERNAL
 }
-
-// ErrorMessage returns the human-readable message of err with no "baton:"
-// code prefix for code-only errors; "" for nil.
-func ErrorMessage(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}

@@ -424,3 +424,23 @@ func TestSubmitReportValidation(t *testing.T) {
 		t.Fatalf("New(nil store): %v", err)
 	}
 }
+
+func TestArchivedWorkspaceTakesNoTransfer(t *testing.T) {
+	f := newFixture(t)
+	if err := f.svc.ArchiveWorkspace(f.ctx, f.ws); !errors.Is(err, session.ErrSessionRunning) {
+		t.Fatalf("archive while a session runs: %v", err)
+	}
+	if _, err := f.svc.Stop(f.ctx, f.ws, session.Owner{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.ArchiveWorkspace(f.ctx, f.ws); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.co.Create(f.ctx, handoff.Request{Workspace: f.ws, RequestID: "r1", SourceSession: f.src.ID, Target: f.cfgB})
+	if !errors.Is(err, handoff.ErrWorkspaceArchived) {
+		t.Fatalf("create on an archived workspace: %v", err)
+	}
+	if _, err := f.svc.Start(f.ctx, session.StartRequest{Workspace: f.ws, Prompt: "hi"}); !errors.Is(err, session.ErrArchived) {
+		t.Fatalf("start on an archived workspace: %v", err)
+	}
+}

@@ -134,6 +134,30 @@ func (s *Service) CreateWorkspace(ctx context.Context, w store.Workspace) (store
 	return w, err
 }
 
+// ArchiveWorkspace marks a workspace archived: it takes no new work (no
+// start, no transfer) and keeps its history. Archiving twice is a no-op.
+// Errors: store.ErrNotFound, ErrWorkspaceBusy while a transfer holds the
+// reservation, ErrSessionRunning while a process runs there.
+func (s *Service) ArchiveWorkspace(ctx context.Context, ws baton.WorkspaceID) error {
+	if id, ok := s.Running(ws); ok {
+		return baton.Errorf(ErrSessionRunning, "session %s", id)
+	}
+	return s.store.Update(ctx, func(tx store.Tx) error {
+		w, err := tx.GetWorkspace(ws)
+		if err != nil {
+			return err
+		}
+		if err := CheckWritable(tx, ws, Owner{}); err != nil {
+			return err
+		}
+		if w.Archived {
+			return nil
+		}
+		w.Archived, w.UpdatedAt = true, s.clock.Now()
+		return tx.PutWorkspace(w)
+	})
+}
+
 // Workspace returns a workspace. Errors: store.ErrNotFound.
 func (s *Service) Workspace(ctx context.Context, ws baton.WorkspaceID) (w store.Workspace, err error) {
 	err = s.store.View(ctx, func(tx store.Tx) error { w, err = tx.GetWorkspace(ws); return err })
