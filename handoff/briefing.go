@@ -20,7 +20,7 @@ func DefaultBriefing(_ context.Context, in BriefingInput) (string, error) {
 // RecapInput is the recap.HandoffInput the records alone give for in.
 func RecapInput(in BriefingInput) recap.HandoffInput {
 	r := recap.HandoffInput{
-		Title:   "Session handoff " + string(in.Handoff.ID) + " (attempt " + strconv.Itoa(in.Handoff.Attempt) + ")",
+		Title:   "handoff " + string(in.Handoff.ID) + " (attempt " + strconv.Itoa(in.Handoff.Attempt) + ")",
 		Mission: in.Workspace.Mission,
 		Report:  in.Handoff.Report,
 	}

@@ -109,7 +109,7 @@ func checkKeyLines(t *testing.T, out string) {
 		{"released", "    reservation released: true"},
 		{"report", "    report stored: true (11 lines)"},
 		{"document", "    document: <root>/.ai/handoffs/hof_ID-SUFFIX.md (mode 0600)"},
-		{"document title", "      | # Session transfer: Session handoff hof_ID (attempt 1)"},
+		{"document title", "      | # Session transfer: handoff hof_ID (attempt 1)"},
 		{"launches 1", "    launches: 3 (source, its report-only turn, target); at most 1 process at once"},
 		{"rejected", "  attempt 1: failed: the target was not ready: engine: readiness rejected"},
 		{"source restored", "    source is current again: true (model demo-small); workspace still reserved: true"},
