@@ -1,0 +1,64 @@
+package badgerstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/badgerstore"
+)
+
+// BenchmarkUpdate measures the store write of a handoff transition: one
+// Update that reads and puts one handoff (with one attempt in its History),
+// in each durability mode. With DurabilitySync the fsync dominates; compare
+// store/memstore's BenchmarkUpdate for the bare bookkeeping.
+func BenchmarkUpdate(b *testing.B) {
+	for _, d := range []badgerstore.Durability{badgerstore.DurabilitySync, badgerstore.DurabilityNoSync} {
+		b.Run(d.String(), func(b *testing.B) {
+			s := open(b, b.TempDir(), badgerstore.Options{Durability: d})
+			ctx := context.Background()
+			h := store.Handoff{
+				ID: "h-1", Workspace: "ws-a", RequestID: "r-1", State: store.StateStopping,
+				History:   []store.AttemptRecord{{Attempt: 1, Outcome: store.StateFailed, EndedAt: time.Now()}},
+				CreatedAt: time.Now(),
+			}
+			if err := s.Update(ctx, func(tx store.Tx) error { return tx.InsertHandoff(h) }); err != nil {
+				b.Fatal(err)
+			}
+			put := func(tx store.Tx) error {
+				cur, err := tx.GetHandoff(h.ID)
+				if err != nil {
+					return err
+				}
+				cur.Attempt++
+				return tx.PutHandoff(cur)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := s.Update(ctx, put); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "updates/s")
+		})
+	}
+}
+
+// BenchmarkView measures a View that reads one handoff by id.
+func BenchmarkView(b *testing.B) {
+	s := open(b, b.TempDir(), badgerstore.Options{})
+	ctx := context.Background()
+	h := store.Handoff{ID: "h-1", Workspace: "ws-a", RequestID: "r-1", State: store.StateStopping,
+		History: []store.AttemptRecord{{Attempt: 1}}}
+	if err := s.Update(ctx, func(tx store.Tx) error { return tx.InsertHandoff(h) }); err != nil {
+		b.Fatal(err)
+	}
+	get := func(tx store.Tx) error { _, err := tx.GetHandoff("h-1"); return err }
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.View(ctx, get); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

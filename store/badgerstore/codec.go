@@ -1,0 +1,232 @@
+package badgerstore
+
+import (
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/token"
+	"github.com/batonhq/baton/store"
+)
+
+// Records are stored as JSON of the structs below, not of the store types.
+// The on-disk names are spelled out here, so renaming a Go field in package
+// store cannot silently orphan stored data; JSON decodes fields it does not
+// know and leaves missing ones zero, so a field added later reads as zero
+// from old records; and a directory stays readable with any JSON tool.
+// Times are RFC 3339 with nanoseconds in UTC (finer than the microsecond
+// the contract asks), omitted when zero; token hashes are hex.
+
+type workspaceV1 struct {
+	ID                baton.WorkspaceID  `json:"id"`
+	Name              string             `json:"name,omitempty"`
+	Mission           string             `json:"mission,omitempty"`
+	Root              string             `json:"root,omitempty"`
+	Config            baton.EngineConfig `json:"config,omitzero"`
+	CurrentSession    baton.SessionID    `json:"currentSession,omitempty"`
+	ActivationCounter int64              `json:"activationCounter,omitempty"`
+	Archived          bool               `json:"archived,omitempty"`
+	CreatedAt         time.Time          `json:"createdAt,omitzero"`
+	UpdatedAt         time.Time          `json:"updatedAt,omitzero"`
+}
+
+func toWorkspace(w store.Workspace) workspaceV1 {
+	return workspaceV1{w.ID, w.Name, w.Mission, w.Root, w.Config, w.CurrentSession,
+		w.ActivationCounter, w.Archived, utc(w.CreatedAt), utc(w.UpdatedAt)}
+}
+
+func (w workspaceV1) record() store.Workspace {
+	return store.Workspace{ID: w.ID, Name: w.Name, Mission: w.Mission, Root: w.Root, Config: w.Config,
+		CurrentSession: w.CurrentSession, ActivationCounter: w.ActivationCounter, Archived: w.Archived,
+		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
+}
+
+type sessionV1 struct {
+	ID              baton.SessionID     `json:"id"`
+	Workspace       baton.WorkspaceID   `json:"workspace"`
+	Config          baton.EngineConfig  `json:"config,omitzero"`
+	NativeID        string              `json:"nativeId,omitempty"`
+	Status          store.SessionStatus `json:"status,omitempty"`
+	ActivationOrder int64               `json:"activationOrder,omitempty"`
+	StartedAt       time.Time           `json:"startedAt,omitzero"`
+	EndedAt         time.Time           `json:"endedAt,omitzero"`
+	EndReason       string              `json:"endReason,omitempty"`
+	CreatedAt       time.Time           `json:"createdAt,omitzero"`
+	Seq             int64               `json:"seq"`
+}
+
+func toSession(s store.Session) sessionV1 {
+	return sessionV1{s.ID, s.Workspace, s.Config, s.NativeID, s.Status, s.ActivationOrder,
+		utc(s.StartedAt), utc(s.EndedAt), s.EndReason, utc(s.CreatedAt), s.Seq}
+}
+
+func (s sessionV1) record() store.Session {
+	return store.Session{ID: s.ID, Workspace: s.Workspace, Config: s.Config, NativeID: s.NativeID,
+		Status: s.Status, ActivationOrder: s.ActivationOrder, StartedAt: s.StartedAt, EndedAt: s.EndedAt,
+		EndReason: s.EndReason, CreatedAt: s.CreatedAt, Seq: s.Seq}
+}
+
+type attemptV1 struct {
+	Attempt       int                `json:"attempt,omitempty"`
+	TargetSession baton.SessionID    `json:"targetSession,omitempty"`
+	Outcome       store.HandoffState `json:"outcome,omitempty"`
+	Error         string             `json:"error,omitempty"`
+	EndedAt       time.Time          `json:"endedAt,omitzero"`
+}
+
+type handoffV1 struct {
+	ID                 baton.HandoffID    `json:"id"`
+	Workspace          baton.WorkspaceID  `json:"workspace"`
+	RequestID          string             `json:"requestId"`
+	Fingerprint        string             `json:"fingerprint,omitempty"`
+	State              store.HandoffState `json:"state,omitempty"`
+	Attempt            int                `json:"attempt,omitempty"`
+	SourceSession      baton.SessionID    `json:"sourceSession,omitempty"`
+	TargetSession      baton.SessionID    `json:"targetSession,omitempty"`
+	SourceConfig       baton.EngineConfig `json:"sourceConfig,omitzero"`
+	TargetConfig       baton.EngineConfig `json:"targetConfig,omitzero"`
+	GenerateSummary    bool               `json:"generateSummary,omitempty"`
+	Report             string             `json:"report,omitempty"`
+	ReportPath         string             `json:"reportPath,omitempty"`
+	GenerationToken    hexHash            `json:"generationToken,omitzero"`
+	GenerationDeadline time.Time          `json:"generationDeadline,omitzero"`
+	Error              string             `json:"error,omitempty"`
+	StopRequested      bool               `json:"stopRequested,omitempty"`
+	StopUnconfirmed    bool               `json:"stopUnconfirmed,omitempty"`
+	History            []attemptV1        `json:"history,omitempty"`
+	CreatedAt          time.Time          `json:"createdAt,omitzero"`
+	UpdatedAt          time.Time          `json:"updatedAt,omitzero"`
+	// Seq is the insert number of the handoff in its workspace (the order
+	// of ListHandoffs); not part of store.Handoff.
+	Seq uint64 `json:"seq"`
+}
+
+func toHandoff(h store.Handoff, seq uint64) handoffV1 {
+	var hist []attemptV1
+	if len(h.History) > 0 {
+		hist = make([]attemptV1, len(h.History))
+		for i, a := range h.History {
+			hist[i] = attemptV1{a.Attempt, a.TargetSession, a.Outcome, a.Error, utc(a.EndedAt)}
+		}
+	}
+	return handoffV1{h.ID, h.Workspace, h.RequestID, h.Fingerprint, h.State, h.Attempt,
+		h.SourceSession, h.TargetSession, h.SourceConfig, h.TargetConfig, h.GenerateSummary,
+		h.Report, h.ReportPath, hexHash(h.GenerationToken), utc(h.GenerationDeadline), h.Error,
+		h.StopRequested, h.StopUnconfirmed, hist, utc(h.CreatedAt), utc(h.UpdatedAt), seq}
+}
+
+func (h handoffV1) record() store.Handoff {
+	var hist []store.AttemptRecord
+	if len(h.History) > 0 {
+		hist = make([]store.AttemptRecord, len(h.History))
+		for i, a := range h.History {
+			hist[i] = store.AttemptRecord{Attempt: a.Attempt, TargetSession: a.TargetSession,
+				Outcome: a.Outcome, Error: a.Error, EndedAt: a.EndedAt}
+		}
+	}
+	return store.Handoff{ID: h.ID, Workspace: h.Workspace, RequestID: h.RequestID,
+		Fingerprint: h.Fingerprint, State: h.State, Attempt: h.Attempt, SourceSession: h.SourceSession,
+		TargetSession: h.TargetSession, SourceConfig: h.SourceConfig, TargetConfig: h.TargetConfig,
+		GenerateSummary: h.GenerateSummary, Report: h.Report, ReportPath: h.ReportPath,
+		GenerationToken: token.Hash(h.GenerationToken), GenerationDeadline: h.GenerationDeadline,
+		Error: h.Error, StopRequested: h.StopRequested, StopUnconfirmed: h.StopUnconfirmed,
+		History: hist, CreatedAt: h.CreatedAt, UpdatedAt: h.UpdatedAt}
+}
+
+type reservationV1 struct {
+	Workspace    baton.WorkspaceID `json:"workspace"`
+	Held         bool              `json:"held,omitempty"`
+	Handoff      baton.HandoffID   `json:"handoff,omitempty"`
+	Owner        hexHash           `json:"owner,omitzero"`
+	Epoch        int64             `json:"epoch,omitempty"`
+	LeaseHolder  string            `json:"leaseHolder,omitempty"`
+	LeaseExpires time.Time         `json:"leaseExpires,omitzero"`
+	UpdatedAt    time.Time         `json:"updatedAt,omitzero"`
+}
+
+func toReservation(r store.Reservation) reservationV1 {
+	return reservationV1{r.Workspace, r.Held, r.Handoff, hexHash(r.Owner), r.Epoch, r.LeaseHolder,
+		utc(r.LeaseExpires), utc(r.UpdatedAt)}
+}
+
+func (r reservationV1) record() store.Reservation {
+	return store.Reservation{Workspace: r.Workspace, Held: r.Held, Handoff: r.Handoff,
+		Owner: token.Hash(r.Owner), Epoch: r.Epoch, LeaseHolder: r.LeaseHolder,
+		LeaseExpires: r.LeaseExpires, UpdatedAt: r.UpdatedAt}
+}
+
+type wakeupV1 struct {
+	ID        baton.WakeupID     `json:"id"`
+	Workspace baton.WorkspaceID  `json:"workspace"`
+	Session   baton.SessionID    `json:"session,omitempty"`
+	Prompt    string             `json:"prompt,omitempty"`
+	At        time.Time          `json:"at,omitzero"`
+	Status    store.WakeupStatus `json:"status,omitempty"`
+	CreatedAt time.Time          `json:"createdAt,omitzero"`
+	UpdatedAt time.Time          `json:"updatedAt,omitzero"`
+}
+
+func toWakeup(w store.Wakeup) wakeupV1 {
+	return wakeupV1{w.ID, w.Workspace, w.Session, w.Prompt, utc(w.At), w.Status,
+		utc(w.CreatedAt), utc(w.UpdatedAt)}
+}
+
+func (w wakeupV1) record() store.Wakeup {
+	return store.Wakeup{ID: w.ID, Workspace: w.Workspace, Session: w.Session, Prompt: w.Prompt,
+		At: w.At, Status: w.Status, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
+}
+
+type continuationV1 struct {
+	ID        baton.ContinuationID    `json:"id"`
+	Workspace baton.WorkspaceID       `json:"workspace"`
+	Session   baton.SessionID         `json:"session,omitempty"`
+	Task      string                  `json:"task,omitempty"`
+	Ending    string                  `json:"ending,omitempty"`
+	Prompt    string                  `json:"prompt,omitempty"`
+	Target    baton.EngineConfig      `json:"target,omitzero"`
+	Automated bool                    `json:"automated,omitempty"`
+	State     store.ContinuationState `json:"state,omitempty"`
+	Reason    string                  `json:"reason,omitempty"`
+	CreatedAt time.Time               `json:"createdAt,omitzero"`
+	UpdatedAt time.Time               `json:"updatedAt,omitzero"`
+	// Seq is the insert number in the workspace (ListContinuations order).
+	Seq uint64 `json:"seq"`
+}
+
+func toContinuation(c store.Continuation, seq uint64) continuationV1 {
+	return continuationV1{c.ID, c.Workspace, c.Session, c.Task, c.Ending, c.Prompt, c.Target,
+		c.Automated, c.State, c.Reason, utc(c.CreatedAt), utc(c.UpdatedAt), seq}
+}
+
+func (c continuationV1) record() store.Continuation {
+	return store.Continuation{ID: c.ID, Workspace: c.Workspace, Session: c.Session, Task: c.Task,
+		Ending: c.Ending, Prompt: c.Prompt, Target: c.Target, Automated: c.Automated, State: c.State,
+		Reason: c.Reason, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}
+
+// utc drops the location and the monotonic reading; the zero time stays
+// zero (IsZero), which omitzero then leaves out.
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// hexHash is a token.Hash that encodes as 64 hex digits.
+type hexHash token.Hash
+
+func (h hexHash) IsZero() bool { return token.Hash(h).IsZero() }
+
+func (h hexHash) MarshalText() ([]byte, error) {
+	return hex.AppendEncode(nil, h[:]), nil
+}
+
+func (h *hexHash) UnmarshalText(b []byte) error {
+	if hex.DecodedLen(len(b)) != len(h) {
+		return fmt.Errorf("badgerstore: token hash of %d hex digits, want %d", len(b), 2*len(h))
+	}
+	_, err := hex.Decode(h[:], b)
+	return err
+}

@@ -1,0 +1,163 @@
+package badgerstore
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/batonhq/baton/store"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// fill sets every field of the struct v points to (recursively) to a value
+// distinct from its zero value and from the other fields, so that a codec
+// that drops or swaps a field fails the round trip. n numbers the values.
+func fill(v reflect.Value, n *int) {
+	*n++
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString("s" + string(rune('A'+*n%26)) + string(rune('a'+*n/26)))
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int64:
+		v.SetInt(int64(*n) * -3)
+	case reflect.Uint8:
+		v.SetUint(uint64(*n))
+	case reflect.Array:
+		for i := range v.Len() {
+			fill(v.Index(i), n)
+		}
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 2, 2))
+		for i := range v.Len() {
+			fill(v.Index(i), n)
+		}
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			// Nanoseconds and a zone: kept as the same instant.
+			zone := time.FixedZone("z", *n*60)
+			v.Set(reflect.ValueOf(time.Date(2000+*n, 1, 2, 3, 4, 5, *n*1001, zone)))
+			return
+		}
+		for i := range v.NumField() {
+			fill(v.Field(i), n)
+		}
+	default:
+		panic("fill: unhandled kind " + v.Kind().String() + " of " + v.Type().String())
+	}
+}
+
+func filled[T any]() T {
+	var r T
+	n := 0
+	fill(reflect.ValueOf(&r).Elem(), &n)
+	return r
+}
+
+// roundTrip encodes through the wire struct and decodes back.
+func roundTrip[R, W any](t *testing.T, in R, to func(R) W, back func(W) R) R {
+	t.Helper()
+	b, err := encode(to(in))
+	if err != nil {
+		t.Fatalf("encode: %v", err)
+	}
+	var w W
+	if err := decode(b, &w); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	return back(w)
+}
+
+// sameInstants compares times with Equal, as the store contract says.
+var sameInstants = cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })
+
+// TestCodecKeepsEveryField catches a field of package store that the wire
+// structs forget, also one added after this package was written.
+func TestCodecKeepsEveryField(t *testing.T) {
+	check := func(name string, in, out any) {
+		t.Helper()
+		if d := cmp.Diff(in, out, sameInstants); d != "" {
+			t.Errorf("%s changed in a round trip (-in +out):\n%s", name, d)
+		}
+	}
+	ws := filled[store.Workspace]()
+	check("Workspace", ws, roundTrip(t, ws, toWorkspace, workspaceV1.record))
+	s := filled[store.Session]()
+	check("Session", s, roundTrip(t, s, toSession, sessionV1.record))
+	h := filled[store.Handoff]()
+	check("Handoff", h, roundTrip(t, h, func(h store.Handoff) handoffV1 { return toHandoff(h, 7) }, handoffV1.record))
+	r := filled[store.Reservation]()
+	check("Reservation", r, roundTrip(t, r, toReservation, reservationV1.record))
+	w := filled[store.Wakeup]()
+	check("Wakeup", w, roundTrip(t, w, toWakeup, wakeupV1.record))
+	c := filled[store.Continuation]()
+	check("Continuation", c, roundTrip(t, c, func(c store.Continuation) continuationV1 { return toContinuation(c, 7) }, continuationV1.record))
+}
+
+func TestCodecZeroRecords(t *testing.T) {
+	b, err := encode(toHandoff(store.Handoff{}, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Zero fields are left out, zero times included.
+	if want := `{"id":"","workspace":"","requestId":"","seq":0}`; string(b) != want {
+		t.Errorf("zero handoff encodes as %s, want %s", b, want)
+	}
+	var h handoffV1
+	if err := decode(b, &h); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.record(); !got.CreatedAt.IsZero() || got.History != nil || !got.GenerationToken.IsZero() {
+		t.Errorf("zero handoff decodes as %+v", got)
+	}
+}
+
+func TestCodecRefusesBadValues(t *testing.T) {
+	if _, err := encode(toWorkspace(store.Workspace{ID: "w", CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)})); err == nil {
+		t.Error("a time in year 10000 encoded")
+	}
+	var h handoffV1
+	if err := decode([]byte(`{"generationToken":"abc"}`), &h); err == nil {
+		t.Error("a short token hash decoded")
+	}
+}
+
+// TestGoldenRecords pins the on-disk encoding: a change to it must show up
+// as a diff of testdata/records.golden.json (go test -update rewrites it)
+// and comes with a new formatVersion if old directories would misread.
+func TestGoldenRecords(t *testing.T) {
+	records := map[string]any{
+		"workspace":    toWorkspace(filled[store.Workspace]()),
+		"session":      toSession(filled[store.Session]()),
+		"handoff":      toHandoff(filled[store.Handoff](), 7),
+		"reservation":  toReservation(filled[store.Reservation]()),
+		"wakeup":       toWakeup(filled[store.Wakeup]()),
+		"continuation": toContinuation(filled[store.Continuation](), 7),
+	}
+	got, err := json.MarshalIndent(records, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", "records.golden.json")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("encoding changed (-golden +now):\n%s", cmp.Diff(string(want), string(got)))
+	}
+}

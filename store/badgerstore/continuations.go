@@ -1,0 +1,132 @@
+package badgerstore
+
+import (
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+// queuedList holds the queued continuations of every workspace, oldest
+// first: by CreatedAt, then workspace and insert number.
+var queuedList = globalList(tQueued)
+
+// continuationIndexes are the entries of c: in its workspace's list by
+// insert number, and in the queue while queued. A continuation that leaves
+// the queue and comes back gets its old place (the key is the same).
+func continuationIndexes(c continuationV1) []index {
+	id := string(c.ID)
+	byWS := ownedList(tContsByWS, string(c.Workspace))
+	out := []index{{byWS, byWS.prefix().u64(c.Seq).str(id), id}}
+	if c.State == store.ContinuationQueued {
+		out = append(out, index{queuedList, queuedList.prefix().time(c.CreatedAt).str(string(c.Workspace)).u64(c.Seq).str(id), id})
+	}
+	return out
+}
+
+func continuationKeyOf(id string) key { return continuationKey(baton.ContinuationID(id)) }
+
+func (t *tx) continuation(id baton.ContinuationID) (continuationV1, bool, error) {
+	var c continuationV1
+	found, err := t.get(continuationKey(id), &c)
+	return c, found, err
+}
+
+// GetContinuation returns the continuation id; store.ErrNotFound if absent.
+func (t *tx) GetContinuation(id baton.ContinuationID) (store.Continuation, error) {
+	if err := t.readable(); err != nil {
+		return store.Continuation{}, err
+	}
+	c, found, err := t.continuation(id)
+	if err != nil {
+		return store.Continuation{}, err
+	}
+	if !found {
+		return store.Continuation{}, notFound("continuation", id)
+	}
+	return c.record(), nil
+}
+
+// InsertContinuation adds c. store.ErrDuplicate if its id exists;
+// baton.ErrInvalid if ID or Workspace is empty.
+func (t *tx) InsertContinuation(c store.Continuation) error {
+	if err := t.writable("InsertContinuation"); err != nil {
+		return err
+	}
+	if err := firstErr(required("continuation", "ID", c.ID), required("continuation", "Workspace", c.Workspace)); err != nil {
+		return err
+	}
+	k := continuationKey(c.ID)
+	found, err := t.exists(k)
+	if err != nil {
+		return err
+	}
+	if found {
+		return duplicate("continuation", c.ID)
+	}
+	seq, err := t.peekSeq(tContsByWS, c.Workspace)
+	if err != nil {
+		return err
+	}
+	v := toContinuation(c, seq)
+	b, err := encode(v)
+	if err != nil {
+		return err
+	}
+	return firstErrOf(
+		func() error { return t.takeSeq(tContsByWS, c.Workspace, seq) },
+		func() error { return t.set(k, b) },
+		func() error { return t.reindex(nil, continuationIndexes(v)) },
+	)
+}
+
+// PutContinuation replaces c, keeping its insert number (its place in
+// ListContinuations and in the queue). store.ErrNotFound if absent;
+// baton.ErrInvalid if ID or Workspace is empty.
+func (t *tx) PutContinuation(c store.Continuation) error {
+	if err := t.writable("PutContinuation"); err != nil {
+		return err
+	}
+	if err := required("continuation", "ID", c.ID); err != nil {
+		return err
+	}
+	cur, found, err := t.continuation(c.ID)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return notFound("continuation", c.ID)
+	}
+	if err := required("continuation", "Workspace", c.Workspace); err != nil {
+		return err
+	}
+	v := toContinuation(c, cur.Seq)
+	if err := t.put(continuationKey(c.ID), v); err != nil {
+		return err
+	}
+	return t.reindex(continuationIndexes(cur), continuationIndexes(v))
+}
+
+// QueuedContinuations returns the continuations in state queued, oldest
+// (CreatedAt, then workspace and insert order) first, reading only those.
+func (t *tx) QueuedContinuations() ([]store.Continuation, error) {
+	if err := t.readable(); err != nil {
+		return nil, err
+	}
+	return t.continuations(queuedList)
+}
+
+// ListContinuations returns the continuations of ws, any state, in insert
+// order.
+func (t *tx) ListContinuations(ws baton.WorkspaceID) ([]store.Continuation, error) {
+	if err := t.readable(); err != nil {
+		return nil, err
+	}
+	return t.continuations(ownedList(tContsByWS, string(ws)))
+}
+
+func (t *tx) continuations(l list) ([]store.Continuation, error) {
+	ids, err := t.ids(l, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	return load(t, ids, continuationKeyOf, continuationV1.record)
+}

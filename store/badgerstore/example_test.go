@@ -1,0 +1,62 @@
+package badgerstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/badgerstore"
+)
+
+func Example() {
+	dir, err := os.MkdirTemp("", "baton-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+
+	// The zero Options: sized profile, fsync on every commit.
+	s, err := badgerstore.Open(dir, badgerstore.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = s.Update(ctx, func(tx store.Tx) error {
+		if err := tx.InsertWorkspace(store.Workspace{ID: "ws-1", Name: "demo"}); err != nil {
+			return err
+		}
+		return tx.InsertHandoff(store.Handoff{ID: "h-1", Workspace: "ws-1", RequestID: "req-1", State: store.StateStopping})
+	})
+	fmt.Println("first handoff:", err)
+
+	// The directory is locked while the store is open.
+	_, err = badgerstore.Open(dir, badgerstore.Options{})
+	fmt.Println("second Open locked out:", errors.Is(err, badgerstore.ErrLocked))
+	if err := s.Close(); err != nil {
+		log.Fatal(err)
+	}
+
+	// After a restart the pending handoff still holds its workspace's slot.
+	s, err = badgerstore.Open(dir, badgerstore.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	err = s.Update(ctx, func(tx store.Tx) error {
+		return tx.InsertHandoff(store.Handoff{ID: "h-2", Workspace: "ws-1", RequestID: "req-2", State: store.StateStopping})
+	})
+	fmt.Println("second pending handoff refused:", errors.Is(err, store.ErrDuplicate))
+	_ = s.View(ctx, func(tx store.Tx) error {
+		p, err := tx.PendingHandoff("ws-1")
+		fmt.Println("pending after reopen:", p.ID, err)
+		return nil
+	})
+	// Output:
+	// first handoff: <nil>
+	// second Open locked out: true
+	// second pending handoff refused: true
+	// pending after reopen: h-1 <nil>
+}

@@ -1,0 +1,228 @@
+package badgerstore
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+// pendingList is the 'p' table: one slot key per workspace with a pending
+// handoff, so listing it costs O(pending).
+var pendingList = globalList(tPendingSlot)
+
+// handoffIndex is the entry of h in the handoffs of its workspace, in
+// insert order. Workspace and RequestID never change, so neither does it.
+func handoffIndex(h handoffV1) []index {
+	l := ownedList(tHandoffsByWS, string(h.Workspace))
+	return []index{{l, l.prefix().u64(h.Seq).str(string(h.ID)), string(h.ID)}}
+}
+
+func handoffKeyOf(id string) key { return handoffKey(baton.HandoffID(id)) }
+
+func (t *tx) handoff(id baton.HandoffID) (handoffV1, bool, error) {
+	var h handoffV1
+	found, err := t.get(handoffKey(id), &h)
+	return h, found, err
+}
+
+// GetHandoff returns the handoff id; store.ErrNotFound if absent.
+func (t *tx) GetHandoff(id baton.HandoffID) (store.Handoff, error) {
+	if err := t.readable(); err != nil {
+		return store.Handoff{}, err
+	}
+	h, found, err := t.handoff(id)
+	if err != nil {
+		return store.Handoff{}, err
+	}
+	if !found {
+		return store.Handoff{}, notFound("handoff", id)
+	}
+	return h.record(), nil
+}
+
+// byPointer returns the handoff whose id is stored under k;
+// store.ErrNotFound (with what) if k is absent.
+func (t *tx) byPointer(k key, what string) (store.Handoff, error) {
+	id, err := t.getString(k)
+	if err != nil {
+		return store.Handoff{}, err
+	}
+	if id == "" {
+		return store.Handoff{}, baton.Errorf(store.ErrNotFound, "badgerstore: %s", what)
+	}
+	hs, err := load(t, []string{id}, handoffKeyOf, handoffV1.record)
+	if err != nil {
+		return store.Handoff{}, err
+	}
+	return hs[0], nil
+}
+
+// HandoffByRequest returns the handoff of (ws, requestID), in any state;
+// store.ErrNotFound if there is none.
+func (t *tx) HandoffByRequest(ws baton.WorkspaceID, requestID string) (store.Handoff, error) {
+	if err := t.readable(); err != nil {
+		return store.Handoff{}, err
+	}
+	return t.byPointer(requestKey(ws, requestID), fmt.Sprintf("no handoff with request id %q in workspace %q", requestID, ws))
+}
+
+// PendingHandoff returns the handoff holding the pending slot of ws;
+// store.ErrNotFound if the slot is free.
+func (t *tx) PendingHandoff(ws baton.WorkspaceID) (store.Handoff, error) {
+	if err := t.readable(); err != nil {
+		return store.Handoff{}, err
+	}
+	return t.byPointer(pendingSlotKey(ws), fmt.Sprintf("no pending handoff in workspace %q", ws))
+}
+
+// ListPendingHandoffs returns every pending handoff, oldest (CreatedAt,
+// then ID) first, reading only those.
+func (t *tx) ListPendingHandoffs() ([]store.Handoff, error) {
+	if err := t.readable(); err != nil {
+		return nil, err
+	}
+	ids, err := t.ids(pendingList, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	hs, err := load(t, ids, handoffKeyOf, handoffV1.record)
+	slices.SortFunc(hs, func(a, b store.Handoff) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return hs, err
+}
+
+// ListHandoffs returns the handoffs of ws in creation (insert) order.
+func (t *tx) ListHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
+	if err := t.readable(); err != nil {
+		return nil, err
+	}
+	ids, err := t.ids(ownedList(tHandoffsByWS, string(ws)), nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	return load(t, ids, handoffKeyOf, handoffV1.record)
+}
+
+// InsertHandoff adds h. store.ErrDuplicate if its id exists, if (Workspace,
+// RequestID) is taken (forever: by a handoff in any state), or if h is
+// pending and another handoff holds the pending slot of its workspace.
+// baton.ErrInvalid if ID, Workspace or RequestID is empty.
+//
+// The id, request id and slot checks are Gets of single keys, so two
+// concurrent inserts that both pass them conflict at commit and the loser
+// re-runs and sees the winner.
+func (t *tx) InsertHandoff(h store.Handoff) error {
+	if err := t.writable("InsertHandoff"); err != nil {
+		return err
+	}
+	if err := firstErr(required("handoff", "ID", h.ID), required("handoff", "Workspace", h.Workspace),
+		required("handoff", "RequestID", h.RequestID)); err != nil {
+		return err
+	}
+	k := handoffKey(h.ID)
+	found, err := t.exists(k)
+	if err != nil {
+		return err
+	}
+	if found {
+		return duplicate("handoff", h.ID)
+	}
+	rk := requestKey(h.Workspace, h.RequestID)
+	holder, err := t.getString(rk)
+	if err != nil {
+		return err
+	}
+	if holder != "" {
+		return baton.Errorf(store.ErrDuplicate, "badgerstore: request id %q of workspace %q is taken by handoff %q", h.RequestID, h.Workspace, holder)
+	}
+	slot, err := t.checkSlot(h)
+	if err != nil {
+		return err
+	}
+	seq, err := t.peekSeq(tHandoffsByWS, h.Workspace)
+	if err != nil {
+		return err
+	}
+	w := toHandoff(h, seq)
+	b, err := encode(w)
+	if err != nil {
+		return err
+	}
+	return firstErrOf(
+		func() error { return t.takeSeq(tHandoffsByWS, h.Workspace, seq) },
+		func() error { return t.set(k, b) },
+		func() error { return t.set(rk, []byte(h.ID)) },
+		func() error { return t.reindex(nil, handoffIndex(w)) },
+		func() error { return t.moveSlot(h, slot) },
+	)
+}
+
+// PutHandoff replaces h. store.ErrNotFound if absent; baton.ErrInvalid if
+// the ID is empty or if h would change the stored Workspace or RequestID;
+// store.ErrDuplicate if h is pending while another handoff holds the slot.
+func (t *tx) PutHandoff(h store.Handoff) error {
+	if err := t.writable("PutHandoff"); err != nil {
+		return err
+	}
+	if err := required("handoff", "ID", h.ID); err != nil {
+		return err
+	}
+	cur, found, err := t.handoff(h.ID)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return notFound("handoff", h.ID)
+	}
+	if h.Workspace != cur.Workspace || h.RequestID != cur.RequestID {
+		return baton.Errorf(baton.ErrInvalid, "badgerstore: PutHandoff %q: workspace and request id cannot change (stored %q/%q, given %q/%q)",
+			h.ID, cur.Workspace, cur.RequestID, h.Workspace, h.RequestID)
+	}
+	slot, err := t.checkSlot(h)
+	if err != nil {
+		return err
+	}
+	if err := t.put(handoffKey(h.ID), toHandoff(h, cur.Seq)); err != nil {
+		return err
+	}
+	return t.moveSlot(h, slot)
+}
+
+// checkSlot reads the pending slot of h's workspace (always: the read is
+// what makes concurrent claims conflict) and refuses a pending h while
+// another handoff holds it. It returns the holder ("" if free).
+func (t *tx) checkSlot(h store.Handoff) (string, error) {
+	slot, err := t.getString(pendingSlotKey(h.Workspace))
+	if err != nil {
+		return "", err
+	}
+	if h.State.Pending() && slot != "" && slot != string(h.ID) {
+		return "", baton.Errorf(store.ErrDuplicate, "badgerstore: workspace %q already has pending handoff %q", h.Workspace, slot)
+	}
+	return slot, nil
+}
+
+// moveSlot makes the slot follow h's state, given its holder slot.
+func (t *tx) moveSlot(h store.Handoff, slot string) error {
+	k := pendingSlotKey(h.Workspace)
+	switch holds := slot == string(h.ID); {
+	case h.State.Pending() && !holds:
+		if err := t.set(k, []byte(h.ID)); err != nil {
+			return err
+		}
+	case !h.State.Pending() && holds:
+		if err := t.del(k); err != nil {
+			return err
+		}
+	default:
+		return nil
+	}
+	return t.touch(pendingList)
+}

@@ -1,0 +1,107 @@
+package badgerstore
+
+import (
+	"encoding/binary"
+	"time"
+
+	"github.com/batonhq/baton"
+)
+
+// Key layout, format 1. Every key starts with keyVersion and a table byte,
+// followed by components: a string is its bytes with 0x00 escaped as
+// 0x00 0xFF and a 0x00 0x01 terminator (order-preserving and prefix-free:
+// the prefix of workspace "a" never matches workspace "ab"); a number is 8
+// bytes big-endian; a time is 8 bytes of Unix seconds with the sign bit
+// flipped and 4 bytes of nanoseconds, so that byte order is time order,
+// the zero time included.
+//
+//	W id                   workspace record
+//	R ws                   reservation record
+//	S id                   session record
+//	s ws seq id      -> id sessions of ws, by Seq
+//	H id                   handoff record
+//	h ws seq id      -> id handoffs of ws, by insert
+//	q ws requestID   -> id the (workspace, request id) unique key
+//	p ws             -> id the pending slot of ws; the 'p' table is the
+//	                       pending list, one key per pending handoff
+//	K id                   wakeup record
+//	k session at id  -> id wakeups pinned to session
+//	l ws at id       -> id wakeups of ws
+//	d at id          -> id pending wakeups (DueWakeups)
+//	C id                   continuation record
+//	c ws seq id      -> id continuations of ws, by insert
+//	u createdAt ws seq id -> id queued continuations, oldest first
+//	n kind ws        -> u64 the per-workspace insert counter of a kind
+//	g list [owner]   -> "" the phantom guard of a list (see list.guard)
+//
+// Uniqueness rests on single keys that every writer reads with Get before
+// it writes (the record key for ids, q for request ids, p for the slot): a
+// Get of a missing key enters badger's read set, so of two transactions
+// that both saw the key missing, the second to commit conflicts.
+const keyVersion = '1'
+
+// formatKey holds the format marker (outside the versioned key space).
+var formatKey = []byte("!badgerstore/format")
+
+// formatVersion is the value of formatKey this code reads and writes.
+const formatVersion = "1"
+
+// Tables.
+const (
+	tWorkspace        = 'W'
+	tReservation      = 'R'
+	tSession          = 'S'
+	tSessionsByWS     = 's'
+	tHandoff          = 'H'
+	tHandoffsByWS     = 'h'
+	tRequest          = 'q'
+	tPendingSlot      = 'p'
+	tWakeup           = 'K'
+	tWakeupsBySession = 'k'
+	tWakeupsByWS      = 'l'
+	tDue              = 'd'
+	tContinuation     = 'C'
+	tContsByWS        = 'c'
+	tQueued           = 'u'
+	tCounter          = 'n'
+	tGuard            = 'g'
+)
+
+// key builds a key by appending components.
+type key []byte
+
+func newKey(table byte) key { return key{keyVersion, table} }
+
+func (k key) str(s string) key {
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			k = append(k, 0, 0xFF)
+		} else {
+			k = append(k, s[i])
+		}
+	}
+	return append(k, 0, 1)
+}
+
+func (k key) u64(v uint64) key { return binary.BigEndian.AppendUint64(k, v) }
+
+func (k key) time(t time.Time) key {
+	k = binary.BigEndian.AppendUint64(k, uint64(t.Unix())^(1<<63))
+	return binary.BigEndian.AppendUint32(k, uint32(t.Nanosecond()))
+}
+
+func workspaceKey(id baton.WorkspaceID) key       { return newKey(tWorkspace).str(string(id)) }
+func reservationKey(ws baton.WorkspaceID) key     { return newKey(tReservation).str(string(ws)) }
+func sessionKey(id baton.SessionID) key           { return newKey(tSession).str(string(id)) }
+func handoffKey(id baton.HandoffID) key           { return newKey(tHandoff).str(string(id)) }
+func pendingSlotKey(ws baton.WorkspaceID) key     { return newKey(tPendingSlot).str(string(ws)) }
+func wakeupKey(id baton.WakeupID) key             { return newKey(tWakeup).str(string(id)) }
+func continuationKey(id baton.ContinuationID) key { return newKey(tContinuation).str(string(id)) }
+
+func requestKey(ws baton.WorkspaceID, requestID string) key {
+	return newKey(tRequest).str(string(ws)).str(requestID)
+}
+
+func counterKey(kind byte, ws baton.WorkspaceID) key {
+	return append(newKey(tCounter), kind).str(string(ws))
+}

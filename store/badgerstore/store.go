@@ -1,0 +1,290 @@
+package badgerstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+// Errors of this package, besides the store sentinels.
+var (
+	// ErrLocked: another open Store (in this process or another) holds the
+	// directory.
+	ErrLocked = baton.NewError(baton.EBUSY, "badgerstore: directory in use by another store")
+	// ErrFormat: the directory holds something this package cannot read: a
+	// newer format, or a badger database that baton did not write.
+	ErrFormat = baton.NewError(baton.EUNSUPPORTED, "badgerstore: unsupported directory format")
+	// ErrStorage: badger failed to read or write (I/O, a transaction over
+	// badger's size limit), or a stored value does not decode. The
+	// error also unwraps to badger's own error where there is one.
+	ErrStorage = baton.NewError(baton.EINTERNAL, "badgerstore: storage failure")
+	// ErrTxDone: a Tx method was called after the function it was given
+	// to returned. It is a programming error.
+	ErrTxDone = baton.NewError(baton.EINTERNAL, "badgerstore: transaction used after its function returned")
+)
+
+// Store is a store.Store in one badger directory. It is safe for concurrent
+// use. Open one Store per directory and process.
+type Store struct {
+	db         *badger.DB
+	lock       *dirLock
+	log        *zap.Logger
+	maxRetries int
+
+	mu     sync.Mutex
+	idle   sync.Cond // signalled when active drops to 0
+	active int       // transactions running
+	closed bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating it if needed) the store in dir, which is locked
+// until Close. A new directory gets the format marker of this version; an
+// existing one must carry it.
+//
+// Errors: baton.ErrInvalid for an empty dir or an unknown Profile or
+// Durability; ErrLocked if another Store holds dir; ErrFormat if dir holds
+// a database this package did not write, or a newer format; ErrStorage,
+// or an error of the file system, if badger cannot open it.
+func Open(dir string, opts Options) (*Store, error) {
+	if dir == "" {
+		return nil, baton.Errorf(baton.ErrInvalid, "badgerstore: Open: empty directory")
+	}
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	log := opts.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("badgerstore: %w", err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	db, err := badger.Open(opts.badgerOptions(dir, log))
+	if err != nil {
+		_ = lock.release()
+		return nil, storageErr("open "+dir, err)
+	}
+	if err := checkFormat(db); err != nil {
+		_ = db.Close()
+		_ = lock.release()
+		return nil, err
+	}
+	s := &Store{db: db, lock: lock, log: log, maxRetries: opts.maxRetries()}
+	s.idle.L = &s.mu
+	return s, nil
+}
+
+// checkFormat writes the format marker into an empty database, and refuses
+// a database with another marker or with data but no marker.
+func checkFormat(db *badger.DB) error {
+	return db.Update(func(txn *badger.Txn) error {
+		item, err := txn.Get(formatKey)
+		if err == nil {
+			v, err := item.ValueCopy(nil)
+			if err != nil {
+				return storageErr("read format", err)
+			}
+			if string(v) != formatVersion {
+				return fmt.Errorf("%w: format %q, this version reads %q", ErrFormat, v, formatVersion)
+			}
+			return nil
+		}
+		if !errors.Is(err, badger.ErrKeyNotFound) {
+			return storageErr("read format", err)
+		}
+		it := txn.NewIterator(badger.IteratorOptions{})
+		it.Rewind()
+		empty := !it.Valid()
+		it.Close()
+		if !empty {
+			return fmt.Errorf("%w: a badger database without baton's format marker", ErrFormat)
+		}
+		return txn.Set(formatKey, []byte(formatVersion))
+	})
+}
+
+// begin registers a running transaction; it fails after Close.
+func (s *Store) begin() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return store.ErrClosed
+	}
+	s.active++
+	return nil
+}
+
+func (s *Store) end() {
+	s.mu.Lock()
+	s.active--
+	if s.active == 0 {
+		s.idle.Broadcast()
+	}
+	s.mu.Unlock()
+}
+
+// Update runs fn in a read-write badger transaction and commits if fn
+// returns nil. Transactions are serializable: badger checks at commit that
+// no key fn read (records, uniqueness keys, list guards; see the package
+// documentation) was written by a transaction that committed since fn's
+// snapshot. If one was, the commit is refused and fn runs again from
+// scratch on a fresh snapshot, after a short randomized pause, at most
+// Options.MaxConflictRetries more times. fn must therefore have no effect
+// outside the transaction. If fn returns an error or panics, nothing it
+// wrote is kept; its error is returned as is (a panic goes on).
+//
+// With DurabilitySync, Update returns nil only once the commit is fsynced.
+// The Tx carries ctx: once ctx is done, its methods return an error
+// wrapping ctx.Err().
+//
+// fn must not keep the Tx (afterwards every method returns ErrTxDone) nor
+// share it between goroutines. It may call Update or View on the same Store
+// (they are other transactions), but must not call Close: Close waits for
+// fn.
+//
+// Errors: baton.ErrInvalid for a nil fn; store.ErrClosed after Close; an
+// error wrapping ctx.Err() if ctx is done before a try (fn is not called
+// again); store.ErrTxConflict when the conflict retries are exhausted (safe
+// to retry the whole Update); ErrStorage if badger fails to commit, or if
+// a write inside fn failed with ErrStorage (a half-done write is never
+// committed, even when fn ignores its error and returns nil); otherwise
+// fn's error, as is.
+func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
+	if fn == nil {
+		return baton.Errorf(baton.ErrInvalid, "badgerstore: Update: nil function")
+	}
+	if err := s.begin(); err != nil {
+		return err
+	}
+	defer s.end()
+	for try := 0; ; try++ {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("badgerstore: update: %w", err)
+		}
+		conflict, err := s.run(ctx, fn, true)
+		if !conflict {
+			return err
+		}
+		if try >= s.maxRetries {
+			return baton.Errorf(store.ErrTxConflict, "badgerstore: update: conflicting commit after %d tries", try+1)
+		}
+		s.log.Debug("badgerstore: serialization conflict, retrying", zap.Int("try", try+1))
+		if err := pause(ctx, try); err != nil {
+			return fmt.Errorf("badgerstore: update: %w", err)
+		}
+	}
+}
+
+// View runs fn in a read-only badger transaction: a consistent snapshot,
+// never blocked by Updates and never retried. Every write method of the Tx
+// returns store.ErrReadOnly and changes nothing; once ctx is done, every
+// method returns an error wrapping ctx.Err().
+//
+// fn must not keep the Tx (afterwards every method returns ErrTxDone) nor
+// call Close.
+//
+// Errors: baton.ErrInvalid for a nil fn; store.ErrClosed after Close; an
+// error wrapping ctx.Err() if ctx is done before fn starts (fn is not
+// called); otherwise fn's error, as is.
+func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
+	if fn == nil {
+		return baton.Errorf(baton.ErrInvalid, "badgerstore: View: nil function")
+	}
+	if err := s.begin(); err != nil {
+		return err
+	}
+	defer s.end()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("badgerstore: view: %w", err)
+	}
+	_, err := s.run(ctx, fn, false)
+	return err
+}
+
+// run is one try of fn. conflict reports that the commit lost a
+// serialization race (err is then nil).
+func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (conflict bool, err error) {
+	txn := s.db.NewTransaction(update)
+	t := &tx{txn: txn, ctx: ctx, update: update}
+	defer func() {
+		t.done = true
+		txn.Discard() // no iterator is open: tx methods close theirs
+	}()
+	if err := fn(t); err != nil {
+		return false, err
+	}
+	if !update {
+		return false, nil
+	}
+	t.done = true
+	if t.broken != nil {
+		return false, t.broken
+	}
+	switch err := txn.Commit(); {
+	case errors.Is(err, badger.ErrConflict):
+		return true, nil
+	case err != nil:
+		return false, storageErr("commit", err)
+	}
+	return false, nil
+}
+
+// pause waits before retry number try+1: a random time up to 100µs·2^try,
+// capped at 10ms, so that the losers of a race do not collide again in
+// lockstep.
+func pause(ctx context.Context, try int) error {
+	limit := min(100*time.Microsecond<<min(try, 7), 10*time.Millisecond)
+	timer := time.NewTimer(rand.N(limit) + 1)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// Close waits for running transactions to end, closes badger (flushing its
+// memtable) and releases the directory. Afterwards Update, View and Close
+// return store.ErrClosed. No goroutine of the Store or of badger outlives
+// Close.
+//
+// Errors: store.ErrClosed on a second Close; ErrStorage if badger fails to
+// close cleanly (the directory is released all the same, and badger
+// replays its log on the next Open).
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return store.ErrClosed
+	}
+	s.closed = true
+	for s.active > 0 {
+		s.idle.Wait()
+	}
+	s.mu.Unlock()
+	err := s.db.Close()
+	if lerr := s.lock.release(); err == nil && lerr != nil {
+		return fmt.Errorf("badgerstore: release lock: %w", lerr)
+	}
+	if err != nil {
+		return storageErr("close", err)
+	}
+	return nil
+}

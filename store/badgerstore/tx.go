@@ -1,0 +1,218 @@
+package badgerstore
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+// tx is a store.Tx over one badger transaction. Records are decoded fresh
+// on every read, so callers always get their own copy (Handoff.History
+// included), also of what the transaction itself wrote.
+type tx struct {
+	txn    *badger.Txn
+	ctx    context.Context
+	update bool
+	done   bool
+	// guards written in this transaction (written once each).
+	guards map[string]struct{}
+	// broken is the first failed write: a record may then be written
+	// without its index entries, so the transaction must not commit even
+	// if fn ignores the error (see Store.run).
+	broken error
+}
+
+var _ store.Tx = (*tx)(nil)
+
+// readable returns ErrTxDone once fn has returned, and the context's error
+// once it is done: a Tx carries the context of its Update or View.
+func (t *tx) readable() error {
+	if t.done {
+		return ErrTxDone
+	}
+	if err := t.ctx.Err(); err != nil {
+		return fmt.Errorf("badgerstore: %w", err)
+	}
+	return nil
+}
+
+// writable adds store.ErrReadOnly inside a View.
+func (t *tx) writable(op string) error {
+	if err := t.readable(); err != nil {
+		return err
+	}
+	if !t.update {
+		return baton.Errorf(store.ErrReadOnly, "badgerstore: %s", op)
+	}
+	return nil
+}
+
+// get decodes the JSON under k into v; found is false if there is none.
+// In an Update the key enters the read set, found or not.
+func (t *tx) get(k key, v any) (found bool, err error) {
+	item, err := t.txn.Get(k)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, storageErr("read", err)
+	}
+	if err := item.Value(func(b []byte) error { return decode(b, v) }); err != nil {
+		return false, fmt.Errorf("%w (key %q)", err, []byte(k))
+	}
+	return true, nil
+}
+
+// decode unmarshals a stored value; a failure is an ErrStorage.
+func decode(b []byte, v any) error {
+	if err := json.Unmarshal(b, v); err != nil {
+		return storageErr("decode", err)
+	}
+	return nil
+}
+
+// exists reports whether k holds a value (entering it into the read set).
+func (t *tx) exists(k key) (bool, error) {
+	_, err := t.txn.Get(k)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, storageErr("read", err)
+	}
+	return true, nil
+}
+
+// getString returns the value under k as a string ("" if absent).
+func (t *tx) getString(k key) (string, error) {
+	item, err := t.txn.Get(k)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", storageErr("read", err)
+	}
+	b, err := item.ValueCopy(nil)
+	if err != nil {
+		return "", storageErr("read", err)
+	}
+	return string(b), nil
+}
+
+// encode returns v as JSON. Writers encode before their first write, so
+// that a record that cannot be stored is refused without a side effect.
+func encode(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only a time outside the years 0-9999 fails to encode.
+		return nil, baton.Errorf(baton.ErrInvalid, "badgerstore: encode: %v", err)
+	}
+	return b, nil
+}
+
+func (t *tx) set(k key, v []byte) error {
+	if t.broken != nil {
+		return t.broken
+	}
+	if err := t.txn.Set(k, v); err != nil {
+		t.broken = storageErr("write", err)
+		return t.broken
+	}
+	return nil
+}
+
+func (t *tx) del(k key) error {
+	if t.broken != nil {
+		return t.broken
+	}
+	if err := t.txn.Delete(k); err != nil {
+		t.broken = storageErr("delete", err)
+		return t.broken
+	}
+	return nil
+}
+
+// put encodes v and writes it under k (a refused encoding writes nothing).
+func (t *tx) put(k key, v any) error {
+	b, err := encode(v)
+	if err != nil {
+		return err
+	}
+	return t.set(k, b)
+}
+
+// peekSeq returns the next insert number of kind in ws (the first is 1);
+// takeSeq stores it as taken. Reading the counter orders concurrent inserts
+// into one workspace: the second to commit conflicts and re-runs.
+func (t *tx) peekSeq(kind byte, ws baton.WorkspaceID) (uint64, error) {
+	item, err := t.txn.Get(counterKey(kind, ws))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return 1, nil
+	}
+	if err != nil {
+		return 0, storageErr("read counter", err)
+	}
+	b, err := item.ValueCopy(nil)
+	if err == nil && len(b) != 8 {
+		err = fmt.Errorf("counter of %d bytes", len(b))
+	}
+	if err != nil {
+		return 0, storageErr("read counter", err)
+	}
+	return binary.BigEndian.Uint64(b) + 1, nil
+}
+
+func (t *tx) takeSeq(kind byte, ws baton.WorkspaceID, n uint64) error {
+	return t.set(counterKey(kind, ws), binary.BigEndian.AppendUint64(nil, n))
+}
+
+// firstErr returns the first non-nil error (for checks without side
+// effects only: every argument is evaluated).
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// firstErrOf runs steps in order until one fails (for writes: a failed
+// write has already marked the transaction broken).
+func firstErrOf(steps ...func() error) error {
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// required refuses an empty key field.
+func required[K ~string](kind, field string, k K) error {
+	if k == "" {
+		return baton.Errorf(baton.ErrInvalid, "badgerstore: %s: %s is empty", kind, field)
+	}
+	return nil
+}
+
+func notFound[K ~string](kind string, k K) error {
+	return baton.Errorf(store.ErrNotFound, "badgerstore: %s %q", kind, string(k))
+}
+
+func duplicate[K ~string](kind string, k K) error {
+	return baton.Errorf(store.ErrDuplicate, "badgerstore: %s %q exists", kind, string(k))
+}
+
+// storageErr wraps a badger failure (or undecodable data) so that it
+// matches ErrStorage and still unwraps to badger's error.
+func storageErr(op string, err error) error {
+	return fmt.Errorf("%w: %s: %w", ErrStorage, op, err)
+}

@@ -1,0 +1,137 @@
+package badgerstore
+
+import (
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+// dueList holds the pending wakeups of every workspace by (At, ID).
+var dueList = globalList(tDue)
+
+// wakeupIndexes are the entries of w: in its session's list (if pinned),
+// in its workspace's list, and in the due list while pending; each ordered
+// by (At, ID).
+func wakeupIndexes(w wakeupV1) []index {
+	id := string(w.ID)
+	byWS := ownedList(tWakeupsByWS, string(w.Workspace))
+	out := []index{{byWS, byWS.prefix().time(w.At).str(id), id}}
+	if w.Session != "" {
+		bySession := ownedList(tWakeupsBySession, string(w.Session))
+		out = append(out, index{bySession, bySession.prefix().time(w.At).str(id), id})
+	}
+	if w.Status == store.WakeupPending {
+		out = append(out, index{dueList, dueList.prefix().time(w.At).str(id), id})
+	}
+	return out
+}
+
+func wakeupKeyOf(id string) key { return wakeupKey(baton.WakeupID(id)) }
+
+func (t *tx) wakeup(id baton.WakeupID) (wakeupV1, bool, error) {
+	var w wakeupV1
+	found, err := t.get(wakeupKey(id), &w)
+	return w, found, err
+}
+
+// GetWakeup returns the wakeup id; store.ErrNotFound if absent.
+func (t *tx) GetWakeup(id baton.WakeupID) (store.Wakeup, error) {
+	if err := t.readable(); err != nil {
+		return store.Wakeup{}, err
+	}
+	w, found, err := t.wakeup(id)
+	if err != nil {
+		return store.Wakeup{}, err
+	}
+	if !found {
+		return store.Wakeup{}, notFound("wakeup", id)
+	}
+	return w.record(), nil
+}
+
+// InsertWakeup adds w. store.ErrDuplicate if its id exists;
+// baton.ErrInvalid if ID or Workspace is empty.
+func (t *tx) InsertWakeup(w store.Wakeup) error {
+	if err := t.writable("InsertWakeup"); err != nil {
+		return err
+	}
+	if err := firstErr(required("wakeup", "ID", w.ID), required("wakeup", "Workspace", w.Workspace)); err != nil {
+		return err
+	}
+	k := wakeupKey(w.ID)
+	found, err := t.exists(k)
+	if err != nil {
+		return err
+	}
+	if found {
+		return duplicate("wakeup", w.ID)
+	}
+	v := toWakeup(w)
+	if err := t.put(k, v); err != nil {
+		return err
+	}
+	return t.reindex(nil, wakeupIndexes(v))
+}
+
+// PutWakeup replaces w, moving its index entries when its session, At or
+// status change. store.ErrNotFound if absent; baton.ErrInvalid if ID or
+// Workspace is empty.
+func (t *tx) PutWakeup(w store.Wakeup) error {
+	if err := t.writable("PutWakeup"); err != nil {
+		return err
+	}
+	if err := required("wakeup", "ID", w.ID); err != nil {
+		return err
+	}
+	cur, found, err := t.wakeup(w.ID)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return notFound("wakeup", w.ID)
+	}
+	if err := required("wakeup", "Workspace", w.Workspace); err != nil {
+		return err
+	}
+	v := toWakeup(w)
+	if err := t.put(wakeupKey(w.ID), v); err != nil {
+		return err
+	}
+	return t.reindex(wakeupIndexes(cur), wakeupIndexes(v))
+}
+
+// WakeupsBySession returns the wakeups pinned to id, any status, ordered by
+// (At, ID). Unpinned wakeups are in no session's list.
+func (t *tx) WakeupsBySession(id baton.SessionID) ([]store.Wakeup, error) {
+	if err := t.readable(); err != nil {
+		return nil, err
+	}
+	return t.wakeups(ownedList(tWakeupsBySession, string(id)), nil, 0)
+}
+
+// ListWakeups returns the wakeups of ws, any status, ordered by (At, ID).
+func (t *tx) ListWakeups(ws baton.WorkspaceID) ([]store.Wakeup, error) {
+	if err := t.readable(); err != nil {
+		return nil, err
+	}
+	return t.wakeups(ownedList(tWakeupsByWS, string(ws)), nil, 0)
+}
+
+// DueWakeups returns the pending wakeups with At <= now ordered by (At, ID),
+// at most limit of them (limit <= 0: all). It reads the due list up to the
+// first entry after now, and nothing else.
+func (t *tx) DueWakeups(now time.Time, limit int) ([]store.Wakeup, error) {
+	if err := t.readable(); err != nil {
+		return nil, err
+	}
+	return t.wakeups(dueList, dueList.prefix().time(now), limit)
+}
+
+func (t *tx) wakeups(l list, stop key, limit int) ([]store.Wakeup, error) {
+	ids, err := t.ids(l, stop, limit)
+	if err != nil {
+		return nil, err
+	}
+	return load(t, ids, wakeupKeyOf, wakeupV1.record)
+}

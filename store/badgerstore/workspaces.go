@@ -1,0 +1,119 @@
+package badgerstore
+
+import (
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+// workspaces is the list of every workspace: the records themselves, in
+// id order.
+var workspaces = globalList(tWorkspace)
+
+// GetWorkspace returns the workspace id; store.ErrNotFound if absent.
+func (t *tx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
+	if err := t.readable(); err != nil {
+		return store.Workspace{}, err
+	}
+	var w workspaceV1
+	found, err := t.get(workspaceKey(id), &w)
+	if err != nil {
+		return store.Workspace{}, err
+	}
+	if !found {
+		return store.Workspace{}, notFound("workspace", id)
+	}
+	return w.record(), nil
+}
+
+// InsertWorkspace adds w; store.ErrDuplicate if its id exists,
+// baton.ErrInvalid if the id is empty.
+func (t *tx) InsertWorkspace(w store.Workspace) error {
+	if err := t.writable("InsertWorkspace"); err != nil {
+		return err
+	}
+	if err := required("workspace", "ID", w.ID); err != nil {
+		return err
+	}
+	k := workspaceKey(w.ID)
+	found, err := t.exists(k)
+	if err != nil {
+		return err
+	}
+	if found {
+		return duplicate("workspace", w.ID)
+	}
+	if err := t.put(k, toWorkspace(w)); err != nil {
+		return err
+	}
+	return t.touch(workspaces)
+}
+
+// PutWorkspace replaces w; store.ErrNotFound if absent, baton.ErrInvalid if
+// the id is empty.
+func (t *tx) PutWorkspace(w store.Workspace) error {
+	if err := t.writable("PutWorkspace"); err != nil {
+		return err
+	}
+	if err := required("workspace", "ID", w.ID); err != nil {
+		return err
+	}
+	k := workspaceKey(w.ID)
+	found, err := t.exists(k)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return notFound("workspace", w.ID)
+	}
+	return t.put(k, toWorkspace(w))
+}
+
+// ListWorkspaces returns every workspace, sorted by ID.
+func (t *tx) ListWorkspaces() ([]store.Workspace, error) {
+	if err := t.readable(); err != nil {
+		return nil, err
+	}
+	var out []store.Workspace
+	var derr error
+	err := t.scan(workspaces, func(_, v []byte) bool {
+		var w workspaceV1
+		if derr = decode(v, &w); derr != nil {
+			return false
+		}
+		out = append(out, w.record())
+		return true
+	})
+	if err == nil {
+		err = derr
+	}
+	return out, err
+}
+
+// GetReservation returns the reservation row of ws; store.ErrNotFound if
+// none was ever put.
+func (t *tx) GetReservation(ws baton.WorkspaceID) (store.Reservation, error) {
+	if err := t.readable(); err != nil {
+		return store.Reservation{}, err
+	}
+	var r reservationV1
+	found, err := t.get(reservationKey(ws), &r)
+	if err != nil {
+		return store.Reservation{}, err
+	}
+	if !found {
+		return store.Reservation{}, notFound("reservation of workspace", ws)
+	}
+	return r.record(), nil
+}
+
+// PutReservation inserts or replaces the row of r.Workspace;
+// baton.ErrInvalid if r.Workspace is empty.
+func (t *tx) PutReservation(r store.Reservation) error {
+	if err := t.writable("PutReservation"); err != nil {
+		return err
+	}
+	if err := required("reservation", "Workspace", r.Workspace); err != nil {
+		return err
+	}
+	return t.put(reservationKey(r.Workspace), toReservation(r))
+}
