@@ -1,15 +1,16 @@
-// Command quickstart runs two session transfers end to end, in memory, and
-// prints what happened: it is the shortest complete program that uses
+// Command quickstart runs two session transfers end to end, on the embedded
+// default store, and prints what happened: it is the shortest complete program that uses
 // package handoff, and the place to start reading.
 //
 // # Basics
 //
 //	go run ./examples/quickstart
 //
-// Everything runs in one process: the store is store/memstore, the engine
-// is the scripted engine of engine/enginetest (named "demo"), and each
-// workspace's root is a directory under a fresh temporary directory, which
-// is removed on exit.
+// Everything runs in one process with no server to install: the store is
+// store/badgerstore (the embedded default, fsync on) in a fresh temporary
+// directory, the engine is the scripted engine of engine/enginetest (named
+// "demo"), and each workspace's root is a directory beside the store. The
+// directory is removed on exit.
 //
 // The first scenario is the ordinary path. A workspace with a mission runs
 // a source session on demo-small; a wakeup is pinned to that session; the

@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
 	"github.com/batonhq/baton/handoff"
-	"github.com/batonhq/baton/store/memstore"
+	"github.com/batonhq/baton/store/badgerstore"
 )
 
 // The engine configurations of the demo: every session starts on small,
@@ -73,7 +74,13 @@ func run(w io.Writer) (err error) {
 	d := &demo{w: w, root: root, tl: newTimeline()}
 	d.eng = enginetest.New(enginetest.Options{ScriptFor: script, Submit: d.submit})
 	defer d.eng.Close()
-	d.co, err = handoff.New(memstore.New(), engine.NewRegistry(map[string]engine.Engine{"demo": d.eng}),
+	// The embedded default store, in a directory of its own: no server.
+	st, err := badgerstore.Open(filepath.Join(root, "store"), badgerstore.Options{})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, st.Close()) }()
+	d.co, err = handoff.New(st, engine.NewRegistry(map[string]engine.Engine{"demo": d.eng}),
 		handoff.WithObserver(d.tl.record))
 	if err != nil {
 		return err
