@@ -24,25 +24,9 @@ func continuationIndexes(c continuationV1) []index {
 
 func continuationKeyOf(id string) key { return continuationKey(baton.ContinuationID(id)) }
 
-func (t *tx) continuation(id baton.ContinuationID) (continuationV1, bool, error) {
-	var c continuationV1
-	found, err := t.get(continuationKey(id), &c)
-	return c, found, err
-}
-
 // GetContinuation returns the continuation id; store.ErrNotFound if absent.
 func (t *tx) GetContinuation(id baton.ContinuationID) (store.Continuation, error) {
-	if err := t.readable(); err != nil {
-		return store.Continuation{}, err
-	}
-	c, found, err := t.continuation(id)
-	if err != nil {
-		return store.Continuation{}, err
-	}
-	if !found {
-		return store.Continuation{}, notFound("continuation", id)
-	}
-	return c.record(), nil
+	return getRecord[continuationV1](t, continuationKey(id), "continuation", id)
 }
 
 // InsertContinuation adds c. store.ErrDuplicate if its id exists;
@@ -55,12 +39,8 @@ func (t *tx) InsertContinuation(c store.Continuation) error {
 		return err
 	}
 	k := continuationKey(c.ID)
-	found, err := t.exists(k)
-	if err != nil {
+	if err := absent(t, k, "continuation", c.ID); err != nil {
 		return err
-	}
-	if found {
-		return duplicate("continuation", c.ID)
 	}
 	seq, err := t.peekSeq(tContsByWS, c.Workspace)
 	if err != nil {
@@ -88,12 +68,9 @@ func (t *tx) PutContinuation(c store.Continuation) error {
 	if err := required("continuation", "ID", c.ID); err != nil {
 		return err
 	}
-	cur, found, err := t.continuation(c.ID)
+	cur, err := stored[continuationV1](t, continuationKey(c.ID), "continuation", c.ID)
 	if err != nil {
 		return err
-	}
-	if !found {
-		return notFound("continuation", c.ID)
 	}
 	if err := required("continuation", "Workspace", c.Workspace); err != nil {
 		return err

@@ -22,25 +22,9 @@ func handoffIndex(h handoffV1) []index {
 
 func handoffKeyOf(id string) key { return handoffKey(baton.HandoffID(id)) }
 
-func (t *tx) handoff(id baton.HandoffID) (handoffV1, bool, error) {
-	var h handoffV1
-	found, err := t.get(handoffKey(id), &h)
-	return h, found, err
-}
-
 // GetHandoff returns the handoff id; store.ErrNotFound if absent.
 func (t *tx) GetHandoff(id baton.HandoffID) (store.Handoff, error) {
-	if err := t.readable(); err != nil {
-		return store.Handoff{}, err
-	}
-	h, found, err := t.handoff(id)
-	if err != nil {
-		return store.Handoff{}, err
-	}
-	if !found {
-		return store.Handoff{}, notFound("handoff", id)
-	}
-	return h.record(), nil
+	return getRecord[handoffV1](t, handoffKey(id), "handoff", id)
 }
 
 // byPointer returns the handoff whose id is stored under k;
@@ -127,12 +111,8 @@ func (t *tx) InsertHandoff(h store.Handoff) error {
 		return err
 	}
 	k := handoffKey(h.ID)
-	found, err := t.exists(k)
-	if err != nil {
+	if err := absent(t, k, "handoff", h.ID); err != nil {
 		return err
-	}
-	if found {
-		return duplicate("handoff", h.ID)
 	}
 	rk := requestKey(h.Workspace, h.RequestID)
 	holder, err := t.getString(rk)
@@ -174,12 +154,9 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 	if err := required("handoff", "ID", h.ID); err != nil {
 		return err
 	}
-	cur, found, err := t.handoff(h.ID)
+	cur, err := stored[handoffV1](t, handoffKey(h.ID), "handoff", h.ID)
 	if err != nil {
 		return err
-	}
-	if !found {
-		return notFound("handoff", h.ID)
 	}
 	if h.Workspace != cur.Workspace || h.RequestID != cur.RequestID {
 		return baton.Errorf(baton.ErrInvalid, "badgerstore: PutHandoff %q: workspace and request id cannot change (stored %q/%q, given %q/%q)",

@@ -15,23 +15,7 @@ func sessionIndex(s store.Session) []index {
 
 // GetSession returns the session id; store.ErrNotFound if absent.
 func (t *tx) GetSession(id baton.SessionID) (store.Session, error) {
-	if err := t.readable(); err != nil {
-		return store.Session{}, err
-	}
-	s, found, err := t.session(id)
-	if err != nil {
-		return store.Session{}, err
-	}
-	if !found {
-		return store.Session{}, notFound("session", id)
-	}
-	return s, nil
-}
-
-func (t *tx) session(id baton.SessionID) (store.Session, bool, error) {
-	var s sessionV1
-	found, err := t.get(sessionKey(id), &s)
-	return s.record(), found, err
+	return getRecord[sessionV1](t, sessionKey(id), "session", id)
 }
 
 // InsertSession adds s with the next Seq of its workspace (whatever s.Seq
@@ -48,12 +32,8 @@ func (t *tx) InsertSession(s store.Session) (store.Session, error) {
 		return store.Session{}, err
 	}
 	k := sessionKey(s.ID)
-	found, err := t.exists(k)
-	if err != nil {
+	if err := absent(t, k, "session", s.ID); err != nil {
 		return store.Session{}, err
-	}
-	if found {
-		return store.Session{}, duplicate("session", s.ID)
 	}
 	seq, err := t.peekSeq(tSessionsByWS, s.Workspace)
 	if err != nil {
@@ -86,12 +66,9 @@ func (t *tx) PutSession(s store.Session) error {
 	if err := required("session", "ID", s.ID); err != nil {
 		return err
 	}
-	cur, found, err := t.session(s.ID)
+	cur, err := stored[sessionV1](t, sessionKey(s.ID), "session", s.ID)
 	if err != nil {
 		return err
-	}
-	if !found {
-		return notFound("session", s.ID)
 	}
 	if err := required("session", "Workspace", s.Workspace); err != nil {
 		return err
@@ -100,7 +77,7 @@ func (t *tx) PutSession(s store.Session) error {
 	if err := t.put(sessionKey(s.ID), toSession(s)); err != nil {
 		return err
 	}
-	return t.reindex(sessionIndex(cur), sessionIndex(s))
+	return t.reindex(sessionIndex(cur.record()), sessionIndex(s))
 }
 
 // ListSessions returns the sessions of ws in creation order (ascending

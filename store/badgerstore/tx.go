@@ -70,6 +70,34 @@ func (t *tx) get(k key, v any) (found bool, err error) {
 	return true, nil
 }
 
+// stored decodes the record under k into a V; store.ErrNotFound (naming
+// kind and id) if there is none. In an Update the key enters the read set.
+func stored[V any, K ~string](t *tx, k key, kind string, id K) (V, error) {
+	var v V
+	found, err := t.get(k, &v)
+	if err != nil {
+		return *new(V), err
+	}
+	if !found {
+		return *new(V), notFound(kind, id)
+	}
+	return v, nil
+}
+
+// getRecord is the body of the typed getters: after the readable check it
+// returns the record under k, converted from its stored form V;
+// store.ErrNotFound (naming kind and id) if there is none.
+func getRecord[V interface{ record() R }, R any, K ~string](t *tx, k key, kind string, id K) (R, error) {
+	if err := t.readable(); err != nil {
+		return *new(R), err
+	}
+	v, err := stored[V](t, k, kind, id)
+	if err != nil {
+		return *new(R), err
+	}
+	return v.record(), nil
+}
+
 // decode unmarshals a stored value; a failure is an ErrStorage.
 func decode(b []byte, v any) error {
 	if err := json.Unmarshal(b, v); err != nil {
@@ -88,6 +116,19 @@ func (t *tx) exists(k key) (bool, error) {
 		return false, storageErr("read", err)
 	}
 	return true, nil
+}
+
+// absent refuses an insert under a taken key: store.ErrDuplicate (naming
+// kind and id) if k holds a value (entering it into the read set).
+func absent[K ~string](t *tx, k key, kind string, id K) error {
+	found, err := t.exists(k)
+	if err != nil {
+		return err
+	}
+	if found {
+		return duplicate(kind, id)
+	}
+	return nil
 }
 
 // getString returns the value under k as a string ("" if absent).

@@ -29,25 +29,9 @@ func wakeupIndexes(w wakeupV1) []index {
 
 func wakeupKeyOf(id string) key { return wakeupKey(baton.WakeupID(id)) }
 
-func (t *tx) wakeup(id baton.WakeupID) (wakeupV1, bool, error) {
-	var w wakeupV1
-	found, err := t.get(wakeupKey(id), &w)
-	return w, found, err
-}
-
 // GetWakeup returns the wakeup id; store.ErrNotFound if absent.
 func (t *tx) GetWakeup(id baton.WakeupID) (store.Wakeup, error) {
-	if err := t.readable(); err != nil {
-		return store.Wakeup{}, err
-	}
-	w, found, err := t.wakeup(id)
-	if err != nil {
-		return store.Wakeup{}, err
-	}
-	if !found {
-		return store.Wakeup{}, notFound("wakeup", id)
-	}
-	return w.record(), nil
+	return getRecord[wakeupV1](t, wakeupKey(id), "wakeup", id)
 }
 
 // InsertWakeup adds w. store.ErrDuplicate if its id exists;
@@ -60,12 +44,8 @@ func (t *tx) InsertWakeup(w store.Wakeup) error {
 		return err
 	}
 	k := wakeupKey(w.ID)
-	found, err := t.exists(k)
-	if err != nil {
+	if err := absent(t, k, "wakeup", w.ID); err != nil {
 		return err
-	}
-	if found {
-		return duplicate("wakeup", w.ID)
 	}
 	v := toWakeup(w)
 	if err := t.put(k, v); err != nil {
@@ -84,12 +64,9 @@ func (t *tx) PutWakeup(w store.Wakeup) error {
 	if err := required("wakeup", "ID", w.ID); err != nil {
 		return err
 	}
-	cur, found, err := t.wakeup(w.ID)
+	cur, err := stored[wakeupV1](t, wakeupKey(w.ID), "wakeup", w.ID)
 	if err != nil {
 		return err
-	}
-	if !found {
-		return notFound("wakeup", w.ID)
 	}
 	if err := required("wakeup", "Workspace", w.Workspace); err != nil {
 		return err

@@ -11,18 +11,7 @@ var workspaces = globalList(tWorkspace)
 
 // GetWorkspace returns the workspace id; store.ErrNotFound if absent.
 func (t *tx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
-	if err := t.readable(); err != nil {
-		return store.Workspace{}, err
-	}
-	var w workspaceV1
-	found, err := t.get(workspaceKey(id), &w)
-	if err != nil {
-		return store.Workspace{}, err
-	}
-	if !found {
-		return store.Workspace{}, notFound("workspace", id)
-	}
-	return w.record(), nil
+	return getRecord[workspaceV1](t, workspaceKey(id), "workspace", id)
 }
 
 // InsertWorkspace adds w; store.ErrDuplicate if its id exists,
@@ -35,12 +24,8 @@ func (t *tx) InsertWorkspace(w store.Workspace) error {
 		return err
 	}
 	k := workspaceKey(w.ID)
-	found, err := t.exists(k)
-	if err != nil {
+	if err := absent(t, k, "workspace", w.ID); err != nil {
 		return err
-	}
-	if found {
-		return duplicate("workspace", w.ID)
 	}
 	if err := t.put(k, toWorkspace(w)); err != nil {
 		return err
@@ -92,18 +77,7 @@ func (t *tx) ListWorkspaces() ([]store.Workspace, error) {
 // GetReservation returns the reservation row of ws; store.ErrNotFound if
 // none was ever put.
 func (t *tx) GetReservation(ws baton.WorkspaceID) (store.Reservation, error) {
-	if err := t.readable(); err != nil {
-		return store.Reservation{}, err
-	}
-	var r reservationV1
-	found, err := t.get(reservationKey(ws), &r)
-	if err != nil {
-		return store.Reservation{}, err
-	}
-	if !found {
-		return store.Reservation{}, notFound("reservation of workspace", ws)
-	}
-	return r.record(), nil
+	return getRecord[reservationV1](t, reservationKey(ws), "reservation of workspace", ws)
 }
 
 // PutReservation inserts or replaces the row of r.Workspace;

@@ -52,67 +52,6 @@ func noChange(t *testing.T, what string, before storetest.Snapshot, s store.Stor
 	}
 }
 
-func TestEmptyKeysInvalid(t *testing.T) {
-	s := newStore(t)
-	storetest.Update(t, s, func(tx store.Tx) error {
-		return errors.Join(
-			tx.InsertWorkspace(store.Workspace{ID: "ws-a"}),
-			func() error { _, err := tx.InsertSession(store.Session{ID: "s-1", Workspace: "ws-a"}); return err }(),
-			tx.InsertWakeup(store.Wakeup{ID: "w-1", Workspace: "ws-a"}),
-			tx.InsertContinuation(store.Continuation{ID: "c-1", Workspace: "ws-a"}),
-		)
-	})
-	before := mustSnapshot(t, s)
-	tests := []struct {
-		name  string
-		write func(tx store.Tx) error
-	}{
-		{"InsertWorkspace without ID", func(tx store.Tx) error { return tx.InsertWorkspace(store.Workspace{}) }},
-		{"InsertSession without ID", func(tx store.Tx) error {
-			_, err := tx.InsertSession(store.Session{Workspace: "ws-a"})
-			return err
-		}},
-		{"InsertSession without Workspace", func(tx store.Tx) error {
-			_, err := tx.InsertSession(store.Session{ID: "s-2"})
-			return err
-		}},
-		{"PutSession without Workspace", func(tx store.Tx) error { return tx.PutSession(store.Session{ID: "s-1"}) }},
-		{"InsertHandoff without ID", func(tx store.Tx) error {
-			return tx.InsertHandoff(store.Handoff{Workspace: "ws-a", RequestID: "r"})
-		}},
-		{"InsertHandoff without Workspace", func(tx store.Tx) error {
-			return tx.InsertHandoff(store.Handoff{ID: "h", RequestID: "r"})
-		}},
-		{"InsertHandoff without RequestID", func(tx store.Tx) error {
-			return tx.InsertHandoff(store.Handoff{ID: "h", Workspace: "ws-a", State: store.StateStopping})
-		}},
-		{"PutReservation without Workspace", func(tx store.Tx) error { return tx.PutReservation(store.Reservation{Held: true}) }},
-		{"InsertWakeup without ID", func(tx store.Tx) error { return tx.InsertWakeup(store.Wakeup{Workspace: "ws-a"}) }},
-		{"InsertWakeup without Workspace", func(tx store.Tx) error { return tx.InsertWakeup(store.Wakeup{ID: "w-2"}) }},
-		{"PutWakeup without Workspace", func(tx store.Tx) error { return tx.PutWakeup(store.Wakeup{ID: "w-1"}) }},
-		{"InsertContinuation without ID", func(tx store.Tx) error {
-			return tx.InsertContinuation(store.Continuation{Workspace: "ws-a"})
-		}},
-		{"InsertContinuation without Workspace", func(tx store.Tx) error {
-			return tx.InsertContinuation(store.Continuation{ID: "c-2"})
-		}},
-		{"PutContinuation without Workspace", func(tx store.Tx) error {
-			return tx.PutContinuation(store.Continuation{ID: "c-1"})
-		}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			storetest.Update(t, s, func(tx store.Tx) error {
-				if err := tc.write(tx); !errors.Is(err, baton.ErrInvalid) {
-					t.Errorf("err = %v, want baton.ErrInvalid", err)
-				}
-				return nil // commit: the refused write must have had no effect
-			})
-			noChange(t, tc.name, before, s)
-		})
-	}
-}
-
 func TestPanicRollsBack(t *testing.T) {
 	s := newStore(t)
 	storetest.Update(t, s, func(tx store.Tx) error { return tx.InsertWorkspace(store.Workspace{ID: "ws-a"}) })

@@ -14,6 +14,7 @@ var errorTests = []testCase{
 	{"GettersNotFound", testGettersNotFound},
 	{"PutMissing", testPutMissing},
 	{"InsertExisting", testInsertExisting},
+	{"EmptyKeysInvalid", testEmptyKeysInvalid},
 	{"Closed", testClosed},
 	{"DoneContext", testDoneContext},
 }
@@ -105,6 +106,58 @@ func testInsertExisting(t *testing.T, s store.Store) {
 		wantNotFound(t, "HandoffByRequest(r-other) after a refused insert", err)
 		return nil
 	})
+}
+
+// testEmptyKeysInvalid checks that every write with an empty key field is
+// refused with baton.ErrInvalid and, even when the Update commits, leaves
+// the store as it was. A Put without an ID is left out: nothing can be
+// stored under it, and a backend may answer store.ErrNotFound instead.
+func testEmptyKeysInvalid(t *testing.T, s store.Store) {
+	seed(t, s, "ws-a")
+	before := snapshot(t, s, "ws-a", "ws-b")
+	insertSession := func(sess store.Session) func(tx store.Tx) error {
+		return func(tx store.Tx) error { _, err := tx.InsertSession(sess); return err }
+	}
+	tests := []struct {
+		name  string
+		write func(tx store.Tx) error
+	}{
+		{"InsertWorkspace without ID", func(tx store.Tx) error { return tx.InsertWorkspace(store.Workspace{}) }},
+		{"InsertSession without ID", insertSession(store.Session{Workspace: "ws-a"})},
+		{"InsertSession without Workspace", insertSession(store.Session{ID: "s-2"})},
+		{"PutSession without Workspace", func(tx store.Tx) error { return tx.PutSession(store.Session{ID: "s-1"}) }},
+		{"InsertHandoff without ID", func(tx store.Tx) error {
+			return tx.InsertHandoff(store.Handoff{Workspace: "ws-b", RequestID: "r", State: store.StateStopping})
+		}},
+		{"InsertHandoff without Workspace", func(tx store.Tx) error {
+			return tx.InsertHandoff(store.Handoff{ID: "h", RequestID: "r", State: store.StateStopping})
+		}},
+		{"InsertHandoff without RequestID", func(tx store.Tx) error {
+			return tx.InsertHandoff(store.Handoff{ID: "h", Workspace: "ws-b", State: store.StateStopping})
+		}},
+		{"PutReservation without Workspace", func(tx store.Tx) error {
+			return tx.PutReservation(store.Reservation{Held: true})
+		}},
+		{"InsertWakeup without ID", func(tx store.Tx) error { return tx.InsertWakeup(store.Wakeup{Workspace: "ws-a"}) }},
+		{"InsertWakeup without Workspace", func(tx store.Tx) error { return tx.InsertWakeup(store.Wakeup{ID: "w-2"}) }},
+		{"PutWakeup without Workspace", func(tx store.Tx) error { return tx.PutWakeup(store.Wakeup{ID: "w-1"}) }},
+		{"InsertContinuation without ID", func(tx store.Tx) error {
+			return tx.InsertContinuation(store.Continuation{Workspace: "ws-a"})
+		}},
+		{"InsertContinuation without Workspace", func(tx store.Tx) error {
+			return tx.InsertContinuation(store.Continuation{ID: "c-2"})
+		}},
+		{"PutContinuation without Workspace", func(tx store.Tx) error {
+			return tx.PutContinuation(store.Continuation{ID: "c-1"})
+		}},
+	}
+	for _, tc := range tests {
+		Update(t, s, func(tx store.Tx) error {
+			wantErr(t, tc.name, tc.write(tx), baton.ErrInvalid)
+			return nil // commit: the refused write must have had no effect
+		})
+		diff(t, "store after "+tc.name, before, snapshot(t, s, "ws-a", "ws-b"))
+	}
 }
 
 func testClosed(t *testing.T, s store.Store) {

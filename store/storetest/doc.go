@@ -37,9 +37,10 @@
 // leaves a choice open, Run accepts any answer: the order of ListWorkspaces
 // and ListPendingHandoffs, the Location of returned times (compared with
 // time.Time.Equal), whether a nil slice comes back empty, what Seq starts at,
-// and whether a second Close returns nil or store.ErrClosed. Where the
-// contract says less than baton needs, Run is stricter than the comments of
-// store.Tx: PutWakeup and PutContinuation of a missing record return
+// whether a Put with an empty ID returns baton.ErrInvalid or
+// store.ErrNotFound, and whether a second Close returns nil or
+// store.ErrClosed. Where the contract says less than baton needs, Run is
+// stricter than the comments of store.Tx: PutWakeup and PutContinuation of a missing record return
 // store.ErrNotFound, and a PutHandoff that changes Workspace or RequestID
 // returns an error matching baton.ErrInvalid. "Oldest first" means creation
 // (insert) order; the suite inserts with growing CreatedAt, so a backend

@@ -35,6 +35,7 @@ var mutants = []struct {
 	{"reversed-sessions", "Indexes/SessionsInCreationOrder"},
 	{"due-ignores-limit", "Indexes/DueWakeups"},
 	{"plain-not-found", "Errors/GettersNotFound"},
+	{"accepts-empty-key", "Errors/EmptyKeysInvalid"},
 	{"noop-close", "Errors/Closed"},
 	{"ignores-context", "Errors/DoneContext"},
 	{"drops-mission", "Values/FullRecordsRoundTrip"},
@@ -218,6 +219,13 @@ func (t *mutantTx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
 		w.Mission = ""
 	}
 	return w, err
+}
+
+func (t *mutantTx) PutReservation(r store.Reservation) error {
+	if t.m.name == "accepts-empty-key" && r.Workspace == "" {
+		return nil
+	}
+	return t.Tx.PutReservation(r)
 }
 
 func (t *mutantTx) ListSessions(ws baton.WorkspaceID) ([]store.Session, error) {
