@@ -27,8 +27,6 @@ const (
 	MaxReportChars = 24_000
 )
 
-var time0 time.Time
-
 // Coordinator drives session transfers. It is the only writer of handoff
 // rows: every transition fires the transfer machine inside one store
 // transaction, and engine side effects happen only after that transaction

@@ -11,6 +11,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff/internal/mutant"
+	"github.com/batonhq/baton/internal/syncx"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -225,7 +226,7 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 	c.closed = true
 	c.mu.Unlock()
 	c.stop()
-	if err := waitGroup(ctx, &c.wg); err != nil {
+	if err := syncx.Wait(ctx, &c.wg); err != nil {
 		return err
 	}
 	var mine []store.Handoff

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/handoff/internal/mutant"
@@ -181,7 +182,7 @@ func settle(f *fire) error {
 
 func clearToken(f *fire) {
 	f.h.GenerationToken = token.Hash{}
-	f.h.GenerationDeadline = time0
+	f.h.GenerationDeadline = time.Time{}
 }
 
 func rollbackTarget(f *fire) error {

@@ -12,6 +12,7 @@ import (
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/ids"
+	"github.com/batonhq/baton/internal/syncx"
 	"github.com/batonhq/baton/store"
 )
 
@@ -103,14 +104,7 @@ func (s *Service) Close(ctx context.Context) error {
 			}
 		}
 	}
-	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return syncx.Wait(ctx, &s.wg)
 }
 
 // CreateWorkspace inserts a workspace. ID must be a valid id and Config a

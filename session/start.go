@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
@@ -157,7 +158,7 @@ func (s *Service) choose(tx store.Tx, ws store.Workspace, req StartRequest) (sto
 	}
 	sess.Status = store.SessionRunning
 	sess.StartedAt = now
-	sess.EndedAt, sess.EndReason = time0, ""
+	sess.EndedAt, sess.EndReason = time.Time{}, ""
 	if err := tx.PutSession(sess); err != nil {
 		return store.Session{}, err
 	}
