@@ -38,3 +38,12 @@ func ValidID(s string) bool {
 	}
 	return true
 }
+
+// LaunchID names one engine launch: recorded durably before the spawn, and
+// carried by every process of the launch so that a later process can find
+// and reap them after a crash (see engine.Reaper).
+type LaunchID string
+
+// InstructionID names a queued instruction (a message sent while the agent
+// was busy).
+type InstructionID string

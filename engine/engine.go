@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/token"
 )
 
 // Errors an Engine or Process returns. Match with errors.Is.
@@ -65,12 +64,18 @@ type StartRequest struct {
 	// Owner is the workspace reservation's owner token when one is held.
 	// An engine host that guards launches checks it; baton's own launches
 	// always carry it.
-	Owner token.Token
+	Owner baton.Token
 	// Report carries the scoped credentials of a report-only turn.
 	Report *ReportCredentials
 	// Attempt is the handoff attempt this start belongs to (0 outside a
 	// transfer); every callback of the process is applied only to it.
 	Attempt int
+	// LaunchID names this launch; it was recorded durably before Start was
+	// called. An engine that is a Reaper marks every process of the launch
+	// with it (the exec engine: an environment variable every descendant
+	// inherits, and the process group) so that ReapLaunch finds them after
+	// the host that spawned them crashed.
+	LaunchID baton.LaunchID
 }
 
 // ReportCredentials let a report-only turn submit its report, and nothing
@@ -79,7 +84,7 @@ type ReportCredentials struct {
 	Workspace baton.WorkspaceID
 	Handoff   baton.HandoffID
 	Attempt   int
-	Token     token.Token
+	Token     baton.Token
 }
 
 // Engine starts agent processes.
@@ -140,6 +145,29 @@ type Process interface {
 	Done() <-chan struct{}
 	// Exit reports how the process ended; valid once Done is closed.
 	Exit() ExitStatus
+}
+
+// Reaper is an optional Engine capability: it finds every live process of
+// a launch, even one whose host died (an orphan under PID 1), stops the
+// whole tree, and confirms it gone. baton's Reconcile reaps every launch a
+// dead process left live; without a Reaper, such a launch cannot be
+// confirmed gone and its workspace stays held.
+type Reaper interface {
+	// ReapLaunch stops every process of launch id and reports a confirmed
+	// outcome: Stopped (some ran and are gone), NotRunning (none ran; a
+	// zombie counts as gone), Timeout or Failed (not confirmed). Safe to
+	// call more than once.
+	ReapLaunch(ctx context.Context, id baton.LaunchID) (StopOutcome, error)
+}
+
+// Reconfigurer is an optional Engine capability: the engine can carry a
+// native session to another configuration itself (resume the same native
+// conversation under another model). A transfer that asks for the native
+// path (Request.Native) needs it.
+type Reconfigurer interface {
+	// CanReconfigure reports whether a native session minted under from
+	// can be resumed under to.
+	CanReconfigure(from, to baton.EngineConfig) bool
 }
 
 // Validator is an optional Engine capability: it checks a configuration

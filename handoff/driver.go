@@ -11,7 +11,6 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/safefile"
-	"github.com/batonhq/baton/internal/token"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -66,7 +65,7 @@ func (c *Coordinator) drive(ctx context.Context, d *driver, id baton.HandoffID, 
 		c.mu.Unlock()
 		c.wg.Done()
 	}()
-	var gen token.Token
+	var gen baton.Token
 	for ctx.Err() == nil {
 		h, err := c.load(ctx, id)
 		if err != nil || h.Attempt != attempt || h.StopRequested || !isActive(h.State) {
@@ -126,7 +125,7 @@ func (c *Coordinator) stepStop(ctx context.Context, h store.Handoff) (*fire, err
 	return f, err
 }
 
-func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner session.Owner, gen token.Token) (*fire, error) {
+func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner session.Owner, gen baton.Token) (*fire, error) {
 	ended := func(exit engine.ExitStatus, msg string) (*fire, error) {
 		_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: TriggerGenerationEnded, exit: exit, errMsg: msg})
 		return f, err

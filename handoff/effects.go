@@ -9,7 +9,6 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/handoff/internal/mutant"
 	"github.com/batonhq/baton/internal/ids"
-	"github.com/batonhq/baton/internal/token"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -65,7 +64,7 @@ func beginSkip(ctx context.Context, args ...any) error {
 
 func enterGenerating(ctx context.Context, _ ...any) error {
 	f := fireOf(ctx)
-	f.genToken = token.New()
+	f.genToken = baton.NewToken()
 	f.h.GenerationToken = f.genToken.Hash()
 	f.h.GenerationDeadline = f.now.Add(f.c.genTimeout)
 	return setWorkspaceConfig(f, f.h.SourceConfig)
@@ -181,7 +180,7 @@ func settle(f *fire) error {
 }
 
 func clearToken(f *fire) {
-	f.h.GenerationToken = token.Hash{}
+	f.h.GenerationToken = baton.TokenHash{}
 	f.h.GenerationDeadline = time.Time{}
 }
 

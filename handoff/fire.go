@@ -3,10 +3,10 @@ package handoff
 import (
 	"context"
 	"errors"
+	"github.com/batonhq/baton"
 	"time"
 
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/internal/token"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -47,7 +47,7 @@ type fire struct {
 
 	// Outputs, valid once the transaction has committed.
 	owner    session.Owner // a reservation was (re)taken
-	genToken token.Token   // a report-only turn was armed
+	genToken baton.Token   // a report-only turn was armed
 }
 
 type fireKey struct{}

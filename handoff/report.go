@@ -8,7 +8,6 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/handoff/internal/mutant"
-	"github.com/batonhq/baton/internal/token"
 	"github.com/batonhq/baton/store"
 )
 
@@ -44,7 +43,7 @@ func (c *Coordinator) SubmitReport(ctx context.Context, ws baton.WorkspaceID, id
 	if n := utf8.RuneCountInString(text); n == 0 || n > MaxReportChars || !utf8.ValidString(text) {
 		return baton.Errorf(ErrInvalidRequest, "report must be 1..%d characters of UTF-8 after trimming", MaxReportChars)
 	}
-	t := token.Parse(tok)
+	t := baton.ParseToken(tok)
 	_, _, err := c.apply(ctx, string(id), input{trigger: TriggerSubmitReport, report: text}, func(_ store.Tx, h store.Handoff) error {
 		switch {
 		case h.Workspace != ws:

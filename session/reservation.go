@@ -5,14 +5,13 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/token"
 	"github.com/batonhq/baton/store"
 )
 
 // Owner is the credential of a reservation's holder: the owner token and
 // the epoch of the take it was minted for. The zero Owner is "no owner".
 type Owner struct {
-	Token token.Token
+	Token baton.Token
 	Epoch int64
 }
 
@@ -59,7 +58,7 @@ func Take(tx store.Tx, ws baton.WorkspaceID, h baton.HandoffID, holder string, n
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return Owner{}, err
 	}
-	tok := token.New()
+	tok := baton.NewToken()
 	r.Workspace = ws
 	r.Held = true
 	r.Handoff = h
@@ -88,7 +87,7 @@ func Release(tx store.Tx, ws baton.WorkspaceID, h baton.HandoffID, now time.Time
 		return nil
 	}
 	r.Held = false
-	r.Owner = token.Hash{}
+	r.Owner = baton.TokenHash{}
 	r.LeaseHolder = ""
 	r.LeaseExpires = time.Time{}
 	r.UpdatedAt = now

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/token"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -35,7 +34,7 @@ func TestCheckWritable(t *testing.T) {
 		{"the owner", cur, nil},
 		{"no token", session.Owner{}, session.ErrWorkspaceBusy},
 		{"no token, right epoch", session.Owner{Epoch: cur.Epoch}, session.ErrWorkspaceBusy},
-		{"another token, right epoch", session.Owner{Token: token.New(), Epoch: cur.Epoch}, session.ErrWorkspaceBusy},
+		{"another token, right epoch", session.Owner{Token: baton.NewToken(), Epoch: cur.Epoch}, session.ErrWorkspaceBusy},
 		{"token of an older take", old, session.ErrStaleEpoch},
 		{"right token, wrong epoch", session.Owner{Token: cur.Token, Epoch: cur.Epoch - 1}, session.ErrStaleEpoch},
 	}
@@ -75,7 +74,7 @@ func TestEpochGrowsAcrossTakesAndReleases(t *testing.T) {
 	if err := f.st.View(f.ctx, func(tx store.Tx) (err error) { r, err = tx.GetReservation(f.ws); return err }); err != nil {
 		t.Fatal(err)
 	}
-	if !r.Held || r.Epoch != again.Epoch || !r.Owner.Matches(again.Token) || r.Owner.Matches(token.New()) {
+	if !r.Held || r.Epoch != again.Epoch || !r.Owner.Matches(again.Token) || r.Owner.Matches(baton.NewToken()) {
 		t.Fatalf("reservation = %+v, want held at epoch %d with the last token's hash", r, again.Epoch)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/token"
 )
 
 // Workspace is the unit with one writer at a time.
@@ -100,11 +99,18 @@ type Handoff struct {
 	SourceConfig    baton.EngineConfig
 	TargetConfig    baton.EngineConfig
 	GenerateSummary bool
-	Report          string
-	ReportPath      string
+	// Native asks for the native path: the target is the source's own
+	// native session resumed under the target configuration (an engine that
+	// is an engine.Reconfigurer); no report is generated.
+	Native     bool
+	Report     string
+	ReportPath string
+	// Facts are the mechanical facts gathered beside the report (git state,
+	// checks run), rendered as Markdown; empty when none were gathered.
+	Facts string
 	// GenerationToken is the hash of the current report-only turn's token;
 	// zero outside generating.
-	GenerationToken token.Hash
+	GenerationToken baton.TokenHash
 	// GenerationDeadline is when the report-only turn times out.
 	GenerationDeadline time.Time
 	Error              string
@@ -127,7 +133,7 @@ type Reservation struct {
 	Held      bool
 	Handoff   baton.HandoffID
 	// Owner is the hash of the owner token; launches must present the token.
-	Owner token.Hash
+	Owner baton.TokenHash
 	// Epoch grows by one on every take; a write under an older epoch is
 	// refused (fencing).
 	Epoch int64
@@ -135,7 +141,11 @@ type Reservation struct {
 	// pending handoff and until when (renewable runtime lease).
 	LeaseHolder  string
 	LeaseExpires time.Time
-	UpdatedAt    time.Time
+	// LeaseStore is the Incarnation of the Exclusive store the holder wrote
+	// the lease through; empty on a shared store. A lease written under an
+	// earlier incarnation of an exclusive store belongs to a dead process.
+	LeaseStore string
+	UpdatedAt  time.Time
 }
 
 // WakeupStatus is a wakeup's state.
@@ -156,6 +166,9 @@ type Wakeup struct {
 	Prompt    string
 	At        time.Time
 	Status    WakeupStatus
+	// Reason says why a wakeup was cancelled (for example, refused at fire
+	// time because nothing could be resumed); empty otherwise.
+	Reason    string
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -193,4 +206,92 @@ type Continuation struct {
 	Reason    string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+}
+
+// LaunchState says whether a launch's processes may still run.
+type LaunchState string
+
+const (
+	// LaunchLive: recorded before the spawn; its processes may run.
+	LaunchLive LaunchState = "live"
+	// LaunchGone: every process of the launch is confirmed gone.
+	LaunchGone LaunchState = "gone"
+)
+
+// Launch is one engine launch, recorded in the transaction that commits
+// before the spawn, so that after a crash the processes of every launch
+// that may still run can be found (engine.Reaper) and confirmed gone
+// before the workspace is released.
+type Launch struct {
+	ID        baton.LaunchID
+	Workspace baton.WorkspaceID
+	Session   baton.SessionID
+	// Handoff and Attempt name the transfer attempt the launch belongs to;
+	// empty and 0 for an ordinary session.
+	Handoff baton.HandoffID
+	Attempt int
+	// Holder is the coordinator or session service instance that spawned it.
+	Holder string
+	// Engine is the engine name the launch went to (the Reaper to ask).
+	Engine string
+	// Epoch is the reservation epoch the launch was made under (0 outside a
+	// transfer).
+	Epoch     int64
+	State     LaunchState
+	EndReason string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// InstructionState is a queued instruction's delivery state.
+type InstructionState string
+
+const (
+	// InstructionPending: queued, not delivered yet.
+	InstructionPending InstructionState = "pending"
+	// InstructionDelivered: handed to the agent.
+	InstructionDelivered InstructionState = "delivered"
+	// InstructionUnknown: a delivery was attempted but not confirmed (the
+	// process ended or a transfer cut in): never redelivered silently, only
+	// by an explicit resend.
+	InstructionUnknown InstructionState = "unknown"
+	// InstructionCancelled: withdrawn by the user before delivery; kept
+	// for history, never delivered.
+	InstructionCancelled InstructionState = "cancelled"
+)
+
+// Instruction is a message sent to a workspace while its agent was busy,
+// queued durably with its delivery state.
+type Instruction struct {
+	ID        baton.InstructionID
+	Workspace baton.WorkspaceID
+	Text      string
+	State     InstructionState
+	// Session is the session it was delivered to (empty while pending).
+	Session   baton.SessionID
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// ChangeKind says which kind of record a Change carries.
+type ChangeKind string
+
+const (
+	ChangeHandoff     ChangeKind = "handoff"
+	ChangeSession     ChangeKind = "session"
+	ChangeInstruction ChangeKind = "instruction"
+)
+
+// Change is one entry of a workspace's change feed: a handoff, session or
+// instruction as a committed transaction left it. Seq numbers a workspace's
+// changes from 1, strictly increasing in commit order, durable like the
+// records. A transaction that writes a record several times leaves one
+// change for it, with its last value.
+type Change struct {
+	Workspace   baton.WorkspaceID
+	Seq         int64
+	Kind        ChangeKind
+	Handoff     *Handoff     // Kind == ChangeHandoff
+	Session     *Session     // Kind == ChangeSession
+	Instruction *Instruction // Kind == ChangeInstruction
 }

@@ -109,4 +109,55 @@ type Tx interface {
 	QueuedContinuations() ([]Continuation, error)
 	// ListContinuations returns a workspace's continuations, oldest first.
 	ListContinuations(ws baton.WorkspaceID) ([]Continuation, error)
+
+	GetLaunch(id baton.LaunchID) (Launch, error)
+	InsertLaunch(l Launch) error
+	PutLaunch(l Launch) error // ErrNotFound if absent
+	// LiveLaunches returns the launches in state LaunchLive of every
+	// workspace (ws == "") or of one, oldest first, in O(live launches),
+	// never O(all launches).
+	LiveLaunches(ws baton.WorkspaceID) ([]Launch, error)
+
+	GetInstruction(id baton.InstructionID) (Instruction, error)
+	InsertInstruction(i Instruction) error
+	PutInstruction(i Instruction) error // ErrNotFound if absent
+	// ListInstructions returns a workspace's instructions, oldest first.
+	ListInstructions(ws baton.WorkspaceID) ([]Instruction, error)
+
+	// Changes returns the workspace's change feed after seq after, in
+	// ascending Seq, at most limit entries (limit <= 0: no limit). The
+	// backend appends to the feed by itself: every InsertHandoff,
+	// PutHandoff, InsertSession, PutSession, InsertInstruction and
+	// PutInstruction of a committed transaction leaves exactly one Change
+	// per record (its last value in that transaction), numbered after
+	// every change committed before it. Inside an Update, the changes of
+	// the transaction itself are not listed.
+	Changes(ws baton.WorkspaceID, after int64, limit int) ([]Change, error)
+	// LastSeq returns the workspace's highest committed change Seq (0 when
+	// it has none).
+	LastSeq(ws baton.WorkspaceID) (int64, error)
+}
+
+// Notifier is an optional Store capability: it tells subscribers, in
+// process or across processes (PostgreSQL's LISTEN/NOTIFY), that a
+// workspace's change feed grew. A notification is only a wake-up: read the
+// feed (Tx.Changes) to learn what changed. Without it, a reader polls.
+type Notifier interface {
+	// Subscribe returns a channel that receives a value after each commit
+	// that appends changes to workspace ws (ws == "": any workspace),
+	// coalesced (capacity 1, never blocking the committer), and a function
+	// that ends the subscription (idempotent). A notification may be
+	// spurious; none is lost between Subscribe returning and cancel.
+	Subscribe(ws baton.WorkspaceID) (ch <-chan struct{}, cancel func())
+}
+
+// Exclusive is an optional Store capability of a backend that one process
+// holds alone while it is open (badger's directory lock). Incarnation is a
+// random id minted at each open: a runtime lease written under another
+// incarnation was written by a process that is no longer running, so a
+// Reconcile may take it at once instead of waiting for it to lapse.
+// Several coordinators sharing one open store share its incarnation and
+// still respect each other's live leases.
+type Exclusive interface {
+	Incarnation() string
 }

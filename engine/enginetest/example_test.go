@@ -7,7 +7,6 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
-	"github.com/batonhq/baton/internal/token"
 )
 
 func Example() {
@@ -57,7 +56,7 @@ func Example_reportOnly() {
 	})
 	defer e.Close()
 
-	cred := &engine.ReportCredentials{Workspace: "ws", Handoff: "hof_1", Attempt: 1, Token: token.New()}
+	cred := &engine.ReportCredentials{Workspace: "ws", Handoff: "hof_1", Attempt: 1, Token: baton.NewToken()}
 	p, err := e.Start(ctx, engine.StartRequest{
 		Workspace: "ws", Config: baton.EngineConfig{Engine: "demo"},
 		Mode: engine.Resume, NativeID: "sess-42", Turn: engine.ReportOnly, Report: cred, Attempt: 1,

@@ -9,7 +9,6 @@ import (
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
-	"github.com/batonhq/baton/internal/token"
 )
 
 // bound is how long a test waits for something that should happen promptly
@@ -35,7 +34,7 @@ func req(ws baton.WorkspaceID) engine.StartRequest {
 }
 
 func reportReq(ws baton.WorkspaceID) (engine.StartRequest, engine.ReportCredentials) {
-	cred := engine.ReportCredentials{Workspace: ws, Handoff: "h1", Attempt: 2, Token: token.New()}
+	cred := engine.ReportCredentials{Workspace: ws, Handoff: "h1", Attempt: 2, Token: baton.NewToken()}
 	r := req(ws)
 	r.Mode, r.NativeID, r.Turn, r.Report, r.Attempt = engine.Resume, "src-native", engine.ReportOnly, &cred, 2
 	return r, cred

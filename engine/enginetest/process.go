@@ -3,11 +3,11 @@ package enginetest
 import (
 	"context"
 	"fmt"
+	"github.com/batonhq/baton"
 	"sync"
 
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/internal/token"
 )
 
 // Process is one scripted process. It implements engine.Process and
@@ -318,7 +318,7 @@ func (p *Process) report() {
 	}
 	cred := *p.req.Report
 	if p.script.ReportToken == WrongToken {
-		cred.Token = token.New()
+		cred.Token = baton.NewToken()
 	}
 	err := error(ErrNoSubmit)
 	if p.e.opts.Submit != nil {

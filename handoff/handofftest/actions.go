@@ -12,7 +12,6 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
-	"github.com/batonhq/baton/internal/token"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storetest"
@@ -402,7 +401,7 @@ func (h *harness) actReport(t *rapid.T) {
 // nothing.
 func (h *harness) actLateReport(t *rapid.T) {
 	m := h.drawModel(t)
-	tok := token.New().Reveal()
+	tok := baton.NewToken().Reveal()
 	for _, l := range h.eng.Launches() {
 		if r := l.Req.Report; r != nil && r.Handoff == m.id && (r.Attempt != m.attempt || m.state != store.StateGenerating) && rapid.Bool().Draw(t, "useOldToken") {
 			tok = r.Token.Reveal()

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/token"
 	"github.com/batonhq/baton/store"
 )
 
@@ -129,7 +128,7 @@ func (h handoffV1) record() store.Handoff {
 		Fingerprint: h.Fingerprint, State: h.State, Attempt: h.Attempt, SourceSession: h.SourceSession,
 		TargetSession: h.TargetSession, SourceConfig: h.SourceConfig, TargetConfig: h.TargetConfig,
 		GenerateSummary: h.GenerateSummary, Report: h.Report, ReportPath: h.ReportPath,
-		GenerationToken: token.Hash(h.GenerationToken), GenerationDeadline: h.GenerationDeadline,
+		GenerationToken: baton.TokenHash(h.GenerationToken), GenerationDeadline: h.GenerationDeadline,
 		Error: h.Error, StopRequested: h.StopRequested, StopUnconfirmed: h.StopUnconfirmed,
 		History: hist, CreatedAt: h.CreatedAt, UpdatedAt: h.UpdatedAt}
 }
@@ -152,7 +151,7 @@ func toReservation(r store.Reservation) reservationV1 {
 
 func (r reservationV1) record() store.Reservation {
 	return store.Reservation{Workspace: r.Workspace, Held: r.Held, Handoff: r.Handoff,
-		Owner: token.Hash(r.Owner), Epoch: r.Epoch, LeaseHolder: r.LeaseHolder,
+		Owner: baton.TokenHash(r.Owner), Epoch: r.Epoch, LeaseHolder: r.LeaseHolder,
 		LeaseExpires: r.LeaseExpires, UpdatedAt: r.UpdatedAt}
 }
 
@@ -214,10 +213,10 @@ func utc(t time.Time) time.Time {
 	return t.UTC()
 }
 
-// hexHash is a token.Hash that encodes as 64 hex digits.
-type hexHash token.Hash
+// hexHash is a baton.TokenHash that encodes as 64 hex digits.
+type hexHash baton.TokenHash
 
-func (h hexHash) IsZero() bool { return token.Hash(h).IsZero() }
+func (h hexHash) IsZero() bool { return baton.TokenHash(h).IsZero() }
 
 func (h hexHash) MarshalText() ([]byte, error) {
 	return hex.AppendEncode(nil, h[:]), nil

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/token"
 	"github.com/batonhq/baton/store"
 )
 
@@ -46,7 +45,7 @@ func fullHandoff() store.Handoff {
 		Attempt: 3, SourceSession: "s-full", TargetSession: "s-target", SourceConfig: fullConfig,
 		TargetConfig: baton.EngineConfig{Engine: "codex", Model: "gpt", Account: "other"}, GenerateSummary: true,
 		Report: "what happened\nand what is next", ReportPath: "/srv/ws-full/handoff.md",
-		GenerationToken: token.Parse("generation token").Hash(), GenerationDeadline: zt(6), Error: "target failed",
+		GenerationToken: baton.ParseToken("generation token").Hash(), GenerationDeadline: zt(6), Error: "target failed",
 		StopRequested: true, StopUnconfirmed: true,
 		History: []store.AttemptRecord{
 			{Attempt: 1, TargetSession: "s-t1", Outcome: store.StateFailed, Error: "spawn", EndedAt: zt(7)},
@@ -58,7 +57,7 @@ func fullHandoff() store.Handoff {
 
 func fullReservation() store.Reservation {
 	return store.Reservation{
-		Workspace: "ws-full", Held: true, Handoff: "h-full", Owner: token.Parse("owner token").Hash(), Epoch: 9,
+		Workspace: "ws-full", Held: true, Handoff: "h-full", Owner: baton.ParseToken("owner token").Hash(), Epoch: 9,
 		LeaseHolder: "node-1/pid-7", LeaseExpires: zt(11), UpdatedAt: zt(12),
 	}
 }
@@ -181,9 +180,9 @@ func testReservationRoundTrip(t *testing.T, s store.Store) {
 	})
 	taken := fullReservation()
 	released := taken
-	released.Held, released.Handoff, released.Owner, released.LeaseHolder, released.LeaseExpires = false, "", token.Hash{}, "", time.Time{}
+	released.Held, released.Handoff, released.Owner, released.LeaseHolder, released.LeaseExpires = false, "", baton.TokenHash{}, "", time.Time{}
 	retaken := taken
-	retaken.Epoch, retaken.Owner = taken.Epoch+1, token.Parse("another owner").Hash()
+	retaken.Epoch, retaken.Owner = taken.Epoch+1, baton.ParseToken("another owner").Hash()
 	other := store.Reservation{Workspace: "ws-other", Held: true, Epoch: 1}
 	for _, r := range []store.Reservation{taken, released, retaken} {
 		Update(t, s, func(tx store.Tx) error {

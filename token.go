@@ -1,13 +1,13 @@
-// Package token mints and checks baton's secrets: owner tokens of
+// Tokens: baton mints two kinds of secret, owner tokens of
 // reservations and generation tokens of report-only turns.
 //
 // A Token is 32 bytes from crypto/rand in URL-safe base64 without padding.
-// Only its SHA-256 (a Hash) is ever stored; comparison is constant-time.
+// Only its SHA-256 (a TokenHash) is ever stored; comparison is constant-time.
 // A Token redacts itself wherever it could be printed or logged: String,
 // GoString, Format, MarshalJSON, MarshalText, zap's MarshalLogObject and
 // slog's LogValue all yield "[REDACTED]". Use Reveal to obtain the secret
 // for the one place that must send it (an engine start request).
-package token
+package baton
 
 import (
 	"crypto/rand"
@@ -25,10 +25,10 @@ import (
 // Redacted is what a Token prints as.
 const Redacted = "[REDACTED]"
 
-// Size is the number of random bytes in a token.
-const Size = 32
+// TokenSize is the number of random bytes in a token.
+const TokenSize = 32
 
-// Token is a secret. The zero value is the empty token, which matches no Hash.
+// Token is a secret. The zero value is the empty token, which matches no TokenHash.
 // Tokens compare with == by their text.
 //
 // The text sits behind a pointer (a unique.Handle, which keeps == meaning
@@ -37,20 +37,20 @@ const Size = 32
 // only as an address, so the secret never reaches %v output that way.
 type Token struct{ h unique.Handle[string] }
 
-// New returns a fresh random token. It panics only if crypto/rand fails,
+// NewToken returns a fresh random token. It panics only if crypto/rand fails,
 // which the Go runtime treats as fatal anyway.
-func New() Token {
-	var b [Size]byte
+func NewToken() Token {
+	var b [TokenSize]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic("token: crypto/rand failed: " + err.Error())
 	}
-	return Parse(base64.RawURLEncoding.EncodeToString(b[:]))
+	return ParseToken(base64.RawURLEncoding.EncodeToString(b[:]))
 }
 
-// Parse wraps a token received from a caller. It does not validate the
-// shape: a malformed token simply matches no Hash.
-// Parse("") is the zero Token.
-func Parse(s string) Token {
+// ParseToken wraps a token received from a caller. It does not validate the
+// shape: a malformed token simply matches no TokenHash.
+// ParseToken("") is the zero Token.
+func ParseToken(s string) Token {
 	if s == "" {
 		return Token{}
 	}
@@ -75,7 +75,7 @@ func (t Token) IsZero() bool { return t.h == unique.Handle[string]{} }
 func (t Token) Equal(u Token) bool { return t == u }
 
 // Hash returns the SHA-256 of the token, the only form baton stores.
-func (t Token) Hash() Hash { return Hash(sha256.Sum256([]byte(t.Reveal()))) }
+func (t Token) Hash() TokenHash { return TokenHash(sha256.Sum256([]byte(t.Reveal()))) }
 
 // String returns Redacted.
 func (t Token) String() string { return Redacted }
@@ -103,15 +103,15 @@ func (t Token) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
-// Hash is the SHA-256 of a token. The zero Hash matches no token.
-type Hash [sha256.Size]byte
+// TokenHash is the SHA-256 of a token. The zero TokenHash matches no token.
+type TokenHash [sha256.Size]byte
 
 // IsZero reports whether h is unset.
-func (h Hash) IsZero() bool { return h == Hash{} }
+func (h TokenHash) IsZero() bool { return h == TokenHash{} }
 
-// Matches reports, in constant time, whether t hashes to h. The zero Hash and
+// Matches reports, in constant time, whether t hashes to h. The zero TokenHash and
 // the empty token never match.
-func (h Hash) Matches(t Token) bool {
+func (h TokenHash) Matches(t Token) bool {
 	if h.IsZero() || t.IsZero() {
 		return false
 	}
@@ -121,4 +121,4 @@ func (h Hash) Matches(t Token) bool {
 
 // String returns the hash in hex; a hash is not a secret, but it is still
 // kept out of API responses.
-func (h Hash) String() string { return hex.EncodeToString(h[:]) }
+func (h TokenHash) String() string { return hex.EncodeToString(h[:]) }

@@ -1,4 +1,4 @@
-package token
+package baton
 
 import (
 	"encoding/base64"
@@ -15,24 +15,24 @@ func TestNewIsThirtyTwoRandomBytesURLSafe(t *testing.T) {
 	const n = 1000
 	seen := make(map[string]bool, n)
 	for range n {
-		tok := New()
+		tok := NewToken()
 		s := tok.Reveal()
 		if !urlSafe.MatchString(s) {
-			t.Fatalf("New() = %q: not URL-safe base64 without padding", s)
+			t.Fatalf("NewToken() = %q: not URL-safe base64 without padding", s)
 		}
 		b, err := base64.RawURLEncoding.DecodeString(s)
 		if err != nil {
-			t.Fatalf("New() = %q: %v", s, err)
+			t.Fatalf("NewToken() = %q: %v", s, err)
 		}
-		if len(b) != Size {
-			t.Fatalf("New() decodes to %d bytes, want %d", len(b), Size)
+		if len(b) != TokenSize {
+			t.Fatalf("NewToken() decodes to %d bytes, want %d", len(b), TokenSize)
 		}
 		if seen[s] {
-			t.Fatalf("New() returned %q twice", s)
+			t.Fatalf("NewToken() returned %q twice", s)
 		}
 		seen[s] = true
 		if tok.IsZero() {
-			t.Fatal("New() is zero")
+			t.Fatal("NewToken() is zero")
 		}
 	}
 }
@@ -44,10 +44,10 @@ func TestParseRevealAndEquality(t *testing.T) {
 		wantEq   bool
 		wantZero bool
 	}{
-		{"same text", Parse("abc"), Parse("abc"), true, false},
-		{"other text", Parse("abc"), Parse("abd"), false, false},
-		{"empty is zero", Parse(""), Token{}, true, true},
-		{"new vs parse of its text", func() Token { return Parse("x") }(), Parse("x"), true, false},
+		{"same text", ParseToken("abc"), ParseToken("abc"), true, false},
+		{"other text", ParseToken("abc"), ParseToken("abd"), false, false},
+		{"empty is zero", ParseToken(""), Token{}, true, true},
+		{"new vs parse of its text", func() Token { return ParseToken("x") }(), ParseToken("x"), true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,20 +57,20 @@ func TestParseRevealAndEquality(t *testing.T) {
 			if got := tt.a.IsZero(); got != tt.wantZero {
 				t.Errorf("IsZero: got %v, want %v", got, tt.wantZero)
 			}
-			if got := Parse(tt.a.Reveal()); got != tt.a {
-				t.Errorf("Parse(Reveal()) changed the token")
+			if got := ParseToken(tt.a.Reveal()); got != tt.a {
+				t.Errorf("ParseToken(Reveal()) changed the token")
 			}
 		})
 	}
-	tok := New()
-	if Parse(tok.Reveal()) != tok {
-		t.Error("Parse(New().Reveal()) != the token")
+	tok := NewToken()
+	if ParseToken(tok.Reveal()) != tok {
+		t.Error("ParseToken(NewToken().Reveal()) != the token")
 	}
 }
 
 func TestHashMatches(t *testing.T) {
-	tok := New()
-	other := New()
+	tok := NewToken()
+	other := NewToken()
 	s := tok.Reveal()
 	lastFlipped := s[:len(s)-1] + string(s[len(s)-1]^1)
 	h := tok.Hash()
@@ -79,20 +79,20 @@ func TestHashMatches(t *testing.T) {
 
 	tests := []struct {
 		name string
-		h    Hash
+		h    TokenHash
 		tok  Token
 		want bool
 	}{
 		{"own token", h, tok, true},
-		{"parsed text of own token", h, Parse(s), true},
+		{"parsed text of own token", h, ParseToken(s), true},
 		{"another token", h, other, false},
-		{"last character differs", h, Parse(lastFlipped), false},
+		{"last character differs", h, ParseToken(lastFlipped), false},
 		{"hash differs in last byte", hLastByte, tok, false},
 		{"empty token", h, Token{}, false},
-		{"zero hash, a token", Hash{}, tok, false},
-		{"zero hash, empty token", Hash{}, Token{}, false},
+		{"zero hash, a token", TokenHash{}, tok, false},
+		{"zero hash, empty token", TokenHash{}, Token{}, false},
 		{"hash of the empty text, empty token", Token{}.Hash(), Token{}, false},
-		{"hash of the empty text, parsed empty", Token{}.Hash(), Parse(""), false},
+		{"hash of the empty text, parsed empty", Token{}.Hash(), ParseToken(""), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,7 +104,7 @@ func TestHashMatches(t *testing.T) {
 }
 
 func TestHashForm(t *testing.T) {
-	tok := Parse("abc")
+	tok := ParseToken("abc")
 	// SHA-256("abc"), a published test vector.
 	const want = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 	if got := tok.Hash().String(); got != want {
@@ -113,7 +113,7 @@ func TestHashForm(t *testing.T) {
 	if _, err := hex.DecodeString(tok.Hash().String()); err != nil {
 		t.Errorf("Hash().String() is not hex: %v", err)
 	}
-	if !(Hash{}).IsZero() || tok.Hash().IsZero() {
+	if !(TokenHash{}).IsZero() || tok.Hash().IsZero() {
 		t.Error("IsZero wrong")
 	}
 }
@@ -123,16 +123,16 @@ func TestEqualServesGoCmp(t *testing.T) {
 		Name  string
 		Owner Token
 	}
-	a := New()
-	if !cmp.Equal(req{"r", a}, req{"r", Parse(a.Reveal())}) {
+	a := NewToken()
+	if !cmp.Equal(req{"r", a}, req{"r", ParseToken(a.Reveal())}) {
 		t.Error("cmp.Equal of equal tokens = false")
 	}
-	if cmp.Equal(req{"r", a}, req{"r", New()}) {
+	if cmp.Equal(req{"r", a}, req{"r", NewToken()}) {
 		t.Error("cmp.Equal of different tokens = true")
 	}
 	// A failing diff does show the texts (cmp bypasses String when both
 	// sides print alike); that only reaches the output of a failing test.
-	if cmp.Diff(req{"r", a}, req{"r", New()}) == "" {
+	if cmp.Diff(req{"r", a}, req{"r", NewToken()}) == "" {
 		t.Error("cmp.Diff of different tokens is empty")
 	}
 }

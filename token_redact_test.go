@@ -1,4 +1,4 @@
-package token
+package baton
 
 import (
 	"bytes"
@@ -43,7 +43,7 @@ func assertNoSecret(t *testing.T, out, secret string, wantRedacted bool) {
 }
 
 func TestRedactionFmt(t *testing.T) {
-	tok := New()
+	tok := NewToken()
 	secret := tok.Reveal()
 	values := []struct {
 		name         string
@@ -77,7 +77,7 @@ func TestRedactionFmt(t *testing.T) {
 }
 
 func TestRedactionJSON(t *testing.T) {
-	tok := New()
+	tok := NewToken()
 	secret := tok.Reveal()
 	for _, tt := range []struct {
 		name string
@@ -112,7 +112,7 @@ func TestRedactionJSON(t *testing.T) {
 }
 
 func TestRedactionSlog(t *testing.T) {
-	tok := New()
+	tok := NewToken()
 	secret := tok.Reveal()
 	handlers := map[string]func(*bytes.Buffer) slog.Handler{
 		"json": func(b *bytes.Buffer) slog.Handler { return slog.NewJSONHandler(b, nil) },
@@ -146,7 +146,7 @@ func TestRedactionSlog(t *testing.T) {
 // TestRedactionZapJSON goes through zap's real JSON encoder: zap.Any on a
 // struct encodes it by reflection and would ignore String.
 func TestRedactionZapJSON(t *testing.T) {
-	tok := New()
+	tok := NewToken()
 	secret := tok.Reveal()
 	fields := []struct {
 		name         string
