@@ -75,7 +75,7 @@ type HandoffLimits struct {
 const (
 	DefaultHandoffChars     = 160000
 	DefaultMissionChars     = 32000
-	DefaultReportChars      = 24100 // a report may have 24,000 (HANDOFF.md); it is never clipped
+	DefaultReportChars      = 24100 // a report may have 24,000 characters; it is never clipped
 	DefaultTaskChars        = 48000
 	DefaultInstructionChars = 24000
 	DefaultGitChars         = 8000
