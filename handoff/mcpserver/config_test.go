@@ -20,7 +20,10 @@ func TestConfigAndBridgeOptionsAreChecked(t *testing.T) {
 		name string
 		err  error
 	}{
-		{"name with a space", func() error { _, err := mcpserver.ClaudeHTTPConfig("my server", "http://127.0.0.1:1/", good); return err }()},
+		{"name with a space", func() error {
+			_, err := mcpserver.ClaudeHTTPConfig("my server", "http://127.0.0.1:1/", good)
+			return err
+		}()},
 		{"access without token", func() error { _, err := mcpserver.ClaudeHTTPConfig("", "http://127.0.0.1:1/", noToken); return err }()},
 		{"unknown scope", func() error {
 			_, err := mcpserver.ClaudeStdioConfig("", "http://127.0.0.1:1/", badScope, "host", "bridge")
