@@ -158,6 +158,7 @@ func assemble(t *testing.T, pages []mcpserver.Page, dir mcpserver.Direction, msg
 		}
 	}
 	var got []want
+	var cuts [][]int // per message, the offsets where pages split it
 	var last *mcpserver.Entry
 	for i := range entries {
 		e := &entries[i]
@@ -166,6 +167,7 @@ func assemble(t *testing.T, pages []mcpserver.Page, dir mcpserver.Direction, msg
 				t.Fatalf("message %d: entry from %d after one to %d", e.Message, e.From, last.To)
 			}
 			got[len(got)-1].text += e.Text
+			cuts[len(cuts)-1] = append(cuts[len(cuts)-1], e.From)
 		} else {
 			if last != nil && last.To != last.Size {
 				t.Fatalf("message %d ends at %d of %d", last.Message, last.To, last.Size)
@@ -174,6 +176,7 @@ func assemble(t *testing.T, pages []mcpserver.Page, dir mcpserver.Direction, msg
 				t.Fatalf("message %d starts at byte %d", e.Message, e.From)
 			}
 			got = append(got, want{speaker: e.Speaker, text: e.Text})
+			cuts = append(cuts, nil)
 		}
 		last = e
 	}
@@ -182,6 +185,19 @@ func assemble(t *testing.T, pages []mcpserver.Page, dir mcpserver.Direction, msg
 	}
 	if diff := cmp.Diff(msgs, got, cmp.AllowUnexported(want{})); diff != "" {
 		t.Fatalf("messages read (-want +got):\n%s", diff)
+	}
+	for i, cs := range cuts {
+		for _, c := range cs {
+			text := got[i].text
+			for j := max(0, c-len(recap.Redacted)+1); j < c; j++ {
+				if strings.HasPrefix(text[j:], recap.Redacted) {
+					t.Fatalf("message %d split at byte %d, inside a %s", i, c, recap.Redacted)
+				}
+			}
+			if !utf8.RuneStart(text[c]) {
+				t.Fatalf("message %d split at byte %d, inside a character", i, c)
+			}
+		}
 	}
 }
 

@@ -154,3 +154,17 @@ func TestReportAfterTheTurnEndedAndFromAnEarlierAttempt(t *testing.T) {
 		})
 	}
 }
+
+func TestReportOfExactlyTheLimitIsAccepted(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	h, proc, acc := f.reportTurn(t, f.ws, f.src.ID)
+	report := strings.Repeat("é", handoff.MaxReportChars) // 24,000 characters, 48,000 bytes
+	res := call(t, f.connect(t, "http", acc), mcpserver.ToolSubmit, map[string]any{"report": "\n" + report + "\n"})
+	if res.IsError {
+		t.Fatalf("refused: %s", resultText(res))
+	}
+	proc.Finish(0, nil)
+	if got := f.waitState(t, f.ws, h.ID, store.StateCompleted); got.Report != report {
+		t.Fatalf("stored %d bytes, want %d", len(got.Report), len(report))
+	}
+}
