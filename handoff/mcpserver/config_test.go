@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/handoff/mcpserver"
 )
@@ -67,5 +69,22 @@ func TestHandlerRefusesRequestsWithoutAccessHeaders(t *testing.T) {
 		if resp.StatusCode != http.StatusBadRequest {
 			t.Errorf("headers %v: status %d, want 400", h, resp.StatusCode)
 		}
+	}
+}
+
+func TestConnectRefusesAMalformedAccess(t *testing.T) {
+	f := newFixture(t, fixtureOpts{})
+	st, _ := mcp.NewInMemoryTransports()
+	for _, a := range []mcpserver.Access{
+		{},
+		{Scope: mcpserver.ScopeTarget, Workspace: "ws", Token: baton.NewToken()},
+		{Scope: "admin", Workspace: "ws", Handoff: "hof", Token: baton.NewToken()},
+	} {
+		if _, err := f.srv.Connect(f.ctx, st, a); !errors.Is(err, mcpserver.ErrAccessDenied) {
+			t.Errorf("Connect(%+v) = %v, want ErrAccessDenied", a, err)
+		}
+	}
+	if _, err := mcpserver.New(mcpserver.Config{}); !errors.Is(err, mcpserver.ErrBadConfig) {
+		t.Errorf("New without a Coordinator = %v, want ErrBadConfig", err)
 	}
 }

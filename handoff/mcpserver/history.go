@@ -103,6 +103,19 @@ type Page struct {
 	Text string `json:"-"`
 }
 
+// check validates the arguments that do not depend on the conversation.
+func (args HistoryArgs) check() error {
+	if d := args.Direction; d != "" && d != OldestFirst && d != NewestFirst {
+		return baton.Errorf(ErrBadArguments, "direction %q is neither %q nor %q", clipString(string(d), 40), OldestFirst, NewestFirst)
+	}
+	if args.Cursor != "" {
+		if _, err := parseCursor(args.Cursor); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // pos is a place between two bytes of the conversation: byte off of the
 // text of the message whose first event is ev. ev == Len is the end.
 type pos struct {
@@ -145,12 +158,12 @@ func ReadHistory(ctx context.Context, h History, lim recap.Limits, args HistoryA
 }
 
 func readHistory(ctx context.Context, h History, red *recap.Redactor, args HistoryArgs) (Page, error) {
+	if err := args.check(); err != nil {
+		return Page{}, err
+	}
 	dir := args.Direction
 	if dir == "" {
 		dir = OldestFirst
-	}
-	if dir != OldestFirst && dir != NewestFirst {
-		return Page{}, baton.Errorf(ErrBadArguments, "direction %q is neither %q nor %q", clipString(string(dir), 40), OldestFirst, NewestFirst)
 	}
 	budget := args.MaxChars
 	if budget == 0 {

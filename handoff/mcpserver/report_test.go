@@ -11,38 +11,50 @@ import (
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/handoff/mcpserver"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/badgerstore"
 )
 
 func TestReportSubmittedAndTransferCompletes(t *testing.T) {
 	for _, kind := range transports {
-		t.Run(kind, func(t *testing.T) {
-			f := newFixture(t, fixtureOpts{})
-			h, proc, acc := f.reportTurn(t, f.ws, f.src.ID)
-			cs := f.connect(t, kind, acc)
-			if diff := cmp.Diff([]string{mcpserver.ToolFacts, mcpserver.ToolSubmit}, toolNames(t, cs)); diff != "" {
-				t.Fatalf("tools of a report turn (-want +got):\n%s", diff)
-			}
-			report := "# Report\n\nThe login test polls now; `go test -count=200 ./login` passed.\n"
-			res := call(t, cs, mcpserver.ToolSubmit, map[string]any{"report": report})
-			if res.IsError {
-				t.Fatalf("submit refused: %s", resultText(res))
-			}
-			var got mcpserver.Submitted
-			structured(t, res, &got)
-			if want := (mcpserver.Submitted{Stored: true, Chars: len(strings.TrimSpace(report))}); got != want {
-				t.Fatalf("submitted %+v, want %+v", got, want)
-			}
-			// The report is stored when the call returns.
-			stored, err := f.co.Get(f.ctx, f.ws, h.ID)
-			if err != nil || stored.Report != strings.TrimSpace(report) || stored.State != store.StateGenerating {
-				t.Fatalf("after submit: %v, state %s, report %q", err, stored.State, stored.Report)
-			}
-			proc.Finish(0, nil) // the CLI ends its turn
-			done := f.waitState(t, f.ws, h.ID, store.StateCompleted)
-			if !done.HasReport || done.Report != strings.TrimSpace(report) || done.TargetSession == "" {
-				t.Fatalf("completed handoff %+v", done)
-			}
-		})
+		for _, backend := range []string{"memstore", "badgerstore"} {
+			t.Run(kind+"/"+backend, func(t *testing.T) {
+				var st store.Store
+				if backend == "badgerstore" {
+					b, err := badgerstore.Open(t.TempDir(), badgerstore.Options{Profile: badgerstore.ProfileSmall, Durability: badgerstore.DurabilityNoSync})
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { _ = b.Close() })
+					st = b
+				}
+				f := newFixture(t, fixtureOpts{st: st})
+				h, proc, acc := f.reportTurn(t, f.ws, f.src.ID)
+				cs := f.connect(t, kind, acc)
+				if diff := cmp.Diff([]string{mcpserver.ToolFacts, mcpserver.ToolSubmit}, toolNames(t, cs)); diff != "" {
+					t.Fatalf("tools of a report turn (-want +got):\n%s", diff)
+				}
+				report := "# Report\n\nThe login test polls now; `go test -count=200 ./login` passed.\n"
+				res := call(t, cs, mcpserver.ToolSubmit, map[string]any{"report": report})
+				if res.IsError {
+					t.Fatalf("submit refused: %s", resultText(res))
+				}
+				var got mcpserver.Submitted
+				structured(t, res, &got)
+				if want := (mcpserver.Submitted{Stored: true, Chars: len(strings.TrimSpace(report))}); got != want {
+					t.Fatalf("submitted %+v, want %+v", got, want)
+				}
+				// The report is stored when the call returns.
+				stored, err := f.co.Get(f.ctx, f.ws, h.ID)
+				if err != nil || stored.Report != strings.TrimSpace(report) || stored.State != store.StateGenerating {
+					t.Fatalf("after submit: %v, state %s, report %q", err, stored.State, stored.Report)
+				}
+				proc.Finish(0, nil) // the CLI ends its turn
+				done := f.waitState(t, f.ws, h.ID, store.StateCompleted)
+				if !done.HasReport || done.Report != strings.TrimSpace(report) || done.TargetSession == "" {
+					t.Fatalf("completed handoff %+v", done)
+				}
+			})
+		}
 	}
 }
 

@@ -180,6 +180,9 @@ func (s *Server) history(ctx context.Context, a Access, raw json.RawMessage) (*m
 	if err := decode(raw, &args); err != nil {
 		return nil, err
 	}
+	if err := args.check(); err != nil {
+		return nil, err
+	}
 	if err := s.authorize(ctx, a); err != nil {
 		return nil, err
 	}
