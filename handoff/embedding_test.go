@@ -3,6 +3,7 @@ package handoff_test
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/handoff/facts"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -314,5 +316,48 @@ func TestStopAfterTheDrivingNodeDiedIsUnconfirmed(t *testing.T) {
 	}
 	if err := b.AssertWritable(f.ctx, f.ws, session.Owner{}); !errors.Is(err, handoff.ErrWorkspaceBusy) {
 		t.Fatalf("the workspace must stay reserved: %v", err)
+	}
+}
+
+// The facts gathered beside the report ride in the commit that enters
+// starting, are stored on the handoff, and reach the target's prompt.
+func TestFactsAreStoredAndBriefed(t *testing.T) {
+	root := t.TempDir()
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "--allow-empty", "-m", "first commit"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Skipf("git: %v: %s", err, out)
+		}
+	}
+	f := newFixture(t, handoff.WithFacts(handoff.GitFacts(facts.Func(facts.Options{}))))
+	// The fixture's workspace has its own root; point a new one at the
+	// repository.
+	if _, err := f.svc.CreateWorkspace(f.ctx, store.Workspace{ID: "ws-git", Root: root, Config: f.cfgA}); err != nil {
+		t.Fatal(err)
+	}
+	src, err := f.svc.Start(f.ctx, session.TurnRequest{Workspace: "ws-git", Prompt: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.co.Create(f.ctx, handoff.Request{Workspace: "ws-git", RequestID: "r1", SourceSession: src.ID, Target: f.cfgB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err = f.co.Wait(f.ctx, "ws-git", h.ID)
+	if err != nil || h.State != store.StateCompleted {
+		t.Fatalf("Wait = %+v, %v", h, err)
+	}
+	if !strings.Contains(h.Facts, "main") {
+		t.Fatalf("facts = %q, want the branch", h.Facts)
+	}
+	var prompt string
+	for _, l := range f.eng.Launches() {
+		if l.Req.Session == h.TargetSession {
+			prompt = l.Req.Prompt
+		}
+	}
+	if !strings.Contains(prompt, "main") || !strings.Contains(prompt, "first commit") && !strings.Contains(prompt, "HEAD") {
+		t.Fatalf("the target's prompt lacks the facts:\n%s", prompt)
 	}
 }

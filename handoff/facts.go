@@ -2,6 +2,7 @@ package handoff
 
 import (
 	"context"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -19,7 +20,21 @@ import (
 type FactsFunc func(ctx context.Context, in BriefingInput) (string, error)
 
 // WithFacts sets how a transfer's facts are gathered (default: none).
+// Package handoff/facts gathers git state; GitFacts wires it in.
 func WithFacts(fn FactsFunc) Option { return func(co *Coordinator) { co.facts = fn } }
+
+// GitFacts adapts a gatherer of a workspace root's facts since a time
+// (facts.Func) to a FactsFunc: the root is the workspace's, the time the
+// source session's start, or the transfer's creation without a source.
+func GitFacts(gather func(ctx context.Context, root string, since time.Time) string) FactsFunc {
+	return func(ctx context.Context, in BriefingInput) (string, error) {
+		since := in.Handoff.CreatedAt
+		if in.Source != nil && !in.Source.StartedAt.IsZero() {
+			since = in.Source.StartedAt
+		}
+		return gather(ctx, in.Workspace.Root, since), nil
+	}
+}
 
 // gatherFacts runs the FactsFunc for h, if any.
 func (c *Coordinator) gatherFacts(ctx context.Context, h store.Handoff) string {

@@ -178,3 +178,16 @@ func lastChecks(cs []Check, maxN int) ([]Check, int) {
 }
 
 func (f *Facts) note(s string) { f.Notes = append(f.Notes, s) }
+
+// Func returns a gatherer for handoff.WithFacts: the facts of the
+// workspace's root since the source session started (or, without a
+// source, since the transfer was created), rendered as Markdown. A
+// workspace without a root gives no facts.
+func Func(opts Options) func(ctx context.Context, root string, since time.Time) string {
+	return func(ctx context.Context, root string, since time.Time) string {
+		if root == "" {
+			return ""
+		}
+		return Gather(ctx, root, since, opts).Markdown()
+	}
+}
