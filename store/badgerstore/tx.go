@@ -29,6 +29,12 @@ type tx struct {
 	broken error
 	// changes are the feed entries written at commit (see flushChanges).
 	changes pendingChanges
+	// wrote is set by the first write: only then is there a commit.
+	wrote bool
+	// bigValue is set by a write that badger may put in its value log
+	// (threshold: the store's; 0 when it does not matter).
+	bigValue  bool
+	threshold int
 }
 
 var _ store.Tx = (*tx)(nil)
@@ -164,6 +170,10 @@ func (t *tx) set(k key, v []byte) error {
 	if t.broken != nil {
 		return t.broken
 	}
+	t.wrote = true
+	if t.threshold > 0 && len(k)+len(v) >= t.threshold/2 {
+		t.bigValue = true // conservative: badger compares the value alone
+	}
 	if err := t.txn.Set(k, v); err != nil {
 		t.broken = storageErr("write", err)
 		return t.broken
@@ -175,6 +185,7 @@ func (t *tx) del(k key) error {
 	if t.broken != nil {
 		return t.broken
 	}
+	t.wrote = true
 	if err := t.txn.Delete(k); err != nil {
 		t.broken = storageErr("delete", err)
 		return t.broken
