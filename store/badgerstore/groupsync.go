@@ -56,10 +56,12 @@ type groupSync struct {
 	started uint64 // rounds started
 	done    uint64 // rounds finished (rounds run one at a time, in order)
 	running bool
-	// err is the first failed round: a failed fsync may have dropped
-	// pages the kernel then considers clean, so no later round can prove
-	// anything; every later wait returns it.
-	err error
+	// err is the error of failedRound, the first round that failed: a
+	// failed fsync may have dropped pages the kernel then considers
+	// clean, so no later round can prove anything, and every wait for it
+	// or a later one returns err.
+	err         error
+	failedRound uint64
 	// closedSynced are the closed log files already fsynced.
 	closedSynced map[string]struct{}
 
@@ -146,7 +148,7 @@ func (g *groupSync) next() uint64 {
 
 // await returns once round target has finished, running rounds itself
 // when none is running. It returns the error of the first failed round
-// (ErrStorage), if any round up to target failed.
+// (ErrStorage) if that round is target or an earlier one.
 func (g *groupSync) await(target uint64) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -167,11 +169,14 @@ func (g *groupSync) await(target uint64) error {
 		g.running = false
 		g.done = round
 		if err != nil && g.err == nil {
-			g.err = storageErr("sync", err)
+			g.err, g.failedRound = storageErr("sync", err), round
 		}
 		g.cond.Broadcast()
 	}
-	return g.err
+	if g.err != nil && g.failedRound <= target {
+		return g.err
+	}
+	return nil
 }
 
 // round is one sync round (see groupSync).
@@ -184,14 +189,14 @@ func (g *groupSync) round(round uint64) (err error) {
 	// Read before the listing: a commit that wrote to the value log and
 	// returned before this round started has counted itself.
 	vlogWrites := g.vlogWrites.Load()
-	entries, err := os.ReadDir(g.dir)
+	names, err := readDirNames(g.dir)
 	if err != nil {
 		return err
 	}
 	files := map[string][]logFile{}
 	present := map[string]struct{}{}
-	for _, e := range entries {
-		if lf, ok := parseLogFile(e.Name()); ok {
+	for _, name := range names {
+		if lf, ok := parseLogFile(name); ok {
 			files[lf.ext] = append(files[lf.ext], lf)
 			present[lf.name] = struct{}{}
 		}
@@ -257,15 +262,26 @@ func parseLogFile(name string) (logFile, bool) {
 // at least one write-ahead log and one value-log file, as badger v4
 // names them. Without them, group commit is not used.
 func checkLayout(dir string) bool {
-	entries, err := os.ReadDir(dir)
+	names, err := readDirNames(dir)
 	if err != nil {
 		return false
 	}
 	seen := map[string]bool{}
-	for _, e := range entries {
-		if lf, ok := parseLogFile(e.Name()); ok {
+	for _, name := range names {
+		if lf, ok := parseLogFile(name); ok {
 			seen[lf.ext] = true
 		}
 	}
 	return seen[".mem"] && seen[".vlog"]
+}
+
+// readDirNames lists dir, unsorted and without a stat per file.
+func readDirNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	names, err := f.Readdirnames(-1)
+	cerr := f.Close()
+	return names, errors.Join(err, cerr)
 }
