@@ -115,12 +115,15 @@ func stillAt(id baton.HandoffID, attempt int, st store.HandoffState) func(store.
 }
 
 func (c *Coordinator) stepStop(ctx context.Context, h store.Handoff) (*fire, error) {
-	out, err := c.sessions.Halt(ctx, h.Workspace)
+	// The source's end is recorded in the transition's commit (or alone,
+	// when the transition is refused or never fires).
+	out, end, err := c.sessions.HaltDeferred(ctx, h.Workspace)
+	defer end.Finish(false)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	out, err = c.reapStrays(ctx, h.Workspace, out, err)
-	in := input{trigger: TriggerSourceStopped, errMsg: "the source session cannot be resumed to write a report; skip to continue without a summary"}
+	in := input{trigger: TriggerSourceStopped, end: end, errMsg: "the source session cannot be resumed to write a report; skip to continue without a summary"}
 	if !out.Confirmed() {
 		in = input{trigger: TriggerSourceStopUnconfirmed, errMsg: fmt.Sprintf("the source's stop was not confirmed (%s%s)", out, errSuffix(err))}
 	} else if !h.GenerateSummary || h.Report != "" {
@@ -133,8 +136,8 @@ func (c *Coordinator) stepStop(ctx context.Context, h store.Handoff) (*fire, err
 }
 
 func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner session.Owner, gen baton.Token, launch baton.LaunchID) (*fire, error) {
-	ended := func(exit engine.ExitStatus, msg string) (*fire, error) {
-		in := input{trigger: TriggerGenerationEnded, exit: exit, errMsg: msg}
+	ended := func(exit engine.ExitStatus, msg string, end *session.End) (*fire, error) {
+		in := input{trigger: TriggerGenerationEnded, exit: exit, errMsg: msg, end: end}
 		if exit.Clean() {
 			in.facts = c.gatherFacts(ctx, h)
 		}
@@ -142,7 +145,7 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 		return f, err
 	}
 	if gen.IsZero() {
-		return ended(engine.ExitStatus{Err: errors.New("generation token lost")}, "the report-only turn was armed by another process")
+		return ended(engine.ExitStatus{Err: errors.New("generation token lost")}, "the report-only turn was armed by another process", nil)
 	}
 	src, err := c.session(ctx, h.SourceSession)
 	var ws store.Workspace
@@ -154,7 +157,7 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 			return nil, ctx.Err()
 		}
 		// Never leave the transfer generating with no turn and no timer.
-		return ended(engine.ExitStatus{Err: err}, "the source session could not be read: "+err.Error())
+		return ended(engine.ExitStatus{Err: err}, "the source session could not be read: "+err.Error(), nil)
 	}
 	p, err := c.sessions.Launch(ctx, session.LaunchRequest{
 		StartRequest: engine.StartRequest{
@@ -164,12 +167,14 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 			Attempt: h.Attempt, LaunchID: launch,
 		},
 		Epoch: owner.Epoch, Precheck: stillAt(h.ID, h.Attempt, store.StateGenerating),
+		// The turn's exit is recorded with GenerationEnded.
+		KeepRecord: true,
 	})
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, session.ErrLaunchRefused) {
 			return nil, err
 		}
-		return ended(engine.ExitStatus{Err: err}, "the report-only turn did not start: "+err.Error())
+		return ended(engine.ExitStatus{Err: err}, "the report-only turn did not start: "+err.Error(), nil)
 	}
 	timer := c.clock.NewTimer(h.GenerationDeadline.Sub(c.clock.Now()))
 	defer timer.Stop()
@@ -180,9 +185,10 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 		if !exit.Clean() {
 			msg = "the report-only turn failed: " + describeExit(exit)
 		}
-		return ended(exit, msg)
+		return ended(exit, msg, c.sessions.ExitEnd(launch, exit))
 	case <-timer.C():
-		out, err := c.sessions.Halt(ctx, h.Workspace)
+		out, end, err := c.sessions.HaltDeferred(ctx, h.Workspace)
+		defer end.Finish(false)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -190,7 +196,7 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 		if !out.Confirmed() {
 			msg += fmt.Sprintf("; its stop was not confirmed (%s%s)", out, errSuffix(err))
 		}
-		in := input{trigger: TriggerGenerationTimedOut, confirmed: out.Confirmed(), errMsg: msg}
+		in := input{trigger: TriggerGenerationTimedOut, confirmed: out.Confirmed(), errMsg: msg, end: end}
 		if out.Confirmed() {
 			in.facts = c.gatherFacts(ctx, h)
 		}

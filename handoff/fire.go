@@ -30,6 +30,10 @@ type input struct {
 	req       Request
 	id        string // Create: the new handoff's id
 	fp        string // Create: the request's fingerprint
+	// end is a process end left to this firing (session.HaltDeferred,
+	// session.Service.ExitEnd): recorded in its transaction when it
+	// commits, so that the end costs no commit of its own.
+	end *session.End
 }
 
 // fire is one firing of the machine inside one store transaction. The
@@ -100,6 +104,9 @@ func (c *Coordinator) apply(ctx context.Context, id string, in input, check func
 				return err
 			}
 		}
+		if err := f.end.Record(tx); err != nil {
+			return err
+		}
 		f.now = c.clock.Now()
 		f.from = f.row.State
 		if err := c.sm.FireCtx(context.WithValue(ctx, fireKey{}, f), f.trigger); err != nil {
@@ -160,9 +167,12 @@ func isActive(s store.HandoffState) bool {
 }
 
 // event applies an engine trigger of attempt; a refusal is ErrStaleAttempt.
+// The process end the input carries is finished either way: recorded with
+// the trigger, or committed alone when the trigger is refused.
 func (c *Coordinator) event(ctx context.Context, id string, attempt int, in input) (store.Handoff, *fire, error) {
 	in.attempt = attempt
 	h, f, err := c.apply(ctx, id, in, c.engineCheck(attempt))
+	in.end.Finish(err == nil)
 	if errors.Is(err, errNotPermitted) {
 		err = ErrStaleAttempt
 	}
