@@ -1,0 +1,99 @@
+// Command agent is a stand-in agent CLI for the exec engine's tests: it
+// prints JSON lines the way a headless agent does (an init line with a
+// native session id, text, a readiness line, an end line) and misbehaves on
+// request.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+func emit(v map[string]any) {
+	b, _ := json.Marshal(v)
+	os.Stdout.Write(append(b, '\n'))
+}
+
+func main() {
+	mode := flag.String("mode", "ready", "ready | reject | exit | exit-clean | hang | missing | grandchild")
+	after := flag.String("after", "wait", "after readiness: wait | exit")
+	resume := flag.String("resume", "", "native id to resume")
+	prompt := flag.String("prompt", "", "the prompt")
+	promptFile := flag.String("prompt-file", "", "read the prompt from this file")
+	stdin := flag.Bool("stdin", false, "read the prompt from standard input")
+	model := flag.String("model", "", "model")
+	ignoreTerm := flag.Bool("ignore-term", false, "ignore SIGTERM")
+	fork := flag.Bool("fork", false, "fork a grandchild that ignores SIGTERM")
+	pidfile := flag.String("pidfile", "", "write 'pid grandchild-pid' here")
+	flag.Parse()
+
+	if *ignoreTerm {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	if *mode == "grandchild" {
+		signal.Ignore(syscall.SIGTERM)
+		time.Sleep(time.Hour)
+		return
+	}
+	grand := 0
+	if *fork {
+		c := exec.Command(os.Args[0], "-mode", "grandchild")
+		if err := c.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		grand = c.Process.Pid
+	}
+	if *pidfile != "" {
+		os.WriteFile(*pidfile+".tmp", []byte(fmt.Sprintf("%d %d\n", os.Getpid(), grand)), 0o600)
+		os.Rename(*pidfile+".tmp", *pidfile)
+	}
+	text := *prompt
+	switch {
+	case *promptFile != "":
+		b, _ := os.ReadFile(*promptFile)
+		text = string(b)
+	case *stdin:
+		b, _ := io.ReadAll(bufio.NewReader(os.Stdin))
+		text = string(b)
+	}
+	id := "native-" + os.Getenv("BATON_LAUNCH_ID")
+	if *resume != "" {
+		id = *resume
+	}
+	switch *mode {
+	case "missing":
+		fmt.Fprintf(os.Stderr, "No conversation found with session ID: %s\n", *resume)
+		os.Exit(1)
+	case "exit":
+		fmt.Fprintln(os.Stderr, "agent: cannot start")
+		os.Exit(3)
+	case "hang":
+		time.Sleep(time.Hour)
+		return
+	}
+	emit(map[string]any{"type": "init", "session_id": id, "model": *model})
+	emit(map[string]any{"type": "text", "text": "prompt: " + text})
+	switch *mode {
+	case "reject":
+		emit(map[string]any{"type": "rejected", "error": "no credit"})
+		os.Exit(1)
+	case "exit-clean":
+		emit(map[string]any{"type": "end"})
+		return
+	}
+	emit(map[string]any{"type": "ready"})
+	if *after == "exit" {
+		emit(map[string]any{"type": "end"})
+		return
+	}
+	time.Sleep(time.Hour)
+}
