@@ -200,7 +200,10 @@ func (v vars) expand(s string, jsonEscape bool) string {
 		b.WriteString(s[:i])
 		switch {
 		case !ok:
-			b.WriteString(s[i : i+j+1])
+			// Not a placeholder (JSON, say): keep the brace, look further.
+			b.WriteByte('{')
+			s = s[i+1:]
+			continue
 		case jsonEscape:
 			q, _ := json.Marshal(val)
 			b.Write(q[1 : len(q)-1])

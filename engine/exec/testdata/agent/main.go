@@ -22,7 +22,36 @@ func emit(v map[string]any) {
 	os.Stdout.Write(append(b, '\n'))
 }
 
+// replay, when AGENT_REPLAY names a file, stands in for a real CLI: it
+// records its arguments (and the content of those that name files) as JSON
+// in AGENT_ARGV, prints the file to standard output, AGENT_REPLAY_STDERR's
+// file to standard error, and exits with AGENT_REPLAY_EXIT.
+func replay(path string) {
+	rec := map[string]any{"args": os.Args[1:]}
+	files := map[string]string{}
+	for _, a := range os.Args[1:] {
+		if b, err := os.ReadFile(a); err == nil {
+			files[a] = string(b)
+		}
+	}
+	rec["files"] = files
+	b, _ := json.Marshal(rec)
+	os.WriteFile(os.Getenv("AGENT_ARGV"), b, 0o600)
+	out, _ := os.ReadFile(path)
+	os.Stdout.Write(out)
+	if f := os.Getenv("AGENT_REPLAY_STDERR"); f != "" {
+		errb, _ := os.ReadFile(f)
+		os.Stderr.Write(errb)
+	}
+	code := 0
+	fmt.Sscan(os.Getenv("AGENT_REPLAY_EXIT"), &code)
+	os.Exit(code)
+}
+
 func main() {
+	if f := os.Getenv("AGENT_REPLAY"); f != "" {
+		replay(f)
+	}
 	mode := flag.String("mode", "ready", "ready | reject | exit | exit-clean | hang | missing | grandchild")
 	after := flag.String("after", "wait", "after readiness: wait | exit")
 	resume := flag.String("resume", "", "native id to resume")
