@@ -243,7 +243,7 @@ func (p *process) Stop(ctx context.Context) (engine.StopOutcome, error) {
 }
 
 // Done is closed once the child and every other process of the launch are
-// gone and the transcript is synced.
+// gone; the transcript is synced right after.
 func (p *process) Done() <-chan struct{} { return p.done }
 
 // Exit reports how the child ended; valid once Done is closed.
@@ -528,14 +528,19 @@ func (p *process) run() {
 
 	if p.w != nil {
 		p.w.append(now, p.req.LaunchID, recap.Event{Kind: recap.Lifecycle, Text: exitText(p.req.LaunchID, exit)})
+	}
+	p.l.cleanup()
+	p.e.opts.Logger.Debug("exec: exited", zap.String("launch", string(p.req.LaunchID)), zap.Int("code", exit.Code), zap.Bool("stopped", exit.Stopped))
+	// Everything of the launch is gone: confirm that first, then make the
+	// transcript durable (an fsync takes milliseconds; a stop should not
+	// wait for it). Close waits for this goroutine, sync included.
+	close(p.done)
+	if p.w != nil {
 		if err := p.w.sync(); err != nil {
 			p.e.opts.Logger.Warn("exec: transcript sync", zap.String("launch", string(p.req.LaunchID)), zap.Error(err))
 		}
 	}
-	p.l.cleanup()
 	p.e.release(p)
-	p.e.opts.Logger.Debug("exec: exited", zap.String("launch", string(p.req.LaunchID)), zap.Int("code", exit.Code), zap.Bool("stopped", exit.Stopped))
-	close(p.done)
 }
 
 func exitText(id baton.LaunchID, x engine.ExitStatus) string {

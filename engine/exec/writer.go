@@ -169,13 +169,16 @@ func (w *writer) writeLocked(at time.Time, launch baton.LaunchID, ev recap.Event
 }
 
 // sync makes the transcript durable and reports the first write error.
+// The fsyncs run outside the lock, so appends never wait for the disk; the
+// caller holds a reference, so the files stay open.
 func (w *writer) sync() error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return w.err
+	err, data, idx := w.err, w.data, w.idx
+	w.mu.Unlock()
+	if err != nil {
+		return err
 	}
-	return errors.Join(w.data.Sync(), w.idx.Sync())
+	return errors.Join(data.Sync(), idx.Sync())
 }
 
 // tail returns the ring's events with index >= from (see Engine.Tail).
