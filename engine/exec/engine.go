@@ -152,6 +152,9 @@ func (e *Engine) TranscriptPath(sid baton.SessionID) string {
 func (e *Engine) Tail(sid baton.SessionID, from int64) (int64, []recap.Event, <-chan struct{}) {
 	e.mu.Lock()
 	w := e.writers[sid]
+	if w != nil && w.live == 0 {
+		w = nil
+	}
 	e.mu.Unlock()
 	if w == nil {
 		return from, nil, nil
@@ -202,6 +205,7 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 	p, err := e.spawn(req, l, w)
 	if err != nil {
 		if w != nil {
+			w.live--
 			e.releaseLocked(req.Session, w)
 		}
 		e.mu.Unlock()
@@ -317,6 +321,7 @@ func (e *Engine) acquireLocked(sid baton.SessionID) (*writer, error) {
 		e.writers[sid] = w
 	}
 	w.refs++
+	w.live++
 	return w, nil
 }
 
@@ -327,6 +332,15 @@ func (e *Engine) releaseLocked(sid baton.SessionID, w *writer) {
 	delete(e.writers, sid)
 	if err := w.close(); err != nil {
 		e.opts.Logger.Warn("exec: closing a transcript", zap.String("session", string(sid)), zap.Error(err))
+	}
+}
+
+// ended marks p's launch as no longer live (before its Done closes).
+func (e *Engine) ended(p *process) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p.w != nil {
+		p.w.live--
 	}
 }
 

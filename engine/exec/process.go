@@ -534,6 +534,7 @@ func (p *process) run() {
 	// Everything of the launch is gone: confirm that first, then make the
 	// transcript durable (an fsync takes milliseconds; a stop should not
 	// wait for it). Close waits for this goroutine, sync included.
+	p.e.ended(p)
 	close(p.done)
 	if p.w != nil {
 		if err := p.w.sync(); err != nil {

@@ -86,6 +86,9 @@ func TestTranscriptRepair(t *testing.T) {
 	runTurn(t, e, engine.StartRequest{Session: "s1", Prompt: "one", LaunchID: "L1"})
 	before := events(t, e, "s1")
 	path := e.TranscriptPath("s1")
+	if err := e.Close(testCtx(t)); err != nil { // its writer lets go of the files
+		t.Fatal(err)
+	}
 
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {

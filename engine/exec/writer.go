@@ -25,7 +25,8 @@ type writer struct {
 	end     uint64 // end offset of the last indexed event
 	buf     []byte
 	err     error // first write error; later appends are dropped
-	refs    int
+	refs    int   // launches that use the files (a launch keeps its reference until its exit sync is done)
+	live    int   // launches not yet Done (Tail serves only while one is)
 	ring    []recap.Event
 	ringCap int
 	changed chan struct{} // closed at the next append, then replaced
