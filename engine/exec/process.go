@@ -482,10 +482,13 @@ func (p *process) run() {
 	select {
 	case <-drained:
 	case <-t.C:
-		// Unblock the readers: something outside the launch's reach
-		// holds the pipes.
+		// Unblock the readers (and a prompt writer): something outside
+		// the launch's reach holds the pipes.
 		p.stdout.Close()
 		p.stderr.Close()
+		if p.stdin != nil {
+			p.stdin.Close()
+		}
 		<-drained
 	}
 	t.Stop()
