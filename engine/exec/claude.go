@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/recap"
 )
 
@@ -20,6 +21,11 @@ type ClaudeOptions struct {
 	// --strict-mcp-config; it never appears on the command line. Empty
 	// means report-only turns get no MCP server, so they cannot report.
 	MCPConfig string
+	// MCPConfigFor, when set, renders the MCP configuration of a
+	// report-only turn from its request (its ReportCredentials above all)
+	// and takes precedence over MCPConfig; it must name the server
+	// MCPServer. The result is written to the same private file.
+	MCPConfigFor func(req engine.StartRequest) ([]byte, error)
 	// MCPServer is the server's name in MCPConfig; "" means "baton". The
 	// report tool is then mcp__<MCPServer>__submit_session_handoff.
 	MCPServer string
@@ -70,7 +76,21 @@ func Claude(o ClaudeOptions) Profile {
 		"--allowedTools", strings.Join(append(append([]string{}, tools...), "mcp__"+o.MCPServer+"__"+ReportTool), ","),
 	}
 	var files map[string]string
-	if o.MCPConfig != "" {
+	var render func(engine.StartRequest) (map[string][]byte, error)
+	switch {
+	case o.MCPConfigFor != nil:
+		report = append(report, "--mcp-config", "{file:mcp.json}", "--strict-mcp-config")
+		render = func(req engine.StartRequest) (map[string][]byte, error) {
+			if req.Turn != engine.ReportOnly {
+				return nil, nil
+			}
+			b, err := o.MCPConfigFor(req)
+			if err != nil {
+				return nil, err
+			}
+			return map[string][]byte{"mcp.json": b}, nil
+		}
+	case o.MCPConfig != "":
 		report = append(report, "--mcp-config", "{file:mcp.json}", "--strict-mcp-config")
 		files = map[string]string{"mcp.json": o.MCPConfig}
 	}
@@ -92,6 +112,7 @@ func Claude(o ClaudeOptions) Profile {
 		Permission:      []string{"--permission-mode", "{permission}"},
 		ReportOnly:      report,
 		ReportFiles:     files,
+		LaunchFiles:     render,
 		Efforts:         []string{"low", "medium", "high", "xhigh", "max"},
 		PermissionModes: []string{"acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"},
 		Prompt:          PromptArg,

@@ -257,8 +257,15 @@ func (e *Engine) prepare(req engine.StartRequest) (*launch, error) {
 			files[k] = s
 		}
 	}
+	var dyn map[string][]byte
+	if prof.LaunchFiles != nil {
+		var err error
+		if dyn, err = prof.LaunchFiles(req); err != nil {
+			return nil, err
+		}
+	}
 	l := &launch{}
-	if len(files) > 0 || prof.Prompt == PromptFile {
+	if len(files) > 0 || len(dyn) > 0 || prof.Prompt == PromptFile {
 		root := filepath.Join(e.opts.DataDir, "launches")
 		if err := os.MkdirAll(root, 0o700); err != nil {
 			return nil, baton.Errorf(baton.ErrUnavailable, "exec: %v", err)
@@ -270,6 +277,13 @@ func (e *Engine) prepare(req engine.StartRequest) (*launch, error) {
 		l.dir = dir
 		for name := range files {
 			v["file:"+name] = filepath.Join(dir, filepath.Base(name))
+		}
+		for name, body := range dyn {
+			v["file:"+name] = filepath.Join(dir, filepath.Base(name))
+			if err := os.WriteFile(v["file:"+name], body, 0o600); err != nil {
+				l.cleanup()
+				return nil, baton.Errorf(baton.ErrUnavailable, "exec: %v", err)
+			}
 		}
 		if prof.Prompt == PromptFile {
 			v["prompt_file"] = filepath.Join(dir, "prompt")

@@ -135,6 +135,10 @@ type Profile struct {
 	// (placeholder values are JSON-escaped in a name ending in ".json").
 	// ReportFiles are written for report-only turns only.
 	Files, ReportFiles map[string]string
+	// LaunchFiles, when set, returns more files for a launch (name ->
+	// content, written as is, mode 0600, beside Files; their paths are
+	// {file:NAME} too). An error fails Start with it.
+	LaunchFiles func(req engine.StartRequest) (map[string][]byte, error)
 	// Prompt says how the prompt is passed; "" means PromptArg.
 	Prompt PromptMode
 	// Output says how the child's output is read.

@@ -60,6 +60,9 @@ func runReplay(t *testing.T, prof exec.Profile, tc replayCase) {
 		}
 	}
 	waitDone(t, p)
+	if left, _ := filepath.Glob(filepath.Join(dir, "data", "launches", "*")); len(left) > 0 {
+		t.Errorf("launch files left after the launch: %v", left)
+	}
 	var rec struct {
 		Args  []string          `json:"args"`
 		Files map[string]string `json:"files"`
@@ -209,4 +212,29 @@ func TestProfileValidate(t *testing.T) {
 			t.Errorf("%s.Validate(%+v) = %v; want ok=%v", tc.prof.Name, tc.cfg, err, tc.ok)
 		}
 	}
+}
+
+// TestClaudeMCPConfigFor: a host renders the report-only turn's MCP
+// configuration from the request's credentials.
+func TestClaudeMCPConfigFor(t *testing.T) {
+	const sid = "92fecc85-b97f-4daa-b84c-ebc3a8dfdea7"
+	prof := exec.Claude(exec.ClaudeOptions{
+		MCPServer: "relay",
+		MCPConfigFor: func(req engine.StartRequest) ([]byte, error) {
+			return json.Marshal(map[string]any{"mcpServers": map[string]any{"relay": map[string]any{
+				"type": "stdio", "command": "host-bin", "args": []string{"mcp-bridge"},
+				"env": map[string]string{"X_HANDOFF": string(req.Report.Handoff), "X_TOKEN": req.Report.Token.Reveal()},
+			}}})
+		},
+	})
+	runReplay(t, prof, replayCase{
+		req: engine.StartRequest{Prompt: "report", Mode: engine.Resume, NativeID: sid, Turn: engine.ReportOnly,
+			Report: &engine.ReportCredentials{Handoff: "h7", Attempt: 1, Token: baton.ParseToken("secret-token")}},
+		stdout: "testdata/claude/resume.jsonl",
+		wantArgs: []string{"-p", "--output-format", "stream-json", "--verbose", "--resume", sid,
+			"--tools", "Read,Grep,Glob", "--allowedTools", "Read,Grep,Glob,mcp__relay__submit_session_handoff",
+			"--mcp-config", "<file:mcp.json>", "--strict-mcp-config", "--", "report"},
+		wantFiles: map[string]string{"mcp.json": `{"mcpServers":{"relay":{"args":["mcp-bridge"],"command":"host-bin","env":{"X_HANDOFF":"h7","X_TOKEN":"secret-token"},"type":"stdio"}}}`},
+		wantID:    sid,
+	})
 }
