@@ -167,9 +167,11 @@ func (e *Engine) Tail(sid baton.SessionID, from int64) (int64, []recap.Event, <-
 // group, with LaunchEnv set to req.LaunchID (a fresh id when blank) and the
 // parent-death signal set. Errors: engine.ErrUnsupportedConfig (the profile
 // refuses the configuration, cannot resume, or the system is not Linux),
-// baton.ErrInvalid (a resume without a native id), ErrClosed, ctx's error,
-// or an EUNAVAILABLE error when the spawn fails. Nothing runs after an
-// error.
+// baton.ErrInvalid (a resume without a native id), ErrClosed,
+// ErrTranscriptBusy (another engine or process writes the session's
+// transcript), ctx's error, the error of the profile's LaunchFiles, or an
+// EUNAVAILABLE error when the spawn or the transcript fails. Nothing runs
+// after an error.
 func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Process, error) {
 	if !procSupported {
 		return nil, baton.Errorf(engine.ErrUnsupportedConfig, "exec: %v", errNoProcSupport)
@@ -330,7 +332,10 @@ func (e *Engine) acquireLocked(sid baton.SessionID) (*writer, error) {
 	if w == nil {
 		var err error
 		if w, err = openWriter(e.TranscriptPath(sid), e.opts.RingSize); err != nil {
-			return nil, err
+			if errors.Is(err, ErrTranscriptBusy) {
+				return nil, err
+			}
+			return nil, baton.Errorf(baton.ErrUnavailable, "exec: transcript of %s: %v", sid, err)
 		}
 		e.writers[sid] = w
 	}

@@ -295,3 +295,48 @@ func TestReconfigure(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentStopAndClose: concurrent Stops and a Ready agree on one
+// confirmed end; Close stops what still runs and refuses later starts.
+func TestConcurrentStopAndClose(t *testing.T) {
+	ctx := testCtx(t)
+	e := newEngine(t, exec.Options{Profile: agentProfile("-ignore-term"), StopGrace: 50 * time.Millisecond})
+	p, err := e.Start(ctx, engine.StartRequest{Session: "s1", Prompt: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	outcomes := make(chan engine.StopOutcome, 4)
+	for range 4 {
+		go func() {
+			o, _ := p.Stop(ctx)
+			outcomes <- o
+		}()
+	}
+	for range 4 {
+		if o := <-outcomes; !o.Confirmed() {
+			t.Errorf("a concurrent Stop answered %s", o)
+		}
+	}
+	if id, err := p.Ready(ctx); err != nil || id == "" {
+		t.Errorf("Ready after the stop = %q, %v; want the id it confirmed", id, err)
+	}
+
+	q, err := e.Start(ctx, engine.StartRequest{Session: "s2", Prompt: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	select {
+	case <-q.Done():
+	default:
+		t.Error("Close returned while a launch still ran")
+	}
+	if _, err := e.Start(ctx, engine.StartRequest{Session: "s3"}); !errors.Is(err, exec.ErrClosed) {
+		t.Errorf("Start after Close = %v; want ErrClosed", err)
+	}
+}

@@ -21,7 +21,8 @@ var (
 	// what the other says (a torn write the writer has not repaired yet,
 	// or a file edited by hand).
 	ErrTranscriptCorrupt = baton.NewError(baton.EINTERNAL, "exec: transcript corrupt")
-	// ErrTranscriptBusy: another process writes the session's transcript.
+	// ErrTranscriptBusy: another writer (another Engine, in this process
+	// or another) has the session's transcript open.
 	ErrTranscriptBusy = baton.NewError(baton.EBUSY, "exec: transcript written by another process")
 )
 

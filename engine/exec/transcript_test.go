@@ -153,3 +153,22 @@ func TestTail(t *testing.T) {
 		t.Errorf("Tail after the launch ended = %v, %v; want nothing", evs, more)
 	}
 }
+
+// TestTranscriptBusy: two engines on one data directory never write one
+// session's transcript at once.
+func TestTranscriptBusy(t *testing.T) {
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	a := newEngine(t, exec.Options{Profile: agentProfile(), DataDir: dir})
+	b := newEngine(t, exec.Options{Profile: agentProfile(), DataDir: dir})
+	p, err := a.Start(ctx, engine.StartRequest{Session: "s1", Prompt: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Start(ctx, engine.StartRequest{Session: "s1", Prompt: "hi"}); !errors.Is(err, exec.ErrTranscriptBusy) {
+		t.Errorf("second writer's Start = %v; want ErrTranscriptBusy", err)
+	}
+	if o, err := p.Stop(ctx); !o.Confirmed() {
+		t.Fatalf("Stop = %s, %v", o, err)
+	}
+}
