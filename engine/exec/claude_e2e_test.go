@@ -211,7 +211,8 @@ func TestClaudeEndToEnd(t *testing.T) {
 	}
 
 	// A confirmed stop while the API holds the turn.
-	p, err := e.Start(ctx, engine.StartRequest{Workspace: "ws", Session: "s1", Dir: work, Config: first, Mode: engine.Resume, NativeID: id, Prompt: "STALL please", LaunchID: "claude-stall"})
+	stall := newLaunchID("claude-stall")
+	p, err := e.Start(ctx, engine.StartRequest{Workspace: "ws", Session: "s1", Dir: work, Config: first, Mode: engine.Resume, NativeID: id, Prompt: "STALL please", LaunchID: stall})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestClaudeEndToEnd(t *testing.T) {
 	if x := p.Exit(); !x.Stopped {
 		t.Errorf("Exit = %+v; want stopped", x)
 	}
-	if o, err := e.ReapLaunch(ctx, "claude-stall"); o != engine.NotRunning || err != nil {
+	if o, err := e.ReapLaunch(ctx, stall); o != engine.NotRunning || err != nil {
 		t.Errorf("after the stop, ReapLaunch = %s, %v; want not-running", o, err)
 	}
 }

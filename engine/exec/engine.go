@@ -165,7 +165,9 @@ func (e *Engine) Tail(sid baton.SessionID, from int64) (int64, []recap.Event, <-
 // Start spawns the profile's command for req and returns at once; Ready
 // confirms the session. The child runs in req.Dir, in its own process
 // group, with LaunchEnv set to req.LaunchID (a fresh id when blank) and the
-// parent-death signal set. Errors: engine.ErrUnsupportedConfig (the profile
+// parent-death signal set. The launch id must name this launch only (baton
+// mints them from crypto/rand): the cleanup after the child's exit and
+// ReapLaunch kill every process that carries it. Errors: engine.ErrUnsupportedConfig (the profile
 // refuses the configuration, cannot resume, or the system is not Linux),
 // baton.ErrInvalid (a resume without a native id), ErrClosed,
 // ErrTranscriptBusy (another engine or process writes the session's

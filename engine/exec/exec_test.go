@@ -32,7 +32,7 @@ func TestReadiness(t *testing.T) {
 		{name: "ready", flags: []string{"-after", "exit"}, wantCode: 0},
 		{name: "rejected", flags: []string{"-mode", "reject"}, wantErr: []error{engine.ErrReadyRejected}, wantCode: 1, wantExit: "exit status 1"},
 		{name: "exit before ready", flags: []string{"-mode", "exit"}, wantErr: []error{engine.ErrExitedBeforeReady}, wantCode: 3, wantExit: "agent: cannot start"},
-		{name: "clean exit before ready keeps the native id", flags: []string{"-mode", "exit-clean"}, wantErr: []error{engine.ErrExitedBeforeReady}, wantNat: "native-L1"},
+		{name: "clean exit before ready keeps the native id", flags: []string{"-mode", "exit-clean"}, wantErr: []error{engine.ErrExitedBeforeReady}, wantNat: "native-"},
 		{name: "resume by native id", flags: []string{"-after", "exit"}, req: engine.StartRequest{Mode: engine.Resume, NativeID: "conv-42"}, wantID: "conv-42"},
 		{name: "resume of a missing session", flags: []string{"-mode", "missing"}, req: engine.StartRequest{Mode: engine.Resume, NativeID: "gone"},
 			wantErr: []error{engine.ErrExitedBeforeReady, engine.ErrSessionMissing}, wantCode: 1, wantExit: "No conversation found"},
@@ -42,7 +42,11 @@ func TestReadiness(t *testing.T) {
 			ctx := testCtx(t)
 			e := newEngine(t, exec.Options{Profile: agentProfile(tc.flags...)})
 			req := tc.req
-			req.Workspace, req.Session, req.LaunchID, req.Prompt = "ws", "s1", "L1", "hello"
+			launch := newLaunchID("L")
+			req.Workspace, req.Session, req.LaunchID, req.Prompt = "ws", "s1", launch, "hello"
+			if tc.wantNat != "" {
+				tc.wantNat += string(launch)
+			}
 			p, err := e.Start(ctx, req)
 			if err != nil {
 				t.Fatal(err)
@@ -51,7 +55,7 @@ func TestReadiness(t *testing.T) {
 			if len(tc.wantErr) == 0 {
 				want := tc.wantID
 				if want == "" {
-					want = "native-L1"
+					want = "native-" + string(launch)
 				}
 				if err != nil || id != want {
 					t.Fatalf("Ready = %q, %v; want %q", id, err, want)
@@ -202,7 +206,8 @@ func TestPromptModes(t *testing.T) {
 				return []recap.Event{{Speaker: recap.Agent, Kind: recap.Message, Text: string(line)}}
 			}
 			e := newEngine(t, exec.Options{Profile: prof})
-			p, err := e.Start(ctx, engine.StartRequest{Session: "s1", Prompt: "-dash and\nnewline", LaunchID: "L1"})
+			launch := newLaunchID("L")
+			p, err := e.Start(ctx, engine.StartRequest{Session: "s1", Prompt: "-dash and\nnewline", LaunchID: launch})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -221,7 +226,7 @@ func TestPromptModes(t *testing.T) {
 			}
 			want := []string{
 				"User: -dash and\nnewline",
-				`Agent: {"model":"","session_id":"native-L1","type":"init"}`,
+				`Agent: {"model":"","session_id":"native-` + string(launch) + `","type":"init"}`,
 				`Agent: {"text":"prompt: -dash and\nnewline","type":"text"}`,
 				`Agent: {"type":"ready"}`,
 				`Agent: {"type":"end"}`,

@@ -2,6 +2,8 @@ package exec_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	osexec "os/exec"
@@ -17,6 +19,15 @@ import (
 	"github.com/batonhq/baton/engine/exec"
 	"github.com/batonhq/baton/recap"
 )
+
+// newLaunchID returns a launch id unique to this run: launch ids are unique
+// in baton (the engine reaps by them), and two test processes may run at
+// once.
+func newLaunchID(prefix string) baton.LaunchID {
+	var b [8]byte
+	rand.Read(b[:])
+	return baton.LaunchID(prefix + "-" + hex.EncodeToString(b[:]))
+}
 
 // bins holds the test programs TestMain builds: "agent" and "host".
 var bins = map[string]string{}

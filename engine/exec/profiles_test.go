@@ -45,7 +45,7 @@ func runReplay(t *testing.T, prof exec.Profile, tc replayCase) {
 	prof.Command = bins["agent"]
 	e := newEngine(t, exec.Options{Profile: prof, DataDir: filepath.Join(dir, "data"), Env: env})
 	req := tc.req
-	req.Session, req.LaunchID = "s1", "L1"
+	req.Session, req.LaunchID = "s1", newLaunchID("L")
 	p, err := e.Start(ctx, req)
 	if err != nil {
 		t.Fatal(err)

@@ -76,20 +76,21 @@ func TestReapOrphans(t *testing.T) {
 func TestReapLaunch(t *testing.T) {
 	ctx := testCtx(t)
 	e := newEngine(t, exec.Options{Profile: agentProfile("-fork", "-ignore-term"), StopGrace: 50 * time.Millisecond})
-	p, err := e.Start(ctx, engine.StartRequest{Session: "s1", Prompt: "hi", LaunchID: "reap-live"})
+	launch := newLaunchID("reap-live")
+	p, err := e.Start(ctx, engine.StartRequest{Session: "s1", Prompt: "hi", LaunchID: launch})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.Ready(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if o, err := e.ReapLaunch(ctx, "reap-live"); o != engine.Stopped || err != nil {
+	if o, err := e.ReapLaunch(ctx, launch); o != engine.Stopped || err != nil {
 		t.Fatalf("ReapLaunch = %s, %v; want stopped", o, err)
 	}
 	if x := waitDone(t, p); x.Clean() {
 		t.Errorf("Exit = %+v; want the killed child's status", x)
 	}
-	if o, err := e.ReapLaunch(ctx, "never-launched"); o != engine.NotRunning || err != nil {
+	if o, err := e.ReapLaunch(ctx, newLaunchID("never-launched")); o != engine.NotRunning || err != nil {
 		t.Errorf("ReapLaunch(unknown) = %s, %v; want not-running", o, err)
 	}
 	if o, err := e.ReapLaunch(ctx, ""); o != engine.Failed || err == nil {

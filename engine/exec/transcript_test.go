@@ -32,8 +32,8 @@ func runTurn(t *testing.T, e *exec.Engine, req engine.StartRequest) {
 
 func TestTranscriptEvents(t *testing.T) {
 	e := newEngine(t, exec.Options{Profile: agentProfile("-after", "exit")})
-	runTurn(t, e, engine.StartRequest{Session: "s1", Prompt: "one", LaunchID: "L1"})
-	runTurn(t, e, engine.StartRequest{Session: "s1", Prompt: "two", LaunchID: "L2", Mode: engine.Resume, NativeID: "native-L1"})
+	runTurn(t, e, engine.StartRequest{Session: "s1", Prompt: "one"})
+	runTurn(t, e, engine.StartRequest{Session: "s1", Prompt: "two", Mode: engine.Resume, NativeID: "native-1"})
 	all := events(t, e, "s1")
 	// Two launches: lifecycle, prompt, 4 output lines, lifecycle each.
 	if len(all) != 14 {
@@ -83,7 +83,7 @@ func TestTranscriptEvents(t *testing.T) {
 func TestTranscriptRepair(t *testing.T) {
 	dir := t.TempDir()
 	e := newEngine(t, exec.Options{Profile: agentProfile("-after", "exit"), DataDir: dir})
-	runTurn(t, e, engine.StartRequest{Session: "s1", Prompt: "one", LaunchID: "L1"})
+	runTurn(t, e, engine.StartRequest{Session: "s1", Prompt: "one"})
 	before := events(t, e, "s1")
 	path := e.TranscriptPath("s1")
 	if err := e.Close(testCtx(t)); err != nil { // its writer lets go of the files
@@ -107,7 +107,7 @@ func TestTranscriptRepair(t *testing.T) {
 	}
 
 	e2 := newEngine(t, exec.Options{Profile: agentProfile("-after", "exit"), DataDir: dir})
-	runTurn(t, e2, engine.StartRequest{Session: "s1", Prompt: "two", LaunchID: "L2"})
+	runTurn(t, e2, engine.StartRequest{Session: "s1", Prompt: "two"})
 	after := events(t, e2, "s1")
 	want := append(append([]recap.Event{}, before...), recap.Event{Kind: recap.Note, Text: "unindexed"})
 	if d := cmp.Diff(want, after[:len(want)]); d != "" {
