@@ -89,6 +89,11 @@
 // whose environment cannot be read. An orphan's death is confirmed by
 // polling /proc (there is no parent to wait for).
 //
+// One writer per transcript: an Engine locks each transcript it writes,
+// and keeps the last eight sessions' open between their launches, so two
+// Engines on one data directory must not run launches of one session
+// (the second gets ErrTranscriptBusy until the first lets go or closes).
+//
 // Arguments are visible to every user of the machine: a profile must pass
 // secrets (the report token) in a launch file or the environment, never in
 // argv. Transcripts hold the conversation in clear text, mode 0600.

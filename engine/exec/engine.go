@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,6 +69,7 @@ type Engine struct {
 	mu      sync.Mutex
 	closed  bool
 	writers map[baton.SessionID]*writer
+	idle    []baton.SessionID // sessions whose writer no launch uses, oldest first
 	procs   map[*process]struct{}
 	wg      sync.WaitGroup
 }
@@ -331,6 +333,11 @@ func (e *Engine) prepare(req engine.StartRequest) (*launch, error) {
 // acquireLocked returns the session's writer, opening it if needed.
 func (e *Engine) acquireLocked(sid baton.SessionID) (*writer, error) {
 	w := e.writers[sid]
+	if w != nil && w.refs == 0 {
+		if i := slices.Index(e.idle, sid); i >= 0 {
+			e.idle = slices.Delete(e.idle, i, i+1)
+		}
+	}
 	if w == nil {
 		var err error
 		if w, err = openWriter(e.TranscriptPath(sid), e.opts.RingSize); err != nil {
@@ -350,6 +357,21 @@ func (e *Engine) releaseLocked(sid baton.SessionID, w *writer) {
 	if w.refs--; w.refs > 0 {
 		return
 	}
+	// Keep the newest idle writers open: the next launch of a session
+	// usually follows soon (a resume, a handoff's target).
+	e.idle = append(e.idle, sid)
+	if len(e.idle) > maxIdleWriters {
+		e.closeWriterLocked(e.idle[0])
+		e.idle = slices.Delete(e.idle, 0, 1)
+	}
+}
+
+// maxIdleWriters bounds the transcripts an engine keeps open (and locked)
+// while no launch of their session runs.
+const maxIdleWriters = 8
+
+func (e *Engine) closeWriterLocked(sid baton.SessionID) {
+	w := e.writers[sid]
 	delete(e.writers, sid)
 	if err := w.close(); err != nil {
 		e.opts.Logger.Warn("exec: closing a transcript", zap.String("session", string(sid)), zap.Error(err))
@@ -374,8 +396,10 @@ func (e *Engine) release(p *process) {
 	}
 }
 
-// Close stops every running launch (a confirmed stop each) and waits for
-// the engine's goroutines; Start fails with ErrClosed afterwards. Errors:
+// Close stops every running launch (a confirmed stop each), waits for the
+// engine's goroutines and closes the transcripts it keeps open (the last
+// few sessions' stay open, and locked against other writers, between their
+// launches); Start fails with ErrClosed afterwards. Errors:
 // ctx's (some launch still runs), or an error naming the launches whose
 // stop was not confirmed. Safe to call more than once.
 func (e *Engine) Close(ctx context.Context) error {
@@ -402,5 +426,11 @@ func (e *Engine) Close(ctx context.Context) error {
 	if err := syncx.Wait(ctx, &e.wg); err != nil {
 		return err
 	}
+	e.mu.Lock()
+	for _, sid := range e.idle {
+		e.closeWriterLocked(sid)
+	}
+	e.idle = nil
+	e.mu.Unlock()
 	return errors.Join(errs...)
 }

@@ -35,7 +35,8 @@ func (s procStat) gone() bool { return s.state == 'Z' || s.state == 'X' || s.sta
 // and may hold spaces and parentheses itself, so the fields are counted
 // after the last ')'.
 func readStat(pid int) (procStat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	var buf [512]byte
+	b, err := readSmall("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
 	if err != nil {
 		return procStat{}, err
 	}
@@ -54,6 +55,31 @@ func readStat(pid int) (procStat, error) {
 		return procStat{}, errors.New("exec: malformed /proc stat")
 	}
 	return procStat{pid: pid, state: f[0][0], pgid: pgid, start: start}, nil
+}
+
+// readSmall reads a small /proc file into buf with three system calls
+// (os.ReadFile needs five); a scan reads one per process.
+func readSmall(path string, buf []byte) ([]byte, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer syscall.Close(fd)
+	n := 0
+	for n < len(buf) {
+		m, err := syscall.Read(fd, buf[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return buf[:n], nil
 }
 
 // listPIDs returns the numeric entries of /proc.

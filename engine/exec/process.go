@@ -45,7 +45,7 @@ type process struct {
 	marker []byte
 	cmd    *osexec.Cmd
 	pid    int
-	start  uint64 // the leader's start time, 0 if unknown
+	start  uint64 // the leader's start time (set by run), 0 if unknown
 	l      *launch
 	w      *writer // nil without a session
 	clk    clock.Clock
@@ -133,9 +133,6 @@ func (e *Engine) spawn(req engine.StartRequest, l *launch, w *writer) (*process,
 		f.Close()
 	}
 	p.pid = cmd.Process.Pid
-	if st, err := readStat(p.pid); err == nil {
-		p.start = st.start
-	}
 	now := p.clk.Now()
 	if w != nil {
 		w.append(now, req.LaunchID,
@@ -467,6 +464,11 @@ func clip(b []byte, n int) string {
 // and settles Exit, readiness and Done.
 func (p *process) run() {
 	defer p.e.wg.Done()
+	// The leader's start time bounds the exit scan; it is readable until
+	// Wait reaps the leader, zombie or not.
+	if st, err := readStat(p.pid); err == nil {
+		p.start = st.start
+	}
 	waitErr := p.cmd.Wait()
 	p.mu.Lock()
 	p.reaped = true

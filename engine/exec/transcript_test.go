@@ -3,8 +3,10 @@ package exec_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -170,5 +172,43 @@ func TestTranscriptBusy(t *testing.T) {
 	}
 	if o, err := p.Stop(ctx); !o.Confirmed() {
 		t.Fatalf("Stop = %s, %v", o, err)
+	}
+}
+
+// TestIdleTranscripts: an engine keeps its last eight sessions'
+// transcripts open between launches, and lets go of older ones.
+func TestIdleTranscripts(t *testing.T) {
+	dir := t.TempDir()
+	a := newEngine(t, exec.Options{Profile: agentProfile("-after", "exit"), DataDir: dir})
+	for i := range 9 {
+		runTurn(t, a, engine.StartRequest{Session: baton.SessionID(fmt.Sprint("s", i)), Prompt: "hi"})
+	}
+	b := newEngine(t, exec.Options{Profile: agentProfile("-after", "exit"), DataDir: dir})
+	ctx := testCtx(t)
+	if _, err := b.Start(ctx, engine.StartRequest{Session: "s8", Prompt: "hi"}); !errors.Is(err, exec.ErrTranscriptBusy) {
+		t.Errorf("Start on a session the other engine keeps open = %v; want ErrTranscriptBusy", err)
+	}
+	// The ninth launch lets go of s0 once its exit sync is done, a moment
+	// after its Done: poll, bounded.
+	var p engine.Process
+	for d := time.Millisecond; ; d = min(2*d, 50*time.Millisecond) {
+		var err error
+		if p, err = b.Start(ctx, engine.StartRequest{Session: "s0", Prompt: "again"}); err == nil {
+			break
+		}
+		if !errors.Is(err, exec.ErrTranscriptBusy) {
+			t.Fatal(err)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("s0 stayed busy: the engine kept more than eight idle transcripts")
+		case <-time.After(d):
+		}
+	}
+	if x := waitDone(t, p); !x.Clean() {
+		t.Fatalf("Exit = %+v", x)
+	}
+	if n := len(events(t, b, "s0")); n != 14 {
+		t.Errorf("s0 has %d events after two launches; want 14", n)
 	}
 }

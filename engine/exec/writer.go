@@ -111,15 +111,19 @@ func (w *writer) repair() error {
 		w.end += uint64(len(line))
 		ents = binary.LittleEndian.AppendUint64(ents, w.end)
 	}
-	if err := w.idx.Truncate(8 * w.n); err != nil {
-		return err
-	}
-	if _, err := w.idx.WriteAt(ents, 8*w.n); err != nil {
-		return err
+	if 8*w.n != ist.Size() || len(ents) > 0 {
+		if err := w.idx.Truncate(8 * w.n); err != nil {
+			return err
+		}
+		if _, err := w.idx.WriteAt(ents, 8*w.n); err != nil {
+			return err
+		}
 	}
 	w.n += int64(len(ents) / 8)
-	if err := w.data.Truncate(int64(w.end)); err != nil {
-		return err
+	if w.end != size {
+		if err := w.data.Truncate(int64(w.end)); err != nil {
+			return err
+		}
 	}
 	if _, err := w.data.Seek(int64(w.end), io.SeekStart); err != nil {
 		return err
