@@ -84,7 +84,7 @@ type Transcript struct {
 }
 
 // OpenTranscript opens the transcript at path (see Engine.TranscriptPath).
-// Errors: an ENOTFOUND error when there is none.
+// Errors: an ENOTFOUND error when there is none, or the file system's.
 func OpenTranscript(path string) (*Transcript, error) {
 	data, err := os.Open(path)
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"syscall"
-	"time"
 )
 
 func emit(v map[string]any) {
@@ -48,6 +47,14 @@ func replay(path string) {
 	os.Exit(code)
 }
 
+// forever blocks until the process is killed (SIGUSR2 ends it cleanly).
+func forever() {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGUSR2)
+	<-c
+	os.Exit(0)
+}
+
 func main() {
 	if f := os.Getenv("AGENT_REPLAY"); f != "" {
 		replay(f)
@@ -69,7 +76,7 @@ func main() {
 	}
 	if *mode == "grandchild" {
 		signal.Ignore(syscall.SIGTERM)
-		time.Sleep(time.Hour)
+		forever()
 		return
 	}
 	grand := 0
@@ -106,7 +113,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "agent: cannot start")
 		os.Exit(3)
 	case "hang":
-		time.Sleep(time.Hour)
+		forever()
 		return
 	}
 	emit(map[string]any{"type": "init", "session_id": id, "model": *model})
@@ -124,5 +131,5 @@ func main() {
 		emit(map[string]any{"type": "end"})
 		return
 	}
-	time.Sleep(time.Hour)
+	forever()
 }

@@ -9,8 +9,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
@@ -58,5 +58,8 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println("ready")
-	time.Sleep(time.Hour)
+	// Wait to be killed.
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGUSR2)
+	<-c
 }
