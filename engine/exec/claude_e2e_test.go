@@ -1,6 +1,7 @@
 package exec_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
@@ -57,7 +60,14 @@ type apiRequest struct {
 	Model    string
 	Messages int
 	Stream   bool
+	Last     string // the last message, raw
 }
+
+// reportToolUse is the scripted answer to a prompt holding "REPORT": the
+// model calls a tool the report-only turn does not allow, and the report
+// tool.
+const reportToolUse = `[{"type":"tool_use","id":"toolu_1","name":"mcp__baton__discard_workspace","input":{}},` +
+	`{"type":"tool_use","id":"toolu_2","name":"mcp__baton__submit_session_handoff","input":{"report":"All done; tests pass."}}]`
 
 func newScriptedAPI(t *testing.T) *scriptedAPI {
 	a := &scriptedAPI{quit: make(chan struct{}), stalled: make(chan struct{}, 1)}
@@ -97,7 +107,8 @@ func (a *scriptedAPI) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.mu.Lock()
-	a.requests = append(a.requests, apiRequest{Model: req.Model, Messages: len(req.Messages), Stream: req.Stream})
+	last := string(req.Messages[len(req.Messages)-1])
+	a.requests = append(a.requests, apiRequest{Model: req.Model, Messages: len(req.Messages), Stream: req.Stream, Last: last})
 	a.mu.Unlock()
 	text := "reply from " + req.Model
 	if !req.Stream {
@@ -114,7 +125,27 @@ func (a *scriptedAPI) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	event("message_start", fmt.Sprintf(`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":%q,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}`, req.Model))
-	if last := req.Messages[len(req.Messages)-1]; strings.Contains(string(last), "STALL") {
+	if strings.Contains(last, "REPORT") && !strings.Contains(last, `"tool_result"`) {
+		var blocks []json.RawMessage
+		if err := json.Unmarshal([]byte(reportToolUse), &blocks); err != nil {
+			panic(err)
+		}
+		for i, b := range blocks {
+			var tu struct {
+				ID, Name string
+				Input    json.RawMessage
+			}
+			json.Unmarshal(b, &tu)
+			event("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"tool_use","id":%q,"name":%q,"input":{}}}`, i, tu.ID, tu.Name))
+			in, _ := json.Marshal(string(tu.Input))
+			event("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":%s}}`, i, in))
+			event("content_block_stop", fmt.Sprintf(`{"type":"content_block_stop","index":%d}`, i))
+		}
+		event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":20}}`)
+		event("message_stop", `{"type":"message_stop"}`)
+		return
+	}
+	if strings.Contains(last, "STALL") {
 		select {
 		case a.stalled <- struct{}{}:
 		default:
@@ -234,5 +265,107 @@ func TestClaudeEndToEnd(t *testing.T) {
 	}
 	if o, err := e.ReapLaunch(ctx, stall); o != engine.NotRunning || err != nil {
 		t.Errorf("after the stop, ReapLaunch = %s, %v; want not-running", o, err)
+	}
+}
+
+// reportServer is a stand-in for the host's MCP server: it offers the
+// report tool and a tool no report-only turn may call, and records calls.
+type reportServer struct {
+	srv *httptest.Server
+
+	mu        sync.Mutex
+	reports   []string
+	tokens    []string
+	discarded int
+}
+
+func newReportServer(t *testing.T) *reportServer {
+	r := &reportServer{}
+	s := mcp.NewServer(&mcp.Implementation{Name: "baton"}, nil)
+	type reportArgs struct {
+		Report string `json:"report" jsonschema:"the handoff report"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: exec.ReportTool, Description: "Submit the session handoff report."},
+		func(ctx context.Context, req *mcp.CallToolRequest, a reportArgs) (*mcp.CallToolResult, any, error) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.reports = append(r.reports, a.Report)
+			r.tokens = append(r.tokens, req.Extra.Header.Get("X-Baton-Token")+" "+req.Extra.Header.Get("X-Baton-Handoff"))
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "stored"}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "discard_workspace", Description: "Delete the workspace."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.discarded++
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "discarded"}}}, nil, nil
+		})
+	r.srv = httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+// TestClaudeReportOnlyEndToEnd: a report-only turn of the real CLI reaches
+// the report tool through the MCP configuration the profile writes (with
+// the turn's credentials), and only it: the model's call of another tool
+// of the same server is refused by the CLI and never reaches the server.
+func TestClaudeReportOnlyEndToEnd(t *testing.T) {
+	bin := claudeBin(t)
+	api := newScriptedAPI(t)
+	mcpSrv := newReportServer(t)
+	root := t.TempDir()
+	home, work := filepath.Join(root, "home"), filepath.Join(root, "work")
+	for _, d := range []string{home, work} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + home,
+		"ANTHROPIC_BASE_URL=" + api.srv.URL, "ANTHROPIC_API_KEY=sk-test",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1",
+	}
+	prof := exec.Claude(exec.ClaudeOptions{
+		Command:   bin,
+		MCPConfig: `{"mcpServers":{"baton":{"type":"http","url":"` + mcpSrv.srv.URL + `","headers":{"X-Baton-Token":"{report_token}","X-Baton-Handoff":"{handoff}"}}}}`,
+	})
+	e := newEngine(t, exec.Options{Profile: prof, DataDir: filepath.Join(root, "data"), Env: env})
+	ctx := testCtx(t)
+	cfg := baton.EngineConfig{Engine: "claude", Model: "claude-test-1"}
+	run := func(req engine.StartRequest) string {
+		t.Helper()
+		req.Workspace, req.Session, req.Dir, req.Config = "ws", "s1", work, cfg
+		p, err := e.Start(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := p.Ready(ctx)
+		if err != nil {
+			t.Fatalf("Ready: %v (exit %+v)", err, waitDone(t, p))
+		}
+		if x := waitDone(t, p); !x.Clean() {
+			t.Fatalf("Exit = %+v", x)
+		}
+		return id
+	}
+	id := run(engine.StartRequest{Prompt: "work on the task"})
+	token := baton.NewToken()
+	run(engine.StartRequest{Mode: engine.Resume, NativeID: id, Turn: engine.ReportOnly, Prompt: "REPORT on your work",
+		Report: &engine.ReportCredentials{Workspace: "ws", Handoff: "h1", Attempt: 1, Token: token}})
+
+	mcpSrv.mu.Lock()
+	defer mcpSrv.mu.Unlock()
+	if len(mcpSrv.reports) != 1 || mcpSrv.reports[0] != "All done; tests pass." {
+		t.Errorf("reports received: %q; want the one report", mcpSrv.reports)
+	}
+	if want := token.Reveal() + " h1"; len(mcpSrv.tokens) != 1 || mcpSrv.tokens[0] != want {
+		t.Errorf("the report came without the turn's credentials")
+	}
+	if mcpSrv.discarded != 0 {
+		t.Errorf("a tool outside --allowedTools ran %d times", mcpSrv.discarded)
+	}
+	reqs := api.streamed()
+	if last := reqs[len(reqs)-1].Last; !strings.Contains(last, `"tool_use_id":"toolu_1"`) || !strings.Contains(last, `"is_error":true`) {
+		t.Errorf("the refused tool call was not answered with an error: %s", last)
 	}
 }
