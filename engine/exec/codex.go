@@ -3,6 +3,7 @@ package exec
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/batonhq/baton/recap"
@@ -18,9 +19,16 @@ type CodexOptions struct {
 	// command line, pass a token through the environment (Options.Env or
 	// Profile.Env), never here.
 	ReportConfig []string
+	// Config are "key=value" configuration overrides passed with -c to
+	// every launch (a model provider, say). Same caveat as ReportConfig.
+	Config []string
 	// ReadyTimeout bounds the wait for the first completed item; zero
 	// means ten minutes.
 	ReadyTimeout time.Duration
+	// Reconfigure declares the native path: Codex resumes a thread under
+	// another model (it warns that this may affect its performance), so
+	// the engine answers CanReconfigure with true when this is set.
+	Reconfigure bool
 }
 
 // Codex returns the profile of the Codex CLI's non-interactive mode
@@ -36,17 +44,22 @@ type CodexOptions struct {
 // of the {"type":"thread.started"} line; readiness is the first completed
 // agent item (message, reasoning, command, file change, tool call, search,
 // plan) or a completed turn; turn.failed refuses the turn; "no rollout
-// found" marks a missing thread. "error" lines are not refusals: Codex
-// prints them while it retries.
+// found" marks a missing thread and "401 Unauthorized" refused
+// credentials. "error" lines and error items are not refusals: Codex prints
+// them while it retries, and for warnings.
 //
-// See the package documentation for which of this was checked against the
-// installed CLI and which only against the documentation.
+// See the package documentation for what of this was checked against the
+// installed CLI.
 func Codex(o CodexOptions) Profile {
 	if o.Command == "" {
 		o.Command = "codex"
 	}
 	if o.ReadyTimeout <= 0 {
 		o.ReadyTimeout = 10 * time.Minute
+	}
+	var base []string
+	for _, kv := range o.Config {
+		base = append(base, "-c", kv)
 	}
 	report := []string{"-c", "sandbox_mode=read-only"}
 	for _, kv := range o.ReportConfig {
@@ -67,8 +80,8 @@ func Codex(o CodexOptions) Profile {
 	return Profile{
 		Name:            "codex",
 		Command:         o.Command,
-		Fresh:           []string{"exec", "--json", "--skip-git-repo-check", "{flags}", "--", "{prompt}"},
-		Resume:          []string{"exec", "resume", "--json", "--skip-git-repo-check", "{flags}", "--", "{native_id}", "{prompt}"},
+		Fresh:           slices.Concat([]string{"exec", "--json", "--skip-git-repo-check"}, base, []string{"{flags}", "--", "{prompt}"}),
+		Resume:          slices.Concat([]string{"exec", "resume", "--json", "--skip-git-repo-check"}, base, []string{"{flags}", "--", "{native_id}", "{prompt}"}),
 		Model:           []string{"-m", "{model}"},
 		Effort:          []string{"-c", "model_reasoning_effort={effort}"},
 		Permission:      []string{"-c", "sandbox_mode={permission}"},
@@ -77,6 +90,7 @@ func Codex(o CodexOptions) Profile {
 		PermissionModes: []string{"read-only", "workspace-write", "danger-full-access"},
 		Prompt:          PromptArg,
 		ReadyTimeout:    o.ReadyTimeout,
+		Reconfigure:     o.Reconfigure,
 		Output: Output{
 			Format:         JSON,
 			NativeID:       []Rule{{Fields: is("type", "thread.started"), ID: "thread_id"}},

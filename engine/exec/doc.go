@@ -57,22 +57,32 @@
 // installed CLI (2.1.197), and its output lines in testdata/claude were
 // produced by that CLI against a scripted Messages API. The native id is
 // the init line's session_id; a resume keeps it, also under another
-// --model, so the engine is an engine.Reconfigurer for this profile.
+// --model, so the engine is an engine.Reconfigurer for this profile. A
+// report-only turn was run against an MCP server: the CLI calls the report
+// tool with the credentials of the launch's MCP configuration, and refuses
+// the model's call of any other tool.
 //
 // Codex follows the Codex CLI's non-interactive mode
 // (https://github.com/openai/codex/blob/main/docs/exec.md). Checked against
-// the installed CLI (0.171.0): every flag and subcommand the profile uses
-// (exec, exec resume, --json, --skip-git-repo-check, -m, -c, "--" before
-// the thread id and prompt), the values of sandbox_mode (the CLI rejects
-// others), the first line {"type":"thread.started","thread_id":...} of a
-// fresh start and of a resume (which keeps the thread id), "error" lines
-// and error items printed while it retries (they are not readiness), and
-// the "no rollout found" error of a resume of an unknown thread. Checked
-// only against the documentation, since no model could answer here: the
-// completed items and turn.completed / turn.failed lines that make the
-// session ready or refuse it, and the accepted values of
-// model_reasoning_effort (the CLI does not check them). The Codex profile
-// does not claim the native path to another model.
+// the installed CLI (0.171.0), driven through this profile against a
+// scripted Responses API (a model provider set with -c): every flag and
+// subcommand the profile uses (exec, exec resume, --json,
+// --skip-git-repo-check, -m, -c, "--" before the thread id and prompt);
+// the values of sandbox_mode (the CLI rejects others); the lines
+// thread.started (a resume keeps the thread id, also under another -m),
+// item.completed with an agent_message, turn.completed, turn.failed, the
+// "error" lines and error items it prints while it retries or warns (they
+// are neither readiness nor refusal), "401 Unauthorized" for refused
+// credentials, and "no rollout found" for a resume of an unknown thread;
+// and a confirmed stop in the middle of a turn. Checked only against the
+// documentation: the item types other than agent_message and error that
+// count as readiness (reasoning, command_execution, file_change,
+// mcp_tool_call, web_search, todo_list), the accepted values of
+// model_reasoning_effort (the CLI passes any value on to the API), and
+// ReportConfig's MCP server settings (no report-only turn of Codex was run
+// against an MCP server). Codex warns when a thread is resumed under
+// another model, so the Codex profile declares the native path only when
+// CodexOptions.Reconfigure asks for it.
 //
 // # Caveats
 //

@@ -149,29 +149,56 @@ func TestClaudeProfile(t *testing.T) {
 }
 
 func TestCodexProfile(t *testing.T) {
-	prof := exec.Codex(exec.CodexOptions{ReportConfig: []string{`mcp_servers.baton.url="http://127.0.0.1:1/mcp"`}})
+	prof := exec.Codex(exec.CodexOptions{
+		Config:       []string{"model_provider=mock"},
+		ReportConfig: []string{`mcp_servers.baton.url="http://127.0.0.1:1/mcp"`},
+	})
+	const thread = "01a22d67-bc63-7e01-9018-b2033f3f9132"
 	tests := []replayCase{
 		{
-			name:     "fresh, documented completed turn",
+			name:     "fresh",
 			req:      engine.StartRequest{Prompt: "list files", Config: baton.EngineConfig{Engine: "codex", Model: "gpt-test", ReasoningEffort: "high", PermissionMode: "workspace-write"}},
-			stdout:   "testdata/codex/documented.jsonl",
-			wantArgs: []string{"exec", "--json", "--skip-git-repo-check", "-m", "gpt-test", "-c", "model_reasoning_effort=high", "-c", "sandbox_mode=workspace-write", "--", "list files"},
-			wantID:   "0199a213-81c0-7800-8aa1-bbab2a035a53", wantText: "The repository has one README.",
+			stdout:   "testdata/codex/fresh.jsonl",
+			wantArgs: []string{"exec", "--json", "--skip-git-repo-check", "-c", "model_provider=mock", "-m", "gpt-test", "-c", "model_reasoning_effort=high", "-c", "sandbox_mode=workspace-write", "--", "list files"},
+			wantID:   "01a22d67-bc63-7e01-9018-b2033f3f9132", wantText: "Hello from the scripted Responses API",
 		},
 		{
-			name:     "an error item is not readiness",
+			name:     "resume under another model",
+			req:      engine.StartRequest{Prompt: "again", Mode: engine.Resume, NativeID: thread, Config: baton.EngineConfig{Engine: "codex", Model: "gpt-other"}},
+			stdout:   "testdata/codex/resume-other-model.jsonl",
+			wantArgs: []string{"exec", "resume", "--json", "--skip-git-repo-check", "-c", "model_provider=mock", "-m", "gpt-other", "--", thread, "again"},
+			wantID:   thread, wantText: "Hello from the scripted Responses API",
+		},
+		{
+			name:     "error items and retries are not readiness",
 			req:      engine.StartRequest{Prompt: "say hi"},
 			stdout:   "testdata/codex/fresh-offline.jsonl",
 			exit:     "1",
-			wantArgs: []string{"exec", "--json", "--skip-git-repo-check", "--", "say hi"},
+			wantArgs: []string{"exec", "--json", "--skip-git-repo-check", "-c", "model_provider=mock", "--", "say hi"},
 			wantErr:  []error{engine.ErrExitedBeforeReady},
+		},
+		{
+			name:     "failed turn",
+			req:      engine.StartRequest{Prompt: "FAILTURN now"},
+			stdout:   "testdata/codex/failed.jsonl",
+			exit:     "1",
+			wantArgs: []string{"exec", "--json", "--skip-git-repo-check", "-c", "model_provider=mock", "--", "FAILTURN now"},
+			wantErr:  []error{engine.ErrReadyRejected},
+		},
+		{
+			name:     "refused credentials",
+			req:      engine.StartRequest{Prompt: "AUTHFAIL now"},
+			stdout:   "testdata/codex/auth.jsonl",
+			exit:     "1",
+			wantArgs: []string{"exec", "--json", "--skip-git-repo-check", "-c", "model_provider=mock", "--", "AUTHFAIL now"},
+			wantErr:  []error{engine.ErrReadyRejected, engine.ErrAuth},
 		},
 		{
 			name:   "resume report-only",
 			req:    engine.StartRequest{Prompt: "report", Mode: engine.Resume, NativeID: "01a22d54-df57-7b12-9507-0cf52c1d2aad", Turn: engine.ReportOnly, Config: baton.EngineConfig{Engine: "codex", PermissionMode: "danger-full-access"}},
 			stdout: "testdata/codex/resume-offline.jsonl",
 			exit:   "1",
-			wantArgs: []string{"exec", "resume", "--json", "--skip-git-repo-check", "-c", "sandbox_mode=read-only",
+			wantArgs: []string{"exec", "resume", "--json", "--skip-git-repo-check", "-c", "model_provider=mock", "-c", "sandbox_mode=read-only",
 				"-c", `mcp_servers.baton.url="http://127.0.0.1:1/mcp"`, "--", "01a22d54-df57-7b12-9507-0cf52c1d2aad", "report"},
 			wantErr: []error{engine.ErrExitedBeforeReady},
 		},
@@ -181,7 +208,7 @@ func TestCodexProfile(t *testing.T) {
 			stdout:   "/dev/null",
 			stderr:   "testdata/codex/missing.stderr",
 			exit:     "1",
-			wantArgs: []string{"exec", "resume", "--json", "--skip-git-repo-check", "--", "0199a213-81c0-7800-8aa1-bbab2a035a53", "again"},
+			wantArgs: []string{"exec", "resume", "--json", "--skip-git-repo-check", "-c", "model_provider=mock", "--", "0199a213-81c0-7800-8aa1-bbab2a035a53", "again"},
 			wantErr:  []error{engine.ErrExitedBeforeReady, engine.ErrSessionMissing},
 		},
 	}
