@@ -72,8 +72,8 @@ func (p *process) noteLocked(out *Output, line []byte) {
 	}
 }
 
-// handleLine reads one line of standard output: transcript, native id,
-// readiness, turn end.
+// handleLine reads one line of standard output: native id, readiness,
+// transcript, turn end.
 func (p *process) handleLine(line []byte) {
 	out := &p.e.opts.Profile.Output
 	var obj map[string]any
@@ -83,15 +83,6 @@ func (p *process) handleLine(line []byte) {
 		if d.Decode(&obj) != nil {
 			obj = nil
 		}
-	}
-	if p.w != nil {
-		var evs []recap.Event
-		if out.Events != nil {
-			evs = out.Events(line)
-		} else {
-			evs = []recap.Event{{Speaker: recap.Agent, Kind: recap.Message, Text: string(line)}}
-		}
-		p.w.append(p.clk.Now(), p.req.LaunchID, evs...)
 	}
 	unready := false
 	p.mu.Lock()
@@ -121,6 +112,17 @@ func (p *process) handleLine(line []byte) {
 		}
 	}
 	p.mu.Unlock()
+	// Readiness first, the transcript right after: a confirmation should
+	// not wait for a disk write.
+	if p.w != nil {
+		var evs []recap.Event
+		if out.Events != nil {
+			evs = out.Events(line)
+		} else {
+			evs = []recap.Event{{Speaker: recap.Agent, Kind: recap.Message, Text: string(line)}}
+		}
+		p.w.append(p.clk.Now(), p.req.LaunchID, evs...)
+	}
 	if unready {
 		p.stopUnready()
 	}

@@ -137,8 +137,17 @@ func TestTail(t *testing.T) {
 	if _, err := p.Ready(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// lifecycle, prompt, init, text, ready: the ring holds the last 3.
+	// lifecycle, prompt, init, text, ready: the ring holds the last 3. The
+	// ready line reaches the transcript just after Ready returns: follow.
 	first, evs, more := e.Tail("s1", 0)
+	for first+int64(len(evs)) < 5 {
+		select {
+		case <-more:
+		case <-ctx.Done():
+			t.Fatalf("the ring never got the ready line: %d, %+v", first, evs)
+		}
+		first, evs, more = e.Tail("s1", 0)
+	}
 	if first != 2 || len(evs) != 3 || evs[2].Text != `{"type":"ready"}` {
 		t.Fatalf("Tail = %d, %+v; want events 2..4 ending with ready", first, evs)
 	}
