@@ -55,6 +55,17 @@ func TestReapOrphans(t *testing.T) {
 			if deathsig == "term" && procStart(leader) == "" {
 				t.Fatal("the child ignored SIGTERM yet died with the host")
 			}
+			if deathsig == "kill" {
+				// The parent-death signal is delivered asynchronously:
+				// poll, bounded.
+				for d := time.Millisecond; procStart(leader) != ""; d = min(2*d, 50*time.Millisecond) {
+					select {
+					case <-ctx.Done():
+						t.Fatal("the child outlived its host despite the parent-death signal SIGKILL")
+					case <-time.After(d):
+					}
+				}
+			}
 
 			e := newEngine(t, exec.Options{Profile: agentProfile(), StopGrace: 50 * time.Millisecond})
 			o, err := e.ReapLaunch(ctx, launch)
