@@ -7,6 +7,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -87,6 +88,10 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := dropEmptyMemtables(dir); err != nil {
+		_ = lock.release()
+		return nil, storageErr("open "+dir, err)
+	}
 	group := opts.groupCommit()
 	db, err := badger.Open(opts.badgerOptions(dir, log, group))
 	if err == nil && group && !checkLayout(dir) {
@@ -113,6 +118,33 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s.idle.L = &s.mu
 	return s, nil
+}
+
+// dropEmptyMemtables removes the empty (0-byte) memtable and value logs a
+// crash can leave between the creation of such a file and its sizing:
+// they hold no entry (nothing can point into them), and badger v4 refuses
+// to open a directory with one (z.NewFile, badger issue #2207). Files with
+// content are left alone.
+func dropEmptyMemtables(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if ext := filepath.Ext(e.Name()); e.IsDir() || (ext != ".mem" && ext != ".vlog") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			return err
+		}
+		if info.Size() == 0 {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // checkFormat writes the format marker into an empty database, and refuses
