@@ -344,4 +344,3 @@ func BenchmarkBadgerReconcile(b *testing.B) {
 		})
 	}
 }
-
