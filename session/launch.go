@@ -153,7 +153,11 @@ func (s *Service) CloseUnspawned(tx store.Tx, ws baton.WorkspaceID, h baton.Hand
 		}
 		reason := "not spawned"
 		if r, ok := s.exitReason(l.ID); ok {
+			// Forgotten here already: should this transaction not
+			// commit, the launch is still not this Service's, and the
+			// next settling closes it.
 			reason = r
+			s.forgetExit(l.ID)
 		}
 		if err := launchGone(tx, l.ID, reason, s); err != nil {
 			return err

@@ -329,6 +329,12 @@ func (s *Service) exit(id baton.LaunchID, reason string) {
 	}
 }
 
+func (s *Service) forgetExit(id baton.LaunchID) {
+	s.mu.Lock()
+	delete(s.exited, id)
+	s.mu.Unlock()
+}
+
 // exitReason returns why a KeepRecord launch ended, if its process ended
 // with its record still open.
 func (s *Service) exitReason(id baton.LaunchID) (string, bool) {
