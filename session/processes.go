@@ -52,7 +52,7 @@ type running struct {
 	session baton.SessionID
 	launch  baton.LaunchID
 	proc    engine.Process
-	halted  bool          // Halt confirmed the stop and recorded the end
+	halted  bool          // a Halt confirmed the stop and recorded the end (or left it to end)
 	halting int           // Halts under way: the watcher waits for them
 	end     *End          // the end a HaltDeferred left to its caller
 	keep    bool          // LaunchRequest.KeepRecord
