@@ -173,7 +173,7 @@ func (e *Engine) Tail(sid baton.SessionID, from int64) (int64, []recap.Event, <-
 // refuses the configuration, cannot resume, or the system is not Linux),
 // baton.ErrInvalid (a resume without a native id), ErrClosed,
 // ErrTranscriptBusy (another engine or process writes the session's
-// transcript), ctx's error, the error of the profile's LaunchFiles, or an
+// transcript), ctx's error, the error of the profile's LaunchFiles or LaunchExtra, or an
 // EUNAVAILABLE error when the spawn or the transcript fails. Nothing runs
 // after an error.
 func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Process, error) {
@@ -190,7 +190,7 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 	if req.LaunchID == "" {
 		req.LaunchID = baton.LaunchID(ids.New("launch"))
 	}
-	l, err := e.prepare(req)
+	l, err := e.prepare(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +241,7 @@ func (l *launch) cleanup() {
 }
 
 // prepare builds argv and environment and writes the launch's files.
-func (e *Engine) prepare(req engine.StartRequest) (*launch, error) {
+func (e *Engine) prepare(ctx context.Context, req engine.StartRequest) (*launch, error) {
 	prof := &e.opts.Profile
 	cfg := req.Config.Normalize()
 	v := vars{
@@ -268,6 +268,23 @@ func (e *Engine) prepare(req engine.StartRequest) (*launch, error) {
 		var err error
 		if dyn, err = prof.LaunchFiles(req); err != nil {
 			return nil, err
+		}
+	}
+	var extra Extra
+	if prof.LaunchExtra != nil {
+		var err error
+		if extra, err = prof.LaunchExtra(ctx, req); err != nil {
+			return nil, err
+		}
+		if len(extra.Files) > 0 {
+			merged := make(map[string][]byte, len(dyn)+len(extra.Files))
+			for k, b := range dyn {
+				merged[k] = b
+			}
+			for k, b := range extra.Files {
+				merged[k] = b
+			}
+			dyn = merged
 		}
 	}
 	l := &launch{}
@@ -306,7 +323,7 @@ func (e *Engine) prepare(req engine.StartRequest) (*launch, error) {
 			}
 		}
 	}
-	argv, err := prof.argv(req, v)
+	argv, err := prof.argv(req, v, extra.Flags)
 	if err != nil {
 		l.cleanup()
 		return nil, err
