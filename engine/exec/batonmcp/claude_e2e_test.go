@@ -291,7 +291,7 @@ func TestClaudeTransferOverMCP(t *testing.T) {
 	offered := slices.Clone(api.offered)
 	api.mu.Unlock()
 	want := map[string]bool{
-		"":  true, // the source's turn
+		"": true, // the source's turn
 		"mcp__baton__get_handoff_facts,mcp__baton__submit_session_handoff": true,
 		"mcp__baton__get_handoff_facts,mcp__baton__read_source_history":    true,
 	}
