@@ -19,7 +19,6 @@ import (
 
 	"github.com/batonhq/baton/engine/exec"
 	"github.com/batonhq/baton/engine/exec/batonmcp"
-	"github.com/batonhq/baton/handoff/mcpserver"
 	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/store"
 )
@@ -122,17 +121,14 @@ func (a *messagesAPI) serve(w http.ResponseWriter, r *http.Request) {
 		IsError   bool            `json:"is_error"`
 		Content   json.RawMessage `json:"content"`
 	}
-	for i, m := range req.Messages {
-		last = last[:0]
-		if json.Unmarshal(m.Content, &last) != nil {
-			last = nil
-		}
+	for _, m := range req.Messages {
+		last = nil
+		json.Unmarshal(m.Content, &last) // a plain string leaves it empty
 		for _, b := range last {
 			if b.Type == "tool_use" {
 				uses[b.ID] = b.Name
 			}
 		}
-		_ = i
 	}
 	var results []toolResult
 	for _, b := range last {
@@ -306,5 +302,4 @@ func TestClaudeTransferOverMCP(t *testing.T) {
 	if len(seen) != len(want) {
 		t.Errorf("tool sets offered: %v; want each of %v", seen, want)
 	}
-	_ = mcpserver.DefaultName
 }

@@ -28,7 +28,22 @@ import (
 // agentBin is the stand-in agent CLI TestMain builds from testdata/agent.
 var agentBin string
 
+// bridgeArg makes the test binary run the stdio bridge instead of the
+// tests, as a host's bridge subcommand (Options.Bridge).
+const bridgeArg = "baton-bridge"
+
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == bridgeArg {
+		o, err := mcpserver.BridgeFromEnv(os.Environ())
+		if err == nil {
+			err = mcpserver.Bridge(context.Background(), o)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bridge:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "baton-batonmcp-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -77,6 +92,7 @@ type rigOpts struct {
 	env     []string
 	limits  recap.Limits
 	timeout time.Duration
+	bridge  []string // Options.Bridge
 }
 
 func newRig(t *testing.T, o rigOpts) *rig {
@@ -89,7 +105,7 @@ func newRig(t *testing.T, o rigOpts) *rig {
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
 	r.url = hs.URL + "/mcp"
-	w, err := batonmcp.New(batonmcp.Options{Endpoint: r.url})
+	w, err := batonmcp.New(batonmcp.Options{Endpoint: r.url, Bridge: o.bridge})
 	if err != nil {
 		t.Fatal(err)
 	}
