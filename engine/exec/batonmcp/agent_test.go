@@ -176,4 +176,3 @@ func textHas(a, b agentLine) bool {
 	return want.Type == got.Type && want.Name == got.Name && want.IsError == got.IsError &&
 		slices.Equal(want.Names, got.Names) && strings.Contains(got.Text, want.Text)
 }
-
