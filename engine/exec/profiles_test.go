@@ -3,6 +3,7 @@
 package exec_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -266,4 +267,56 @@ func TestClaudeMCPConfigFor(t *testing.T) {
 		wantFiles: map[string]string{"mcp.json": `{"mcpServers":{"relay":{"args":["mcp-bridge"],"command":"host-bin","env":{"X_HANDOFF":"h7","X_TOKEN":"secret-token"},"type":"stdio"}}}`},
 		wantID:    sid,
 	})
+}
+
+// TestLaunchExtra: a profile's LaunchExtra adds files and flags to the
+// launches it chooses (here Claude's ordinary turns, with an MCP
+// configuration), after the configuration flags; ReportMCPTools widens
+// what a report-only turn may call.
+func TestLaunchExtra(t *testing.T) {
+	const sid = "92fecc85-b97f-4daa-b84c-ebc3a8dfdea7"
+	prof := exec.Claude(exec.ClaudeOptions{ReportMCPTools: []string{"submit_session_handoff", "get_handoff_facts"}})
+	prof.LaunchExtra = func(ctx context.Context, req engine.StartRequest) (exec.Extra, error) {
+		if req.Turn == engine.ReportOnly {
+			return exec.Extra{}, nil
+		}
+		return exec.Extra{
+			Files: map[string][]byte{"mcp.json": []byte(`{"mcpServers":{"baton":{"type":"http","url":"http://127.0.0.1:1/` + string(req.Session) + `"}}}`)},
+			Flags: []string{"--mcp-config", "{file:mcp.json}", "--allowedTools", "mcp__baton__read_source_history"},
+		}, nil
+	}
+	for _, tc := range []replayCase{
+		{
+			name: "ordinary turn",
+			req:  engine.StartRequest{Prompt: "go on", Config: baton.EngineConfig{Model: "m1"}},
+			wantArgs: []string{"-p", "--output-format", "stream-json", "--verbose", "--model", "m1",
+				"--mcp-config", "<file:mcp.json>", "--allowedTools", "mcp__baton__read_source_history", "--", "go on"},
+			wantFiles: map[string]string{"mcp.json": `{"mcpServers":{"baton":{"type":"http","url":"http://127.0.0.1:1/s1"}}}`},
+		},
+		{
+			name: "report-only turn",
+			req: engine.StartRequest{Prompt: "report", Mode: engine.Resume, NativeID: sid, Turn: engine.ReportOnly,
+				Report: &engine.ReportCredentials{Handoff: "h7", Attempt: 1, Token: baton.ParseToken("secret-token")}},
+			wantArgs: []string{"-p", "--output-format", "stream-json", "--verbose", "--resume", sid,
+				"--tools", "Read,Grep,Glob", "--allowedTools",
+				"Read,Grep,Glob,mcp__baton__submit_session_handoff,mcp__baton__get_handoff_facts", "--", "report"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.stdout, tc.wantID = "testdata/claude/resume.jsonl", sid
+			runReplay(t, prof, tc)
+		})
+	}
+}
+
+// TestLaunchExtraError: an error of LaunchExtra fails Start with it, and
+// nothing runs.
+func TestLaunchExtraError(t *testing.T) {
+	boom := baton.NewError(baton.EUNAVAILABLE, "no grant")
+	prof := agentProfile()
+	prof.LaunchExtra = func(context.Context, engine.StartRequest) (exec.Extra, error) { return exec.Extra{}, boom }
+	e := newEngine(t, exec.Options{Profile: prof})
+	if p, err := e.Start(testCtx(t), engine.StartRequest{Workspace: "ws", Session: "s1", Prompt: "hi"}); !errors.Is(err, boom) || p != nil {
+		t.Fatalf("Start = %v, %v; want the LaunchExtra error", p, err)
+	}
 }
