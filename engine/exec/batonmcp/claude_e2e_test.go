@@ -46,9 +46,10 @@ func claudeBin(t *testing.T) string {
 // calls the first baton tool the request offers that the script names,
 // once per conversation turn, and otherwise answers with text:
 //
-//   - a request offering mcp__baton__submit_session_handoff: call it with
-//     the report;
-//   - a request offering mcp__baton__read_source_history: call it;
+//   - a request offering mcp__baton__submit_session_handoff: call
+//     get_handoff_facts and it (with the report);
+//   - a request offering mcp__baton__read_source_history: call it and
+//     get_handoff_facts;
 //   - a request whose last message is a tool result: "Done." (recorded);
 //   - anything else: the source's reply, sourceReply.
 type messagesAPI struct {
@@ -153,12 +154,22 @@ func (a *messagesAPI) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	event("message_start", fmt.Sprintf(`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":%q,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}`, req.Model))
-	toolUse := func(name string, input any) {
-		in, _ := json.Marshal(input)
-		q, _ := json.Marshal(string(in))
-		event("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_%d","name":%q,"input":{}}}`, time.Now().UnixNano(), name))
-		event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":`+string(q)+`}}`)
-		event("content_block_stop", `{"type":"content_block_stop","index":0}`)
+	// toolUses answers with calls of the tools named, in one message.
+	toolUses := func(calls ...string) {
+		for i, name := range calls {
+			var input any = map[string]any{}
+			switch name {
+			case "mcp__baton__submit_session_handoff":
+				input = map[string]string{"report": a.report}
+			case "mcp__baton__read_source_history":
+				input = map[string]string{"direction": "oldest-first"}
+			}
+			in, _ := json.Marshal(input)
+			q, _ := json.Marshal(string(in))
+			event("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"tool_use","id":"toolu_%d_%d","name":%q,"input":{}}}`, i, len(req.Messages), i, name))
+			event("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":%s}}`, i, q))
+			event("content_block_stop", fmt.Sprintf(`{"type":"content_block_stop","index":%d}`, i))
+		}
 		event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":20}}`)
 		event("message_stop", `{"type":"message_stop"}`)
 	}
@@ -166,10 +177,10 @@ func (a *messagesAPI) serve(w http.ResponseWriter, r *http.Request) {
 	case len(results) > 0:
 		// Answer below.
 	case slices.Contains(offered, "mcp__baton__submit_session_handoff"):
-		toolUse("mcp__baton__submit_session_handoff", map[string]string{"report": a.report})
+		toolUses("mcp__baton__get_handoff_facts", "mcp__baton__submit_session_handoff")
 		return
 	case slices.Contains(offered, "mcp__baton__read_source_history"):
-		toolUse("mcp__baton__read_source_history", map[string]any{"direction": "oldest-first"})
+		toolUses("mcp__baton__read_source_history", "mcp__baton__get_handoff_facts")
 		return
 	}
 	text := sourceReply
@@ -246,31 +257,35 @@ func TestClaudeTransferOverMCP(t *testing.T) {
 	}
 
 	// The target's first turn reads the history; its tool result reaches
-	// the API in the next request.
-	select {
-	case <-api.got: // the report's tool result (the submission)
-	case <-r.ctx.Done():
-		t.Fatal("no tool result reached the API")
-	}
-	select {
-	case <-api.got:
-	case <-r.ctx.Done():
-		t.Fatalf("the target's history call never came back to the API: %+v", api.toolResults())
+	// the API in the next request. Four tool results in all.
+	for i := range 4 {
+		select {
+		case <-api.got:
+		case <-r.ctx.Done():
+			t.Fatalf("%d tool results reached the API; want 4: %+v", i, api.toolResults())
+		}
 	}
 	r.idle(t)
 	res := api.toolResults()
-	if len(res) != 2 {
-		t.Fatalf("tool results = %+v; want the submission's and the history's", res)
+	if len(res) != 4 {
+		t.Fatalf("tool results = %+v; want 4", res)
 	}
-	sub, hist := res[0], res[1]
+	for i, tool := range []string{"get_handoff_facts", "submit_session_handoff", "read_source_history", "get_handoff_facts"} {
+		if res[i].Tool != "mcp__baton__"+tool || res[i].IsError {
+			t.Errorf("tool result %d = %+v; want a result of %s", i, res[i], tool)
+		}
+	}
 	// Claude Code hands the model a tool's structured content when it has
 	// one, in place of its text.
-	if sub.Tool != "mcp__baton__submit_session_handoff" || sub.IsError || !strings.Contains(sub.Text, `"stored":true`) {
+	if sub := res[1]; !strings.Contains(sub.Text, `"stored":true`) {
 		t.Errorf("the submission's result = %+v; want the report stored", sub)
 	}
-	if hist.Tool != "mcp__baton__read_source_history" || hist.IsError {
-		t.Fatalf("the history's result = %+v; want a page", hist)
+	for _, i := range []int{0, 3} {
+		if !strings.Contains(res[i].Text, "not a git repository") {
+			t.Errorf("the facts' result = %+v; want the note on the workspace", res[i])
+		}
 	}
+	hist := res[2]
 	for _, want := range []string{"Fix the parser. The staging password is " + recap.Redacted, sourceReply} {
 		if !strings.Contains(hist.Text, want) {
 			t.Errorf("the history page lacks %q:\n%s", want, hist.Text)
