@@ -60,7 +60,11 @@
 // --model, so the engine is an engine.Reconfigurer for this profile. A
 // report-only turn was run against an MCP server: the CLI calls the report
 // tool with the credentials of the launch's MCP configuration, and refuses
-// the model's call of any other tool.
+// the model's call of any other tool. Package batonmcp wires the profile
+// to baton's MCP server (package mcpserver); a transfer with a report, and
+// a target turn reading the source's history, were run with the CLI
+// through it. Profile.LaunchExtra gives such per-launch flags and files to
+// any profile.
 //
 // Codex follows the Codex CLI's non-interactive mode
 // (https://github.com/openai/codex/blob/main/docs/exec.md). Checked against
