@@ -340,6 +340,11 @@ func (e *Engine) prepare(ctx context.Context, req engine.StartRequest) (*launch,
 		}
 	}
 	l.env = v.expandAll(l.env, prof.Env)
+	for _, kv := range extra.Env {
+		if !strings.HasPrefix(kv, LaunchEnv+"=") {
+			l.env = append(l.env, kv)
+		}
+	}
 	l.env = append(l.env, LaunchEnv+"="+string(req.LaunchID))
 	if prof.Prompt == PromptStdin {
 		l.stdin, l.stdinP = req.Prompt, true

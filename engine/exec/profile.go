@@ -166,6 +166,10 @@ type Extra struct {
 	Files map[string][]byte
 	// Flags are argument templates added after the configuration flags.
 	Flags []string
+	// Env entries ("KEY=value", taken as they are) are added to the
+	// child's environment after the profile's: the place for a secret
+	// the CLI reads from its environment.
+	Env []string
 }
 
 // DefaultReadyTimeout is the readiness timeout of a profile that sets none.

@@ -291,7 +291,6 @@ func TestClaudeTransferOverMCP(t *testing.T) {
 			t.Errorf("the history page lacks %q:\n%s", want, hist.Text)
 		}
 	}
-	t.Logf("the history page as the API got it: %s", hist.Text)
 	if strings.Contains(hist.Text, secret) {
 		t.Errorf("the history page holds the secret:\n%s", hist.Text)
 	}

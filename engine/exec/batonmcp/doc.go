@@ -9,7 +9,7 @@
 //
 // The host builds, in this order: a Wiring (New, with the URL at which it
 // serves the server's Handler on loopback), the exec engine on its
-// profile (Wiring.Claude, or Wiring.Profile for any CLI), the
+// profile (Wiring.Claude, Wiring.Codex, or Wiring.Profile for any CLI), the
 // handoff.Coordinator on that engine, the mcpserver.Server on the
 // Coordinator with History(co, engine) as its Config.History, and then
 // Wiring.Attach(co, server).
@@ -26,6 +26,13 @@
 // mcp__baton__read_source_history and mcp__baton__get_handoff_facts; its
 // MCP configuration comes beside the user's own servers. Any other launch
 // gets no MCP configuration.
+//
+// Wiring.Codex does the same for the Codex CLI with configuration
+// overrides: the server's URL and headers, enabled_tools with the turn's
+// tools, and approval_mode "approve" for each of them (a non-interactive
+// turn cannot answer Codex's approval request for a tool that is not
+// read-only); the token travels in the environment variable EnvToken,
+// which env_http_headers names.
 //
 // The configuration is a launch file (mode 0600, removed when the launch
 // ends), never an argument: it holds the token. With Options.Bridge the

@@ -2,6 +2,7 @@ package batonmcp
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"sync"
@@ -173,12 +174,20 @@ func (w *Wiring) render(a mcpserver.Access) ([]byte, error) {
 // p's LaunchExtra is replaced. The token is in the file, never on the
 // command line.
 func (w *Wiring) Profile(p exec.Profile, flags func(l Launch) []string) exec.Profile {
+	return w.wire(p, func(l Launch) exec.Extra {
+		return exec.Extra{Files: map[string][]byte{ConfigFile: l.Config}, Flags: flags(l)}
+	})
+}
+
+// wire sets p's LaunchExtra to extra of each launch For gives an MCP
+// side to.
+func (w *Wiring) wire(p exec.Profile, extra func(l Launch) exec.Extra) exec.Profile {
 	p.LaunchExtra = func(ctx context.Context, req engine.StartRequest) (exec.Extra, error) {
 		l, ok, err := w.For(ctx, req)
 		if err != nil || !ok {
 			return exec.Extra{}, err
 		}
-		return exec.Extra{Files: map[string][]byte{ConfigFile: l.Config}, Flags: flags(l)}, nil
+		return extra(l), nil
 	}
 	return p
 }
@@ -202,4 +211,48 @@ func (w *Wiring) Claude(o exec.ClaudeOptions) exec.Profile {
 		}
 		return []string{"--mcp-config", file, "--allowedTools", strings.Join(l.Tools, ",")}
 	})
+}
+
+// EnvToken is the environment variable that carries a turn's token to
+// Codex, which sends it in the X-Baton-Token header (env_http_headers).
+const EnvToken = "BATON_MCP_TOKEN"
+
+// Codex returns exec.Codex(o) wired to the server over streamable HTTP: a
+// wired turn gets the server as configuration overrides (-c
+// mcp_servers.<Name>.url, http_headers with the scope, workspace and
+// handoff, env_http_headers naming EnvToken, enabled_tools with the
+// turn's tools, and approval_mode "approve" for each of them: a
+// non-interactive turn cannot answer Codex's approval request for a tool
+// that is not read-only) and its token in EnvToken, never on the command
+// line.
+// Options.Bridge is not used: Codex reaches the endpoint itself.
+func (w *Wiring) Codex(o exec.CodexOptions) exec.Profile {
+	return w.wire(exec.Codex(o), func(l Launch) exec.Extra {
+		a := l.Access
+		key := "mcp_servers." + w.opts.Name + "."
+		var tools, approve []string
+		for _, t := range mcpserver.Tools(a.Scope) {
+			tools = append(tools, tomlString(t))
+			// Codex asks before a tool that is not read-only, and a
+			// non-interactive turn has no one to ask.
+			approve = append(approve, "-c", key+"tools."+t+`.approval_mode="approve"`)
+		}
+		return exec.Extra{
+			Flags: append([]string{
+				"-c", key + "url=" + tomlString(w.opts.Endpoint),
+				"-c", key + "http_headers={" + tomlString(mcpserver.HeaderScope) + "=" + tomlString(string(a.Scope)) + "," +
+					tomlString(mcpserver.HeaderWorkspace) + "=" + tomlString(string(a.Workspace)) + "," +
+					tomlString(mcpserver.HeaderHandoff) + "=" + tomlString(string(a.Handoff)) + "}",
+				"-c", key + "env_http_headers={" + tomlString(mcpserver.HeaderToken) + "=" + tomlString(EnvToken) + "}",
+				"-c", key + "enabled_tools=[" + strings.Join(tools, ",") + "]",
+			}, approve...),
+			Env: []string{EnvToken + "=" + a.Token.Reveal()},
+		}
+	})
+}
+
+// tomlString quotes s as a TOML basic string (JSON's escapes are TOML's).
+func tomlString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

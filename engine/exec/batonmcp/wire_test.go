@@ -278,3 +278,45 @@ func TestHistoryNoSource(t *testing.T) {
 		t.Errorf("the target's history call was not refused: %+v", mcpLines(turns[0]))
 	}
 }
+
+// TestCodexFlags: Wiring.Codex passes the server as configuration
+// overrides and the token in the environment, never in the arguments.
+func TestCodexFlags(t *testing.T) {
+	r, h := transferred(t)
+	p := r.w.Codex(exec.CodexOptions{Command: "codex"})
+	for _, tc := range []struct {
+		name  string
+		req   engine.StartRequest
+		scope mcpserver.Scope
+	}{
+		{"report-only", engine.StartRequest{Workspace: r.ws, Session: h.SourceSession, Turn: engine.ReportOnly,
+			Report: &engine.ReportCredentials{Workspace: r.ws, Handoff: h.ID, Attempt: 1, Token: baton.NewToken()}}, mcpserver.ScopeReport},
+		{"target", engine.StartRequest{Workspace: r.ws, Session: h.TargetSession}, mcpserver.ScopeTarget},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x, err := p.LaunchExtra(r.ctx, tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, _, _ := r.w.For(r.ctx, tc.req)
+			tools := mcpserver.Tools(tc.scope)
+			want := []string{
+				"-c", `mcp_servers.baton.url="` + r.url + `"`,
+				"-c", `mcp_servers.baton.http_headers={"X-Baton-Scope"="` + string(tc.scope) + `","X-Baton-Workspace"="` + string(r.ws) + `","X-Baton-Handoff"="` + string(h.ID) + `"}`,
+				"-c", `mcp_servers.baton.env_http_headers={"X-Baton-Token"="BATON_MCP_TOKEN"}`,
+				"-c", `mcp_servers.baton.enabled_tools=["` + tools[0] + `","` + tools[1] + `"]`,
+				"-c", `mcp_servers.baton.tools.` + tools[0] + `.approval_mode="approve"`,
+				"-c", `mcp_servers.baton.tools.` + tools[1] + `.approval_mode="approve"`,
+			}
+			if diff := cmp.Diff(want, x.Flags); diff != "" {
+				t.Errorf("flags (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{batonmcp.EnvToken + "=" + l.Access.Token.Reveal()}, x.Env); diff != "" {
+				t.Errorf("env (-want +got):\n%s", diff)
+			}
+			if len(x.Files) != 0 {
+				t.Errorf("files %v; want none", x.Files)
+			}
+		})
+	}
+}
