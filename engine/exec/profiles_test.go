@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -318,5 +319,42 @@ func TestLaunchExtraError(t *testing.T) {
 	e := newEngine(t, exec.Options{Profile: prof})
 	if p, err := e.Start(testCtx(t), engine.StartRequest{Workspace: "ws", Session: "s1", Prompt: "hi"}); !errors.Is(err, boom) || p != nil {
 		t.Fatalf("Start = %v, %v; want the LaunchExtra error", p, err)
+	}
+}
+
+// TestLaunchExtraEnv: Extra.Env reaches the child's environment (and
+// cannot replace the launch marker); Extra.Flags are expanded.
+func TestLaunchExtraEnv(t *testing.T) {
+	prof := exec.Profile{
+		Name:    "sh",
+		Command: "sh",
+		Fresh:   []string{"-c", `echo "session $1 ready $X_SECRET $2 $` + exec.LaunchEnv + `"`, "sh", "{session}"},
+		Output: exec.Output{
+			Format:   exec.Text,
+			NativeID: []exec.Rule{{Pattern: regexp.MustCompile(`^session (\S+) ready`)}},
+			Ready:    []exec.Rule{{Pattern: regexp.MustCompile(`^session \S+ ready`)}},
+		},
+		LaunchExtra: func(_ context.Context, req engine.StartRequest) (exec.Extra, error) {
+			return exec.Extra{Flags: []string{"{launch}"}, Env: []string{"X_SECRET=s3cret", exec.LaunchEnv + "=forged"}}, nil
+		},
+	}
+	e := newEngine(t, exec.Options{Profile: prof, Env: []string{"PATH=" + os.Getenv("PATH")}})
+	ctx := testCtx(t)
+	launch := newLaunchID("env")
+	p, err := e.Start(ctx, engine.StartRequest{Workspace: "ws", Session: "s1", Prompt: "hi", LaunchID: launch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, p)
+	want := "session s1 ready s3cret " + string(launch) + " " + string(launch)
+	var found bool
+	for _, ev := range events(t, e, "s1") {
+		found = found || ev.Text == want
+	}
+	if !found {
+		t.Errorf("no transcript line %q: %+v", want, events(t, e, "s1"))
 	}
 }
