@@ -63,7 +63,7 @@ func TestMain(m *testing.M) {
 }
 
 // testCtx bounds a test's waits.
-func testCtx(t *testing.T, d time.Duration) context.Context {
+func testCtx(t testing.TB, d time.Duration) context.Context {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
@@ -95,7 +95,7 @@ type rigOpts struct {
 	bridge  []string // Options.Bridge
 }
 
-func newRig(t *testing.T, o rigOpts) *rig {
+func newRig(t testing.TB, o rigOpts) *rig {
 	t.Helper()
 	r := &rig{ctx: testCtx(t, o.timeout), ws: "ws-1", work: filepath.Join(t.TempDir(), "work"), eng: o.engine}
 	if err := os.MkdirAll(r.work, 0o700); err != nil {
@@ -151,7 +151,7 @@ func newRig(t *testing.T, o rigOpts) *rig {
 
 // source starts the workspace's first session with prompt and waits for
 // its turn to end (its process to exit).
-func (r *rig) source(t *testing.T, prompt string) store.Session {
+func (r *rig) source(t testing.TB, prompt string) store.Session {
 	t.Helper()
 	s, err := r.co.Sessions().Start(r.ctx, session.TurnRequest{Workspace: r.ws, Prompt: prompt})
 	if err != nil {
@@ -162,7 +162,7 @@ func (r *rig) source(t *testing.T, prompt string) store.Session {
 }
 
 // idle waits until no process of the workspace runs.
-func (r *rig) idle(t *testing.T) {
+func (r *rig) idle(t testing.TB) {
 	t.Helper()
 	for d := time.Millisecond; ; d = min(2*d, 50*time.Millisecond) {
 		if _, running := r.co.Sessions().Running(r.ws); !running {
@@ -178,7 +178,7 @@ func (r *rig) idle(t *testing.T) {
 
 // transfer hands the current session to a fresh one with a report and
 // waits for the transfer to settle.
-func (r *rig) transfer(t *testing.T, src baton.SessionID, model string) handoff.Handoff {
+func (r *rig) transfer(t testing.TB, src baton.SessionID, model string) handoff.Handoff {
 	t.Helper()
 	h, err := r.co.Create(r.ctx, handoff.Request{Workspace: r.ws, RequestID: "req-1", SourceSession: src,
 		GenerateSummary: true, Target: baton.EngineConfig{Engine: r.eng, Model: model}})
@@ -193,7 +193,7 @@ func (r *rig) transfer(t *testing.T, src baton.SessionID, model string) handoff.
 }
 
 // transcript reads a session's whole transcript.
-func (r *rig) transcript(t *testing.T, sid baton.SessionID) []recap.Event {
+func (r *rig) transcript(t testing.TB, sid baton.SessionID) []recap.Event {
 	t.Helper()
 	h := batonmcp.TranscriptHistory{Path: r.e.TranscriptPath(sid)}
 	n, err := h.Len(r.ctx)

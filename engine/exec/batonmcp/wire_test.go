@@ -43,7 +43,7 @@ func TestNewOptions(t *testing.T) {
 
 // transferred runs a transfer with the stand-in agent and returns the rig
 // and the completed handoff.
-func transferred(t *testing.T) (*rig, handoff.Handoff) {
+func transferred(t testing.TB) (*rig, handoff.Handoff) {
 	t.Helper()
 	r := newRig(t, rigOpts{engine: "agent", model: "small", profile: agentProfile("the report"), timeout: 30 * time.Second})
 	src := r.source(t, "Fix the parser.")
