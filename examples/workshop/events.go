@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/store"
+)
+
+// change is one entry of a workspace's change feed, as the event stream
+// sends it.
+type change struct {
+	Seq         int64
+	Kind        store.ChangeKind
+	Handoff     *handoff.Handoff
+	Session     *store.Session
+	Instruction *store.Instruction
+}
+
+// pollEvery is how often the feed is read when the store cannot notify.
+const pollEvery = 100 * time.Millisecond
+
+// watch yields the workspace's changes with Seq > after, then follows new
+// commits until ctx ends. An error (unknown workspace, store failure) is
+// yielded once and ends it.
+func (s *server) watch(ctx context.Context, ws baton.WorkspaceID, after int64) iter.Seq2[change, error] {
+	return func(yield func(change, error) bool) {
+		var wake <-chan struct{}
+		if n, ok := s.st.(store.Notifier); ok {
+			ch, cancel := n.Subscribe(ws)
+			defer cancel()
+			wake = ch
+		}
+		tick := time.NewTicker(pollEvery)
+		defer tick.Stop()
+		for {
+			var batch []store.Change
+			err := s.st.View(ctx, func(tx store.Tx) (err error) {
+				if _, err := tx.GetWorkspace(ws); err != nil {
+					return err
+				}
+				batch, err = tx.Changes(ws, after, 256)
+				return err
+			})
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				yield(change{}, err)
+				return
+			}
+			for _, c := range batch {
+				after = c.Seq
+				if !yield(fromStore(c), nil) {
+					return
+				}
+			}
+			if len(batch) == 256 {
+				continue
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-wake:
+			case <-tick.C:
+			}
+		}
+	}
+}
+
+func fromStore(c store.Change) change {
+	out := change{Seq: c.Seq, Kind: c.Kind, Session: c.Session, Instruction: c.Instruction}
+	if c.Handoff != nil {
+		h := publicHandoff(*c.Handoff)
+		out.Handoff = &h
+	}
+	return out
+}
+
+// publicHandoff copies a stored handoff into the SDK's public view,
+// leaving the generation token's hash and deadline behind.
+func publicHandoff(h store.Handoff) handoff.Handoff {
+	return handoff.Handoff{
+		ID: h.ID, Workspace: h.Workspace, RequestID: h.RequestID, State: h.State, Attempt: h.Attempt,
+		SourceSession: h.SourceSession, TargetSession: h.TargetSession, SourceConfig: h.SourceConfig,
+		TargetConfig: h.TargetConfig, GenerateSummary: h.GenerateSummary, HasReport: h.Report != "",
+		Report: h.Report, ReportPath: h.ReportPath, Error: h.Error, StopUnconfirmed: h.StopUnconfirmed,
+		History: append([]store.AttemptRecord{}, h.History...), CreatedAt: h.CreatedAt, UpdatedAt: h.UpdatedAt,
+	}
+}
+
+// eventJSON is the data of one event.
+type eventJSON struct {
+	Seq         int64            `json:"seq"`
+	Kind        store.ChangeKind `json:"kind"`
+	Handoff     *handoffJSON     `json:"handoff,omitempty"`
+	Session     *sessionJSON     `json:"session,omitempty"`
+	Instruction *instructionJSON `json:"instruction,omitempty"`
+}
+
+// events streams the workspace's change feed as Server-Sent Events: the
+// event id is the feed's sequence number, the event name its kind
+// (handoff, session, instruction), the data its record as JSON. A
+// Last-Event-ID header (or an "after" query parameter) resumes after that
+// id; comments keep the connection alive; the stream ends when the server
+// shuts down.
+func (s *server) events(w http.ResponseWriter, r *http.Request) {
+	ws := baton.WorkspaceID(r.PathValue("ws"))
+	after, err := lastEventID(r)
+	if err != nil {
+		writeErr(w, r, err)
+		return
+	}
+	wsRec, err := s.svc.Workspace(r.Context(), ws)
+	if err != nil {
+		writeErr(w, r, err)
+		return
+	}
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		writeErr(w, r, fmt.Errorf("streaming unsupported"))
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stop := context.AfterFunc(s.base, cancel) // shutdown ends the stream
+	defer stop()
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, "retry: 1000\n\n")
+	fl.Flush()
+
+	// Heartbeats go out from this goroutine only: the feed is read in
+	// another and handed over, so that writes never interleave.
+	type item struct {
+		c   change
+		err error
+	}
+	items := make(chan item)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for c, err := range s.watch(ctx, ws, after) {
+			select {
+			case items <- item{c, err}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	defer func() { cancel(); <-done }()
+	hb := time.NewTicker(s.cfg.Heartbeat)
+	defer hb.Stop()
+	cur := wsRec.CurrentSession
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hb.C:
+			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
+				return
+			}
+			fl.Flush()
+		case it, ok := <-items:
+			if !ok {
+				return
+			}
+			if it.err != nil {
+				fmt.Fprintf(w, "event: error\ndata: %s\n\n", mustJSON(map[string]string{"error": it.err.Error()}))
+				fl.Flush()
+				return
+			}
+			ev := eventJSON{Seq: it.c.Seq, Kind: it.c.Kind}
+			switch {
+			case it.c.Handoff != nil:
+				v := handoffView(*it.c.Handoff)
+				ev.Handoff = &v
+			case it.c.Session != nil:
+				if w, err := s.svc.Workspace(ctx, ws); err == nil {
+					cur = w.CurrentSession
+				}
+				v := sessionView(*it.c.Session, cur)
+				ev.Session = &v
+			case it.c.Instruction != nil:
+				v := instructionView(*it.c.Instruction)
+				ev.Instruction = &v
+			}
+			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Kind, mustJSON(ev)); err != nil {
+				return
+			}
+			fl.Flush()
+		}
+	}
+}
+
+func lastEventID(r *http.Request) (int64, error) {
+	v := strings.TrimSpace(r.Header.Get("Last-Event-ID"))
+	if v == "" {
+		v = strings.TrimSpace(r.URL.Query().Get("after"))
+	}
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, errBadRequest("Last-Event-ID must be a non-negative integer")
+	}
+	return n, nil
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return []byte(`{}`)
+	}
+	return b
+}
