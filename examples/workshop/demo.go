@@ -15,7 +15,7 @@ import (
 // Demo model names: each scripts one path of the SDK (any other name is an
 // ordinary agent).
 const (
-	modelFailReady = "fail-ready" // the process starts, readiness is rejected
+	modelFailReady = "fail-ready" // the process starts, readiness is rejected (a transfer's first attempt only)
 	modelExitEarly = "exit-early" // the first turn ends cleanly before readiness
 	modelNoReport  = "no-report"  // a report-only turn ends without a report
 	modelHangStop  = "hang-stop"  // Stop is never confirmed (timeout)
@@ -81,7 +81,11 @@ func (d *demoEngine) script(req engine.StartRequest) (enginetest.Script, bool) {
 	}
 	switch strings.TrimSpace(req.Config.Model) {
 	case modelFailReady:
-		s.Ready = enginetest.ReadyReject
+		// Rejected outside transfers and on a transfer's first attempt,
+		// so that a retry shows the way out.
+		if req.Attempt <= 1 {
+			s.Ready = enginetest.ReadyReject
+		}
 	case modelExitEarly:
 		s.Ready = enginetest.ExitBeforeReady
 	case modelNoReport:

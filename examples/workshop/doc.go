@@ -17,7 +17,8 @@
 // the store and until it begins shutting down.
 //
 // The demo engine's behaviour follows the model name of a configuration:
-// fail-ready (readiness rejected), exit-early (the first turn ends before
+// fail-ready (readiness rejected; on a transfer, on its first attempt only,
+// so that a retry completes), exit-early (the first turn ends before
 // readiness), no-report (a report-only turn submits nothing), hang-stop
 // (Stop is never confirmed), slow-ready (readiness takes -demo-slow-ready);
 // any other name is an ordinary agent whose report-only turn submits a
