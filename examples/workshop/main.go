@@ -53,6 +53,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.Demo.Turn, "demo-turn", envDur("BATON_DEMO_TURN", defaultDemoTimings.Turn), "demo engine: how long an ordinary turn runs (BATON_DEMO_TURN)")
 	fs.DurationVar(&c.Demo.Report, "demo-report", envDur("BATON_DEMO_REPORT", defaultDemoTimings.Report), "demo engine: how long a report-only turn takes (BATON_DEMO_REPORT)")
 	fs.DurationVar(&c.Demo.SlowReady, "demo-slow-ready", envDur("BATON_DEMO_SLOW_READY", defaultDemoTimings.SlowReady), "demo engine: readiness delay of the slow-ready model (BATON_DEMO_SLOW_READY)")
+	fs.DurationVar(&c.Grace, "shutdown-grace", envDur("BATON_SHUTDOWN_GRACE", 10*time.Second), "how long a shutdown waits for processes to confirm their stop (BATON_SHUTDOWN_GRACE)")
 	fs.DurationVar(&c.Heartbeat, "heartbeat", envDur("BATON_HEARTBEAT", 15*time.Second), "event stream heartbeat interval (BATON_HEARTBEAT)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
@@ -156,7 +157,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		log.Warn("http shutdown", zap.Error(err))
 		code = 1
 	}
-	if err := s.shutdown(sctx); err != nil {
+	gctx, gcancel := context.WithTimeout(context.Background(), cfg.Grace)
+	defer gcancel()
+	if err := s.shutdown(gctx); err != nil {
 		log.Error("shutdown", zap.Error(err))
 		code = 1
 	}

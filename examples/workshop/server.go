@@ -33,6 +33,10 @@ type config struct {
 	Token    string   // bearer token; required beyond loopback
 	Hosts    []string // extra Host names allowed besides the listen address and loopback names
 	Demo     DemoTimings
+	// Grace bounds how long a shutdown waits for processes to confirm
+	// their stop; what is left then is ended and left to the next start's
+	// reconciliation.
+	Grace time.Duration
 	// Heartbeat is the SSE comment interval.
 	Heartbeat time.Duration
 }
@@ -184,6 +188,12 @@ func (s *server) shutdown(ctx context.Context) error {
 	s.stopBackground()
 	s.wg.Wait()
 	err := s.co.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// A process that never confirms its stop (hang-stop) must not hold
+		// the exit: the next start reconciles what is left.
+		s.log.Warn("shutdown grace exceeded; ending the remaining processes", zap.Error(err))
+		err = nil
+	}
 	s.demo.Close()
 	return errors.Join(err, s.closeStore())
 }
