@@ -29,7 +29,12 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binPath = filepath.Join(dir, "workshop")
-	build := exec.Command("go", "build", "-o", binPath, ".")
+	// The binary is built once; a race in it fails the run (see raceBuild).
+	args := []string{"build", "-o", binPath}
+	if raceBuild {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the workshop:", err)
@@ -133,6 +138,9 @@ func (p *proc) stop(sig syscall.Signal) {
 		_ = p.cmd.Process.Kill()
 		<-p.done
 		p.t.Errorf("workshop did not stop on %v:\n%s", sig, p.logs.String())
+	}
+	if strings.Contains(p.logs.String(), "WARNING: DATA RACE") {
+		p.t.Errorf("the workshop binary raced:\n%s", p.logs.String())
 	}
 }
 
