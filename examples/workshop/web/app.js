@@ -62,6 +62,7 @@ async function select(id) {
 async function refresh() {
   if (!current) return;
   const w = await api("GET", `/api/workspaces/${current}`);
+  loadWorkspaces().catch(() => {});
   $("cur-ws-name").textContent = w.workspace.name;
   $("cur-ws-id").textContent = w.workspace.id;
   $("cur-ws-config").textContent = `${w.workspace.engine} / ${w.workspace.model}`;
@@ -117,7 +118,12 @@ function showHandoff(h) {
     // The step that failed: the target's start once it has a session, the
     // report while one was asked for and is missing, else the stop.
     const failedAt = h.targetSessionId ? "starting" : (h.generateSummary && !h.hasReport ? "generating" : "stopping");
-    for (const li of $("steps").children) if (li.dataset.step === failedAt) li.className = "bad";
+    const at = order.indexOf(failedAt);
+    for (const li of $("steps").children) {
+      const i = order.indexOf(li.dataset.step);
+      if (i < at) li.className = "done";
+      if (i === at) { li.className = "bad"; li.setAttribute("aria-current", "step"); }
+    }
   }
   $("handoff-error").hidden = !h.error;
   $("handoff-error").textContent = h.error || "";
