@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 
 // proc is one run of the built binary.
 type proc struct {
-	t    *testing.T
+	t    testing.TB
 	cmd  *exec.Cmd
 	base string // http://127.0.0.1:port
 	addr string
@@ -73,7 +73,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -87,7 +87,7 @@ func freeAddr(t *testing.T) string {
 // startBinary runs the workshop on a free loopback port over data (a fresh
 // directory when empty) and waits until /readyz answers 200. The process is
 // stopped with SIGTERM at cleanup.
-func startBinary(t *testing.T, data string, args ...string) *proc {
+func startBinary(t testing.TB, data string, args ...string) *proc {
 	t.Helper()
 	if data == "" {
 		data = t.TempDir()
@@ -144,6 +144,10 @@ func (p *proc) stop(sig syscall.Signal) {
 	}
 }
 
+// client keeps connections to the workshop alive: many concurrent
+// requests (the load benchmark) must not open a connection each.
+var client = &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}}
+
 // resp is a decoded answer.
 type resp struct {
 	Status int
@@ -191,7 +195,7 @@ func (p *proc) do(method, path string, body any, hdr ...string) resp {
 		}
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := client.Do(req)
 	if err != nil {
 		p.t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -294,7 +298,7 @@ func (p *proc) subscribe(ctx context.Context, ws, lastID string) <-chan sseEvent
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := client.Do(req)
 	if err != nil {
 		p.t.Fatal(err)
 	}
