@@ -174,7 +174,9 @@ type sessionJSON struct {
 	NativeID        string              `json:"nativeId"`
 	Status          store.SessionStatus `json:"status"`
 	ActivationOrder int64               `json:"activationOrder"`
-	Current         bool                `json:"current"`
+	// Current is set in lists and lookups; an event's session leaves it
+	// out (the feed says what changed, not what is current now).
+	Current         *bool               `json:"current,omitempty"`
 	StartedAt       *time.Time          `json:"startedAt,omitempty"`
 	EndedAt         *time.Time          `json:"endedAt,omitempty"`
 	EndReason       string              `json:"endReason,omitempty"`
@@ -183,7 +185,11 @@ type sessionJSON struct {
 
 func sessionView(x store.Session, current baton.SessionID) sessionJSON {
 	v := sessionJSON{ID: x.ID, Engine: x.Config.Engine, Model: x.Config.Model, NativeID: x.NativeID, Status: x.Status,
-		ActivationOrder: x.ActivationOrder, Current: x.ID == current, EndReason: x.EndReason, CreatedAt: x.CreatedAt}
+		ActivationOrder: x.ActivationOrder, EndReason: x.EndReason, CreatedAt: x.CreatedAt}
+	if current != "" {
+		c := x.ID == current
+		v.Current = &c
+	}
 	if !x.StartedAt.IsZero() {
 		v.StartedAt = &x.StartedAt
 	}

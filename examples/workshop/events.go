@@ -119,8 +119,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, err)
 		return
 	}
-	wsRec, err := s.svc.Workspace(r.Context(), ws)
-	if err != nil {
+	if _, err := s.svc.Workspace(r.Context(), ws); err != nil {
 		writeErr(w, r, err)
 		return
 	}
@@ -148,7 +147,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		c   change
 		err error
 	}
-	items := make(chan item)
+	items := make(chan item, 64)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -163,7 +162,6 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	defer func() { cancel(); <-done }()
 	hb := time.NewTicker(s.cfg.Heartbeat)
 	defer hb.Stop()
-	cur := wsRec.CurrentSession
 	for {
 		select {
 		case <-ctx.Done():
@@ -177,32 +175,48 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return
 			}
-			if it.err != nil {
-				fmt.Fprintf(w, "event: error\ndata: %s\n\n", mustJSON(map[string]string{"error": it.err.Error()}))
-				fl.Flush()
-				return
-			}
-			ev := eventJSON{Seq: it.c.Seq, Kind: it.c.Kind}
-			switch {
-			case it.c.Handoff != nil:
-				v := handoffView(*it.c.Handoff)
-				ev.Handoff = &v
-			case it.c.Session != nil:
-				if w, err := s.svc.Workspace(ctx, ws); err == nil {
-					cur = w.CurrentSession
+			// Write what is ready, then flush once: a burst of changes
+			// goes out in one write.
+			for {
+				if it.err != nil {
+					fmt.Fprintf(w, "event: error\ndata: %s\n\n", mustJSON(map[string]string{"error": it.err.Error()}))
+					fl.Flush()
+					return
 				}
-				v := sessionView(*it.c.Session, cur)
-				ev.Session = &v
-			case it.c.Instruction != nil:
-				v := instructionView(*it.c.Instruction)
-				ev.Instruction = &v
-			}
-			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Kind, mustJSON(ev)); err != nil {
-				return
+				if _, err := w.Write(eventBytes(it.c)); err != nil {
+					return
+				}
+				select {
+				case it, ok = <-items:
+					if !ok {
+						fl.Flush()
+						return
+					}
+					continue
+				default:
+				}
+				break
 			}
 			fl.Flush()
 		}
 	}
+}
+
+// eventBytes renders one change as a Server-Sent Event.
+func eventBytes(c change) []byte {
+	ev := eventJSON{Seq: c.Seq, Kind: c.Kind}
+	switch {
+	case c.Handoff != nil:
+		v := handoffView(*c.Handoff)
+		ev.Handoff = &v
+	case c.Session != nil:
+		v := sessionView(*c.Session, "")
+		ev.Session = &v
+	case c.Instruction != nil:
+		v := instructionView(*c.Instruction)
+		ev.Instruction = &v
+	}
+	return fmt.Appendf(nil, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Kind, mustJSON(ev))
 }
 
 func lastEventID(r *http.Request) (int64, error) {

@@ -47,6 +47,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.Addr, "addr", env("BATON_ADDR", "127.0.0.1:8080"), "listen address (BATON_ADDR); beyond loopback a token is required")
 	fs.StringVar(&c.Data, "data", env("BATON_DATA", "./baton-data"), "data directory: the embedded store and the handoff documents (BATON_DATA)")
 	fs.StringVar(&c.Store, "store", env("BATON_STORE", ""), "store: empty for the embedded badger store in -data, memory, or a postgres:// URL (BATON_STORE)")
+	fs.BoolVar(&c.NoSync, "nosync", getenv("BATON_NOSYNC") == "1", "do not fsync each commit of the embedded store: survives a crash of the process, not of the machine; for demos and benchmarks (BATON_NOSYNC=1)")
 	fs.StringVar(&c.LogLevel, "log-level", env("BATON_LOG_LEVEL", "info"), "debug, info, warn or error (BATON_LOG_LEVEL)")
 	fs.StringVar(&hosts, "allowed-hosts", env("BATON_ALLOWED_HOSTS", ""), "extra Host names to serve, comma-separated (BATON_ALLOWED_HOSTS)")
 	fs.DurationVar(&c.Demo.Ready, "demo-ready", envDur("BATON_DEMO_READY", defaultDemoTimings.Ready), "demo engine: readiness delay (BATON_DEMO_READY)")

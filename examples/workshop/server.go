@@ -30,6 +30,7 @@ type config struct {
 	Data     string
 	Store    string // "" or "badger": badger in Data; "memory"; postgres:// refused for now
 	LogLevel string
+	NoSync   bool // badger's DurabilityNoSync
 	Token    string   // bearer token; required beyond loopback
 	Hosts    []string // extra Host names allowed besides the listen address and loopback names
 	Demo     DemoTimings
@@ -121,7 +122,11 @@ func openStore(cfg config, log *zap.Logger) (store.Store, error) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, err
 		}
-		return badgerstore.Open(dir, badgerstore.Options{Logger: log.Named("badger")})
+		opts := badgerstore.Options{Logger: log.Named("badger")}
+		if cfg.NoSync {
+			opts.Durability = badgerstore.DurabilityNoSync
+		}
+		return badgerstore.Open(dir, opts)
 	}
 	return nil, fmt.Errorf("-store %q: want empty (embedded badger in -data), memory, or a postgres:// URL", cfg.Store)
 }
