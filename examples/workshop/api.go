@@ -176,11 +176,11 @@ type sessionJSON struct {
 	ActivationOrder int64               `json:"activationOrder"`
 	// Current is set in lists and lookups; an event's session leaves it
 	// out (the feed says what changed, not what is current now).
-	Current         *bool               `json:"current,omitempty"`
-	StartedAt       *time.Time          `json:"startedAt,omitempty"`
-	EndedAt         *time.Time          `json:"endedAt,omitempty"`
-	EndReason       string              `json:"endReason,omitempty"`
-	CreatedAt       time.Time           `json:"createdAt"`
+	Current   *bool      `json:"current,omitempty"`
+	StartedAt *time.Time `json:"startedAt,omitempty"`
+	EndedAt   *time.Time `json:"endedAt,omitempty"`
+	EndReason string     `json:"endReason,omitempty"`
+	CreatedAt time.Time  `json:"createdAt"`
 }
 
 func sessionView(x store.Session, current baton.SessionID) sessionJSON {

@@ -30,7 +30,7 @@ type config struct {
 	Data     string
 	Store    string // "" or "badger": badger in Data; "memory"; postgres:// refused for now
 	LogLevel string
-	NoSync   bool // badger's DurabilityNoSync
+	NoSync   bool     // badger's DurabilityNoSync
 	Token    string   // bearer token; required beyond loopback
 	Hosts    []string // extra Host names allowed besides the listen address and loopback names
 	Demo     DemoTimings
