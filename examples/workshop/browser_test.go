@@ -93,7 +93,8 @@ func TestBrowser(t *testing.T) {
 		t.Helper()
 		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
 			shot("error.png")
-			t.Fatalf("waiting for %s: %v", what, err)
+			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("notice").textContent + " | " + document.getElementById("transfer").textContent + " | " + document.getElementById("event-log").textContent`))
+			t.Fatalf("waiting for %s: %v\npage: %s\nserver log:\n%s", what, err, page, p.logs.String())
 		}
 	}
 	stateIs := func(s string) string {

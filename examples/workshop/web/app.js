@@ -97,7 +97,18 @@ async function act(method, suffix, body) {
 
 const order = ["stopping", "generating", "starting", "completed"];
 
+// newer reports whether h is not older than the handoff shown: a POST's
+// answer can arrive after the event stream already showed later states.
+function newer(h) {
+  if (!handoff || !h || handoff.id !== h.id) return true;
+  if (h.attempt !== handoff.attempt) return h.attempt > handoff.attempt;
+  const settled = ["completed", "cancelled", "failed", "interrupted"];
+  if (settled.includes(handoff.state) && !settled.includes(h.state)) return Date.parse(h.updatedAt) > Date.parse(handoff.updatedAt);
+  return Date.parse(h.updatedAt) >= Date.parse(handoff.updatedAt);
+}
+
 function showHandoff(h) {
+  if (!newer(h)) return;
   handoff = h;
   $("no-transfer").hidden = !!h;
   $("transfer-body").hidden = !h;
