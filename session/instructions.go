@@ -42,8 +42,8 @@ var (
 // delivered again unless ResendInstruction is called. A launch refused
 // before anything ran puts it back to pending.
 //
-// Errors: baton.ErrInvalid (empty or over MaxPromptChars text),
-// store.ErrNotFound (workspace), ErrArchived, ErrWorkspaceBusy or
+// Errors: baton.ErrInvalid (empty or over MaxPromptChars text, malformed
+// workspace id), ErrNoWorkspace, ErrArchived, ErrWorkspaceBusy or
 // ErrStaleEpoch (a transfer holds the workspace: nothing is queued), the
 // store's. An engine failure of the delivery is not an error of Message:
 // the returned instruction says how it went (pending or unknown).
@@ -60,7 +60,7 @@ func (s *Service) Message(ctx context.Context, ws baton.WorkspaceID, text string
 		State: store.InstructionPending, CreatedAt: now, UpdatedAt: now,
 	}
 	err := s.store.Update(ctx, func(tx store.Tx) error {
-		w, err := tx.GetWorkspace(ws)
+		w, err := GetWorkspace(tx, ws)
 		if err != nil {
 			return err
 		}
@@ -88,10 +88,10 @@ func (s *Service) Message(ctx context.Context, ws baton.WorkspaceID, text string
 }
 
 // Instructions returns a workspace's instructions, oldest first, in every
-// state. Errors: store.ErrNotFound (workspace), the store's.
+// state. Errors: ErrNoWorkspace, the store's.
 func (s *Service) Instructions(ctx context.Context, ws baton.WorkspaceID) (out []store.Instruction, err error) {
 	err = s.store.View(ctx, func(tx store.Tx) error {
-		if _, err := tx.GetWorkspace(ws); err != nil {
+		if _, err := GetWorkspace(tx, ws); err != nil {
 			return err
 		}
 		out, err = tx.ListInstructions(ws)
@@ -222,14 +222,18 @@ func (s *Service) launchNext(ctx context.Context, ws baton.WorkspaceID) (store.I
 		sess store.Session
 		dir  string
 	)
+	lid := NewLaunchID()
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		in = store.Instruction{}
-		w, err := tx.GetWorkspace(ws)
+		w, err := GetWorkspace(tx, ws)
 		if err != nil {
 			return err
 		}
 		if w.Archived || CheckWritable(tx, ws, Owner{}) != nil {
 			return nil // a transfer keeps the queue as it is
+		}
+		if s.strayLaunch(tx, ws) != nil {
+			return nil // an earlier process's launch may still run
 		}
 		all, err := tx.ListInstructions(ws)
 		if err != nil {
@@ -239,23 +243,28 @@ func (s *Service) launchNext(ctx context.Context, ws baton.WorkspaceID) (store.I
 		if i < 0 {
 			return nil
 		}
-		sess, err = s.choose(tx, w, StartRequest{Workspace: ws, Prompt: all[i].Text})
+		sess, err = s.choose(tx, w, TurnRequest{Workspace: ws, Prompt: all[i].Text})
 		if err != nil {
 			return err
 		}
 		dir = w.Root
 		in = all[i]
 		// Write-ahead: from here a crash leaves it unknown, never pending.
-		in.State, in.Session, in.UpdatedAt = store.InstructionUnknown, sess.ID, s.clock.Now()
-		return tx.PutInstruction(in)
+		now := s.clock.Now()
+		in.State, in.Session, in.UpdatedAt = store.InstructionUnknown, sess.ID, now
+		if err := tx.PutInstruction(in); err != nil {
+			return err
+		}
+		return RecordLaunch(tx, store.Launch{ID: lid, Workspace: ws, Session: sess.ID, Holder: s.id, Host: s.host,
+			Engine: sess.Config.Engine, CreatedAt: now, UpdatedAt: now})
 	})
 	if err != nil || in.ID == "" {
 		return store.Instruction{}, store.Session{}, nil, err
 	}
-	p, err := s.launchInstruction(ctx, sess, in, dir)
+	p, err := s.launchInstruction(ctx, sess, in, dir, lid)
 	if err != nil {
 		// Nothing ran: the instruction waits for the next turn's end.
-		s.ended(sess.ID, "start failed: "+err.Error())
+		s.endWith(sess.ID, "start failed: "+err.Error(), false, false, lid)
 		s.log.Warn("instruction delivery refused", zapSession(sess.ID), zapErr(err))
 		in, err = s.settleInstruction(ctx, in, store.InstructionPending)
 		return in, sess, nil, err
@@ -265,17 +274,17 @@ func (s *Service) launchNext(ctx context.Context, ws baton.WorkspaceID) (store.I
 
 // launchInstruction launches the turn that delivers in; when the turn ends
 // the next pending instruction is delivered.
-func (s *Service) launchInstruction(ctx context.Context, sess store.Session, in store.Instruction, dir string) (engine.Process, error) {
+func (s *Service) launchInstruction(ctx context.Context, sess store.Session, in store.Instruction, dir string, lid baton.LaunchID) (engine.Process, error) {
 	sreq := engine.StartRequest{
 		Workspace: sess.Workspace, Session: sess.ID, Config: sess.Config,
-		Mode: engine.Fresh, Turn: engine.Normal, Prompt: in.Text, Dir: dir,
+		Mode: engine.Fresh, Turn: engine.Normal, Prompt: in.Text, Dir: dir, LaunchID: lid,
 	}
 	if sess.NativeID != "" {
 		sreq.Mode, sreq.NativeID = engine.Resume, sess.NativeID
 	}
 	id, ws := sess.ID, sess.Workspace
 	return s.Launch(ctx, LaunchRequest{StartRequest: sreq, OnExit: func(st engine.ExitStatus) {
-		s.ended(id, endReason(st))
+		s.endWith(id, endReason(st), false, false, lid)
 		s.afterTurn(ws)
 	}})
 }

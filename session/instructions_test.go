@@ -83,7 +83,7 @@ func TestMessageIdleDeliversAtOnce(t *testing.T) {
 
 func TestMessagesWhileBusyAreDeliveredInOrder(t *testing.T) {
 	f := newFixture(t)
-	sess := f.start(session.StartRequest{Prompt: "long task"})
+	sess := f.start(session.TurnRequest{Prompt: "long task"})
 	f.message("first")
 	f.message("second")
 	f.waitInstructions([]insState{{"first", store.InstructionPending}, {"second", store.InstructionPending}})
@@ -127,7 +127,7 @@ func TestMessageRefusedWhileReserved(t *testing.T) {
 
 func TestReservationKeepsTheQueue(t *testing.T) {
 	f := newFixture(t)
-	f.start(session.StartRequest{Prompt: "work"})
+	f.start(session.TurnRequest{Prompt: "work"})
 	f.message("queued")
 	f.reserve("hof-1")
 	f.launches()[0].Proc.Finish(0, nil)
@@ -193,7 +193,7 @@ func TestRefusedLaunchLeavesItPending(t *testing.T) {
 
 func TestCancelAndResendRules(t *testing.T) {
 	f := newFixture(t)
-	f.start(session.StartRequest{Prompt: "work"})
+	f.start(session.TurnRequest{Prompt: "work"})
 	queued := f.message("not this one")
 	f.message("this one")
 	got, err := f.svc.CancelInstruction(f.ctx, f.ws, queued.ID)
@@ -229,7 +229,7 @@ func TestMessageInvalid(t *testing.T) {
 		mustIs(t, err, baton.ErrInvalid)
 	}
 	_, err := f.svc.Message(f.ctx, "ws-missing", "hi")
-	mustIs(t, err, store.ErrNotFound)
+	mustIs(t, err, session.ErrNoWorkspace)
 	_, err = f.svc.Message(context.Background(), f.ws, "ok")
 	if err != nil {
 		t.Fatal(err)

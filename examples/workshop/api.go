@@ -3,11 +3,13 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -207,7 +209,7 @@ func (s *server) startSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ws := baton.WorkspaceID(r.PathValue("ws"))
-	sess, err := s.svc.Start(r.Context(), session.StartRequest{Workspace: ws, Prompt: body.Prompt})
+	sess, err := s.svc.Start(r.Context(), session.TurnRequest{Workspace: ws, Prompt: body.Prompt})
 	if err != nil {
 		writeErr(w, r, err)
 		return
@@ -307,15 +309,10 @@ func (s *server) createHandoff(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &body) {
 		return
 	}
-	if body.Native {
-		// TODO(native): pass Request.Native once the coordinator offers it.
-		writeErr(w, r, errBadRequest("native transfers are not offered by this server yet"))
-		return
-	}
 	h, err := s.co.Create(r.Context(), handoff.Request{
 		Workspace: baton.WorkspaceID(r.PathValue("ws")), RequestID: body.RequestID, SourceSession: body.SourceSessionID,
-		GenerateSummary: body.GenerateSummary,
-		Target:          baton.EngineConfig{Engine: body.Target.Engine, Model: body.Target.Model, ReasoningEffort: body.Target.ReasoningEffort, PermissionMode: body.Target.PermissionMode},
+		GenerateSummary: body.GenerateSummary, Native: body.Native,
+		Target: baton.EngineConfig{Engine: body.Target.Engine, Model: body.Target.Model, ReasoningEffort: body.Target.ReasoningEffort, PermissionMode: body.Target.PermissionMode},
 	})
 	if err != nil {
 		writeErr(w, r, err)
@@ -325,25 +322,14 @@ func (s *server) createHandoff(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) listHandoffs(w http.ResponseWriter, r *http.Request) {
-	ws := baton.WorkspaceID(r.PathValue("ws"))
-	if _, err := s.svc.Workspace(r.Context(), ws); err != nil {
-		writeErr(w, r, err)
-		return
-	}
-	var all []store.Handoff
-	err := s.st.View(r.Context(), func(tx store.Tx) (err error) { all, err = tx.ListHandoffs(ws); return err })
+	all, err := s.co.List(r.Context(), baton.WorkspaceID(r.PathValue("ws")))
 	if err != nil {
 		writeErr(w, r, err)
 		return
 	}
 	out := make([]handoffJSON, 0, len(all))
 	for _, h := range all {
-		pub, err := s.co.Get(r.Context(), ws, h.ID)
-		if err != nil {
-			writeErr(w, r, err)
-			return
-		}
-		out = append(out, handoffView(pub))
+		out = append(out, handoffView(h))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"handoffs": out})
 }
@@ -391,6 +377,12 @@ func (s *server) postReport(w http.ResponseWriter, r *http.Request) {
 		Report string `json:"report"`
 	}
 	if !decode(w, r, &body) {
+		return
+	}
+	// The length rule is checked here first, so that every caller learns
+	// it (the coordinator checks the token before the text).
+	if n := utf8.RuneCountInString(strings.TrimSpace(body.Report)); n == 0 || n > handoff.MaxReportChars || !utf8.ValidString(body.Report) {
+		writeErr(w, r, errBadRequest(fmt.Sprintf("report must be 1..%d characters of UTF-8 after trimming", handoff.MaxReportChars)))
 		return
 	}
 	err := s.co.SubmitReport(r.Context(), baton.WorkspaceID(r.PathValue("ws")), baton.HandoffID(r.PathValue("id")), body.Token, body.Report)

@@ -209,7 +209,7 @@ func benchInProcess(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		sess, err := s.svc.Start(ctx, session.StartRequest{Workspace: ws.ID, Prompt: "build it"})
+		sess, err := s.svc.Start(ctx, session.TurnRequest{Workspace: ws.ID, Prompt: "build it"})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -238,7 +238,7 @@ func benchInProcess(b *testing.B) {
 					return
 				}
 				var lags []time.Duration
-				for c, err := range s.watch(wctx, w.ws, after) {
+				for c, err := range s.co.Watch(wctx, w.ws, after) {
 					if err != nil {
 						b.Error(err)
 						return

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"iter"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,88 +14,6 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// change is one entry of a workspace's change feed, as the event stream
-// sends it.
-type change struct {
-	Seq         int64
-	Kind        store.ChangeKind
-	Handoff     *handoff.Handoff
-	Session     *store.Session
-	Instruction *store.Instruction
-}
-
-// pollEvery is how often the feed is read when the store cannot notify.
-const pollEvery = 100 * time.Millisecond
-
-// watch yields the workspace's changes with Seq > after, then follows new
-// commits until ctx ends. An error (unknown workspace, store failure) is
-// yielded once and ends it.
-func (s *server) watch(ctx context.Context, ws baton.WorkspaceID, after int64) iter.Seq2[change, error] {
-	return func(yield func(change, error) bool) {
-		var wake <-chan struct{}
-		if n, ok := s.st.(store.Notifier); ok {
-			ch, cancel := n.Subscribe(ws)
-			defer cancel()
-			wake = ch
-		}
-		tick := time.NewTicker(pollEvery)
-		defer tick.Stop()
-		for {
-			var batch []store.Change
-			err := s.st.View(ctx, func(tx store.Tx) (err error) {
-				if _, err := tx.GetWorkspace(ws); err != nil {
-					return err
-				}
-				batch, err = tx.Changes(ws, after, 256)
-				return err
-			})
-			if ctx.Err() != nil {
-				return
-			}
-			if err != nil {
-				yield(change{}, err)
-				return
-			}
-			for _, c := range batch {
-				after = c.Seq
-				if !yield(fromStore(c), nil) {
-					return
-				}
-			}
-			if len(batch) == 256 {
-				continue
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-wake:
-			case <-tick.C:
-			}
-		}
-	}
-}
-
-func fromStore(c store.Change) change {
-	out := change{Seq: c.Seq, Kind: c.Kind, Session: c.Session, Instruction: c.Instruction}
-	if c.Handoff != nil {
-		h := publicHandoff(*c.Handoff)
-		out.Handoff = &h
-	}
-	return out
-}
-
-// publicHandoff copies a stored handoff into the SDK's public view,
-// leaving the generation token's hash and deadline behind.
-func publicHandoff(h store.Handoff) handoff.Handoff {
-	return handoff.Handoff{
-		ID: h.ID, Workspace: h.Workspace, RequestID: h.RequestID, State: h.State, Attempt: h.Attempt,
-		SourceSession: h.SourceSession, TargetSession: h.TargetSession, SourceConfig: h.SourceConfig,
-		TargetConfig: h.TargetConfig, GenerateSummary: h.GenerateSummary, HasReport: h.Report != "",
-		Report: h.Report, ReportPath: h.ReportPath, Error: h.Error, StopUnconfirmed: h.StopUnconfirmed,
-		History: append([]store.AttemptRecord{}, h.History...), CreatedAt: h.CreatedAt, UpdatedAt: h.UpdatedAt,
-	}
-}
-
 // eventJSON is the data of one event.
 type eventJSON struct {
 	Seq         int64            `json:"seq"`
@@ -106,7 +23,8 @@ type eventJSON struct {
 	Instruction *instructionJSON `json:"instruction,omitempty"`
 }
 
-// events streams the workspace's change feed as Server-Sent Events: the
+// events streams the workspace's change feed (Coordinator.Watch) as
+// Server-Sent Events: the
 // event id is the feed's sequence number, the event name its kind
 // (handoff, session, instruction), the data its record as JSON. A
 // Last-Event-ID header (or an "after" query parameter) resumes after that
@@ -144,14 +62,14 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	// Heartbeats go out from this goroutine only: the feed is read in
 	// another and handed over, so that writes never interleave.
 	type item struct {
-		c   change
+		c   handoff.Change
 		err error
 	}
 	items := make(chan item, 64)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for c, err := range s.watch(ctx, ws, after) {
+		for c, err := range s.co.Watch(ctx, ws, after) {
 			select {
 			case items <- item{c, err}:
 			case <-ctx.Done():
@@ -203,7 +121,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 }
 
 // eventBytes renders one change as a Server-Sent Event.
-func eventBytes(c change) []byte {
+func eventBytes(c handoff.Change) []byte {
 	ev := eventJSON{Seq: c.Seq, Kind: c.Kind}
 	switch {
 	case c.Handoff != nil:

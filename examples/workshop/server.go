@@ -93,19 +93,15 @@ func newServer(ctx context.Context, cfg config, log *zap.Logger) (*server, error
 		return nil, err
 	}
 	s.base, s.cancel = context.WithCancel(context.Background())
-	// Sessions first: rows a crash left running are ended before transfers
-	// are reconciled (nothing is relaunched: the user decides).
-	n, err := s.svc.Reconcile(ctx)
+	// One process serves this store: Recover ends the session rows a
+	// crash left running, reaps what it left live and reconciles the
+	// transfers (nothing is relaunched: the user decides).
+	rec, err := s.co.Recover(ctx)
 	if err != nil {
 		s.abort()
-		return nil, fmt.Errorf("reconcile sessions: %w", err)
+		return nil, fmt.Errorf("recover: %w", err)
 	}
-	hs, err := s.co.Reconcile(ctx)
-	if err != nil {
-		s.abort()
-		return nil, fmt.Errorf("reconcile transfers: %w", err)
-	}
-	log.Info("reconciled", zap.Int("sessions_ended", n), zap.Int("handoffs_interrupted", len(hs)))
+	log.Info("recovered", zap.Int("sessions_ended", rec.EndedSessions), zap.Int("handoffs_reconciled", len(rec.Handoffs)))
 	s.wg.Add(1)
 	go s.wakeupLoop()
 	return s, nil
