@@ -13,35 +13,27 @@ import (
 // edge is one transition of the transfer machine.
 type edge struct{ from, to, label string }
 
-// machineEdges reads the transitions out of the machine's Mermaid export
-// ("a --> b: Trigger [guard]" lines), merging the labels of parallel edges.
+// machineEdges merges the machine's transition table into one edge per
+// pair of states, the triggers (and their guards) as its label.
 func machineEdges(g handoff.Graph) []edge {
 	var out []edge
 	idx := map[[2]string]int{}
-	for _, line := range strings.Split(g.Mermaid, "\n") {
-		line = strings.TrimSpace(line)
-		lhs, label, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		from, to, ok := strings.Cut(lhs, "-->")
-		if !ok {
-			continue
-		}
-		from, to = strings.TrimSpace(from), strings.TrimSpace(to)
-		if from == "[*]" {
+	for _, e := range g.Edges {
+		from, to := string(e.From), string(e.To)
+		if from == "" {
 			from = "new"
 		}
-		if to == "[*]" {
-			continue
+		label := string(e.Trigger)
+		if e.Guard != "" {
+			label += " [" + e.Guard + "]"
 		}
 		k := [2]string{from, to}
 		if i, seen := idx[k]; seen {
-			out[i].label += ", " + strings.TrimSpace(label)
+			out[i].label += ", " + label
 			continue
 		}
 		idx[k] = len(out)
-		out = append(out, edge{from, to, strings.TrimSpace(label)})
+		out = append(out, edge{from, to, label})
 	}
 	return out
 }
