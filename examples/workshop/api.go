@@ -52,6 +52,10 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("DELETE /api/workspaces/{ws}/instructions/{id}", s.guard(s.cancelInstruction))
 	mux.HandleFunc("GET /api/machine.svg", s.machineSVG)
 	mux.HandleFunc("GET /api/engines", s.listEngines)
+	// The MCP endpoint real agent CLIs call during a transfer (their
+	// report-only turn submits its report there). Its per-attempt token
+	// travels in the X-Baton-* headers, never in Authorization.
+	mux.Handle("POST /mcp", s.mcp.Handler())
 	mux.Handle("GET /", s.page())
 	return s.logged(s.secure(mux))
 }

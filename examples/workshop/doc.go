@@ -41,6 +41,8 @@
 // refuses to start without one; the page itself then cannot call the API
 // (it sends no token) and is meant for loopback use.
 //
-// The PostgreSQL store and a real agent engine are not offered yet:
-// -store postgres://... is refused at start.
+// The MCP endpoint agent CLIs call during a transfer is mounted at /mcp
+// (package handoff/mcpserver); its per-attempt token travels in its own
+// header, never in Authorization. The PostgreSQL store and a real agent
+// engine are not offered yet: -store postgres://... is refused at start.
 package main

@@ -18,6 +18,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/handoff/mcpserver"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/badgerstore"
@@ -52,6 +53,7 @@ type server struct {
 	engines *engine.Registry
 	svc     *session.Service
 	co      *handoff.Coordinator
+	mcp     *mcpserver.Server
 
 	ready    atomic.Bool
 	loopback bool
@@ -89,6 +91,12 @@ func newServer(ctx context.Context, cfg config, log *zap.Logger) (*server, error
 	}
 	s.co, err = handoff.New(st, s.engines, handoff.WithSessions(s.svc), handoff.WithLogger(log.Named("handoff")), handoff.WithInstanceID(id), handoff.WithObserver(s.observe))
 	if err != nil {
+		s.closeStore()
+		return nil, err
+	}
+	s.mcp, err = mcpserver.New(mcpserver.Config{Coordinator: s.co, Logger: log.Named("mcp")})
+	if err != nil {
+		_ = s.co.Shutdown(ctx)
 		s.closeStore()
 		return nil, err
 	}
