@@ -250,8 +250,11 @@ func TestBusyGuard(t *testing.T) {
 			t.Errorf("%s %s while pending = %d %s, want 409 workspace-busy", c.method, c.path, r.Status, r.Raw)
 		}
 	}
-	for _, path := range []string{"", "/sessions", "/instructions", "/wakeups", "/session-handoffs/current", "/session-handoffs/" + hid} {
+	for _, path := range []string{"", "/sessions", "/instructions", "/wakeups", "/session-handoffs", "/session-handoffs/" + hid} {
 		p.must(http.StatusOK, "GET", "/api/workspaces/"+ws+path, nil)
+	}
+	if r := p.must(http.StatusOK, "GET", "/api/workspaces/"+ws+"/session-handoffs/current", nil); str(r.Body, "handoff", "id") != hid {
+		t.Errorf("current while pending = %s, want %s", r.Raw, hid)
 	}
 	// The transfer's own routes are not guarded: they answer for themselves.
 	if r := p.do("POST", "/api/workspaces/"+ws+"/session-handoffs", handoffReq("busy-2", src, "demo-2", false)); r.Code() != "transfer-pending" {
