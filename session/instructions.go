@@ -185,9 +185,8 @@ func (s *Service) CancelInstruction(ctx context.Context, ws baton.WorkspaceID, i
 	return out, err
 }
 
-// deliverNext launches a turn with the oldest pending instruction. It holds
-// the workspace's start lock throughout, like Start, so that two deliveries
-// never pick the same instruction and never race for the process slot.
+// deliverNext launches a turn with the oldest pending instruction (see
+// launchNext) and waits for the engine to confirm it.
 func (s *Service) deliverNext(ctx context.Context, ws baton.WorkspaceID) (store.Instruction, bool, error) {
 	in, sess, p, err := s.launchNext(ctx, ws)
 	if err != nil || p == nil {
@@ -232,8 +231,10 @@ func (s *Service) launchNext(ctx context.Context, ws baton.WorkspaceID) (store.I
 		if w.Archived || CheckWritable(tx, ws, Owner{}) != nil {
 			return nil // a transfer keeps the queue as it is
 		}
-		if s.strayLaunch(tx, ws) != nil {
+		if err := s.strayLaunch(tx, ws); errors.Is(err, ErrSessionRunning) {
 			return nil // an earlier process's launch may still run
+		} else if err != nil {
+			return err
 		}
 		all, err := tx.ListInstructions(ws)
 		if err != nil {
