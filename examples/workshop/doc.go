@@ -43,6 +43,9 @@
 //
 // The MCP endpoint agent CLIs call during a transfer is mounted at /mcp
 // (package handoff/mcpserver); its per-attempt token travels in its own
-// header, never in Authorization. The PostgreSQL store and a real agent
-// engine are not offered yet: -store postgres://... is refused at start.
+// header, never in Authorization. -engine claude (or codex) adds the agent
+// CLI, run as a child process per turn (package engine/exec); a Claude
+// report-only turn submits its report through that endpoint. The
+// PostgreSQL store is not offered yet: -store postgres://... is refused at
+// start.
 package main

@@ -43,12 +43,15 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs := flag.NewFlagSet("workshop", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c config
-	var hosts string
+	var hosts, engines string
 	fs.StringVar(&c.Addr, "addr", env("BATON_ADDR", "127.0.0.1:8080"), "listen address (BATON_ADDR); beyond loopback a token is required")
 	fs.StringVar(&c.Data, "data", env("BATON_DATA", "./baton-data"), "data directory: the embedded store and the handoff documents (BATON_DATA)")
 	fs.StringVar(&c.Store, "store", env("BATON_STORE", ""), "store: empty for the embedded badger store in -data, memory, or a postgres:// URL (BATON_STORE)")
 	fs.BoolVar(&c.NoSync, "nosync", getenv("BATON_NOSYNC") == "1", "do not fsync each commit of the embedded store: survives a crash of the process, not of the machine; for demos and benchmarks (BATON_NOSYNC=1)")
 	fs.StringVar(&c.LogLevel, "log-level", env("BATON_LOG_LEVEL", "info"), "debug, info, warn or error (BATON_LOG_LEVEL)")
+	fs.StringVar(&engines, "engine", env("BATON_ENGINE", "demo"), "engines to offer besides demo, comma-separated: claude, codex (agent CLIs run as child processes) (BATON_ENGINE)")
+	fs.StringVar(&c.ClaudeBin, "claude-bin", env("BATON_CLAUDE_BIN", ""), "the claude executable (default: claude on PATH) (BATON_CLAUDE_BIN)")
+	fs.StringVar(&c.CodexBin, "codex-bin", env("BATON_CODEX_BIN", ""), "the codex executable (default: codex on PATH) (BATON_CODEX_BIN)")
 	fs.StringVar(&hosts, "allowed-hosts", env("BATON_ALLOWED_HOSTS", ""), "extra Host names to serve, comma-separated (BATON_ALLOWED_HOSTS)")
 	fs.DurationVar(&c.Demo.Ready, "demo-ready", envDur("BATON_DEMO_READY", defaultDemoTimings.Ready), "demo engine: readiness delay (BATON_DEMO_READY)")
 	fs.DurationVar(&c.Demo.Turn, "demo-turn", envDur("BATON_DEMO_TURN", defaultDemoTimings.Turn), "demo engine: how long an ordinary turn runs (BATON_DEMO_TURN)")
@@ -68,6 +71,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	for _, h := range strings.Split(hosts, ",") {
 		if h = strings.TrimSpace(h); h != "" {
 			c.Hosts = append(c.Hosts, h)
+		}
+	}
+	for _, e := range strings.Split(engines, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			c.Engines = append(c.Engines, e)
 		}
 	}
 	if c.Heartbeat <= 0 {
@@ -137,6 +145,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	hs := &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: zap.NewStdLog(log.Named("http"))}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
+	mcpURL := "http://" + ln.Addr().String() + "/mcp"
+	s.mcpURL.Store(&mcpURL)
 	s.ready.Store(true)
 	log.Info("serving", zap.String("addr", ln.Addr().String()), zap.String("data", cfg.Data), zap.Bool("loopback", loopback))
 

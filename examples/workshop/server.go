@@ -17,6 +17,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/engine/exec"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/handoff/mcpserver"
 	"github.com/batonhq/baton/session"
@@ -35,6 +36,11 @@ type config struct {
 	Token    string   // bearer token; required beyond loopback
 	Hosts    []string // extra Host names allowed besides the listen address and loopback names
 	Demo     DemoTimings
+	// Engines are the engines to register: demo and the real ones
+	// (claude, codex); demo is always registered.
+	Engines   []string
+	ClaudeBin string
+	CodexBin  string
 	// Grace bounds how long a shutdown waits for processes to confirm
 	// their stop; what is left then is ended and left to the next start's
 	// reconciliation.
@@ -50,6 +56,8 @@ type server struct {
 	log     *zap.Logger
 	st      store.Store
 	demo    *demoEngine
+	real    map[string]*exec.Engine
+	mcpURL  atomic.Pointer[string]
 	engines *engine.Registry
 	svc     *session.Service
 	co      *handoff.Coordinator
@@ -78,7 +86,17 @@ func newServer(ctx context.Context, cfg config, log *zap.Logger) (*server, error
 	}
 	s.st = st
 	s.demo = newDemoEngine(cfg.Demo, s.submitReport)
-	s.engines = engine.NewRegistry(map[string]engine.Engine{"demo": s.demo})
+	s.real, err = execEngines(cfg, log, &s.mcpURL)
+	if err != nil {
+		s.demo.Close()
+		s.closeStore()
+		return nil, err
+	}
+	reg := map[string]engine.Engine{"demo": s.demo}
+	for name, e := range s.real {
+		reg[name] = e
+	}
+	s.engines = engine.NewRegistry(reg)
 	s.svc, err = session.New(st, s.engines, session.WithLogger(log.Named("session")))
 	if err != nil {
 		s.closeStore()
@@ -204,6 +222,11 @@ func (s *server) shutdown(ctx context.Context) error {
 		err = nil
 	}
 	s.demo.Close()
+	for name, e := range s.real {
+		if cerr := e.Close(ctx); cerr != nil {
+			s.log.Warn("closing engine", zap.String("engine", name), zap.Error(cerr))
+		}
+	}
 	return errors.Join(err, s.closeStore())
 }
 
@@ -220,6 +243,7 @@ func (s *server) abort() {
 	s.stopBackground()
 	_ = s.co.Shutdown(context.Background())
 	s.demo.Close()
+	closeAll(s.real)
 	_ = s.closeStore()
 }
 
