@@ -135,7 +135,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return 1
 	}
 	s.loopback = loopback
-	s.hosts = allowedHosts(host, loopback, cfg.Hosts)
+	s.hosts = allowedHosts(host, cfg.Hosts)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "workshop:", err)

@@ -30,7 +30,7 @@ func TestReportRouteWithTheToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.hosts = allowedHosts("127.0.0.1", true, nil)
+	s.hosts = allowedHosts("127.0.0.1", nil)
 	hs := &http.Server{Handler: s.routes()}
 	go func() { _ = hs.Serve(ln) }()
 	t.Cleanup(func() {

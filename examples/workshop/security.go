@@ -18,8 +18,9 @@ func loopbackHost(host string) bool {
 }
 
 // allowedHosts is the Host allowlist: the listen host, the loopback names
-// when listening there, and the configured extra names.
-func allowedHosts(listenHost string, loopback bool, extra []string) map[string]bool {
+// (a rebinding page arrives under its own name, never under these), and
+// the configured extra names.
+func allowedHosts(listenHost string, extra []string) map[string]bool {
 	m := map[string]bool{}
 	add := func(h string) {
 		if h = strings.ToLower(strings.Trim(strings.TrimSpace(h), "[]")); h != "" {
@@ -27,11 +28,9 @@ func allowedHosts(listenHost string, loopback bool, extra []string) map[string]b
 		}
 	}
 	add(listenHost)
-	if loopback {
-		add("localhost")
-		add("127.0.0.1")
-		add("::1")
-	}
+	add("localhost")
+	add("127.0.0.1")
+	add("::1")
 	for _, h := range extra {
 		add(h)
 	}
