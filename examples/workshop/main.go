@@ -134,7 +134,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 		return 1
 	}
-	s.loopback = loopback
 	s.hosts = allowedHosts(host, cfg.Hosts)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

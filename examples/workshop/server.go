@@ -63,9 +63,8 @@ type server struct {
 	co      *handoff.Coordinator
 	mcp     *mcpserver.Server
 
-	ready    atomic.Bool
-	loopback bool
-	hosts    map[string]bool
+	ready atomic.Bool
+	hosts map[string]bool
 
 	// base is cancelled on shutdown: SSE streams and background loops end.
 	base   context.Context
