@@ -180,3 +180,31 @@ func TestRestart(t *testing.T) {
 		t.Errorf("instance id not kept: %v", err)
 	}
 }
+
+// TestGracefulShutdown: SIGTERM during a transfer exits 0 after the
+// shutdown turned the transfer interrupted (Coordinator.Shutdown); after a
+// restart it is still interrupted, nothing relaunched, and retry completes
+// it.
+func TestGracefulShutdown(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := startBinary(t, dir, "-demo-slow-ready", "1m", "-log-level", "info")
+	ws := p.workspace("demo-1")
+	src := p.session(ws)
+	hid := p.handoff(ws, "term-1", src, "slow-ready", false)
+	p.waitHandoff(ws, hid, "starting")
+	p.stop(syscall.SIGTERM)
+	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM:\n%s", code, p.logs.String())
+	}
+	// The transition the shutdown made, as the server logged it.
+	if !strings.Contains(p.logs.String(), `"trigger":"Shutdown","state":"interrupted"`) {
+		t.Fatalf("no Shutdown transition to interrupted in the log:\n%s", p.logs.String())
+	}
+	q := startBinary(t, dir, "-demo-slow-ready", "10ms")
+	if r := q.must(http.StatusOK, "GET", "/api/workspaces/"+ws+"/session-handoffs/"+hid, nil); str(r.Body, "handoff", "state") != "interrupted" {
+		t.Fatalf("after a graceful shutdown and a restart the handoff is %s, want interrupted", r.Raw)
+	}
+	q.must(http.StatusOK, "POST", "/api/workspaces/"+ws+"/session-handoffs/"+hid+"/decision", map[string]any{"action": "retry"})
+	q.waitHandoff(ws, hid, "completed")
+}
