@@ -94,7 +94,7 @@ func TestCrashAnyPoint(t *testing.T) {
 	}
 	var (
 		ran, random, samples, held int
-		full               time.Duration
+		full                       time.Duration
 	)
 	record := func(o outcome) {
 		ran++
@@ -197,14 +197,13 @@ wait:
 		}
 	}
 	out := recoverHost(t, ctx, dir)
-	if left := scan(dir); len(left) > 0 {
-		if !hasLine(out, "held start=refused") {
-			t.Errorf("after Recover %d processes of the run still run (%v) and the workspace was released; recovery said:\n%s", len(left), left, strings.Join(out, "\n"))
-		}
+	left := scan(dir)
+	if err := checkRecovered(out, left); err != nil {
+		t.Error(err)
+	}
+	if len(left) > 0 {
 		o.held = true
 		t.Logf("Recover left %d processes running, workspace held: %v", len(left), left)
-	} else if !hasLine(out, "released") && !hasLine(out, "no workspace") && !hasLine(out, "held start=refused") {
-		t.Errorf("recovery did not say what it left:\n%s", strings.Join(out, "\n"))
 	}
 
 	var bad []string
@@ -214,6 +213,47 @@ wait:
 	}
 	checkSpawns(t, filepath.Join(dir, "spawns"))
 	return o
+}
+
+// checkRecovered is the invariant after a recovery that said out: every
+// process of the run is gone (left is empty), or the workspace is held (an
+// ordinary start was refused).
+func checkRecovered(out []string, left []proc) error {
+	switch {
+	case len(left) > 0 && !hasLine(out, "held start=refused"):
+		return fmt.Errorf("after Recover %d processes of the run still run (%v) and the workspace was released; recovery said:\n%s",
+			len(left), left, strings.Join(out, "\n"))
+	case !hasLine(out, "released") && !hasLine(out, "no workspace") && !hasLine(out, "held start=refused"):
+		return fmt.Errorf("recovery did not say what it left:\n%s", strings.Join(out, "\n"))
+	}
+	return nil
+}
+
+// TestCrashCheckCatchesNoReaper runs the check on a broken host, whose
+// engine does not say it can reap (so baton assumes its processes died
+// with their host): the grandchild of the killed host's target still runs
+// after the recovery released the workspace, and checkRecovered must say
+// so.
+func TestCrashCheckCatchesNoReaper(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	t.Cleanup(func() { killRun(t, dir) })
+	h := startHost(t, dir, "-mode", "run")
+	for line := range h.lines {
+		if strings.HasPrefix(line, "state completed") {
+			break
+		}
+	}
+	h.kill()
+	out := recoverHost(t, ctx, dir, "-no-reaper")
+	left := scan(dir)
+	if len(left) == 0 {
+		t.Fatalf("nothing of the killed host outlived it; recovery said:\n%s", strings.Join(out, "\n"))
+	}
+	if err := checkRecovered(out, left); err == nil {
+		t.Errorf("checkRecovered passed a recovery that released the workspace while %v still run; it said:\n%s", left, strings.Join(out, "\n"))
+	}
 }
 
 // checkSpawns reads the spawn log: the recovery launched nothing, and no

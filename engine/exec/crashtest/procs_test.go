@@ -159,3 +159,31 @@ func killRun(t *testing.T, run string) {
 		}
 	}
 }
+
+// TestTwoAgents: a pair is reported only when the process read first still
+// runs with the start time it was read with.
+func TestTwoAgents(t *testing.T) {
+	self := os.Getpid()
+	start := statOf(self)
+	if start == "" {
+		t.Fatal("no start time for this process")
+	}
+	parent := os.Getppid()
+	tests := []struct {
+		name string
+		seen []proc
+		want bool
+	}{
+		{"one launch", []proc{{self, start, "a"}, {parent, statOf(parent), "a"}}, false},
+		{"two launches, first still runs", []proc{{self, start, "a"}, {parent, statOf(parent), "b"}}, true},
+		{"two launches, first gone since", []proc{{self, start + "0", "a"}, {parent, statOf(parent), "b"}}, false},
+		{"none", nil, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := twoAgents(tc.seen) != ""; got != tc.want {
+				t.Errorf("twoAgents(%v) reported %t, want %t", tc.seen, got, tc.want)
+			}
+		})
+	}
+}
