@@ -5,6 +5,7 @@ package crashtest
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,11 +22,13 @@ import (
 )
 
 // point is one kill point: the host is SIGKILLed as soon as it prints a
-// line starting with at, or after delay when at is empty.
+// line starting with at, or, when at is empty, delay after its start (after
+// it printed a line starting with after, when set).
 type point struct {
 	name    string
 	summary bool
 	at      string
+	after   string
 	delay   time.Duration
 	// reapFail first recovers with an engine that confirms no reap: the
 	// workspace must then stay held while anything runs.
@@ -40,6 +43,7 @@ type point struct {
 type outcome struct {
 	landed    string        // the host's last line before the kill
 	completed time.Duration // from the host's start to "state completed", if seen
+	ready     time.Duration // from the host's start to "source ready", if seen
 	samples   int
 	held      bool // a recovery found processes left and the workspace held
 }
@@ -94,7 +98,7 @@ func TestCrashAnyPoint(t *testing.T) {
 	}
 	var (
 		ran, random, samples, held int
-		full                       time.Duration
+		full, span                 time.Duration
 	)
 	record := func(o outcome) {
 		ran++
@@ -103,6 +107,9 @@ func TestCrashAnyPoint(t *testing.T) {
 			held++
 		}
 		full = max(full, o.completed)
+		if o.completed > 0 && o.ready > 0 {
+			span = max(span, o.completed-o.ready)
+		}
 	}
 	for _, p := range named {
 		t.Run(p.name, func(t *testing.T) {
@@ -111,13 +118,18 @@ func TestCrashAnyPoint(t *testing.T) {
 			record(o)
 		})
 	}
-	if full == 0 {
-		full = 2 * time.Second
+	if full == 0 || span == 0 {
+		full, span = 2*time.Second, time.Second
 	}
+	// Half the random moments fall anywhere from the host's start, half in
+	// the transfer itself (from the source's readiness).
 	rng := rand.New(rand.NewPCG(seed, 0))
 	for i := range n {
-		p := point{summary: i%2 == 0, delay: time.Duration(rng.Int64N(int64(full + full/5)))}
-		p.name = fmt.Sprintf("random/%d/summary=%t/%s", i, p.summary, p.delay.Round(time.Millisecond))
+		p := point{summary: i%4 < 2, delay: time.Duration(rng.Int64N(int64(full + full/10)))}
+		if i%2 == 1 {
+			p.after, p.delay = "source ready", time.Duration(rng.Int64N(int64(span+span/10)))
+		}
+		p.name = fmt.Sprintf("random/%d/summary=%t/%s+%s", i, p.summary, cmp.Or(p.after, "start"), p.delay.Round(time.Millisecond))
 		t.Run(p.name, func(t *testing.T) {
 			o := runPoint(t, p)
 			t.Logf("killed after %q", o.landed)
@@ -151,7 +163,7 @@ func runPoint(t *testing.T, p point) outcome {
 	h := startHost(t, dir, args...)
 	begun := time.Now()
 	var timer <-chan time.Time
-	if p.at == "" {
+	if p.at == "" && p.after == "" {
 		timer = time.After(p.delay)
 	}
 wait:
@@ -167,8 +179,14 @@ wait:
 				t.Fatalf("host: %s\nstderr:\n%s", line, h.stderr.String())
 			}
 			o.landed = line
-			if strings.HasPrefix(line, "state completed") {
+			switch {
+			case strings.HasPrefix(line, "state completed"):
 				o.completed = time.Since(begun)
+			case strings.HasPrefix(line, "source ready"):
+				o.ready = time.Since(begun)
+			}
+			if p.at == "" && p.after != "" && timer == nil && strings.HasPrefix(line, p.after) {
+				timer = time.After(p.delay)
 			}
 			if p.at != "" && strings.HasPrefix(line, p.at) {
 				break wait
