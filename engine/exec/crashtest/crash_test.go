@@ -201,7 +201,7 @@ wait:
 	h.kill()
 
 	if p.reapFail {
-		out := recoverHost(t, ctx, dir, "-reap-fail")
+		out := runHost(t, ctx, dir, "recover", "-reap-fail")
 		left := scan(dir)
 		t.Logf("recovery that confirms no reap, with %d processes left, said:\n%s", len(left), strings.Join(out, "\n"))
 		switch {
@@ -214,7 +214,7 @@ wait:
 			t.Errorf("the kill left no orphan to reap: the test checked nothing")
 		}
 	}
-	out := recoverHost(t, ctx, dir)
+	out := runHost(t, ctx, dir, "recover")
 	left := scan(dir)
 	if err := checkRecovered(out, left); err != nil {
 		t.Error(err)
@@ -222,6 +222,17 @@ wait:
 	if len(left) > 0 {
 		o.held = true
 		t.Logf("Recover left %d processes running, workspace held: %v", len(left), left)
+	}
+
+	// The user retries what the crash interrupted; the retrying host then
+	// shuts down, which stops what it launched.
+	out = runHost(t, ctx, dir, "retry")
+	if !hasLine(out, "settled completed") && !hasLine(out, "nothing to retry") {
+		t.Errorf("the retry did not complete:\n%s", strings.Join(out, "\n"))
+	}
+	t.Logf("retry: %s", out[len(out)-1])
+	if left := scan(dir); len(left) > 0 {
+		t.Errorf("after the retrying host shut down, %v still run", left)
 	}
 
 	var bad []string
@@ -264,7 +275,7 @@ func TestCrashCheckCatchesNoReaper(t *testing.T) {
 		}
 	}
 	h.kill()
-	out := recoverHost(t, ctx, dir, "-no-reaper")
+	out := runHost(t, ctx, dir, "recover", "-no-reaper")
 	left := scan(dir)
 	if len(left) == 0 {
 		t.Fatalf("nothing of the killed host outlived it; recovery said:\n%s", strings.Join(out, "\n"))
@@ -291,7 +302,7 @@ func checkSpawns(t *testing.T, path string) {
 		if err := json.Unmarshal([]byte(line), &s); err != nil {
 			t.Fatalf("spawn log line %q: %v", line, err)
 		}
-		if s.Host != "run" {
+		if s.Host == "recover" {
 			t.Errorf("the %s host launched %s (session %s, %s turn): a recovery must launch nothing", s.Host, s.Launch, s.Session, s.Turn)
 		}
 		if s.Attempt == 0 {
@@ -356,22 +367,22 @@ func (h *hostRun) said() string {
 	return strings.Join(h.out, "\n")
 }
 
-// recoverHost runs the host in recover mode to its end and returns its
-// lines; it fails the test on an error line or a failed exit.
-func recoverHost(t *testing.T, ctx context.Context, dir string, extra ...string) []string {
+// runHost runs the host in mode to its end and returns its lines; it fails
+// the test on an error line or a failed exit.
+func runHost(t *testing.T, ctx context.Context, dir, mode string, extra ...string) []string {
 	t.Helper()
-	args := append([]string{"-mode", "recover", "-dir", dir, "-agent", bins["agent"], "-spawnlog", filepath.Join(dir, "spawns")}, extra...)
+	args := append([]string{"-mode", mode, "-dir", dir, "-agent", bins["agent"], "-spawnlog", filepath.Join(dir, "spawns")}, extra...)
 	cmd := osexec.CommandContext(ctx, bins["host"], args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	b, err := cmd.Output()
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	if err != nil {
-		t.Fatalf("recover %v: %v; it said:\n%s\nstderr:\n%s", extra, err, b, stderr.String())
+		t.Fatalf("%s %v: %v; it said:\n%s\nstderr:\n%s", mode, extra, err, b, stderr.String())
 	}
 	for _, l := range lines {
 		if strings.HasPrefix(l, "error") {
-			t.Errorf("recover %v: %s", extra, l)
+			t.Errorf("%s %v: %s", mode, extra, l)
 		}
 	}
 	return lines

@@ -15,6 +15,10 @@
 // by trying an ordinary start. With -no-reaper its engine is not an
 // engine.Reaper at all (a broken host, which the test must catch).
 //
+// In mode "retry" it recovers, retries an interrupted or failed transfer
+// (Decide), waits until it settles, prints it, and shuts down, which stops
+// what it launched.
+//
 // Every Start is first appended to the -spawnlog file and synced, so that a
 // spawn the host made before it was killed is always on record.
 package main
@@ -122,7 +126,7 @@ func (s startOnly) Start(ctx context.Context, req engine.StartRequest) (engine.P
 }
 
 func main() {
-	mode := flag.String("mode", "run", "run | recover")
+	mode := flag.String("mode", "run", "run | recover | retry")
 	dir := flag.String("dir", "", "the host's data directory")
 	agent := flag.String("agent", "", "the stand-in agent binary")
 	summary := flag.Bool("summary", false, "ask the source for a report")
@@ -207,6 +211,8 @@ func main() {
 		run(ctx, co, *dir, *summary)
 	case "recover":
 		recoverAll(ctx, co, st)
+	case "retry":
+		retry(ctx, co)
 	default:
 		fail(fmt.Errorf("unknown mode %q", *mode))
 	}
@@ -312,4 +318,36 @@ func recoverAll(ctx context.Context, co *handoff.Coordinator, st store.Store) {
 	default:
 		say("error an ordinary start was not refused while a launch may still run: %v", err)
 	}
+}
+
+// retry recovers, then retries the workspace's transfer if it waits for a
+// decision, and waits until it settles.
+func retry(ctx context.Context, co *handoff.Coordinator) {
+	if _, err := co.Recover(ctx); err != nil {
+		fail(err)
+	}
+	hs, err := co.List(ctx, "ws")
+	if errors.Is(err, handoff.ErrWorkspaceNotFound) {
+		say("nothing to retry")
+		return
+	}
+	if err != nil {
+		fail(err)
+	}
+	for _, h := range hs {
+		if h.State != store.StateInterrupted && h.State != store.StateFailed {
+			continue
+		}
+		h, err := co.Decide(ctx, "ws", h.ID, handoff.Retry)
+		if err != nil {
+			fail(err)
+		}
+		say("retried attempt=%d", h.Attempt)
+		if h, err = co.Wait(ctx, "ws", h.ID); err != nil {
+			fail(err)
+		}
+		say("settled %s attempt=%d", h.State, h.Attempt)
+		return
+	}
+	say("nothing to retry")
 }
