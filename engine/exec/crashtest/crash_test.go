@@ -64,7 +64,9 @@ type spawn struct {
 // every process of every launch is gone after the recovery, or the
 // workspace is still held (an ordinary start is refused); two launches
 // never ran at once (sampled from /proc throughout); no target was launched
-// twice for one attempt, and the recovery launched nothing.
+// twice for one attempt, and the recovery launched nothing. A host then
+// retries what the crash interrupted, which must complete, and shuts down,
+// which must leave nothing running.
 func TestCrashAnyPoint(t *testing.T) {
 	named := []point{
 		{name: "plain/stopping", at: "state stopping"},

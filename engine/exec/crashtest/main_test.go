@@ -3,8 +3,9 @@
 // Package crashtest checks baton's guarantees with real agent processes:
 // a host program built on store/badgerstore, engine/exec and
 // handoff.Coordinator is SIGKILLed at every point of a session transfer and
-// restarted on the same directory, and the native path is driven through
-// the exec engine. It holds tests only.
+// restarted on the same directory (Coordinator.Recover, then a retry of the
+// interrupted transfer), and the native path is driven through the exec
+// engine. It holds tests only.
 //
 // # Basics
 //
