@@ -58,7 +58,7 @@
 //     same counter, so a feed read inside an Update is serializable too.
 //
 // Store implements store.Notifier (in process: subscribers are woken after
-// a commit has returned from badger, coalesced, never blocking the
+// a commit is durable and visible, coalesced, never blocking the
 // committer) and store.Exclusive (Incarnation is a random id minted by
 // each Open: one process holds the directory at a time).
 //
