@@ -107,10 +107,11 @@
 // snapshot may hold a commit not yet covered waits, before it returns,
 // for a round that started after its snapshot; one that sees only covered
 // commits (the usual case without concurrent writers) does not wait. The
-// change feed's notifications go out after the round. A round that fails
-// fails every later wait as well (ErrStorage): after a failed fsync the
-// kernel may have dropped pages, so the store must be closed and reopened
-// (badger then replays its logs).
+// change feed's notifications go out after the round. Once a round fails,
+// its commits and every later transaction return ErrStorage: after a
+// failed fsync the kernel may have dropped pages, so nothing visible is
+// known to be durable; the store must be closed and opened again (badger
+// then replays its logs), as PostgreSQL restarts after a failed fsync.
 //
 // Besides the store sentinels, errors match ErrLocked, ErrFormat,
 // ErrStorage (badger failed, or a stored value does not decode) and

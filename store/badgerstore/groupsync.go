@@ -74,6 +74,14 @@ type groupSync struct {
 	vlogSynced uint64
 }
 
+// failed returns the error of a failed round, if one failed: the store
+// can no longer tell what is durable, so it refuses every transaction.
+func (g *groupSync) failed() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.err
+}
+
 // snapshot is called right after a transaction took its snapshot. If
 // commits not yet covered by a round may be in it, it returns the first
 // round to start after the snapshot, which covers them; else 0.
@@ -123,6 +131,9 @@ func (g *groupSync) commit(txn *badger.Txn, vlog bool) (conflict bool, err error
 type syncHooks struct {
 	roundStart func(round uint64)
 	syncing    func(round uint64, name string) // just before the file's fsync
+	// fail, if set, is called before each fsync and replaces its result
+	// when it returns an error.
+	fail func(round uint64, name string) error
 	roundEnd   func(round uint64, err error)
 	commit     func(id uint64, vlog bool)
 	ack        func(id uint64)
@@ -223,6 +234,11 @@ func (g *groupSync) round(round uint64) (err error) {
 			}
 			if h != nil {
 				h.syncing(round, lf.name)
+				if h.fail != nil {
+					if err := h.fail(round, lf.name); err != nil {
+						return err
+					}
+				}
 			}
 			if err := fsyncFile(filepath.Join(g.dir, lf.name)); err != nil {
 				return err

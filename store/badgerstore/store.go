@@ -192,7 +192,8 @@ func (s *Store) end() {
 // again); store.ErrTxConflict when the conflict retries are exhausted (safe
 // to retry the whole Update); ErrStorage if badger fails to commit, if a
 // group commit sync fails (the commit may be visible but is not known to
-// be durable; so is every later one: close the store and open it again),
+// be durable: from then on every Update and View returns that error; close
+// the store and open it again),
 // or if a write inside fn failed with ErrStorage (a half-done write is never
 // committed, even when fn ignores its error and returns nil); otherwise
 // fn's error, as is.
@@ -238,7 +239,7 @@ func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
 //
 // Errors: baton.ErrInvalid for a nil fn; store.ErrClosed after Close; an
 // error wrapping ctx.Err() if ctx is done before fn starts (fn is not
-// called); ErrStorage if a group commit sync it waited for failed;
+// called); ErrStorage once a group commit sync failed (see Update);
 // otherwise fn's error, as is.
 func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
 	if fn == nil {
@@ -270,6 +271,9 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (
 	// once they are durable (a commit of its own waits for a later round).
 	var cover uint64
 	if s.gs != nil {
+		if err := s.gs.failed(); err != nil {
+			return false, nil, err
+		}
 		cover = s.gs.snapshot()
 		t.threshold = s.gs.threshold
 	}
