@@ -133,11 +133,11 @@ type syncHooks struct {
 	syncing    func(round uint64, name string) // just before the file's fsync
 	// fail, if set, is called before each fsync and replaces its result
 	// when it returns an error.
-	fail func(round uint64, name string) error
-	roundEnd   func(round uint64, err error)
-	commit     func(id uint64, vlog bool)
-	ack        func(id uint64)
-	wait       func() // a goroutine waits for a running round (under the lock)
+	fail     func(round uint64, name string) error
+	roundEnd func(round uint64, err error)
+	commit   func(id uint64, vlog bool)
+	ack      func(id uint64)
+	wait     func() // a goroutine waits for a running round (under the lock)
 	// skipClosed breaks the rounds the way DB.Sync is broken (closed
 	// files are never synced), so that a test can show its checker
 	// catches the rotation trap.
