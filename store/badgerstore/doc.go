@@ -94,7 +94,9 @@
 // every write it ever gets. A commit's log file is thus synced by the
 // round, or was closed and synced by an earlier round, or is gone, which
 // badger does only after the memtable is flushed to a synced table
-// recorded in its synced manifest. On Linux an fdatasync of a file writes
+// recorded in its synced manifest. When a new log file appears, the round
+// also syncs the directory, which badger itself never does for them. On
+// Linux an fdatasync of a file writes
 // back the pages dirtied through a memory map of it, which is all badger's
 // own msync does. Open checks that the directory holds log files named as
 // this relies on, and falls back to SyncWrites otherwise;

@@ -62,8 +62,10 @@ type groupSync struct {
 	// or a later one returns err.
 	err         error
 	failedRound uint64
-	// closedSynced are the closed log files already fsynced.
+	// closedSynced are the closed log files already fsynced; known are
+	// the log files whose directory entry is synced (round only).
 	closedSynced map[string]struct{}
+	known        map[string]struct{}
 
 	hooks *syncHooks // nil outside this package's tests
 	ids   atomic.Uint64
@@ -247,6 +249,21 @@ func (g *groupSync) round(round uint64) (err error) {
 				g.closedSynced[lf.name] = struct{}{}
 			}
 		}
+	}
+	// A log file created since the last round has a directory entry
+	// badger never syncs; sync it too (more than SyncWrites does, and
+	// only once per rotation).
+	newFile := false
+	for name := range present {
+		if _, ok := g.known[name]; !ok {
+			newFile = true
+		}
+	}
+	if newFile {
+		if err := fsyncFile(g.dir); err != nil {
+			return err
+		}
+		g.known = present
 	}
 	g.vlogSynced = vlogWrites
 	return nil
