@@ -242,6 +242,13 @@ func (l *launch) cleanup() {
 
 // prepare builds argv and environment and writes the launch's files.
 func (e *Engine) prepare(ctx context.Context, req engine.StartRequest) (*launch, error) {
+	if req.Dir != "" {
+		// Go reports a missing working directory as the binary's absence:
+		// say what is missing.
+		if fi, err := os.Stat(req.Dir); err != nil || !fi.IsDir() {
+			return nil, baton.Errorf(baton.ErrUnavailable, "exec: working directory %q is not a directory", req.Dir)
+		}
+	}
 	prof := &e.opts.Profile
 	cfg := req.Config.Normalize()
 	v := vars{
