@@ -3,6 +3,7 @@ package batonmcp
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -50,18 +51,18 @@ type Wiring struct {
 	grants map[baton.HandoffID]mcpserver.Access
 }
 
-// New returns a Wiring. Errors: ErrBadOptions without an Endpoint, or with
-// a Name Claude Code would not accept.
+// New returns a Wiring. Errors: ErrBadOptions when the Endpoint is not an
+// http URL, or the Name one Claude Code would not accept.
 func New(o Options) (*Wiring, error) {
 	if o.Name == "" {
 		o.Name = mcpserver.DefaultName
 	}
 	o.Bridge = slices.Clone(o.Bridge)
 	w := &Wiring{opts: o, grants: map[baton.HandoffID]mcpserver.Access{}}
-	if o.Endpoint == "" {
-		return nil, baton.Errorf(ErrBadOptions, "no endpoint")
+	if u, err := url.Parse(o.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, baton.Errorf(ErrBadOptions, "the endpoint %q is not an http URL", o.Endpoint)
 	}
-	// Render a configuration once, to check the name and the endpoint.
+	// Render a configuration once, to check the name.
 	probe := mcpserver.Access{Scope: mcpserver.ScopeReport, Workspace: "w", Handoff: "h", Token: baton.NewToken()}
 	if _, err := w.render(probe); err != nil {
 		return nil, baton.Errorf(ErrBadOptions, "%v", err)

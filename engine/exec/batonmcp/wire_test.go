@@ -30,6 +30,7 @@ func TestNewOptions(t *testing.T) {
 		{"http", batonmcp.Options{Endpoint: "http://127.0.0.1:1/mcp"}, nil},
 		{"bridge", batonmcp.Options{Endpoint: "http://127.0.0.1:1/mcp", Name: "relay", Bridge: []string{"/usr/bin/host", "mcp-bridge"}}, nil},
 		{"no endpoint", batonmcp.Options{}, batonmcp.ErrBadOptions},
+		{"not a URL", batonmcp.Options{Endpoint: "127.0.0.1:1/mcp"}, batonmcp.ErrBadOptions},
 		{"bad name", batonmcp.Options{Endpoint: "http://127.0.0.1:1/mcp", Name: "ba ton"}, batonmcp.ErrBadOptions},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
