@@ -316,4 +316,16 @@ func TestClaudeTransferOverMCP(t *testing.T) {
 	if len(seen) != len(want) {
 		t.Errorf("tool sets offered: %v; want each of %v", seen, want)
 	}
+
+	// The MCP exchange: initialize (protocol 2025-11-25), tools/list and
+	// tools/call, each turn on its own connection.
+	methods, versions := r.mcp.seen()
+	for _, m := range []string{"initialize", "notifications/initialized", "tools/list", "tools/call"} {
+		if !slices.Contains(methods, m) {
+			t.Errorf("the CLI never sent %s: %q", m, methods)
+		}
+	}
+	if len(versions) < 2 || slices.ContainsFunc(versions, func(v string) bool { return v != "2025-11-25" }) {
+		t.Errorf("initialize asked for protocol versions %q; want 2025-11-25 at each turn", versions)
+	}
 }

@@ -281,4 +281,13 @@ func TestCodexTransferOverMCP(t *testing.T) {
 	if !slices.Equal(sets, want) {
 		t.Errorf("the baton tools offered, turn after turn: %q; want %q", sets, want)
 	}
+
+	// The MCP exchange of each wired turn (Codex 0.171.0 asks for
+	// protocol 2025-06-18); the source's ordinary turn has none.
+	methods, versions := r.mcp.seen()
+	turn := []string{"initialize", "notifications/initialized", "tools/list", "tools/call", "tools/call"}
+	if want := append(slices.Clone(turn), turn...); !slices.Equal(methods, want) {
+		t.Errorf("MCP methods %q; want %q", methods, want)
+	}
+	t.Logf("initialize asked for protocol versions %q", versions)
 }

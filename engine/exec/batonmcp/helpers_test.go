@@ -3,13 +3,18 @@
 package batonmcp_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -83,6 +88,43 @@ type rig struct {
 	ws   baton.WorkspaceID
 	work string
 	eng  string // the engine's name
+	mcp  *mcpLog
+}
+
+// mcpLog records the JSON-RPC methods that reach the MCP endpoint, and the
+// protocol version each initialize asked for.
+type mcpLog struct {
+	mu       sync.Mutex
+	methods  []string
+	versions []string
+}
+
+func (l *mcpLog) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct {
+			Method string `json:"method"`
+			Params struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &msg) == nil && msg.Method != "" {
+			l.mu.Lock()
+			l.methods = append(l.methods, msg.Method)
+			if msg.Method == "initialize" {
+				l.versions = append(l.versions, msg.Params.ProtocolVersion)
+			}
+			l.mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (l *mcpLog) seen() (methods, versions []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.methods), slices.Clone(l.versions)
 }
 
 type rigOpts struct {
@@ -140,7 +182,8 @@ func newRig(t testing.TB, o rigOpts) *rig {
 		t.Fatal(err)
 	}
 	r.srv = srv
-	mux.Handle("/mcp", srv.Handler())
+	r.mcp = &mcpLog{}
+	mux.Handle("/mcp", r.mcp.wrap(srv.Handler()))
 	w.Attach(co, srv)
 	if _, err := co.Sessions().CreateWorkspace(r.ctx, store.Workspace{ID: r.ws, Root: r.work, Mission: "Fix the parser.",
 		Config: baton.EngineConfig{Engine: o.engine, Model: o.model}}); err != nil {
