@@ -54,12 +54,12 @@ const ReportTool = "submit_session_handoff"
 //
 // with --model, --effort and --permission-mode for the configuration. A
 // report-only turn gets --tools with the read-only tools, --allowedTools
-// with those and mcp__<server>__submit_session_handoff, and the MCP
-// configuration. The native id is the session_id of the first line
-// ({"type":"system","subtype":"init",...}); readiness is the first
-// assistant message or a successful result line; a result line with
-// is_error refuses the turn; "No conversation found" marks a missing
-// session. The profile is a Reconfigurer: Claude Code resumes a session
+// with those and mcp__<server>__submit_session_handoff (or the
+// ReportMCPTools), and the MCP configuration. The native id is the
+// session_id of the first line ({"type":"system","subtype":"init",...});
+// readiness is the first assistant message or a successful result line; a
+// result line with is_error refuses the turn; "No conversation found"
+// marks a missing session. The profile is a Reconfigurer: Claude Code resumes a session
 // under another --model.
 func Claude(o ClaudeOptions) Profile {
 	if o.Command == "" {
