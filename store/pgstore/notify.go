@@ -24,19 +24,25 @@ const (
 )
 
 // notifier dispatches the schema's notifications to in-process
-// subscribers. Its listener, started by the first subscription, holds one
-// connection of its own (outside the pool: LISTEN belongs to a session).
+// subscribers. Its listener holds one connection of its own, outside the
+// pool (LISTEN belongs to a session).
+//
+// Commits of this store notify its subscribers directly, when the commit
+// returns; the server's notifications of those commits, recognised by the
+// backend process id of the pool connection that sent them, are dropped,
+// so that each commit notifies once. Notifications from any other backend
+// (another process, another Store) are dispatched as they arrive.
 type notifier struct {
 	cfg     *pgx.ConnConfig
 	channel string
 	log     *zap.Logger
 
-	mu      sync.Mutex
-	subs    map[*subscription]struct{}
-	started bool
-	closed  bool
-	stop    context.CancelFunc
-	done    chan struct{} // closed when the listener has returned
+	mu     sync.Mutex
+	subs   map[*subscription]struct{}
+	own    map[uint32]struct{} // backend pids of the pool's connections
+	closed bool
+	stop   context.CancelFunc
+	done   chan struct{} // closed when the listener has returned
 }
 
 type subscription struct {
@@ -45,11 +51,41 @@ type subscription struct {
 }
 
 func newNotifier(cfg *pgx.ConnConfig, channel string, log *zap.Logger) *notifier {
-	return &notifier{cfg: cfg, channel: channel, log: log, subs: map[*subscription]struct{}{}}
+	return &notifier{
+		cfg: cfg, channel: channel, log: log,
+		subs: map[*subscription]struct{}{},
+		own:  map[uint32]struct{}{},
+	}
 }
 
-// subscribe registers a subscriber and starts the listener if needed.
-// After close the channel never receives.
+// start listens on a first connection, so that nothing committed after
+// Open returns can be missed, and hands it to the listener goroutine.
+func (n *notifier) start(ctx context.Context) error {
+	conn, err := n.connect(ctx)
+	if err != nil {
+		return dbErr("listen", err)
+	}
+	lctx, stop := context.WithCancel(context.Background())
+	n.stop, n.done = stop, make(chan struct{})
+	go n.listen(lctx, conn)
+	return nil
+}
+
+// addOwn and dropOwn track the pool's connections (pgxpool hooks).
+func (n *notifier) addOwn(pid uint32) {
+	n.mu.Lock()
+	n.own[pid] = struct{}{}
+	n.mu.Unlock()
+}
+
+func (n *notifier) dropOwn(pid uint32) {
+	n.mu.Lock()
+	delete(n.own, pid)
+	n.mu.Unlock()
+}
+
+// subscribe registers a subscriber. After close its channel never
+// receives.
 func (n *notifier) subscribe(ws baton.WorkspaceID) (<-chan struct{}, func()) {
 	sub := &subscription{ws: ws, ch: make(chan struct{}, 1)}
 	n.mu.Lock()
@@ -58,14 +94,6 @@ func (n *notifier) subscribe(ws baton.WorkspaceID) (<-chan struct{}, func()) {
 		return sub.ch, func() {}
 	}
 	n.subs[sub] = struct{}{}
-	if !n.started {
-		// The listener notifies every subscriber once it listens, so a
-		// commit made before that is not missed.
-		n.started = true
-		ctx, stop := context.WithCancel(context.Background())
-		n.stop, n.done = stop, make(chan struct{})
-		go n.listen(ctx)
-	}
 	return sub.ch, sync.OnceFunc(func() {
 		n.mu.Lock()
 		delete(n.subs, sub)
@@ -87,12 +115,16 @@ func (n *notifier) close() {
 	}
 }
 
-// wake notifies the subscribers of ws and those of every workspace; all
-// notifies every subscriber. Neither blocks: a channel holding a value
-// already has a notification pending.
-func (n *notifier) wake(ws baton.WorkspaceID, all bool) {
+// wake notifies the subscribers of ws and those of every workspace (all:
+// every subscriber), unless from is the pid of one of the pool's
+// connections (0: a local commit). It never blocks: a channel holding a
+// value already has a notification pending.
+func (n *notifier) wake(ws baton.WorkspaceID, all bool, from uint32) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if _, own := n.own[from]; own && from != 0 {
+		return
+	}
 	for sub := range n.subs {
 		if all || sub.ws == "" || sub.ws == ws {
 			select {
@@ -103,80 +135,96 @@ func (n *notifier) wake(ws baton.WorkspaceID, all bool) {
 	}
 }
 
-// local notifies in-process subscribers of a commit at once, without
-// waiting for the server's notification to come back.
+// local notifies in-process subscribers of a commit of this store.
 func (n *notifier) local(changed []baton.WorkspaceID) {
 	for _, ws := range changed {
-		n.wake(ws, false)
+		n.wake(ws, false, 0)
 	}
 }
 
-// listen keeps a LISTEN connection until ctx ends, reconnecting when it is
-// lost. After each (re)connection every subscriber is notified: changes
-// committed while nobody listened would be missed otherwise.
-func (n *notifier) listen(ctx context.Context) {
+func (n *notifier) connect(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, n.cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{n.channel}.Sanitize()); err != nil {
+		closeConn(conn)
+		return nil, err
+	}
+	n.log.Debug("pgstore: listening", zap.String("channel", n.channel))
+	return conn, nil
+}
+
+func closeConn(conn *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	defer cancel()
+	_ = conn.Close(ctx)
+}
+
+// listen serves conn until it fails, then reconnects, until ctx ends.
+// After each reconnection every subscriber is notified: changes committed
+// while nobody listened would be missed otherwise.
+func (n *notifier) listen(ctx context.Context, conn *pgx.Conn) {
 	defer close(n.done)
-	wait := retryMin
 	for {
-		err := n.session(ctx)
+		err := n.serve(ctx, conn)
+		closeConn(conn)
 		if ctx.Err() != nil {
 			return
 		}
-		if err == nil { // connected and listened before it failed
-			wait = retryMin
-		}
 		n.log.Warn("pgstore: notification listener lost its connection; reconnecting",
-			zap.String("channel", n.channel), zap.Duration("after", wait), zap.Error(err))
+			zap.String("channel", n.channel), zap.Error(err))
+		if conn = n.reconnect(ctx); conn == nil {
+			return
+		}
+		n.wake("", true, 0)
+	}
+}
+
+// reconnect retries connect with a growing pause; nil once ctx ends.
+func (n *notifier) reconnect(ctx context.Context) *pgx.Conn {
+	wait := retryMin
+	for {
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return
+			return nil
 		case <-t.C:
 		}
+		conn, err := n.connect(ctx)
+		if err == nil {
+			return conn
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
 		wait = min(2*wait, retryMax)
+		n.log.Warn("pgstore: notification listener cannot reconnect", zap.Duration("retry in", wait), zap.Error(err))
 	}
 }
 
-
-// session connects, listens and dispatches until the connection fails or
-// ctx ends. It returns nil if it had listened (the failure came later).
-func (n *notifier) session(ctx context.Context) error {
-	conn, err := pgx.ConnectConfig(ctx, n.cfg)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
-		defer cancel()
-		_ = conn.Close(cctx)
-	}()
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{n.channel}.Sanitize()); err != nil {
-		return err
-	}
-	n.log.Debug("pgstore: listening", zap.String("channel", n.channel))
-	n.wake("", true)
+// serve dispatches the notifications of conn until it fails or ctx ends.
+func (n *notifier) serve(ctx context.Context, conn *pgx.Conn) error {
 	for {
 		wctx, cancel := context.WithTimeout(ctx, pingEvery)
 		nt, err := conn.WaitForNotification(wctx)
 		cancel()
 		switch {
 		case err == nil:
-			n.wake(baton.WorkspaceID(nt.Payload), false)
+			n.wake(baton.WorkspaceID(nt.Payload), false, nt.PID)
 			continue
 		case ctx.Err() != nil:
 			return nil
 		case !errors.Is(err, context.DeadlineExceeded) || conn.IsClosed():
-			n.log.Debug("pgstore: listener", zap.Error(err))
-			return nil
+			return err
 		}
 		// Idle for pingEvery: make sure the connection is still there.
 		pctx, cancel := context.WithTimeout(ctx, pingTimeout)
 		err = conn.Ping(pctx)
 		cancel()
 		if err != nil {
-			n.log.Debug("pgstore: listener ping", zap.Error(err))
-			return nil
+			return err
 		}
 	}
 }

@@ -80,20 +80,10 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	}
 	schema := opts.schema()
 	configure(cfg.ConnConfig, schema)
-	cfg.AfterConnect = afterConnect
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, dbErr("connect", err)
-	}
-	if err := migrate(ctx, pool, schema, log); err != nil {
-		pool.Close()
-		return nil, err
-	}
 	s := &Store{
-		pool:       pool,
 		log:        log,
 		schema:     schema,
 		channel:    schema + "_changes",
@@ -101,6 +91,25 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 		timeout:    opts.timeout(),
 	}
 	s.notify = newNotifier(cfg.ConnConfig.Copy(), s.channel, log)
+	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+		utcTimes(c)
+		s.notify.addOwn(c.PgConn().PID())
+		return nil
+	}
+	cfg.BeforeClose = func(c *pgx.Conn) { s.notify.dropOwn(c.PgConn().PID()) }
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, dbErr("connect", err)
+	}
+	s.pool = pool
+	if err := migrate(ctx, pool, schema, log); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if err := s.notify.start(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -114,15 +123,14 @@ func configure(cfg *pgx.ConnConfig, schema string) {
 	cfg.RuntimeParams["timezone"] = "UTC"
 }
 
-// afterConnect makes timestamptz values scan in UTC rather than in the
+// utcTimes makes timestamptz values scan in UTC rather than in the
 // process's local zone.
-func afterConnect(_ context.Context, c *pgx.Conn) error {
+func utcTimes(c *pgx.Conn) {
 	c.TypeMap().RegisterType(&pgtype.Type{
 		Name:  "timestamptz",
 		OID:   pgtype.TimestamptzOID,
 		Codec: &pgtype.TimestamptzCodec{ScanLocation: time.UTC},
 	})
-	return nil
 }
 
 // Schema returns the schema the store's tables live in.
@@ -263,6 +271,11 @@ func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, update boo
 		return t.err, false
 	}
 	if err := t.commit(); err != nil {
+		if update && !t.conflict {
+			// The connection may have failed after the server committed:
+			// a spurious notification is allowed, a lost one is not.
+			s.notify.local(t.changed)
+		}
 		return err, t.conflict
 	}
 	committed = true
@@ -272,15 +285,15 @@ func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, update boo
 	return nil, false
 }
 
-// Subscribe implements store.Notifier. The first Subscribe starts a
-// listener on a connection of its own (LISTEN on the schema's channel);
-// every Update that appends to a workspace's change feed sends a NOTIFY
-// with the workspace id in the same transaction, so subscribers in every
-// process sharing the schema hear of it once it commits. Subscribers in
-// this process are also told directly when the commit returns. When the
-// listener's connection is lost, it reconnects and then notifies every
-// subscriber, since changes may have been missed meanwhile; after Close,
-// channels receive nothing more.
+// Subscribe implements store.Notifier. Every Update that appends to a
+// workspace's change feed sends a NOTIFY with the workspace id in the same
+// transaction, so a Store in any process sharing the schema hears of it
+// once it commits, through the listener Open started on a connection of its
+// own (LISTEN on the schema's channel). Subscribers of the Store that
+// committed are told directly when the commit returns, and the server's
+// echo of that commit is dropped. When the listener's connection is lost,
+// it reconnects and then notifies every subscriber, since changes may have
+// been missed meanwhile. After Close, channels receive nothing more.
 func (s *Store) Subscribe(ws baton.WorkspaceID) (<-chan struct{}, func()) {
 	return s.notify.subscribe(ws)
 }
