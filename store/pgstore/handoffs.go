@@ -44,15 +44,6 @@ const pendingSQL = "state NOT IN ('', 'completed', 'cancelled')"
 var takeSlotSQL = handoffs.updateSQL + " AND NOT EXISTS (SELECT 1 FROM handoffs o WHERE o.workspace = $2 AND o." +
 	pendingSQL + " AND o.id <> $1)"
 
-// seeHandoff remembers h as the handoff's current value.
-func (t *tx) seeHandoff(h store.Handoff) {
-	if t.handoffs == nil {
-		t.handoffs = map[baton.HandoffID]store.Handoff{}
-	}
-	t.handoffs[h.ID] = h
-	t.see(kindHandoff, string(h.ID))
-}
-
 func (t *tx) handoffList(rest string, args ...any) ([]store.Handoff, error) {
 	hs, err := list(t, handoffs, rest, args...)
 	for _, h := range hs {
@@ -74,13 +65,49 @@ func (t *tx) oneHandoff(what string, rest string, args ...any) (store.Handoff, e
 	return hs[0], nil
 }
 
-// GetHandoff returns the handoff id; store.ErrNotFound if absent.
+// GetHandoff returns the handoff id; store.ErrNotFound if absent. In an
+// Update it reads ahead the workspace and reservation rows of the
+// handoff's workspace.
 func (t *tx) GetHandoff(id baton.HandoffID) (store.Handoff, error) {
-	h, err := get(t, handoffs, string(id))
-	if err == nil {
-		t.seeHandoff(h)
+	if err := t.readable(); err != nil {
+		return store.Handoff{}, err
 	}
-	return h, err
+	c, have := t.cachedHandoff(id)
+	if !have {
+		c = cached[store.Handoff]{}
+		err := t.send("get handoff", func(b *pgx.Batch) {
+			b.Queue(handoffs.getSQL, string(id)).Query(func(rows pgx.Rows) error {
+				for rows.Next() {
+					h, err := handoffs.scan(rows)
+					if err != nil {
+						return err
+					}
+					c = cached[store.Handoff]{h, true}
+				}
+				return rows.Err()
+			})
+			t.readAhead(b, "(SELECT workspace FROM handoffs WHERE id = $1)", string(id), "")
+		})
+		if err != nil {
+			return store.Handoff{}, err
+		}
+		switch {
+		case !c.ok:
+			remember(&t.cache.handoffs, id, store.Handoff{}, false)
+		case t.update:
+			// The read-ahead ran for this workspace: rows it did not find
+			// are absent.
+			learn(&t.cache.workspaces, c.r.Workspace, store.Workspace{}, false)
+			learn(&t.cache.reservations, c.r.Workspace, store.Reservation{}, false)
+			fallthrough
+		default:
+			t.seeHandoff(c.r)
+		}
+	}
+	if !c.ok {
+		return store.Handoff{}, notFound(kindHandoff, id)
+	}
+	return c.r, nil
 }
 
 // HandoffByRequest returns the handoff of (ws, requestID) through its
@@ -120,6 +147,9 @@ func (t *tx) InsertHandoff(h store.Handoff) error {
 		required(kindHandoff, "RequestID", h.RequestID)); err != nil {
 		return err
 	}
+	if c, have := t.cache.handoffs[h.ID]; have && c.ok {
+		return duplicate(kindHandoff, h.ID)
+	}
 	n, err := t.exec("insert handoff", handoffs.insertSQL, handoffs.args(h)...)
 	if err != nil {
 		return err
@@ -146,12 +176,9 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 	if err := required(kindHandoff, "ID", h.ID); err != nil {
 		return err
 	}
-	cur, ok := t.handoffs[h.ID]
-	if !ok {
-		var err error
-		if cur, err = t.GetHandoff(h.ID); err != nil {
-			return err
-		}
+	cur, err := t.GetHandoff(h.ID) // from the cache if read or written here
+	if err != nil {
+		return err
 	}
 	if h.Workspace != cur.Workspace || h.RequestID != cur.RequestID {
 		return baton.Errorf(baton.ErrInvalid, "pgstore: PutHandoff %q: workspace and request id never change (have %q/%q, got %q/%q)",

@@ -43,6 +43,11 @@ type notifier struct {
 	closed bool
 	stop   context.CancelFunc
 	done   chan struct{} // closed when the listener has returned
+
+	// The publisher (publish.go) sends the notifications of commits.
+	unsent    map[baton.WorkspaceID]struct{}
+	kick      chan struct{}
+	published chan struct{} // closed when the publisher has returned
 }
 
 type subscription struct {
@@ -53,21 +58,25 @@ type subscription struct {
 func newNotifier(cfg *pgx.ConnConfig, channel string, log *zap.Logger) *notifier {
 	return &notifier{
 		cfg: cfg, channel: channel, log: log,
-		subs: map[*subscription]struct{}{},
-		own:  map[uint32]struct{}{},
+		subs:   map[*subscription]struct{}{},
+		own:    map[uint32]struct{}{},
+		unsent: map[baton.WorkspaceID]struct{}{},
+		kick:   make(chan struct{}, 1),
 	}
 }
 
 // start listens on a first connection, so that nothing committed after
-// Open returns can be missed, and hands it to the listener goroutine.
+// Open returns can be missed, hands it to the listener goroutine, and
+// starts the publisher.
 func (n *notifier) start(ctx context.Context) error {
 	conn, err := n.connect(ctx)
 	if err != nil {
 		return dbErr("listen", err)
 	}
 	lctx, stop := context.WithCancel(context.Background())
-	n.stop, n.done = stop, make(chan struct{})
+	n.stop, n.done, n.published = stop, make(chan struct{}), make(chan struct{})
 	go n.listen(lctx, conn)
+	go n.publisher(lctx)
 	return nil
 }
 
@@ -101,17 +110,18 @@ func (n *notifier) subscribe(ws baton.WorkspaceID) (<-chan struct{}, func()) {
 	})
 }
 
-// close stops the listener and waits for it; later notifications go
-// nowhere.
+// close stops the listener and the publisher (which sends what is queued
+// first) and waits for them; later notifications go nowhere.
 func (n *notifier) close() {
 	n.mu.Lock()
 	n.closed = true
 	n.subs = map[*subscription]struct{}{}
-	stop, done := n.stop, n.done
+	stop, done, published := n.stop, n.done, n.published
 	n.mu.Unlock()
 	if stop != nil {
 		stop()
 		<-done
+		<-published
 	}
 }
 

@@ -275,12 +275,14 @@ func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, update boo
 			// The connection may have failed after the server committed:
 			// a spurious notification is allowed, a lost one is not.
 			s.notify.local(t.changed)
+			s.notify.publish(t.changed)
 		}
 		return err, t.conflict
 	}
 	committed = true
 	if update {
 		s.notify.local(t.changed)
+		s.notify.publish(t.changed)
 	}
 	return nil, false
 }

@@ -48,9 +48,9 @@ type tx struct {
 	conflict bool
 
 	// seen holds the records known to exist (read or written here), by
-	// kind and id; handoffs the last value of each handoff seen.
-	seen     map[recordKey]struct{}
-	handoffs map[baton.HandoffID]store.Handoff
+	// kind and id; cache the rows a transition reads most (cache.go).
+	seen  map[recordKey]struct{}
+	cache cache
 	// feed holds, per workspace, the records to append to its change
 	// feed at commit, in the order first written; changed lists those
 	// workspaces in the same order.
@@ -235,10 +235,10 @@ func (t *tx) changes(ws baton.WorkspaceID, kind, id string) {
 	t.feed[ws] = append(keys, k)
 }
 
-// commit sends the queued writes, the change feed entries, the
-// notifications and COMMIT in one round trip.
+// commit sends the queued writes, the change feed entries and COMMIT in
+// one round trip. (The notifications follow it: publish.go says why.)
 func (t *tx) commit() error {
-	if !t.begun {
+	if !t.begun && len(t.queued) == 0 && len(t.changed) == 0 {
 		return nil // nothing was read or written
 	}
 	var ok bool
@@ -246,7 +246,6 @@ func (t *tx) commit() error {
 		for _, ws := range t.changed {
 			kinds, ids := splitKeys(t.feed[ws])
 			b.Queue(appendFeedSQL, string(ws), kinds, ids)
-			b.Queue("SELECT pg_notify(current_schema() || '_changes', $1)", string(ws))
 		}
 		b.Queue("COMMIT").Exec(func(ct pgconn.CommandTag) error {
 			ok = ct.String() == "COMMIT"

@@ -22,7 +22,37 @@ var workspaces = newTable(kindWorkspace, "workspaces",
 
 // GetWorkspace returns the workspace id; store.ErrNotFound if absent.
 func (t *tx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
-	return get(t, workspaces, string(id))
+	if err := t.readable(); err != nil {
+		return store.Workspace{}, err
+	}
+	if _, have := t.cache.workspaces[id]; !have {
+		err := t.send("get workspace", func(b *pgx.Batch) {
+			b.Queue(workspaces.getSQL, string(id)).Query(func(rows pgx.Rows) error {
+				found := false
+				for rows.Next() {
+					w, err := workspaces.scan(rows)
+					if err != nil {
+						return err
+					}
+					found = true
+					t.seeWorkspace(w)
+				}
+				if !found {
+					remember(&t.cache.workspaces, id, store.Workspace{}, false)
+				}
+				return rows.Err()
+			})
+			t.readAhead(b, "$1", string(id), id)
+		})
+		if err != nil {
+			return store.Workspace{}, err
+		}
+	}
+	c := t.cache.workspaces[id]
+	if !c.ok {
+		return store.Workspace{}, notFound(kindWorkspace, id)
+	}
+	return c.r, nil
 }
 
 // InsertWorkspace adds w; store.ErrDuplicate if its id exists,
@@ -34,10 +64,18 @@ func (t *tx) InsertWorkspace(w store.Workspace) error {
 	if err := required("workspace", "ID", w.ID); err != nil {
 		return err
 	}
-	return insert(t, workspaces, string(w.ID), w)
+	if c, have := t.cache.workspaces[w.ID]; have && c.ok {
+		return duplicate(kindWorkspace, w.ID)
+	}
+	if err := insert(t, workspaces, string(w.ID), w); err != nil {
+		return err
+	}
+	t.seeWorkspace(w)
+	return nil
 }
 
-// PutWorkspace replaces w; store.ErrNotFound if absent.
+// PutWorkspace replaces w; store.ErrNotFound if absent. A workspace the
+// transaction has read or written is queued.
 func (t *tx) PutWorkspace(w store.Workspace) error {
 	if err := t.writable("PutWorkspace"); err != nil {
 		return err
@@ -45,7 +83,17 @@ func (t *tx) PutWorkspace(w store.Workspace) error {
 	if err := required("workspace", "ID", w.ID); err != nil {
 		return err
 	}
-	return put(t, workspaces, string(w.ID), w)
+	if c, have := t.cache.workspaces[w.ID]; have {
+		if !c.ok {
+			return notFound(kindWorkspace, w.ID)
+		}
+		t.see(kindWorkspace, string(w.ID))
+	}
+	if err := put(t, workspaces, string(w.ID), w); err != nil {
+		return err
+	}
+	t.seeWorkspace(w)
+	return nil
 }
 
 // ListWorkspaces returns every workspace in insert order.
@@ -84,22 +132,37 @@ const (
 // GetReservation returns the reservation row of ws; store.ErrNotFound if
 // it was never taken.
 func (t *tx) GetReservation(ws baton.WorkspaceID) (store.Reservation, error) {
-	var r store.Reservation
 	if err := t.readable(); err != nil {
-		return r, err
+		return store.Reservation{}, err
 	}
-	found, err := t.queryRow("get reservation", getReservationSQL, []any{string(ws)}, func(row pgx.Row) error {
-		var err error
-		r, err = reservations.scan(row)
-		return err
-	})
-	if err != nil {
-		return r, err
+	if _, have := t.cache.reservations[ws]; !have {
+		err := t.send("get reservation", func(b *pgx.Batch) {
+			b.Queue(getReservationSQL, string(ws)).Query(func(rows pgx.Rows) error {
+				found := false
+				for rows.Next() {
+					r, err := reservations.scan(rows)
+					if err != nil {
+						return err
+					}
+					found = true
+					t.seeReservation(r)
+				}
+				if !found {
+					remember(&t.cache.reservations, ws, store.Reservation{}, false)
+				}
+				return rows.Err()
+			})
+			t.readAhead(b, "$1", string(ws), ws)
+		})
+		if err != nil {
+			return store.Reservation{}, err
+		}
 	}
-	if !found {
-		return r, notFound("reservation of workspace", ws)
+	c := t.cache.reservations[ws]
+	if !c.ok {
+		return store.Reservation{}, notFound("reservation of workspace", ws)
 	}
-	return r, nil
+	return c.r, nil
 }
 
 // PutReservation inserts or replaces the row of r.Workspace; baton.ErrInvalid
@@ -112,5 +175,6 @@ func (t *tx) PutReservation(r store.Reservation) error {
 		return err
 	}
 	t.queue(putReservationSQL, reservations.args(r)...)
+	t.seeReservation(r)
 	return nil
 }
