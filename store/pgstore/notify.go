@@ -152,8 +152,14 @@ func (n *notifier) local(changed []baton.WorkspaceID) {
 	}
 }
 
+// listenerName is the application_name of the listener's connection (in
+// pg_stat_activity).
+const listenerName = "baton-pgstore-listener"
+
 func (n *notifier) connect(ctx context.Context) (*pgx.Conn, error) {
-	conn, err := pgx.ConnectConfig(ctx, n.cfg)
+	cfg := n.cfg.Copy()
+	cfg.RuntimeParams["application_name"] = listenerName
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

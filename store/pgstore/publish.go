@@ -113,6 +113,7 @@ func (n *notifier) send(ctx context.Context, conn *pgx.Conn, wss []string) *pgx.
 	if conn == nil {
 		cfg := n.cfg.Copy()
 		cfg.RuntimeParams["synchronous_commit"] = "off"
+		cfg.RuntimeParams["application_name"] = "baton-pgstore-publisher"
 		var err error
 		if conn, err = pgx.ConnectConfig(ctx, cfg); err != nil {
 			n.log.Warn("pgstore: cannot connect to send notifications", zap.Error(err))
