@@ -26,6 +26,11 @@ import (
 // publishRetry is the pause before a failed publication is tried again.
 const publishRetry = 100 * time.Millisecond
 
+// publishEvery spaces the publisher's transactions: a commit arriving
+// sooner than that after the last one waits for the rest of it, with
+// the others that arrive meanwhile. An idle publisher sends at once.
+const publishEvery = 2 * time.Millisecond
+
 // publish queues notifications for the workspaces of a commit.
 func (n *notifier) publish(changed []baton.WorkspaceID) {
 	if len(changed) == 0 {
@@ -75,6 +80,7 @@ func (n *notifier) publisher(ctx context.Context) {
 			closeConn(conn)
 		}
 	}()
+	var last time.Time
 	for {
 		select {
 		case <-n.kick:
@@ -84,6 +90,15 @@ func (n *notifier) publisher(ctx context.Context) {
 			cancel()
 			return
 		}
+		if wait := publishEvery - time.Since(last); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+			}
+		}
+		last = time.Now()
 		wss := n.takeUnsent()
 		if len(wss) == 0 {
 			continue
