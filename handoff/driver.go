@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/safefile"
 	"github.com/batonhq/baton/session"
@@ -65,7 +66,10 @@ func (c *Coordinator) drive(ctx context.Context, d *driver, id baton.HandoffID, 
 		c.mu.Unlock()
 		c.wg.Done()
 	}()
-	var gen baton.Token
+	var (
+		gen    baton.Token    // the report-only turn's token, once armed
+		launch baton.LaunchID // the launch recorded for the current state
+	)
 	for ctx.Err() == nil {
 		h, err := c.load(ctx, id)
 		if err != nil || h.Attempt != attempt || h.StopRequested || !isActive(h.State) {
@@ -76,9 +80,9 @@ func (c *Coordinator) drive(ctx context.Context, d *driver, id baton.HandoffID, 
 		case store.StateStopping:
 			f, err = c.stepStop(ctx, h)
 		case store.StateGenerating:
-			f, err = c.stepGenerate(ctx, h, owner, gen)
+			f, err = c.stepGenerate(ctx, h, owner, gen, launch)
 		case store.StateStarting:
-			f, err = c.stepStart(ctx, h, owner)
+			f, err = c.stepStart(ctx, h, owner, launch)
 		}
 		if err != nil {
 			if ctx.Err() == nil && !errors.Is(err, ErrStaleAttempt) && !errors.Is(err, session.ErrLaunchRefused) {
@@ -89,12 +93,10 @@ func (c *Coordinator) drive(ctx context.Context, d *driver, id baton.HandoffID, 
 		if f != nil && !f.genToken.IsZero() {
 			gen = f.genToken
 		}
+		if f != nil {
+			launch = f.launch
+		}
 	}
-}
-
-func (c *Coordinator) load(ctx context.Context, id baton.HandoffID) (h store.Handoff, err error) {
-	err = c.store.View(ctx, func(tx store.Tx) error { h, err = tx.GetHandoff(id); return err })
-	return h, err
 }
 
 // stillAt refuses a launch once the attempt has left state st or a Stop was
@@ -117,23 +119,36 @@ func (c *Coordinator) stepStop(ctx context.Context, h store.Handoff) (*fire, err
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	out, err = c.reapStrays(ctx, h.Workspace, out, err)
 	in := input{trigger: TriggerSourceStopped, errMsg: "the source session cannot be resumed to write a report; skip to continue without a summary"}
 	if !out.Confirmed() {
 		in = input{trigger: TriggerSourceStopUnconfirmed, errMsg: fmt.Sprintf("the source's stop was not confirmed (%s%s)", out, errSuffix(err))}
+	} else if !h.GenerateSummary || h.Report != "" {
+		// The transfer goes straight to its target: the facts ride in the
+		// same commit.
+		in.facts = c.gatherFacts(ctx, h)
 	}
 	_, f, err := c.event(ctx, string(h.ID), h.Attempt, in)
 	return f, err
 }
 
-func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner session.Owner, gen baton.Token) (*fire, error) {
+func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner session.Owner, gen baton.Token, launch baton.LaunchID) (*fire, error) {
 	ended := func(exit engine.ExitStatus, msg string) (*fire, error) {
-		_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: TriggerGenerationEnded, exit: exit, errMsg: msg})
+		in := input{trigger: TriggerGenerationEnded, exit: exit, errMsg: msg}
+		if exit.Clean() {
+			in.facts = c.gatherFacts(ctx, h)
+		}
+		_, f, err := c.event(ctx, string(h.ID), h.Attempt, in)
 		return f, err
 	}
 	if gen.IsZero() {
 		return ended(engine.ExitStatus{Err: errors.New("generation token lost")}, "the report-only turn was armed by another process")
 	}
 	src, err := c.session(ctx, h.SourceSession)
+	var ws store.Workspace
+	if err == nil {
+		ws, err = c.workspace(ctx, h.Workspace)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -144,9 +159,9 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 	p, err := c.sessions.Launch(ctx, session.LaunchRequest{
 		StartRequest: engine.StartRequest{
 			Workspace: h.Workspace, Session: src.ID, Config: h.SourceConfig, Mode: engine.Resume,
-			NativeID: src.NativeID, Turn: engine.ReportOnly, Prompt: ReportPrompt, Owner: owner.Token,
+			NativeID: src.NativeID, Turn: engine.ReportOnly, Prompt: ReportPrompt, Owner: owner.Token, Dir: ws.Root,
 			Report:  &engine.ReportCredentials{Workspace: h.Workspace, Handoff: h.ID, Attempt: h.Attempt, Token: gen},
-			Attempt: h.Attempt,
+			Attempt: h.Attempt, LaunchID: launch,
 		},
 		Epoch: owner.Epoch, Precheck: stillAt(h.ID, h.Attempt, store.StateGenerating),
 	})
@@ -175,14 +190,18 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 		if !out.Confirmed() {
 			msg += fmt.Sprintf("; its stop was not confirmed (%s%s)", out, errSuffix(err))
 		}
-		_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: TriggerGenerationTimedOut, confirmed: out.Confirmed(), errMsg: msg})
+		in := input{trigger: TriggerGenerationTimedOut, confirmed: out.Confirmed(), errMsg: msg}
+		if out.Confirmed() {
+			in.facts = c.gatherFacts(ctx, h)
+		}
+		_, f, err := c.event(ctx, string(h.ID), h.Attempt, in)
 		return f, err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
-func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner session.Owner) (*fire, error) {
+func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner session.Owner, launch baton.LaunchID) (*fire, error) {
 	failed := func(msg string) (*fire, error) {
 		out, herr := c.sessions.Halt(ctx, h.Workspace)
 		if ctx.Err() != nil {
@@ -209,13 +228,24 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner sess
 		return failed("publishing the handoff document failed: " + err.Error())
 	}
 	target := h.TargetSession
+	req := engine.StartRequest{
+		Workspace: h.Workspace, Session: target, Config: h.TargetConfig, Mode: engine.Fresh,
+		Turn: engine.Normal, Prompt: prompt, Owner: owner.Token, Attempt: h.Attempt, Dir: ws.Root,
+		LaunchID: launch,
+	}
+	if h.Native {
+		// The native path: the source's own conversation, resumed under
+		// the target configuration (its row carries the native id).
+		t, err := c.session(ctx, target)
+		if err != nil {
+			return failed("the target session could not be read: " + err.Error())
+		}
+		req.Mode, req.NativeID = engine.Resume, t.NativeID
+	}
 	p, err := c.sessions.Launch(ctx, session.LaunchRequest{
-		StartRequest: engine.StartRequest{
-			Workspace: h.Workspace, Session: target, Config: h.TargetConfig, Mode: engine.Fresh,
-			Turn: engine.Normal, Prompt: prompt, Owner: owner.Token, Attempt: h.Attempt, Dir: ws.Root,
-		},
-		Epoch: owner.Epoch, Precheck: stillAt(h.ID, h.Attempt, store.StateStarting),
-		OnExit: func(st engine.ExitStatus) { c.sessions.RecordEnd(target, st) },
+		StartRequest: req,
+		Epoch:        owner.Epoch, Precheck: stillAt(h.ID, h.Attempt, store.StateStarting),
+		OnExit: func(st engine.ExitStatus) { c.sessions.RecordEnd(target, launch, st) },
 	})
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, session.ErrLaunchRefused) {
@@ -223,9 +253,15 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner sess
 		}
 		return failed("the target did not start: " + err.Error())
 	}
-	native, err := p.Ready(ctx)
+	rctx, cancel := clock.WithTimeout(ctx, c.clock, c.readyTime)
+	native, err := p.Ready(rctx)
+	timedOut := clock.TimedOut(rctx)
+	cancel()
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
+	}
+	if err != nil && timedOut {
+		return failed(fmt.Sprintf("the target did not confirm readiness within %s", c.readyTime))
 	}
 	if err == nil {
 		_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: TriggerTargetReady, nativeID: native})
@@ -288,4 +324,24 @@ func errSuffix(err error) string {
 		return ""
 	}
 	return ": " + err.Error()
+}
+
+// reapStrays completes a confirmed stop of what this process runs in the
+// workspace by reaping the launches other processes left live there (a
+// source started through another process on this machine, an orphan of a
+// crashed one): the stop is confirmed only once every launch of the
+// workspace is confirmed gone.
+func (c *Coordinator) reapStrays(ctx context.Context, ws baton.WorkspaceID, out engine.StopOutcome, err error) (engine.StopOutcome, error) {
+	if !out.Confirmed() {
+		return out, err
+	}
+	res, rerr := c.sessions.Reap(ctx, ws, nil)
+	switch {
+	case rerr != nil:
+		return engine.Failed, rerr
+	case len(res.Unconfirmed) > 0:
+		l := res.Unconfirmed[0]
+		return engine.Timeout, fmt.Errorf("launch %s of session %s by %s on %s may still run", l.ID, l.Session, l.Holder, l.Host)
+	}
+	return out, err
 }

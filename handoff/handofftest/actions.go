@@ -440,7 +440,7 @@ func (h *harness) actWakeup(t *rapid.T) {
 
 func (h *harness) actOrdinary(t *rapid.T) {
 	ws := h.drawWS(t)
-	_, err := h.co.Sessions().Start(h.ctx, session.StartRequest{Workspace: ws, Prompt: "ordinary " + itoa(h.nextSeq())})
+	_, err := h.co.Sessions().Start(h.ctx, session.TurnRequest{Workspace: ws, Prompt: "ordinary " + itoa(h.nextSeq())})
 	_, running := h.co.Sessions().Running(ws)
 	switch {
 	case h.pendingIn(ws) != nil:
@@ -485,7 +485,9 @@ func (h *harness) actShutdown(*rapid.T) {
 	}
 	for _, id := range h.order {
 		if m := h.hs[id]; m.pending() {
-			m.state = store.StateInterrupted
+			// Every stop was confirmed: nothing may run, so nothing is
+			// left unconfirmed.
+			m.state, m.stopUnconfirmed = store.StateInterrupted, false
 		}
 	}
 	h.await()

@@ -114,7 +114,7 @@ func newHarness(t *rapid.T, cfg Config) *harness {
 			t.Fatalf("create workspace: %v", err)
 		}
 		if i == 0 { // ws-0 has a running source; ws-1 has no session at all.
-			if _, err := svc.Start(h.ctx, session.StartRequest{Workspace: ws, Prompt: "start"}); err != nil {
+			if _, err := svc.Start(h.ctx, session.TurnRequest{Workspace: ws, Prompt: "start"}); err != nil {
 				t.Fatalf("start source: %v", err)
 			}
 		}
