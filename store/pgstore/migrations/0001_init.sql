@@ -123,6 +123,7 @@ CREATE TABLE launches (
 	handoff    text NOT NULL,
 	attempt    bigint NOT NULL,
 	holder     text NOT NULL,
+	host       text NOT NULL,
 	engine     text NOT NULL,
 	epoch      bigint NOT NULL,
 	state      text NOT NULL,
