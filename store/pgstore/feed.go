@@ -1,10 +1,9 @@
 package pgstore
 
 import (
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,35 +12,58 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// appendFeedSQL appends one change per record ($2 kinds, $3 ids) to the
-// feed of workspace $1, numbered after its head, which it advances. It
-// runs last before COMMIT: the row lock on the head orders the commits of
-// a workspace, so Seq grows in commit order, and each change holds its
-// row as the transaction leaves it (to_jsonb of the row, decoded by
-// decodeChange).
-const appendFeedSQL = `WITH c AS (
-	SELECT * FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS c(kind, id, n)
-), head AS (
+// appendFeedSQL appends one change per record ($2 kinds, $3 records as
+// JSON) to the feed of workspace $1, numbered after its head, which it
+// advances. It runs last before COMMIT: the row lock on the head orders
+// the commits of a workspace, so Seq grows in commit order.
+const appendFeedSQL = `WITH head AS (
 	INSERT INTO feed_heads AS f (workspace, last_seq) VALUES ($1, cardinality($2::text[]))
 	ON CONFLICT (workspace) DO UPDATE SET last_seq = f.last_seq + cardinality($2::text[])
 	RETURNING last_seq
 )
 INSERT INTO changes (workspace, seq, kind, record)
-SELECT $1, head.last_seq - cardinality($2::text[]) + c.n, c.kind, CASE c.kind
-	WHEN 'handoff' THEN (SELECT to_jsonb(r) FROM handoffs r WHERE r.id = c.id)
-	WHEN 'session' THEN (SELECT to_jsonb(r) FROM sessions r WHERE r.id = c.id)
-	WHEN 'instruction' THEN (SELECT to_jsonb(r) FROM instructions r WHERE r.id = c.id)
-	END
-FROM head, c`
+SELECT $1, head.last_seq - cardinality($2::text[]) + c.n, c.kind, c.record
+FROM head, unnest($2::text[], $3::json[]) WITH ORDINALITY AS c(kind, record, n)`
 
-func splitKeys(keys []recordKey) (kinds, ids []string) {
-	kinds = make([]string, len(keys))
-	ids = make([]string, len(keys))
-	for i, k := range keys {
-		kinds[i], ids[i] = k.kind, k.id
-	}
-	return kinds, ids
+// feedEntry is a record of the transaction's change feed and its last
+// value (a store.Handoff, store.Session or store.Instruction).
+type feedEntry struct {
+	key recordKey
+	rec any
 }
+
+// encodeFeed returns the kinds and JSON encodings of a workspace's feed
+// entries. A record is encoded as the store keeps it, with times in UTC
+// to the microsecond, so that a change equals what a read returns.
+func encodeFeed(entries []feedEntry) (kinds []string, records [][]byte) {
+	kinds = make([]string, len(entries))
+	records = make([][]byte, len(entries))
+	for i, e := range entries {
+		kinds[i] = e.key.kind
+		var v any
+		switch r := e.rec.(type) {
+		case store.Handoff:
+			r.GenerationDeadline, r.CreatedAt, r.UpdatedAt = stored(r.GenerationDeadline), stored(r.CreatedAt), stored(r.UpdatedAt)
+			r.History = slices.Clone(r.History)
+			for j := range r.History {
+				r.History[j].EndedAt = stored(r.History[j].EndedAt)
+			}
+			v = r
+		case store.Session:
+			r.StartedAt, r.EndedAt, r.CreatedAt = stored(r.StartedAt), stored(r.EndedAt), stored(r.CreatedAt)
+			v = r
+		case store.Instruction:
+			r.CreatedAt, r.UpdatedAt = stored(r.CreatedAt), stored(r.UpdatedAt)
+			v = r
+		}
+		records[i], _ = json.Marshal(v) // plain structs of strings, numbers and times in range
+	}
+	return kinds, records
+}
+
+// stored is t as PostgreSQL keeps it: truncated to the microsecond, and
+// read back in UTC.
+func stored(t time.Time) time.Time { return t.Truncate(time.Microsecond).UTC() }
 
 // Changes returns the change feed of ws after seq after, in ascending
 // Seq, at most limit entries (limit <= 0: all). Inside an Update the
@@ -83,115 +105,24 @@ func (t *tx) LastSeq(ws baton.WorkspaceID) (int64, error) {
 	return seq, err
 }
 
-// byteaJSON is a bytea as to_jsonb renders it: "\\x" and hex digits.
-type byteaJSON []byte
-
-func (b *byteaJSON) UnmarshalJSON(data []byte) error {
-	var s string
-	if err := json.Unmarshal(data, &s); err != nil {
-		return err
-	}
-	raw, err := hex.DecodeString(strings.TrimPrefix(s, `\x`))
-	*b = raw
-	return err
-}
-
-// The rows of the change feed, as to_jsonb renders them (column names as
-// keys, timestamps in RFC 3339 since the connections use UTC).
-type (
-	sessionJSON struct {
-		ID              baton.SessionID     `json:"id"`
-		Seq             int64               `json:"seq"`
-		Workspace       baton.WorkspaceID   `json:"workspace"`
-		Config          baton.EngineConfig  `json:"config"`
-		NativeID        string              `json:"native_id"`
-		Status          store.SessionStatus `json:"status"`
-		ActivationOrder int64               `json:"activation_order"`
-		StartedAt       time.Time           `json:"started_at"`
-		EndedAt         time.Time           `json:"ended_at"`
-		EndReason       string              `json:"end_reason"`
-		CreatedAt       time.Time           `json:"created_at"`
-	}
-	handoffJSON struct {
-		ID                 baton.HandoffID       `json:"id"`
-		Workspace          baton.WorkspaceID     `json:"workspace"`
-		RequestID          string                `json:"request_id"`
-		Fingerprint        string                `json:"fingerprint"`
-		State              store.HandoffState    `json:"state"`
-		Attempt            int                   `json:"attempt"`
-		SourceSession      baton.SessionID       `json:"source_session"`
-		TargetSession      baton.SessionID       `json:"target_session"`
-		SourceConfig       baton.EngineConfig    `json:"source_config"`
-		TargetConfig       baton.EngineConfig    `json:"target_config"`
-		GenerateSummary    bool                  `json:"generate_summary"`
-		Native             bool                  `json:"native"`
-		Report             string                `json:"report"`
-		ReportPath         string                `json:"report_path"`
-		Facts              string                `json:"facts"`
-		GenerationToken    byteaJSON             `json:"generation_token"`
-		GenerationDeadline time.Time             `json:"generation_deadline"`
-		Error              string                `json:"error"`
-		StopRequested      bool                  `json:"stop_requested"`
-		StopUnconfirmed    bool                  `json:"stop_unconfirmed"`
-		History            []store.AttemptRecord `json:"history"`
-		CreatedAt          time.Time             `json:"created_at"`
-		UpdatedAt          time.Time             `json:"updated_at"`
-	}
-	instructionJSON struct {
-		ID        baton.InstructionID    `json:"id"`
-		Workspace baton.WorkspaceID      `json:"workspace"`
-		Text      string                 `json:"text"`
-		State     store.InstructionState `json:"state"`
-		Session   baton.SessionID        `json:"session"`
-		CreatedAt time.Time              `json:"created_at"`
-		UpdatedAt time.Time              `json:"updated_at"`
-	}
-)
-
-// decodeChange fills the record of c from its feed row.
+// decodeChange fills the record of c from its JSON.
 func decodeChange(c *store.Change, record []byte) error {
-	bad := func(err error) error {
-		return fmt.Errorf("%w: change %d of workspace %q: %w", ErrDatabase, c.Seq, c.Workspace, err)
-	}
+	var err error
 	switch c.Kind {
 	case store.ChangeSession:
-		var r sessionJSON
-		if err := json.Unmarshal(record, &r); err != nil {
-			return bad(err)
-		}
-		c.Session = &store.Session{
-			ID: r.ID, Workspace: r.Workspace, Config: r.Config, NativeID: r.NativeID, Status: r.Status,
-			ActivationOrder: r.ActivationOrder, StartedAt: r.StartedAt, EndedAt: r.EndedAt, EndReason: r.EndReason,
-			CreatedAt: r.CreatedAt, Seq: r.Seq,
-		}
+		c.Session = new(store.Session)
+		err = json.Unmarshal(record, c.Session)
 	case store.ChangeHandoff:
-		var r handoffJSON
-		if err := json.Unmarshal(record, &r); err != nil {
-			return bad(err)
-		}
-		token, err := tokenHash(r.GenerationToken)
-		if err != nil {
-			return bad(err)
-		}
-		c.Handoff = &store.Handoff{
-			ID: r.ID, Workspace: r.Workspace, RequestID: r.RequestID, Fingerprint: r.Fingerprint, State: r.State,
-			Attempt: r.Attempt, SourceSession: r.SourceSession, TargetSession: r.TargetSession,
-			SourceConfig: r.SourceConfig, TargetConfig: r.TargetConfig, GenerateSummary: r.GenerateSummary,
-			Native: r.Native, Report: r.Report, ReportPath: r.ReportPath, Facts: r.Facts, GenerationToken: token,
-			GenerationDeadline: r.GenerationDeadline, Error: r.Error, StopRequested: r.StopRequested,
-			StopUnconfirmed: r.StopUnconfirmed, History: r.History, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
-		}
+		c.Handoff = new(store.Handoff)
+		err = json.Unmarshal(record, c.Handoff)
 	case store.ChangeInstruction:
-		var r instructionJSON
-		if err := json.Unmarshal(record, &r); err != nil {
-			return bad(err)
-		}
-		c.Instruction = &store.Instruction{
-			ID: r.ID, Workspace: r.Workspace, Text: r.Text, State: r.State, Session: r.Session,
-			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
-		}
+		c.Instruction = new(store.Instruction)
+		err = json.Unmarshal(record, c.Instruction)
 	default:
-		return bad(fmt.Errorf("unknown kind %q", c.Kind))
+		err = fmt.Errorf("unknown kind %q", c.Kind)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: change %d of workspace %q: %w", ErrDatabase, c.Seq, c.Workspace, err)
 	}
 	return nil
 }

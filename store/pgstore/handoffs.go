@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -44,6 +45,14 @@ const pendingSQL = "state NOT IN ('', 'completed', 'cancelled')"
 var takeSlotSQL = handoffs.updateSQL + " AND NOT EXISTS (SELECT 1 FROM handoffs o WHERE o.workspace = $2 AND o." +
 	pendingSQL + " AND o.id <> $1)"
 
+// changeHandoff adds h to the feed, with a History of its own (the caller
+// may change its slice before the commit).
+func (t *tx) changeHandoff(h store.Handoff) {
+	h.History = slices.Clone(h.History)
+	t.changes(h.Workspace, kindHandoff, string(h.ID), h)
+}
+
+// handoffList reads handoffs and remembers them.
 func (t *tx) handoffList(rest string, args ...any) ([]store.Handoff, error) {
 	hs, err := list(t, handoffs, rest, args...)
 	for _, h := range hs {
@@ -160,7 +169,7 @@ func (t *tx) InsertHandoff(h store.Handoff) error {
 			h.ID, h.RequestID, h.Workspace)
 	}
 	t.seeHandoff(h)
-	t.changes(h.Workspace, kindHandoff, string(h.ID))
+	t.changeHandoff(h)
 	return nil
 }
 
@@ -197,6 +206,6 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 		t.queue(handoffs.updateSQL, handoffs.args(h)...)
 	}
 	t.seeHandoff(h)
-	t.changes(h.Workspace, kindHandoff, string(h.ID))
+	t.changeHandoff(h)
 	return nil
 }

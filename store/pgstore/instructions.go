@@ -35,7 +35,7 @@ func (t *tx) InsertInstruction(i store.Instruction) error {
 	if err := insert(t, instructions, string(i.ID), i); err != nil {
 		return err
 	}
-	t.changes(i.Workspace, kindInstruction, string(i.ID))
+	t.changes(i.Workspace, kindInstruction, string(i.ID), i)
 	return nil
 }
 
@@ -51,7 +51,7 @@ func (t *tx) PutInstruction(i store.Instruction) error {
 	if err := put(t, instructions, string(i.ID), i); err != nil {
 		return err
 	}
-	t.changes(i.Workspace, kindInstruction, string(i.ID))
+	t.changes(i.Workspace, kindInstruction, string(i.ID), i)
 	return nil
 }
 

@@ -45,8 +45,17 @@ func (t *tx) GetSession(id baton.SessionID) (store.Session, error) {
 	if !found {
 		return s, notFound(kindSession, id)
 	}
-	t.see(kindSession, string(id))
+	t.seeSession(s)
 	return s, nil
+}
+
+// seeSession remembers that s exists, and its Seq.
+func (t *tx) seeSession(s store.Session) {
+	t.see(kindSession, string(s.ID))
+	if t.sessionSeqs == nil {
+		t.sessionSeqs = map[baton.SessionID]int64{}
+	}
+	t.sessionSeqs[s.ID] = s.Seq
 }
 
 // InsertSession adds s with the next Seq (an identity column, growing in
@@ -69,8 +78,8 @@ func (t *tx) InsertSession(s store.Session) (store.Session, error) {
 	if !found {
 		return store.Session{}, duplicate(kindSession, s.ID)
 	}
-	t.see(kindSession, string(s.ID))
-	t.changes(s.Workspace, kindSession, string(s.ID))
+	t.seeSession(s)
+	t.changes(s.Workspace, kindSession, string(s.ID), s)
 	return s, nil
 }
 
@@ -83,10 +92,23 @@ func (t *tx) PutSession(s store.Session) error {
 	if err := firstErr(required(kindSession, "ID", s.ID), required(kindSession, "Workspace", s.Workspace)); err != nil {
 		return err
 	}
-	if err := put(t, sessions, string(s.ID), s); err != nil {
-		return err
+	if seq, ok := t.sessionSeqs[s.ID]; ok {
+		s.Seq = seq
+		t.queue(sessions.updateSQL, sessions.args(s)...)
+	} else {
+		// Not seen here: write now, to learn whether it exists, and its
+		// Seq for the change feed.
+		found, err := t.queryRow("put session", sessions.updateSQL+" RETURNING seq", sessions.args(s),
+			func(row pgx.Row) error { return row.Scan(&s.Seq) })
+		if err != nil {
+			return err
+		}
+		if !found {
+			return notFound(kindSession, s.ID)
+		}
+		t.seeSession(s)
 	}
-	t.changes(s.Workspace, kindSession, string(s.ID))
+	t.changes(s.Workspace, kindSession, string(s.ID), s)
 	return nil
 }
 
@@ -98,8 +120,12 @@ func (t *tx) ListSessions(ws baton.WorkspaceID) ([]store.Session, error) {
 	var out []store.Session
 	err := t.query("list sessions", sessionSelectSQL+" WHERE workspace = $1 ORDER BY seq", []any{string(ws)}, func(rows pgx.Rows) error {
 		s, err := sessions.scan(rows)
+		if err != nil {
+			return err
+		}
+		t.seeSession(s)
 		out = append(out, s)
-		return err
+		return nil
 	})
 	return out, err
 }

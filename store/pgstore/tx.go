@@ -52,10 +52,12 @@ type tx struct {
 	seen  map[recordKey]struct{}
 	cache cache
 	// feed holds, per workspace, the records to append to its change
-	// feed at commit, in the order first written; changed lists those
-	// workspaces in the same order.
-	feed    map[baton.WorkspaceID][]recordKey
-	changed []baton.WorkspaceID
+	// feed at commit (their last values), in the order first written;
+	// changed lists those workspaces in the same order. sessionSeqs are
+	// the Seqs of the sessions seen, which a session's change carries.
+	feed        map[baton.WorkspaceID][]feedEntry
+	changed     []baton.WorkspaceID
+	sessionSeqs map[baton.SessionID]int64
 }
 
 var _ store.Tx = (*tx)(nil)
@@ -216,23 +218,24 @@ func (t *tx) known(kind, id string) bool {
 	return ok
 }
 
-// changes adds a record to the workspace's change feed of this
-// transaction (once: the feed takes the row as it is at commit).
-func (t *tx) changes(ws baton.WorkspaceID, kind, id string) {
+// changes records the value a write left a feed record with: at commit
+// the workspace's feed gets one change per record, with its last value.
+func (t *tx) changes(ws baton.WorkspaceID, kind, id string, rec any) {
 	if t.feed == nil {
-		t.feed = map[baton.WorkspaceID][]recordKey{}
+		t.feed = map[baton.WorkspaceID][]feedEntry{}
 	}
-	keys, ok := t.feed[ws]
+	entries, ok := t.feed[ws]
 	if !ok {
 		t.changed = append(t.changed, ws)
 	}
 	k := recordKey{kind, id}
-	for _, have := range keys {
-		if have == k {
+	for i := range entries {
+		if entries[i].key == k {
+			entries[i].rec = rec
 			return
 		}
 	}
-	t.feed[ws] = append(keys, k)
+	t.feed[ws] = append(entries, feedEntry{key: k, rec: rec})
 }
 
 // commit sends the queued writes, the change feed entries and COMMIT in
@@ -244,8 +247,8 @@ func (t *tx) commit() error {
 	var ok bool
 	err := t.send("commit", func(b *pgx.Batch) {
 		for _, ws := range t.changed {
-			kinds, ids := splitKeys(t.feed[ws])
-			b.Queue(appendFeedSQL, string(ws), kinds, ids)
+			kinds, records := encodeFeed(t.feed[ws])
+			b.Queue(appendFeedSQL, string(ws), kinds, records)
 		}
 		b.Queue("COMMIT").Exec(func(ct pgconn.CommandTag) error {
 			ok = ct.String() == "COMMIT"

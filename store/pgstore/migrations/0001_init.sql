@@ -147,7 +147,8 @@ CREATE TABLE instructions (
 CREATE INDEX instructions_by_workspace ON instructions (workspace, ord);
 
 -- The change feed: feed_heads holds each workspace's last Seq (its row is
--- the lock that orders a workspace's commits), changes the entries.
+-- the lock that orders a workspace's commits), changes the entries, each
+-- with its record as JSON (the Go encoding of the store record).
 CREATE TABLE feed_heads (
 	workspace text PRIMARY KEY,
 	last_seq  bigint NOT NULL
@@ -156,6 +157,6 @@ CREATE TABLE changes (
 	workspace text NOT NULL,
 	seq       bigint NOT NULL,
 	kind      text NOT NULL,
-	record    jsonb NOT NULL,
+	record    json NOT NULL,
 	PRIMARY KEY (workspace, seq)
 );
