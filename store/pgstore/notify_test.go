@@ -3,6 +3,8 @@ package pgstore_test
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,4 +137,28 @@ func TestSubscribeAfterClose(t *testing.T) {
 		t.Error("a subscription made after Close was notified")
 	default:
 	}
+}
+
+// Close ends the listener and the publisher: no goroutine of the store
+// outlives it.
+func TestCloseStopsGoroutines(t *testing.T) {
+	s := open(t, "", pgstore.Options{})
+	ch, cancel := s.Subscribe("ws-a")
+	defer cancel()
+	addInstruction(t, s, "ws-a", "i-1")
+	awaitNotification(t, "own commit", ch)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A goroutine that has signalled Close may still be returning: poll
+	// (bounded) until it is gone.
+	buf := make([]byte, 1<<20)
+	var stacks string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); runtime.Gosched() {
+		stacks = string(buf[:runtime.Stack(buf, true)])
+		if !strings.Contains(stacks, "pgstore.(*notifier)") {
+			return
+		}
+	}
+	t.Errorf("a notifier goroutine runs after Close:\n%s", stacks)
 }

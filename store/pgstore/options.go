@@ -28,8 +28,9 @@ const maxSchemaLen = 48
 // pgxpool's default pool size, DefaultMaxConflictRetries, DefaultTimeout and
 // no logging.
 type Options struct {
-	// Logger receives the store's retries and the notification listener's
-	// reconnections (debug and warn levels). Nil means zap.NewNop().
+	// Logger receives the migrations Open applies (info), the store's
+	// retries (debug), and the notification listener's and publisher's
+	// connection failures (warn). Nil means zap.NewNop().
 	Logger *zap.Logger
 	// Schema is the PostgreSQL schema that holds the tables; Open creates
 	// it. Several stores (tests, tenants) can share one database, each in

@@ -287,13 +287,14 @@ func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, update boo
 	return nil, false
 }
 
-// Subscribe implements store.Notifier. Every Update that appends to a
-// workspace's change feed sends a NOTIFY with the workspace id in the same
-// transaction, so a Store in any process sharing the schema hears of it
-// once it commits, through the listener Open started on a connection of its
-// own (LISTEN on the schema's channel). Subscribers of the Store that
-// committed are told directly when the commit returns, and the server's
-// echo of that commit is dropped. When the listener's connection is lost,
+// Subscribe implements store.Notifier. After every Update that appends to
+// a workspace's change feed, the subscribers of this Store are told when
+// the commit returns, and a NOTIFY with the workspace id follows within
+// milliseconds (see the package Caveats for why it is not part of the
+// commit), so that a Store in any process sharing the schema hears of it
+// through the listener Open started on a connection of its own (LISTEN on
+// the schema's channel); the server's echo of this Store's own commits is
+// dropped. When the listener's connection is lost,
 // it reconnects and then notifies every subscriber, since changes may have
 // been missed meanwhile. After Close, channels receive nothing more.
 func (s *Store) Subscribe(ws baton.WorkspaceID) (<-chan struct{}, func()) {
