@@ -25,6 +25,12 @@ var benchConcurrency = []int{1, 16}
 // runConcurrent calls op b.N times in total from conc goroutines, worker
 // w passing its own index, and reports transitions/s.
 func runConcurrent(b *testing.B, conc int, op func(ctx context.Context, w int) error) {
+	runConcurrentUnit(b, conc, "transitions/s", op)
+}
+
+// runConcurrentUnit is runConcurrent reporting operations per second
+// under the given unit.
+func runConcurrentUnit(b *testing.B, conc int, unit string, op func(ctx context.Context, w int) error) {
 	b.Helper()
 	ctx := b.Context()
 	var next atomic.Int64
@@ -50,7 +56,7 @@ func runConcurrent(b *testing.B, conc int, op func(ctx context.Context, w int) e
 	for err := range errs {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "transitions/s")
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), unit)
 }
 
 // BenchmarkPGRawCommit is the floor: one single-row UPDATE, committed on
@@ -148,26 +154,69 @@ func BenchmarkPGTransition(b *testing.B) {
 				spaces[w] = seedTransfer(b, s, w)
 			}
 			runConcurrent(b, conc, func(ctx context.Context, w int) error {
-				ws := &spaces[w]
-				return s.Update(ctx, func(tx store.Tx) error {
-					h, err := tx.GetHandoff(baton.HandoffID("h-" + ws.ID))
-					if err != nil {
-						return err
-					}
-					r, err := tx.GetReservation(ws.ID)
-					if err != nil {
-						return err
-					}
-					h.Attempt++
-					h.Error = fmt.Sprint("epoch ", r.Epoch)
-					if err := tx.PutHandoff(h); err != nil {
-						return err
-					}
-					w := *ws
-					w.ActivationCounter = int64(h.Attempt)
-					return tx.PutWorkspace(w)
-				})
+				return transition(ctx, s, spaces[w])
 			})
+		})
+	}
+}
+
+// transition is the benchmarked transition on workspace ws.
+func transition(ctx context.Context, s store.Store, ws store.Workspace) error {
+	return s.Update(ctx, func(tx store.Tx) error {
+		h, err := tx.GetHandoff(baton.HandoffID("h-" + ws.ID))
+		if err != nil {
+			return err
+		}
+		r, err := tx.GetReservation(ws.ID)
+		if err != nil {
+			return err
+		}
+		h.Attempt++
+		h.Error = fmt.Sprint("epoch ", r.Epoch)
+		if err := tx.PutHandoff(h); err != nil {
+			return err
+		}
+		ws.ActivationCounter = int64(h.Attempt)
+		return tx.PutWorkspace(ws)
+	})
+}
+
+// BenchmarkPGTransitionVsRaw alternates, in every worker, a raw commit
+// and a transition, and reports their mean latencies and the ratio. Run
+// back to back, the two benchmarks above see a shared machine's load
+// change between them; interleaved, both kinds see the same load.
+func BenchmarkPGTransitionVsRaw(b *testing.B) {
+	for _, conc := range benchConcurrency {
+		b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) {
+			pool := benchTable(b, conc)
+			s := open(b, "", pgstore.Options{MaxConns: int32(conc)})
+			spaces := make([]store.Workspace, conc)
+			for w := range conc {
+				spaces[w] = seedTransfer(b, s, w)
+			}
+			var rawNs, transNs, rawN, transN atomic.Int64
+			var turn atomic.Int64
+			runConcurrentUnit(b, conc, "ops/s", func(ctx context.Context, w int) error {
+				start := time.Now()
+				if turn.Add(1)%2 == 0 {
+					_, err := pool.Exec(ctx, "UPDATE bench SET n = n + 1 WHERE id = $1", w)
+					rawNs.Add(int64(time.Since(start)))
+					rawN.Add(1)
+					return err
+				}
+				err := transition(ctx, s, spaces[w])
+				transNs.Add(int64(time.Since(start)))
+				transN.Add(1)
+				return err
+			})
+			if rawN.Load() == 0 || transN.Load() == 0 {
+				return
+			}
+			raw := float64(rawNs.Load()) / float64(rawN.Load())
+			trans := float64(transNs.Load()) / float64(transN.Load())
+			b.ReportMetric(raw/1e3, "raw-us/op")
+			b.ReportMetric(trans/1e3, "transition-us/op")
+			b.ReportMetric(trans/raw, "transition/raw")
 		})
 	}
 }
