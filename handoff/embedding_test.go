@@ -418,3 +418,42 @@ func TestReconcileKeepsUnreapedLaunchesHeld(t *testing.T) {
 		}
 	}
 }
+
+// Queued instructions not known to be delivered are listed, by id and
+// state, in the target's prompt; a delivered one is not.
+func TestBriefingListsUndeliveredInstructions(t *testing.T) {
+	f := newFixture(t)
+	now := f.clk.Now()
+	err := f.st.Update(f.ctx, func(tx store.Tx) error {
+		for _, i := range []store.Instruction{
+			{ID: "ins-pending", Workspace: f.ws, Text: "also fix the docs", State: store.InstructionPending},
+			{ID: "ins-unknown", Workspace: f.ws, Text: "run the linter", State: store.InstructionUnknown},
+			{ID: "ins-done", Workspace: f.ws, Text: "say hello", State: store.InstructionDelivered},
+		} {
+			i.CreatedAt, i.UpdatedAt = now, now
+			if err := tx.InsertInstruction(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := f.create("r1", false)
+	h = f.wait(h.ID, store.StateCompleted)
+	var prompt string
+	for _, l := range f.eng.Launches() {
+		if l.Req.Session == h.TargetSession {
+			prompt = l.Req.Prompt
+		}
+	}
+	for _, want := range []string{"ins-pending", "pending", "also fix the docs", "ins-unknown", "unknown", "run the linter"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the target's prompt lacks %q", want)
+		}
+	}
+	if strings.Contains(prompt, "ins-done") {
+		t.Errorf("a delivered instruction is listed:\n%s", prompt)
+	}
+}

@@ -463,7 +463,10 @@ func (h *harness) restart() {
 	}
 	for _, id := range h.order {
 		if m := h.hs[id]; m.pending() {
-			m.state = store.StateInterrupted
+			// The dead process's engine processes died with it (the
+			// scripted engine is not a Reaper): nothing may run, so no stop
+			// is left unconfirmed.
+			m.state, m.stopUnconfirmed = store.StateInterrupted, false
 		}
 	}
 	h.await()

@@ -2,8 +2,8 @@
 // transfers: Run drives random sequences of requests, engine outcomes,
 // decisions, stops, shutdowns, crashes and restarts against a
 // handoff.Coordinator over any store.Store and the scripted engine
-// (engine/enginetest), and after every step checks the nine invariants of
-// HANDOFF.md against a reference model.
+// (engine/enginetest), and after every step checks the nine invariants below against a reference
+// model.
 //
 // # Basics
 //

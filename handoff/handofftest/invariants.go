@@ -11,7 +11,7 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// check verifies the nine invariants of HANDOFF.md against the store, the
+// check verifies the nine invariants of the package doc against the store, the
 // engine and the model.
 func (h *harness) check() {
 	h.t.Helper()

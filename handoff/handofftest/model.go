@@ -236,6 +236,27 @@ func (h *harness) atRest() string {
 	if n := h.clk.PendingBy(h.clk.Now().Add(genTimeout)); n < generating {
 		return fmt.Sprintf("%d generation timers armed, want %d", n, generating)
 	}
+	return h.launchesClosed()
+}
+
+// launchesClosed reports a launch whose record is still live although its
+// process has ended (its end is being recorded): not at rest yet.
+func (h *harness) launchesClosed() string {
+	var live []store.Launch
+	if err := h.st.View(h.ctx, func(tx store.Tx) (err error) { live, err = tx.LiveLaunches(""); return err }); err != nil {
+		return err.Error()
+	}
+	running := map[baton.LaunchID]bool{}
+	for _, l := range h.eng.Launches() {
+		if l.Proc != nil && l.Proc.Running() {
+			running[l.Req.LaunchID] = true
+		}
+	}
+	for _, l := range live {
+		if !running[l.ID] {
+			return fmt.Sprintf("launch %s of session %s: record live, process gone", l.ID, l.Session)
+		}
+	}
 	return ""
 }
 
