@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,7 +13,8 @@ import (
 )
 
 // table describes how one record kind maps onto its table: cols are the
-// columns in the order scan reads and args writes them, id first.
+// columns in the order args writes them, id first; scan reads them
+// followed by the read-only columns (set by the server).
 type table[R any] struct {
 	kind string // "workspace", ...: for errors and the seen set
 	name string
@@ -21,16 +23,16 @@ type table[R any] struct {
 	args func(R) []any
 
 	selectSQL string // SELECT cols FROM name (no WHERE)
-	getSQL    string // ... WHERE id = $1
+	getSQL    string // ... WHERE <key> = $1 (the key is the first column)
 	insertSQL string // INSERT ... ON CONFLICT DO NOTHING
-	updateSQL string // UPDATE ... SET every column but id WHERE id = $1
+	updateSQL string // UPDATE ... SET every column but the key WHERE <key> = $1
 }
 
-func newTable[R any](kind, name string, cols []string, scan func(pgx.Row) (R, error), args func(R) []any) *table[R] {
+func newTable[R any](kind, name string, cols []string, scan func(pgx.Row) (R, error), args func(R) []any, readOnly ...string) *table[R] {
 	t := &table[R]{kind: kind, name: name, cols: cols, scan: scan, args: args}
 	list := strings.Join(cols, ", ")
-	t.selectSQL = "SELECT " + list + " FROM " + name
-	t.getSQL = t.selectSQL + " WHERE id = $1"
+	t.selectSQL = "SELECT " + strings.Join(append(slices.Clone(cols), readOnly...), ", ") + " FROM " + name
+	t.getSQL = t.selectSQL + " WHERE " + cols[0] + " = $1"
 	params := make([]string, len(cols))
 	sets := make([]string, 0, len(cols)-1)
 	for i, c := range cols {
@@ -40,7 +42,7 @@ func newTable[R any](kind, name string, cols []string, scan func(pgx.Row) (R, er
 		}
 	}
 	t.insertSQL = "INSERT INTO " + name + " (" + list + ") VALUES (" + strings.Join(params, ", ") + ") ON CONFLICT DO NOTHING"
-	t.updateSQL = "UPDATE " + name + " SET " + strings.Join(sets, ", ") + " WHERE id = $1"
+	t.updateSQL = "UPDATE " + name + " SET " + strings.Join(sets, ", ") + " WHERE " + cols[0] + " = $1"
 	return t
 }
 

@@ -8,7 +8,7 @@ import (
 )
 
 // sessions: seq is an identity column the server sets on insert, so it
-// is read (last column) but never written.
+// is read (the read-only column) but never written.
 var sessions = newTable(kindSession, "sessions",
 	[]string{"id", "workspace", "config", "native_id", "status", "activation_order", "started_at", "ended_at", "end_reason", "created_at"},
 	func(row pgx.Row) (store.Session, error) {
@@ -20,13 +20,10 @@ var sessions = newTable(kindSession, "sessions",
 	func(s store.Session) []any {
 		return []any{string(s.ID), string(s.Workspace), s.Config, s.NativeID, string(s.Status), s.ActivationOrder,
 			s.StartedAt, s.EndedAt, s.EndReason, s.CreatedAt}
-	})
+	},
+	"seq")
 
-var (
-	sessionSelectSQL = "SELECT id, workspace, config, native_id, status, activation_order, started_at, ended_at, end_reason, created_at, seq FROM sessions"
-	sessionGetSQL    = sessionSelectSQL + " WHERE id = $1"
-	sessionInsertSQL = sessions.insertSQL + " RETURNING seq"
-)
+var sessionInsertSQL = sessions.insertSQL + " RETURNING seq"
 
 // GetSession returns the session id; store.ErrNotFound if absent.
 func (t *tx) GetSession(id baton.SessionID) (store.Session, error) {
@@ -34,7 +31,7 @@ func (t *tx) GetSession(id baton.SessionID) (store.Session, error) {
 	if err := t.readable(); err != nil {
 		return s, err
 	}
-	found, err := t.queryRow("get session", sessionGetSQL, []any{string(id)}, func(row pgx.Row) error {
+	found, err := t.queryRow("get session", sessions.getSQL, []any{string(id)}, func(row pgx.Row) error {
 		var err error
 		s, err = sessions.scan(row)
 		return err
@@ -118,7 +115,7 @@ func (t *tx) ListSessions(ws baton.WorkspaceID) ([]store.Session, error) {
 		return nil, err
 	}
 	var out []store.Session
-	err := t.query("list sessions", sessionSelectSQL+" WHERE workspace = $1 ORDER BY seq", []any{string(ws)}, func(rows pgx.Rows) error {
+	err := t.query("list sessions", sessions.selectSQL+" WHERE workspace = $1 ORDER BY seq", []any{string(ws)}, func(rows pgx.Rows) error {
 		s, err := sessions.scan(rows)
 		if err != nil {
 			return err

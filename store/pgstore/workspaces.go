@@ -101,8 +101,8 @@ func (t *tx) ListWorkspaces() ([]store.Workspace, error) {
 	return list(t, workspaces, "ORDER BY ord")
 }
 
-// reservations are keyed by workspace; the table's key column is
-// "workspace", so the generic get/put do not apply.
+// reservations are keyed by workspace, and written by an upsert
+// (PutReservation inserts or replaces).
 var reservations = newTable(kindReservation, "reservations",
 	[]string{"workspace", "held", "handoff", "owner", "epoch", "lease_holder", "lease_expires", "lease_store", "updated_at"},
 	func(row pgx.Row) (store.Reservation, error) {
@@ -121,13 +121,10 @@ var reservations = newTable(kindReservation, "reservations",
 			r.LeaseExpires, r.LeaseStore, r.UpdatedAt}
 	})
 
-const (
-	getReservationSQL = "SELECT workspace, held, handoff, owner, epoch, lease_holder, lease_expires, lease_store, updated_at FROM reservations WHERE workspace = $1"
-	putReservationSQL = `INSERT INTO reservations (workspace, held, handoff, owner, epoch, lease_holder, lease_expires, lease_store, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-		ON CONFLICT (workspace) DO UPDATE SET held = $2, handoff = $3, owner = $4, epoch = $5,
-			lease_holder = $6, lease_expires = $7, lease_store = $8, updated_at = $9`
-)
+const putReservationSQL = `INSERT INTO reservations (workspace, held, handoff, owner, epoch, lease_holder, lease_expires, lease_store, updated_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	ON CONFLICT (workspace) DO UPDATE SET held = $2, handoff = $3, owner = $4, epoch = $5,
+		lease_holder = $6, lease_expires = $7, lease_store = $8, updated_at = $9`
 
 // GetReservation returns the reservation row of ws; store.ErrNotFound if
 // it was never taken.
@@ -137,7 +134,7 @@ func (t *tx) GetReservation(ws baton.WorkspaceID) (store.Reservation, error) {
 	}
 	if _, have := t.cache.reservations[ws]; !have {
 		err := t.send("get reservation", func(b *pgx.Batch) {
-			b.Queue(getReservationSQL, string(ws)).Query(func(rows pgx.Rows) error {
+			b.Queue(reservations.getSQL, string(ws)).Query(func(rows pgx.Rows) error {
 				found := false
 				for rows.Next() {
 					r, err := reservations.scan(rows)
