@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -43,8 +44,9 @@ func (c *Coordinator) startDriver(h store.Handoff, owner session.Owner) {
 	ctx, cancel := context.WithCancel(c.root)
 	d := &driver{attempt: h.Attempt, cancel: cancel}
 	c.drivers[h.ID] = d
-	c.wg.Add(1)
+	c.wg.Add(2)
 	go c.drive(ctx, d, h.ID, h.Attempt, owner)
+	go c.watchStops(ctx, h.ID, h.Workspace)
 }
 
 // cancelDriver stops the driver of a handoff, if any, without waiting.
@@ -350,4 +352,32 @@ func (c *Coordinator) reapStrays(ctx context.Context, ws baton.WorkspaceID, out 
 		return engine.Timeout, fmt.Errorf("launch %s of session %s by %s on %s may still run", l.ID, l.Session, l.Holder, l.Host)
 	}
 	return out, err
+}
+
+// watchStops follows the workspace of a transfer this process drives, for
+// as long as its driver runs, and carries out at once a stop another
+// process requested (it learns of it through the store's Notifier; without
+// one, the lease renewal finds it every third of the lease TTL). It costs
+// one read per commit of that workspace, none for other workspaces.
+func (c *Coordinator) watchStops(ctx context.Context, id baton.HandoffID, ws baton.WorkspaceID) {
+	defer c.wg.Done()
+	n, ok := c.store.(store.Notifier)
+	if !ok {
+		return
+	}
+	ch, cancel := n.Subscribe(ws)
+	defer cancel()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ch:
+		}
+		h, err := c.load(ctx, id)
+		if err != nil || !h.StopRequested || !h.State.Pending() {
+			continue
+		}
+		c.serveStop(id, false, time.Time{})
+		return
+	}
 }
