@@ -76,7 +76,7 @@ func TestCommitsPerTransfer(t *testing.T) {
 		}{{false, 3}, {true, 5}} {
 			t.Run(fmt.Sprintf("%s/summary=%v", be.name, tt.summary), func(t *testing.T) {
 				for i := range 5 {
-					if got := transferCommits(t, be.open(t), tt.summary); got != tt.want {
+					if got := transferCommits(t, be.open(t), tt.summary, tt.want); got != tt.want {
 						t.Fatalf("run %d: %d commits per transfer, want %d", i, got, tt.want)
 					}
 				}
@@ -86,7 +86,7 @@ func TestCommitsPerTransfer(t *testing.T) {
 }
 
 // transferCommits runs one transfer on st and returns its commits.
-func transferCommits(t *testing.T, st store.Store, summary bool) int64 {
+func transferCommits(t *testing.T, st store.Store, summary bool, want int64) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -159,5 +159,14 @@ func transferCommits(t *testing.T, st store.Store, summary bool) int64 {
 		case <-time.After(time.Millisecond):
 		}
 	}
-	return cs.commits.Load() - before
+	// Wait saw the completion as soon as it was durable, which can be
+	// before the Update that committed it has returned (and been counted):
+	// give the count a bounded moment to catch up.
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		n := cs.commits.Load() - before
+		if n >= want || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
