@@ -45,7 +45,11 @@
 // (package handoff/mcpserver); its per-attempt token travels in its own
 // header, never in Authorization. -engine claude (or codex) adds the agent
 // CLI, run as a child process per turn (package engine/exec); a Claude
-// report-only turn submits its report through that endpoint. The
-// PostgreSQL store is not offered yet: -store postgres://... is refused at
-// start.
+// report-only turn submits its report through that endpoint.
+//
+// With -store postgres://... (package store/pgstore) several replicas serve
+// one database, each with its own -instance id. A replica reconciles at
+// start and at each -lease-ttl, interrupting only the transfers of
+// replicas whose lease lapsed; a decision or stop sent to any replica
+// reaches the one that drives the transfer.
 package main

@@ -54,8 +54,9 @@ func TestSecurityOverHTTP(t *testing.T) {
 	}
 }
 
-// TestRefusesToStart: beyond loopback without a token, and on a store
-// this build does not have, the binary exits with code 2 before serving.
+// TestRefusesToStart: beyond loopback without a token, and on a
+// PostgreSQL store it cannot reach, the binary exits with code 2 before
+// serving.
 func TestRefusesToStart(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -65,7 +66,7 @@ func TestRefusesToStart(t *testing.T) {
 		want string
 	}{
 		{"non-loopback bind without a token", []string{"-addr", "0.0.0.0:0"}, nil, "without a bearer token"},
-		{"postgres store", []string{"-addr", "127.0.0.1:0", "-store", "postgres://localhost/baton"}, nil, "PostgreSQL backend is not available"},
+		{"postgres store out of reach", []string{"-addr", "127.0.0.1:0", "-store", "postgres://127.0.0.1:1/baton"}, nil, "-store postgres://"},
 		{"bad log level", []string{"-log-level", "loud"}, nil, "-log-level"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

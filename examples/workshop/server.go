@@ -24,13 +24,21 @@ import (
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/badgerstore"
 	"github.com/batonhq/baton/store/memstore"
+	"github.com/batonhq/baton/store/pgstore"
 )
 
 // config is what the flags and BATON_* variables set.
 type config struct {
-	Addr     string
-	Data     string
-	Store    string // "" or "badger": badger in Data; "memory"; postgres:// refused for now
+	Addr  string
+	Data  string
+	Store string // "" or "badger": badger in Data; "memory"; a postgres:// URL (shared by replicas)
+	// Instance is the coordinator's instance id on a shared (PostgreSQL)
+	// store: distinct per replica, the same across a replica's restarts.
+	// Empty means host name and process id.
+	Instance string
+	// LeaseTTL is how long a replica's lease on the transfer it drives
+	// lasts without renewal; on a shared store, Reconcile runs this often.
+	LeaseTTL time.Duration
 	LogLevel string
 	NoSync   bool     // badger's DurabilityNoSync
 	Token    string   // bearer token; required beyond loopback
@@ -79,7 +87,7 @@ type server struct {
 // the coordinator, and reconciles what an earlier process left.
 func newServer(ctx context.Context, cfg config, log *zap.Logger) (*server, error) {
 	s := &server{cfg: cfg, log: log}
-	st, err := openStore(cfg, log)
+	st, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +114,8 @@ func newServer(ctx context.Context, cfg config, log *zap.Logger) (*server, error
 		s.closeStore()
 		return nil, err
 	}
-	s.co, err = handoff.New(st, s.engines, handoff.WithSessions(s.svc), handoff.WithLogger(log.Named("handoff")), handoff.WithInstanceID(id), handoff.WithObserver(s.observe))
+	s.co, err = handoff.New(st, s.engines, handoff.WithSessions(s.svc), handoff.WithLogger(log.Named("handoff")),
+		handoff.WithInstanceID(id), handoff.WithLeaseTTL(cfg.LeaseTTL), handoff.WithObserver(s.observe))
 	if err != nil {
 		s.closeStore()
 		return nil, err
@@ -118,24 +127,50 @@ func newServer(ctx context.Context, cfg config, log *zap.Logger) (*server, error
 		return nil, err
 	}
 	s.base, s.cancel = context.WithCancel(context.Background())
-	// One process serves this store: Recover ends the session rows a
-	// crash left running, reaps what it left live and reconciles the
-	// transfers (nothing is relaunched: the user decides).
-	rec, err := s.co.Recover(ctx)
-	if err != nil {
-		s.abort()
-		return nil, fmt.Errorf("recover: %w", err)
+	if s.shared() {
+		// Other replicas serve this store: their session rows are theirs
+		// (Recover would end them); Reconcile settles only the transfers
+		// of replicas whose lease lapsed, now and at each lease TTL.
+		hs, err := s.co.Reconcile(ctx)
+		if err != nil {
+			s.abort()
+			return nil, fmt.Errorf("reconcile: %w", err)
+		}
+		log.Info("reconciled", zap.String("instance", id), zap.Int("handoffs_reconciled", len(hs)))
+		s.wg.Add(1)
+		go s.reconcileLoop()
+	} else {
+		// One process serves this store: Recover ends the session rows a
+		// crash left running, reaps what it left live and reconciles the
+		// transfers (nothing is relaunched: the user decides).
+		rec, err := s.co.Recover(ctx)
+		if err != nil {
+			s.abort()
+			return nil, fmt.Errorf("recover: %w", err)
+		}
+		log.Info("recovered", zap.Int("sessions_ended", rec.EndedSessions), zap.Int("handoffs_reconciled", len(rec.Handoffs)))
 	}
-	log.Info("recovered", zap.Int("sessions_ended", rec.EndedSessions), zap.Int("handoffs_reconciled", len(rec.Handoffs)))
 	s.wg.Add(1)
 	go s.wakeupLoop()
 	return s, nil
 }
 
-func openStore(cfg config, log *zap.Logger) (store.Store, error) {
+// isPostgres reports whether the -store value is a PostgreSQL URL.
+func isPostgres(v string) bool {
+	return strings.HasPrefix(v, "postgres://") || strings.HasPrefix(v, "postgresql://")
+}
+
+// shared reports whether other replicas may serve the same store.
+func (s *server) shared() bool { return isPostgres(s.cfg.Store) }
+
+func openStore(ctx context.Context, cfg config, log *zap.Logger) (store.Store, error) {
 	switch {
-	case strings.HasPrefix(cfg.Store, "postgres://") || strings.HasPrefix(cfg.Store, "postgresql://"):
-		return nil, errors.New("-store postgres://: the PostgreSQL backend is not available in this build; use the embedded store (leave -store empty)")
+	case isPostgres(cfg.Store):
+		st, err := pgstore.Open(ctx, cfg.Store, pgstore.Options{Logger: log.Named("postgres")})
+		if err != nil {
+			return nil, fmt.Errorf("-store postgres://: %w", err)
+		}
+		return st, nil
 	case cfg.Store == "memory":
 		return memstore.New(), nil
 	case cfg.Store == "" || cfg.Store == "badger":
@@ -153,10 +188,20 @@ func openStore(cfg config, log *zap.Logger) (store.Store, error) {
 }
 
 // instanceID keeps the coordinator's lease id across restarts, so that
-// Reconcile takes its own leases back at once.
+// Reconcile takes its own leases back at once. On a shared store each
+// replica needs its own: -instance, else host name and process id.
 func instanceID(cfg config) (string, error) {
-	if cfg.Store == "memory" {
+	switch {
+	case cfg.Store == "memory":
 		return randomID("workshop"), nil
+	case cfg.Instance != "":
+		return cfg.Instance, nil
+	case isPostgres(cfg.Store):
+		host, err := os.Hostname()
+		if err != nil || host == "" {
+			host = "host"
+		}
+		return fmt.Sprintf("workshop-%s-%d", host, os.Getpid()), nil
 	}
 	p := filepath.Join(cfg.Data, "instance-id")
 	if b, err := os.ReadFile(p); err == nil && len(strings.TrimSpace(string(b))) > 0 {
@@ -204,6 +249,36 @@ func (s *server) wakeupLoop() {
 			}
 		}
 	}
+}
+
+// reconcileLoop runs Reconcile at each lease TTL until shutdown, so that
+// the transfers of a replica that died are interrupted once its lease
+// lapses (never replayed: the user decides).
+func (s *server) reconcileLoop() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.leaseTTL())
+	defer t.Stop()
+	for {
+		select {
+		case <-s.base.Done():
+			return
+		case <-t.C:
+		}
+		hs, err := s.co.Reconcile(s.base)
+		switch {
+		case err != nil && s.base.Err() == nil:
+			s.log.Warn("reconciling", zap.Error(err))
+		case len(hs) > 0:
+			s.log.Info("reconciled", zap.Int("handoffs_reconciled", len(hs)))
+		}
+	}
+}
+
+func (s *server) leaseTTL() time.Duration {
+	if s.cfg.LeaseTTL > 0 {
+		return s.cfg.LeaseTTL
+	}
+	return handoff.DefaultLeaseTTL
 }
 
 // shutdown ends the server's work: background loops and SSE streams end,
