@@ -87,7 +87,7 @@ func (c *Coordinator) drive(ctx context.Context, d *driver, id baton.HandoffID, 
 			f, err = c.stepStart(ctx, h, owner, launch)
 		}
 		if err != nil {
-			if ctx.Err() == nil && !errors.Is(err, ErrStaleAttempt) && !errors.Is(err, session.ErrLaunchRefused) {
+			if ctx.Err() == nil && !errors.Is(err, ErrStaleAttempt) && !errors.Is(err, session.ErrLaunchRefused) && !errors.Is(err, session.ErrStaleEpoch) {
 				c.log.Error("handoff driver stopped", zap.String("handoff", string(id)), zap.Int("attempt", attempt), zap.Error(err))
 			}
 			return
@@ -99,6 +99,18 @@ func (c *Coordinator) drive(ctx context.Context, d *driver, id baton.HandoffID, 
 			launch = f.launch
 		}
 	}
+}
+
+// fenced reports whether a launch was refused because another process took
+// the reservation since this one did (its epoch is stale), and logs it: the
+// transfer is no longer this process's to fail or to stop.
+func (c *Coordinator) fenced(h store.Handoff, err error) bool {
+	if !errors.Is(err, session.ErrStaleEpoch) {
+		return false
+	}
+	c.log.Warn("launch refused: another process took the reservation (stale epoch)",
+		zap.String("handoff", string(h.ID)), zap.Int("attempt", h.Attempt), zap.Error(err))
+	return true
 }
 
 // stillAt refuses a launch once the attempt has left state st or a Stop was
@@ -173,7 +185,7 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 		KeepRecord: true,
 	})
 	if err != nil {
-		if ctx.Err() != nil || errors.Is(err, session.ErrLaunchRefused) {
+		if ctx.Err() != nil || errors.Is(err, session.ErrLaunchRefused) || c.fenced(h, err) {
 			return nil, err
 		}
 		return ended(engine.ExitStatus{Err: err}, "the report-only turn did not start: "+err.Error(), nil)
@@ -256,7 +268,7 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner sess
 		OnExit: func(st engine.ExitStatus) { c.sessions.RecordEnd(target, launch, st) },
 	})
 	if err != nil {
-		if ctx.Err() != nil || errors.Is(err, session.ErrLaunchRefused) {
+		if ctx.Err() != nil || errors.Is(err, session.ErrLaunchRefused) || c.fenced(h, err) {
 			return nil, err
 		}
 		return failed("the target did not start: " + err.Error())

@@ -125,8 +125,36 @@ func (c *Coordinator) apply(ctx context.Context, id string, in input, check func
 		return store.Handoff{}, nil, err
 	}
 	f.tx = nil
+	c.noteTake(f)
 	c.observe(f.trigger, f.row)
 	return f.row, f, nil
+}
+
+// noteTake remembers the handoffs whose reservation this Coordinator took
+// in a committed firing, until they settle.
+func (c *Coordinator) noteTake(f *fire) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case f.row.State.Terminal():
+		delete(c.took, f.row.ID)
+	case !f.owner.Token.IsZero():
+		c.took[f.row.ID] = true
+	}
+}
+
+// tookHere reports whether this Coordinator itself took the reservation of
+// handoff h and still holds it: it drives the transfer, or keeps it for a
+// decision, and Reconcile must leave it alone.
+func (c *Coordinator) tookHere(tx store.Tx, h store.Handoff) bool {
+	c.mu.Lock()
+	took := c.took[h.ID]
+	c.mu.Unlock()
+	if !took {
+		return false
+	}
+	r, err := tx.GetReservation(h.Workspace)
+	return err == nil && r.Held && r.Handoff == h.ID && c.holds(r)
 }
 
 // src loads the source session on first use (most transitions never need
