@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,6 +61,28 @@ func pgDatabase(t *testing.T) string {
 	return u.String()
 }
 
+// waitLogCount polls (bounded) until p's log has n lines holding both msg
+// and id.
+func waitLogCount(t *testing.T, p *proc, msg, id string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c := 0
+		for _, line := range strings.Split(p.logs.String(), "\n") {
+			if strings.Contains(line, msg) && strings.Contains(line, id) {
+				c++
+			}
+		}
+		if c >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d log lines with %s and %s, want %d:\n%s", c, msg, id, n, p.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestTwoReplicas: two workshop processes on one PostgreSQL database. A
 // transfer started through one is decided through the other: a retry
 // after a target that failed readiness (the deciding replica drives the
@@ -68,7 +91,7 @@ func pgDatabase(t *testing.T) string {
 func TestTwoReplicas(t *testing.T) {
 	t.Parallel()
 	db := pgDatabase(t)
-	args := []string{"-store", db, "-lease-ttl", "2s", "-demo-slow-ready", "30s"}
+	args := []string{"-store", db, "-lease-ttl", "2s", "-demo-slow-ready", "30s", "-log-level", "info"}
 	a := startBinary(t, "", append(args, "-instance", "replica-a")...)
 	b := startBinary(t, "", append(args, "-instance", "replica-b")...)
 
@@ -97,6 +120,12 @@ func TestTwoReplicas(t *testing.T) {
 		a.waitIdle(ws)
 		hid := a.handoff(ws, "rep-cancel", src, "slow-ready", false)
 		b.waitHandoff(ws, hid, "starting")
+		// Both replicas reconcile every lease TTL: B leaves the transfer to
+		// A, whose lease is live, and A's own rounds leave it running.
+		waitLogCount(t, b, `"reconcile left a transfer to the live process that drives it"`, hid, 2)
+		if h := a.waitHandoff(ws, hid, "starting", "interrupted", "failed"); h["state"] != "starting" {
+			t.Fatalf("after two reconcile rounds: %v\nA:\n%s", h, a.logs.String())
+		}
 		r := b.must(http.StatusOK, "POST", "/api/workspaces/"+ws+"/session-handoffs/"+hid+"/decision", map[string]any{"action": "cancel"})
 		if st := str(r.Body, "handoff", "state"); st != "cancelled" {
 			t.Fatalf("cancel through B answered %s\nA:\n%s\nB:\n%s", r.Raw, a.logs.String(), b.logs.String())
