@@ -134,10 +134,22 @@ func TestReservationKeepsTheQueue(t *testing.T) {
 	_, err := f.svc.ResendInstruction(f.ctx, f.ws, f.firstID())
 	mustIs(t, err, session.ErrWorkspaceBusy)
 	f.release("hof-1")
-	if _, ok, err := f.svc.DeliverPending(f.ctx, f.ws); err != nil || !ok {
-		t.Fatalf("DeliverPending after release = %v, %v", ok, err)
+	// The ended turn's process leaves the workspace's slot once its end is
+	// recorded: wait (bounded) for that before asking for the delivery.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		if _, running := f.svc.Running(f.ws); !running || time.Now().After(deadline) {
+			break
+		}
+	}
+	// The turn's end may itself deliver it once the reservation is gone
+	// (its hook can run after the release); either way it is delivered.
+	if _, _, err := f.svc.DeliverPending(f.ctx, f.ws); err != nil {
+		t.Fatalf("DeliverPending after release: %v", err)
 	}
 	f.waitInstructions([]insState{{"queued", store.InstructionDelivered}})
+	if n := len(f.launches()); n != 2 {
+		t.Fatalf("%d launches, want the turn and one delivery", n)
+	}
 }
 
 func (f *fixture) firstID() baton.InstructionID {
