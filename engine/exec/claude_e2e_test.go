@@ -10,8 +10,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,36 +21,17 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/exec"
+	"github.com/batonhq/baton/engine/exec/internal/clitest"
 	"github.com/batonhq/baton/recap"
 )
-
-// claudeBin finds the Claude Code CLI: $BATON_CLAUDE_BIN, else claude on
-// PATH. Without it the test is skipped, except under CI=true, where it
-// fails (.ci/run installs the CLI).
-func claudeBin(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("BATON_CLAUDE_BIN"); p != "" {
-		return p
-	}
-	if p, err := osexec.LookPath("claude"); err == nil {
-		return p
-	}
-	msg := "the Claude Code CLI is not installed: set BATON_CLAUDE_BIN or put claude on PATH (npm install @anthropic-ai/claude-code)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
 
 // scriptedAPI is the stand-in for the Messages API: it answers HEAD / and
 // replays a canned streaming response to POST /v1/messages. The reply
 // names the model it was asked for; a prompt holding "STALL" gets the start
 // of a message and then nothing, until the client goes away.
 type scriptedAPI struct {
-	srv     *httptest.Server
-	quit    chan struct{}
-	stalled chan struct{} // receives when a stalled request is being held
+	srv   *httptest.Server
+	stall *clitest.Stall
 
 	mu       sync.Mutex
 	requests []apiRequest
@@ -72,12 +51,9 @@ const reportToolUse = `[{"type":"tool_use","id":"toolu_1","name":"mcp__baton__di
 	`{"type":"tool_use","id":"toolu_2","name":"mcp__baton__submit_session_handoff","input":{"report":"All done; tests pass."}}]`
 
 func newScriptedAPI(t *testing.T) *scriptedAPI {
-	a := &scriptedAPI{quit: make(chan struct{}), stalled: make(chan struct{}, 1)}
+	a := &scriptedAPI{stall: clitest.NewStall(t)}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
-	t.Cleanup(func() {
-		close(a.quit)
-		a.srv.Close()
-	})
+	t.Cleanup(a.srv.Close)
 	return a
 }
 
@@ -118,15 +94,8 @@ func (a *scriptedAPI) serve(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"id":"msg_1","type":"message","role":"assistant","model":%q,"content":[{"type":"text","text":%q}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}`, req.Model, text)
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	f, _ := w.(http.Flusher)
-	event := func(name, data string) {
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data)
-		if f != nil {
-			f.Flush()
-		}
-	}
-	event("message_start", fmt.Sprintf(`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":%q,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}`, req.Model))
+	event := clitest.SSE(w)
+	clitest.MessageStart(event, req.Model)
 	if strings.Contains(last, "REPORT") && !strings.Contains(last, `"tool_result"`) {
 		var blocks []json.RawMessage
 		if err := json.Unmarshal([]byte(reportToolUse), &blocks); err != nil {
@@ -138,32 +107,16 @@ func (a *scriptedAPI) serve(w http.ResponseWriter, r *http.Request) {
 				Input    json.RawMessage
 			}
 			json.Unmarshal(b, &tu)
-			event("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"tool_use","id":%q,"name":%q,"input":{}}}`, i, tu.ID, tu.Name))
-			in, _ := json.Marshal(string(tu.Input))
-			event("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":%s}}`, i, in))
-			event("content_block_stop", fmt.Sprintf(`{"type":"content_block_stop","index":%d}`, i))
+			clitest.ToolUse(event, i, tu.ID, tu.Name, tu.Input)
 		}
-		event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":20}}`)
-		event("message_stop", `{"type":"message_stop"}`)
+		clitest.ToolUseEnd(event)
 		return
 	}
 	if strings.Contains(last, "STALL") {
-		select {
-		case a.stalled <- struct{}{}:
-		default:
-		}
-		select {
-		case <-r.Context().Done():
-		case <-a.quit:
-		}
+		a.stall.Hold(r)
 		return
 	}
-	q, _ := json.Marshal(text)
-	event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
-	event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":`+string(q)+`}}`)
-	event("content_block_stop", `{"type":"content_block_stop","index":0}`)
-	event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":5}}`)
-	event("message_stop", `{"type":"message_stop"}`)
+	clitest.MessageText(event, text)
 }
 
 // TestClaudeEndToEnd drives the real Claude Code CLI through the claude
@@ -171,23 +124,11 @@ func (a *scriptedAPI) serve(w http.ResponseWriter, r *http.Request) {
 // ready with its native id, a resume by that id, the native path (a resume
 // under another model), and a confirmed stop in the middle of a turn.
 func TestClaudeEndToEnd(t *testing.T) {
-	bin := claudeBin(t)
+	bin := clitest.ClaudeBin(t)
 	api := newScriptedAPI(t)
 	root := t.TempDir()
-	home, work := filepath.Join(root, "home"), filepath.Join(root, "work")
-	for _, d := range []string{home, work} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + home,
-		"ANTHROPIC_BASE_URL=" + api.srv.URL,
-		"ANTHROPIC_API_KEY=sk-test",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"DISABLE_TELEMETRY=1",
-	}
+	work := clitest.Dir(t, root, "work")
+	env := clitest.ClaudeEnv(clitest.Dir(t, root, "home"), api.srv.URL)
 	e := newEngine(t, exec.Options{Profile: exec.Claude(exec.ClaudeOptions{Command: bin}), DataDir: filepath.Join(root, "data"), Env: env})
 	ctx := testCtx(t)
 	first := baton.EngineConfig{Engine: "claude", Model: "claude-test-1"}
@@ -250,7 +191,7 @@ func TestClaudeEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-api.stalled:
+	case <-api.stall.Held:
 	case <-ctx.Done():
 		t.Fatalf("the CLI never reached the API (exit %+v)", p.Exit())
 	}
@@ -312,21 +253,12 @@ func newReportServer(t *testing.T) *reportServer {
 // the turn's credentials), and only it: the model's call of another tool
 // of the same server is refused by the CLI and never reaches the server.
 func TestClaudeReportOnlyEndToEnd(t *testing.T) {
-	bin := claudeBin(t)
+	bin := clitest.ClaudeBin(t)
 	api := newScriptedAPI(t)
 	mcpSrv := newReportServer(t)
 	root := t.TempDir()
-	home, work := filepath.Join(root, "home"), filepath.Join(root, "work")
-	for _, d := range []string{home, work} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home,
-		"ANTHROPIC_BASE_URL=" + api.srv.URL, "ANTHROPIC_API_KEY=sk-test",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1",
-	}
+	work := clitest.Dir(t, root, "work")
+	env := clitest.ClaudeEnv(clitest.Dir(t, root, "home"), api.srv.URL)
 	prof := exec.Claude(exec.ClaudeOptions{
 		Command:   bin,
 		MCPConfig: `{"mcpServers":{"baton":{"type":"http","url":"` + mcpSrv.srv.URL + `","headers":{"X-Baton-Token":"{report_token}","X-Baton-Handoff":"{handoff}"}}}}`,

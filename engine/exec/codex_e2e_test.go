@@ -5,12 +5,9 @@ package exec_test
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,27 +16,9 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/exec"
+	"github.com/batonhq/baton/engine/exec/internal/clitest"
 	"github.com/batonhq/baton/recap"
 )
-
-// codexBin finds the Codex CLI: $BATON_CODEX_BIN, else codex on PATH. The
-// test is skipped without it, except under CI=true, where it fails (.ci/run
-// installs the CLI).
-func codexBin(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("BATON_CODEX_BIN"); p != "" {
-		return p
-	}
-	if p, err := osexec.LookPath("codex"); err == nil {
-		return p
-	}
-	msg := "the Codex CLI is not installed: set BATON_CODEX_BIN or put codex on PATH (npm install @openai/codex)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
 
 // scriptedResponses is the stand-in for the Responses API Codex streams
 // from: a canned reply naming the model it was asked for; a last user
@@ -47,9 +26,8 @@ func codexBin(t *testing.T) string {
 // "STALL" the start of a response and then nothing until the client goes
 // away.
 type scriptedResponses struct {
-	srv     *httptest.Server
-	quit    chan struct{}
-	stalled chan struct{}
+	srv   *httptest.Server
+	stall *clitest.Stall
 
 	mu     sync.Mutex
 	models []string
@@ -57,12 +35,9 @@ type scriptedResponses struct {
 }
 
 func newScriptedResponses(t *testing.T) *scriptedResponses {
-	a := &scriptedResponses{quit: make(chan struct{}), stalled: make(chan struct{}, 1)}
+	a := &scriptedResponses{stall: clitest.NewStall(t)}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
-	t.Cleanup(func() {
-		close(a.quit)
-		a.srv.Close()
-	})
+	t.Cleanup(a.srv.Close)
 	return a
 }
 
@@ -101,33 +76,17 @@ func (a *scriptedResponses) serve(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`)
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	f, _ := w.(http.Flusher)
-	event := func(name, data string) {
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data)
-		if f != nil {
-			f.Flush()
-		}
-	}
-	event("response.created", `{"type":"response.created","response":{"id":"resp_1"}}`)
+	event := clitest.SSE(w)
+	clitest.ResponseCreated(event)
 	switch {
 	case strings.Contains(last, "FAILTURN"):
 		event("response.failed", `{"type":"response.failed","response":{"id":"resp_1","error":{"code":"server_error","message":"scripted failure"}}}`)
 		return
 	case strings.Contains(last, "STALL"):
-		select {
-		case a.stalled <- struct{}{}:
-		default:
-		}
-		select {
-		case <-r.Context().Done():
-		case <-a.quit:
-		}
+		a.stall.Hold(r)
 		return
 	}
-	text, _ := json.Marshal("reply from " + req.Model)
-	event("response.output_item.done", `{"type":"response.output_item.done","item":{"type":"message","role":"assistant","id":"msg_1","content":[{"type":"output_text","text":`+string(text)+`}]}}`)
-	event("response.completed", `{"type":"response.completed","response":{"id":"resp_1","usage":{"input_tokens":10,"input_tokens_details":null,"output_tokens":5,"output_tokens_details":null,"total_tokens":15}}}`)
+	clitest.ResponseText(event, "reply from "+req.Model)
 }
 
 // TestCodexEndToEnd drives the real Codex CLI through the codex profile
@@ -136,24 +95,12 @@ func (a *scriptedResponses) serve(w http.ResponseWriter, r *http.Request) {
 // resume of that thread under another model, a failed turn, refused
 // credentials, and a confirmed stop in the middle of a turn.
 func TestCodexEndToEnd(t *testing.T) {
-	bin := codexBin(t)
+	bin := clitest.CodexBin(t)
 	api := newScriptedResponses(t)
 	root := t.TempDir()
-	home, work := filepath.Join(root, "home"), filepath.Join(root, "work")
-	for _, d := range []string{home, work} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	prof := exec.Codex(exec.CodexOptions{
-		Command: bin,
-		Config: []string{
-			"model_provider=scripted",
-			`model_providers.scripted={name="scripted",base_url="` + api.srv.URL + `/v1",wire_api="responses",env_key="OPENAI_API_KEY",stream_max_retries=0,request_max_retries=0}`,
-		},
-		Reconfigure: true,
-	})
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "CODEX_HOME=" + home, "OPENAI_API_KEY=sk-test"}
+	work := clitest.Dir(t, root, "work")
+	prof := exec.Codex(exec.CodexOptions{Command: bin, Config: clitest.CodexProvider(api.srv.URL), Reconfigure: true})
+	env := clitest.CodexEnv(clitest.Dir(t, root, "home"))
 	e := newEngine(t, exec.Options{Profile: prof, DataDir: filepath.Join(root, "data"), Env: env})
 	ctx := testCtx(t)
 	first := baton.EngineConfig{Engine: "codex", Model: "gpt-test-1"}
@@ -227,7 +174,7 @@ func TestCodexEndToEnd(t *testing.T) {
 	stall := newLaunchID("codex-stall")
 	p := start(engine.StartRequest{Config: first, Mode: engine.Resume, NativeID: id, Prompt: "STALL please", LaunchID: stall})
 	select {
-	case <-api.stalled:
+	case <-api.stall.Held:
 	case <-ctx.Done():
 		t.Fatalf("the CLI never reached the API (exit %+v)", p.Exit())
 	}

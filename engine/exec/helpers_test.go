@@ -8,8 +8,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	osexec "os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,6 +17,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/exec"
+	"github.com/batonhq/baton/engine/exec/internal/clitest"
 	"github.com/batonhq/baton/recap"
 )
 
@@ -34,27 +33,7 @@ func newLaunchID(prefix string) baton.LaunchID {
 // bins holds the test programs TestMain builds: "agent" and "host".
 var bins = map[string]string{}
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "baton-exec-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	for _, name := range []string{"agent", "host"} {
-		out := filepath.Join(dir, name)
-		cmd := osexec.Command("go", "build", "-o", out, "./testdata/"+name)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "building testdata/%s: %v\n", name, err)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
-		bins[name] = out
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { clitest.Main(m, bins, "agent", "host") }
 
 // agentProfile runs the stand-in agent with extra flags.
 func agentProfile(flags ...string) exec.Profile {
@@ -85,26 +64,13 @@ func newEngine(t *testing.T, opts exec.Options) *exec.Engine {
 	if opts.StopGrace == 0 {
 		opts.StopGrace = 2 * time.Second
 	}
-	e, err := exec.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := e.Close(ctx); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return e
+	return clitest.NewEngine(t, opts)
 }
 
 // testCtx bounds a test's waits.
 func testCtx(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
+	return clitest.Ctx(t, 30*time.Second)
 }
 
 func waitDone(t *testing.T, p engine.Process) engine.ExitStatus {

@@ -35,7 +35,7 @@ func agentProfile(report string) func(w *batonmcp.Wiring) exec.Profile {
 		is := func(typ string) []exec.Rule { return []exec.Rule{{Fields: map[string]string{"type": typ}}} }
 		p := exec.Profile{
 			Name:       "agent",
-			Command:    agentBin,
+			Command:    bins["agent"],
 			Fresh:      []string{"-prompt", "{prompt}", "{flags}"},
 			Resume:     []string{"-resume", "{native_id}", "-prompt", "{prompt}", "{flags}"},
 			Model:      []string{"-model", "{model}"},

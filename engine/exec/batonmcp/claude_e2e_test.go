@@ -8,9 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	osexec "os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -19,28 +16,10 @@ import (
 
 	"github.com/batonhq/baton/engine/exec"
 	"github.com/batonhq/baton/engine/exec/batonmcp"
+	"github.com/batonhq/baton/engine/exec/internal/clitest"
 	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/store"
 )
-
-// claudeBin finds the Claude Code CLI: $BATON_CLAUDE_BIN, else claude on
-// PATH. Without it the test is skipped, except under CI=true, where it
-// fails.
-func claudeBin(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("BATON_CLAUDE_BIN"); p != "" {
-		return p
-	}
-	if p, err := osexec.LookPath("claude"); err == nil {
-		return p
-	}
-	msg := "the Claude Code CLI is not installed: set BATON_CLAUDE_BIN or put claude on PATH (npm install @anthropic-ai/claude-code)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
 
 // messagesAPI stands in for the Messages API on 127.0.0.1. Its model
 // calls the first baton tool the request offers that the script names,
@@ -145,15 +124,8 @@ func (a *messagesAPI) serve(w http.ResponseWriter, r *http.Request) {
 		a.got <- struct{}{}
 	}
 
-	w.Header().Set("Content-Type", "text/event-stream")
-	f, _ := w.(http.Flusher)
-	event := func(name, data string) {
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data)
-		if f != nil {
-			f.Flush()
-		}
-	}
-	event("message_start", fmt.Sprintf(`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":%q,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}`, req.Model))
+	event := clitest.SSE(w)
+	clitest.MessageStart(event, req.Model)
 	// toolUses answers with calls of the tools named, in one message.
 	toolUses := func(calls ...string) {
 		for i, name := range calls {
@@ -165,13 +137,9 @@ func (a *messagesAPI) serve(w http.ResponseWriter, r *http.Request) {
 				input = map[string]string{"direction": "oldest-first"}
 			}
 			in, _ := json.Marshal(input)
-			q, _ := json.Marshal(string(in))
-			event("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"tool_use","id":"toolu_%d_%d","name":%q,"input":{}}}`, i, len(req.Messages), i, name))
-			event("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":%s}}`, i, q))
-			event("content_block_stop", fmt.Sprintf(`{"type":"content_block_stop","index":%d}`, i))
+			clitest.ToolUse(event, i, fmt.Sprintf("toolu_%d_%d", len(req.Messages), i), name, in)
 		}
-		event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":20}}`)
-		event("message_stop", `{"type":"message_stop"}`)
+		clitest.ToolUseEnd(event)
 	}
 	switch {
 	case len(results) > 0:
@@ -187,12 +155,7 @@ func (a *messagesAPI) serve(w http.ResponseWriter, r *http.Request) {
 	if len(results) > 0 {
 		text = "Done."
 	}
-	q, _ := json.Marshal(text)
-	event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
-	event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":`+string(q)+`}}`)
-	event("content_block_stop", `{"type":"content_block_stop","index":0}`)
-	event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":5}}`)
-	event("message_stop", `{"type":"message_stop"}`)
+	clitest.MessageText(event, text)
 }
 
 // contentText joins the text of a tool_result's content (a string or text
@@ -228,19 +191,11 @@ func (a *messagesAPI) toolResults() []toolResult {
 // mcp__baton__read_source_history, whose page (the source conversation,
 // redacted) the CLI sends to the API in its next request.
 func TestClaudeTransferOverMCP(t *testing.T) {
-	bin := claudeBin(t)
+	bin := clitest.ClaudeBin(t)
 	const report = "## Handoff\nThe tokenizer in parse.go is fixed; TestParse passes. Next: the error messages."
 	const secret = "hunter2-correct-horse"
 	api := newMessagesAPI(t, report)
-	home := filepath.Join(t.TempDir(), "home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home,
-		"ANTHROPIC_BASE_URL=" + api.srv.URL, "ANTHROPIC_API_KEY=sk-test",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1",
-	}
+	env := clitest.ClaudeEnv(clitest.Dir(t, t.TempDir(), "home"), api.srv.URL)
 	r := newRig(t, rigOpts{
 		engine: "claude", model: "claude-test-1", env: env, timeout: 90 * time.Second,
 		limits:  recap.Limits{Secrets: []string{secret}},

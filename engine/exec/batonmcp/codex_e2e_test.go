@@ -8,9 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	osexec "os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -19,27 +16,10 @@ import (
 
 	"github.com/batonhq/baton/engine/exec"
 	"github.com/batonhq/baton/engine/exec/batonmcp"
+	"github.com/batonhq/baton/engine/exec/internal/clitest"
 	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/store"
 )
-
-// codexBin finds the Codex CLI: $BATON_CODEX_BIN, else codex on PATH.
-// Without it the test is skipped, except under CI=true, where it fails.
-func codexBin(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("BATON_CODEX_BIN"); p != "" {
-		return p
-	}
-	if p, err := osexec.LookPath("codex"); err == nil {
-		return p
-	}
-	msg := "the Codex CLI is not installed: set BATON_CODEX_BIN or put codex on PATH (npm install @openai/codex)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
 
 // responsesAPI stands in for the Responses API Codex streams from. Its
 // model calls the baton tools of the request (by the suffix of their
@@ -131,18 +111,8 @@ func (a *responsesAPI) serve(w http.ResponseWriter, r *http.Request) {
 	for range results {
 		a.got <- struct{}{}
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	f, _ := w.(http.Flusher)
-	event := func(name, data string) {
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data)
-		if f != nil {
-			f.Flush()
-		}
-	}
-	event("response.created", `{"type":"response.created","response":{"id":"resp_1"}}`)
-	done := func() {
-		event("response.completed", `{"type":"response.completed","response":{"id":"resp_1","usage":{"input_tokens":10,"input_tokens_details":null,"output_tokens":5,"output_tokens_details":null,"total_tokens":15}}}`)
-	}
+	event := clitest.SSE(w)
+	clitest.ResponseCreated(event)
 	find := func(suffix string) string {
 		for _, n := range offered {
 			if strings.HasSuffix(n, suffix) {
@@ -166,7 +136,7 @@ func (a *responsesAPI) serve(w http.ResponseWriter, r *http.Request) {
 				"call_id": fmt.Sprintf("call_%d_%d", len(req.Input), i), "namespace": ns, "name": fn, "arguments": string(args)})
 			event("response.output_item.done", `{"type":"response.output_item.done","item":`+string(item)+`}`)
 		}
-		done()
+		clitest.ResponseCompleted(event)
 	}
 	switch {
 	case len(results) > 0:
@@ -181,9 +151,7 @@ func (a *responsesAPI) serve(w http.ResponseWriter, r *http.Request) {
 	if len(results) > 0 {
 		text = "Done."
 	}
-	q, _ := json.Marshal(text)
-	event("response.output_item.done", `{"type":"response.output_item.done","item":{"type":"message","role":"assistant","id":"msg_1","content":[{"type":"output_text","text":`+string(q)+`}]}}`)
-	done()
+	clitest.ResponseText(event, text)
 }
 
 func (a *responsesAPI) toolResults() []toolResult {
@@ -195,23 +163,16 @@ func (a *responsesAPI) toolResults() []toolResult {
 // TestCodexTransferOverMCP is TestClaudeTransferOverMCP with the real
 // Codex CLI, configured by Wiring.Codex, against a scripted Responses API.
 func TestCodexTransferOverMCP(t *testing.T) {
-	bin := codexBin(t)
+	bin := clitest.CodexBin(t)
 	const report = "## Handoff\nThe tokenizer in parse.go is fixed; TestParse passes. Next: the error messages."
 	const secret = "hunter2-correct-horse"
 	api := newResponsesAPI(t, report)
-	home := filepath.Join(t.TempDir(), "home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "CODEX_HOME=" + home, "OPENAI_API_KEY=sk-test"}
+	env := clitest.CodexEnv(clitest.Dir(t, t.TempDir(), "home"))
 	r := newRig(t, rigOpts{
 		engine: "codex", model: "gpt-test-1", env: env, timeout: 90 * time.Second,
 		limits: recap.Limits{Secrets: []string{secret}},
 		profile: func(w *batonmcp.Wiring) exec.Profile {
-			return w.Codex(exec.CodexOptions{Command: bin, Config: []string{
-				"model_provider=scripted",
-				`model_providers.scripted={name="scripted",base_url="` + api.srv.URL + `/v1",wire_api="responses",env_key="OPENAI_API_KEY",stream_max_retries=0,request_max_retries=0}`,
-			}})
+			return w.Codex(exec.CodexOptions{Command: bin, Config: clitest.CodexProvider(api.srv.URL)})
 		},
 	})
 	src := r.source(t, "Fix the parser. The staging password is "+secret+".")

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -22,6 +21,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/exec"
 	"github.com/batonhq/baton/engine/exec/batonmcp"
+	"github.com/batonhq/baton/engine/exec/internal/clitest"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/handoff/mcpserver"
 	"github.com/batonhq/baton/recap"
@@ -30,8 +30,9 @@ import (
 	"github.com/batonhq/baton/store/memstore"
 )
 
-// agentBin is the stand-in agent CLI TestMain builds from testdata/agent.
-var agentBin string
+// bins holds the test programs TestMain builds: "agent", the stand-in
+// agent CLI.
+var bins = map[string]string{}
 
 // bridgeArg makes the test binary run the stdio bridge instead of the
 // tests, as a host's bridge subcommand (Options.Bridge).
@@ -49,30 +50,13 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	dir, err := os.MkdirTemp("", "baton-batonmcp-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	agentBin = filepath.Join(dir, "agent")
-	cmd := osexec.Command("go", "build", "-o", agentBin, "./testdata/agent")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "building testdata/agent: %v\n", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	clitest.Main(m, bins, "agent")
 }
 
 // testCtx bounds a test's waits.
 func testCtx(t testing.TB, d time.Duration) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
+	return clitest.Ctx(t, d)
 }
 
 // rig is a host: a Coordinator on memstore over an exec engine whose
@@ -152,17 +136,7 @@ func newRig(t testing.TB, o rigOpts) *rig {
 		t.Fatal(err)
 	}
 	r.w = w
-	e, err := exec.New(exec.Options{Profile: o.profile(w), DataDir: t.TempDir(), Env: o.env, StopGrace: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := e.Close(ctx); err != nil {
-			t.Errorf("engine Close: %v", err)
-		}
-	})
+	e := clitest.NewEngine(t, exec.Options{Profile: o.profile(w), DataDir: t.TempDir(), Env: o.env, StopGrace: 2 * time.Second})
 	r.e = e
 	co, err := handoff.New(memstore.New(), engine.NewRegistry(map[string]engine.Engine{o.engine: e}),
 		handoff.WithGenerationTimeout(o.timeout), handoff.WithReadyTimeout(o.timeout))

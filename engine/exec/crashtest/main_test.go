@@ -26,34 +26,12 @@
 package crashtest
 
 import (
-	"fmt"
-	"os"
-	osexec "os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/batonhq/baton/engine/exec/internal/clitest"
 )
 
 // bins holds the programs TestMain builds: "agent" and "host".
 var bins = map[string]string{}
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "baton-crashtest-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	for _, name := range []string{"agent", "host"} {
-		out := filepath.Join(dir, name)
-		cmd := osexec.Command("go", "build", "-o", out, "./testdata/"+name)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "building testdata/%s: %v\n", name, err)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
-		bins[name] = out
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { clitest.Main(m, bins, "agent", "host") }

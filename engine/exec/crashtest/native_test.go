@@ -16,6 +16,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/exec"
+	"github.com/batonhq/baton/engine/exec/internal/clitest"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
@@ -60,7 +61,7 @@ func (s startOnly) Start(ctx context.Context, req engine.StartRequest) (engine.P
 // "refuse" makes it refuse its first turn.
 func newRecorder(t *testing.T, reconfigure bool) *recorder {
 	t.Helper()
-	e, err := exec.New(exec.Options{
+	e := clitest.NewEngine(t, exec.Options{
 		DataDir:   t.TempDir(),
 		StopGrace: 50 * time.Millisecond,
 		Profile: exec.Profile{
@@ -78,16 +79,6 @@ func newRecorder(t *testing.T, reconfigure bool) *recorder {
 				Reject:   []exec.Rule{{Fields: map[string]string{"type": "rejected"}}},
 			},
 		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := e.Close(ctx); err != nil {
-			t.Errorf("exec Close: %v", err)
-		}
 	})
 	return &recorder{Engine: e}
 }

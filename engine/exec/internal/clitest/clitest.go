@@ -1,0 +1,145 @@
+//go:build linux
+
+// Package clitest holds the test support the exec engine's tests share: the
+// programs a TestMain builds from testdata, an exec engine closed at the end
+// of a test, and the plumbing of the end-to-end tests that drive the real
+// agent CLIs (finding the CLI, its isolated home and environment, and the
+// server-sent events of a scripted API on 127.0.0.1). It is imported by test
+// files only.
+//
+// # Basics
+//
+// A package's TestMain builds its stand-in programs with
+//
+//	func TestMain(m *testing.M) { clitest.Main(m, bins, "agent", "host") }
+//
+// and an end-to-end test starts with
+//
+//	bin := clitest.ClaudeBin(t) // skipped without the CLI, fatal under CI=true
+//	home := clitest.Dir(t, t.TempDir(), "home")
+//	env := clitest.ClaudeEnv(home, api.URL)
+//
+// # Caveats
+//
+// Linux only, as the exec engine. Main calls os.Exit. Nothing here talks to
+// a network other than 127.0.0.1.
+package clitest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/engine/exec"
+)
+
+// Main builds each named program of ./testdata into a temporary directory,
+// records its path in bins under its name, runs the tests, removes the
+// directory and exits with the tests' code. A build failure exits 1
+// before any test runs.
+func Main(m *testing.M, bins map[string]string, names ...string) {
+	dir, err := os.MkdirTemp("", "baton-clitest-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for _, name := range names {
+		out := filepath.Join(dir, name)
+		cmd := osexec.Command("go", "build", "-o", out, "./testdata/"+name)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "building testdata/%s: %v\n", name, err)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
+		bins[name] = out
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// NewEngine builds an exec engine with opts and closes it (within 30 s)
+// when the test ends, reporting a failed Close as a test error.
+func NewEngine(t testing.TB, opts exec.Options) *exec.Engine {
+	t.Helper()
+	e, err := exec.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := e.Close(ctx); err != nil {
+			t.Errorf("exec engine Close: %v", err)
+		}
+	})
+	return e
+}
+
+// Ctx returns a context that ends after d or with the test.
+func Ctx(t testing.TB, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Dir creates the directory elem joined under root (mode 0700) and returns
+// its path.
+func Dir(t testing.TB, root string, elem ...string) string {
+	t.Helper()
+	d := filepath.Join(append([]string{root}, elem...)...)
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// SSE starts a stream of server-sent events on w and returns the function
+// that writes one event and flushes it.
+func SSE(w http.ResponseWriter) func(name, data string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	f, _ := w.(http.Flusher)
+	return func(name, data string) {
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data)
+		if f != nil {
+			f.Flush()
+		}
+	}
+}
+
+// Stall holds requests of a scripted API that should never be answered.
+// Build it with NewStall.
+type Stall struct {
+	quit chan struct{}
+	// Held receives (without blocking the handler) each time a request
+	// starts being held.
+	Held chan struct{}
+}
+
+// NewStall returns a Stall whose held requests are released when the test
+// ends.
+func NewStall(t testing.TB) *Stall {
+	s := &Stall{quit: make(chan struct{}), Held: make(chan struct{}, 1)}
+	t.Cleanup(func() { close(s.quit) })
+	return s
+}
+
+// Hold signals Held and blocks until the client goes away or the test
+// ends.
+func (s *Stall) Hold(r *http.Request) {
+	select {
+	case s.Held <- struct{}{}:
+	default:
+	}
+	select {
+	case <-r.Context().Done():
+	case <-s.quit:
+	}
+}
