@@ -5,16 +5,13 @@ package exec_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -22,7 +19,6 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/exec"
 	"github.com/batonhq/baton/engine/exec/internal/clitest"
-	"github.com/batonhq/baton/recap"
 )
 
 // scriptedAPI is the stand-in for the Messages API: it answers HEAD / and
@@ -52,8 +48,7 @@ const reportToolUse = `[{"type":"tool_use","id":"toolu_1","name":"mcp__baton__di
 
 func newScriptedAPI(t *testing.T) *scriptedAPI {
 	a := &scriptedAPI{stall: clitest.NewStall(t)}
-	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
-	t.Cleanup(a.srv.Close)
+	a.srv = clitest.API(t, "/v1/messages", http.StatusOK, a.serve)
 	return a
 }
 
@@ -70,18 +65,12 @@ func (a *scriptedAPI) streamed() []apiRequest {
 }
 
 func (a *scriptedAPI) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodHead || r.URL.Path != "/v1/messages" {
-		w.WriteHeader(http.StatusOK)
-		return
-	}
 	var req struct {
 		Model    string            `json:"model"`
 		Stream   bool              `json:"stream"`
 		Messages []json.RawMessage `json:"messages"`
 	}
-	body, _ := io.ReadAll(r.Body)
-	if err := json.Unmarshal(body, &req); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	if !clitest.DecodeJSON(w, r, &req) {
 		return
 	}
 	a.mu.Lock()
@@ -136,19 +125,7 @@ func TestClaudeEndToEnd(t *testing.T) {
 
 	turn := func(req engine.StartRequest) string {
 		t.Helper()
-		req.Workspace, req.Session, req.Dir = "ws", "s1", work
-		p, err := e.Start(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		id, err := p.Ready(ctx)
-		if err != nil {
-			t.Fatalf("Ready: %v (exit %+v)", err, waitDone(t, p))
-		}
-		if x := waitDone(t, p); !x.Clean() {
-			t.Fatalf("Exit = %+v", x)
-		}
-		return id
+		return cliTurn(t, ctx, e, work, req)
 	}
 
 	id := turn(engine.StartRequest{Config: first, Prompt: "say hello"})
@@ -174,41 +151,15 @@ func TestClaudeEndToEnd(t *testing.T) {
 	if !(reqs[0].Messages < reqs[1].Messages && reqs[1].Messages < reqs[2].Messages) {
 		t.Errorf("the resumed turns did not carry the conversation: message counts %+v", reqs)
 	}
-	var replies []string
-	for _, ev := range events(t, e, "s1") {
-		if ev.Speaker == recap.Agent && ev.Kind == recap.Message {
-			replies = append(replies, ev.Text)
-		}
-	}
+	replies := agentReplies(t, e, "s1")
 	if want := []string{"reply from claude-test-1", "reply from claude-test-1", "reply from claude-other-2"}; strings.Join(replies, "|") != strings.Join(want, "|") {
 		t.Errorf("transcript replies = %q; want %q", replies, want)
 	}
 
 	// A confirmed stop while the API holds the turn.
 	stall := newLaunchID("claude-stall")
-	p, err := e.Start(ctx, engine.StartRequest{Workspace: "ws", Session: "s1", Dir: work, Config: first, Mode: engine.Resume, NativeID: id, Prompt: "STALL please", LaunchID: stall})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-api.stall.Held:
-	case <-ctx.Done():
-		t.Fatalf("the CLI never reached the API (exit %+v)", p.Exit())
-	}
-	t0 := time.Now()
-	if o, err := p.Stop(ctx); o != engine.Stopped || err != nil {
-		t.Fatalf("Stop mid-turn = %s, %v; want stopped", o, err)
-	}
-	t.Logf("confirmed stop mid-turn in %s (exit %+v)", time.Since(t0), p.Exit())
-	if _, err := p.Ready(ctx); !errors.Is(err, engine.ErrExitedBeforeReady) {
-		t.Errorf("Ready after a stop mid-turn = %v; want ErrExitedBeforeReady", err)
-	}
-	if x := p.Exit(); !x.Stopped {
-		t.Errorf("Exit = %+v; want stopped", x)
-	}
-	if o, err := e.ReapLaunch(ctx, stall); o != engine.NotRunning || err != nil {
-		t.Errorf("after the stop, ReapLaunch = %s, %v; want not-running", o, err)
-	}
+	p := cliStart(t, ctx, e, work, engine.StartRequest{Config: first, Mode: engine.Resume, NativeID: id, Prompt: "STALL please", LaunchID: stall})
+	stopMidTurn(t, ctx, e, p, api.stall.Held, stall)
 }
 
 // reportServer is a stand-in for the host's MCP server: it offers the
@@ -268,19 +219,8 @@ func TestClaudeReportOnlyEndToEnd(t *testing.T) {
 	cfg := baton.EngineConfig{Engine: "claude", Model: "claude-test-1"}
 	run := func(req engine.StartRequest) string {
 		t.Helper()
-		req.Workspace, req.Session, req.Dir, req.Config = "ws", "s1", work, cfg
-		p, err := e.Start(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		id, err := p.Ready(ctx)
-		if err != nil {
-			t.Fatalf("Ready: %v (exit %+v)", err, waitDone(t, p))
-		}
-		if x := waitDone(t, p); !x.Clean() {
-			t.Fatalf("Exit = %+v", x)
-		}
-		return id
+		req.Config = cfg
+		return cliTurn(t, ctx, e, work, req)
 	}
 	id := run(engine.StartRequest{Prompt: "work on the task"})
 	token := baton.NewToken()

@@ -3,7 +3,6 @@
 package exec_test
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -17,7 +16,6 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/exec"
 	"github.com/batonhq/baton/engine/exec/internal/clitest"
-	"github.com/batonhq/baton/recap"
 )
 
 // scriptedResponses is the stand-in for the Responses API Codex streams
@@ -36,16 +34,11 @@ type scriptedResponses struct {
 
 func newScriptedResponses(t *testing.T) *scriptedResponses {
 	a := &scriptedResponses{stall: clitest.NewStall(t)}
-	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
-	t.Cleanup(a.srv.Close)
+	a.srv = clitest.API(t, "/v1/responses", http.StatusNotFound, a.serve)
 	return a
 }
 
 func (a *scriptedResponses) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/responses" {
-		http.NotFound(w, r)
-		return
-	}
 	var req struct {
 		Model string `json:"model"`
 		Input []struct {
@@ -55,9 +48,7 @@ func (a *scriptedResponses) serve(w http.ResponseWriter, r *http.Request) {
 			} `json:"content"`
 		} `json:"input"`
 	}
-	body, _ := io.ReadAll(r.Body)
-	if err := json.Unmarshal(body, &req); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	if !clitest.DecodeJSON(w, r, &req) {
 		return
 	}
 	last := ""
@@ -108,24 +99,11 @@ func TestCodexEndToEnd(t *testing.T) {
 
 	start := func(req engine.StartRequest) engine.Process {
 		t.Helper()
-		req.Workspace, req.Session, req.Dir = "ws", "s1", work
-		p, err := e.Start(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return cliStart(t, ctx, e, work, req)
 	}
 	turn := func(req engine.StartRequest) string {
 		t.Helper()
-		p := start(req)
-		id, err := p.Ready(ctx)
-		if err != nil {
-			t.Fatalf("Ready: %v (exit %+v)", err, waitDone(t, p))
-		}
-		if x := waitDone(t, p); !x.Clean() {
-			t.Fatalf("Exit = %+v", x)
-		}
-		return id
+		return cliTurn(t, ctx, e, work, req)
 	}
 
 	id := turn(engine.StartRequest{Config: first, Prompt: "say hello"})
@@ -144,12 +122,7 @@ func TestCodexEndToEnd(t *testing.T) {
 	if len(models) != 2 || models[0] != first.Model || models[1] != other.Model || inputs[1] <= inputs[0] {
 		t.Errorf("the API saw models %q with %v input items; want %s then %s, the second carrying the first", models, inputs, first.Model, other.Model)
 	}
-	var replies []string
-	for _, ev := range events(t, e, "s1") {
-		if ev.Speaker == recap.Agent && ev.Kind == recap.Message {
-			replies = append(replies, ev.Text)
-		}
-	}
+	replies := agentReplies(t, e, "s1")
 	if want := "reply from gpt-test-1|reply from gpt-other-2"; strings.Join(replies, "|") != want {
 		t.Errorf("transcript replies = %q; want %q", replies, want)
 	}
@@ -173,18 +146,5 @@ func TestCodexEndToEnd(t *testing.T) {
 
 	stall := newLaunchID("codex-stall")
 	p := start(engine.StartRequest{Config: first, Mode: engine.Resume, NativeID: id, Prompt: "STALL please", LaunchID: stall})
-	select {
-	case <-api.stall.Held:
-	case <-ctx.Done():
-		t.Fatalf("the CLI never reached the API (exit %+v)", p.Exit())
-	}
-	if o, err := p.Stop(ctx); o != engine.Stopped || err != nil {
-		t.Fatalf("Stop mid-turn = %s, %v; want stopped", o, err)
-	}
-	if _, err := p.Ready(ctx); !errors.Is(err, engine.ErrExitedBeforeReady) {
-		t.Errorf("Ready after a stop mid-turn = %v; want ErrExitedBeforeReady", err)
-	}
-	if o, err := e.ReapLaunch(ctx, stall); o != engine.NotRunning || err != nil {
-		t.Errorf("after the stop, ReapLaunch = %s, %v; want not-running", o, err)
-	}
+	stopMidTurn(t, ctx, e, p, api.stall.Held, stall)
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -134,4 +135,69 @@ func events(t *testing.T, e *exec.Engine, sid string) []recap.Event {
 		t.Fatal(err)
 	}
 	return evs
+}
+
+// cliStart starts req in session s1 of workspace ws, in dir.
+func cliStart(t *testing.T, ctx context.Context, e *exec.Engine, dir string, req engine.StartRequest) engine.Process {
+	t.Helper()
+	req.Workspace, req.Session, req.Dir = "ws", "s1", dir
+	p, err := e.Start(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// cliTurn runs req as cliStart does, waits for it to reach ready and to
+// end cleanly, and returns its native id.
+func cliTurn(t *testing.T, ctx context.Context, e *exec.Engine, dir string, req engine.StartRequest) string {
+	t.Helper()
+	p := cliStart(t, ctx, e, dir, req)
+	id, err := p.Ready(ctx)
+	if err != nil {
+		t.Fatalf("Ready: %v (exit %+v)", err, waitDone(t, p))
+	}
+	if x := waitDone(t, p); !x.Clean() {
+		t.Fatalf("Exit = %+v", x)
+	}
+	return id
+}
+
+// agentReplies returns the texts of the agent's messages in a session's
+// transcript.
+func agentReplies(t *testing.T, e *exec.Engine, sid string) []string {
+	t.Helper()
+	var replies []string
+	for _, ev := range events(t, e, sid) {
+		if ev.Speaker == recap.Agent && ev.Kind == recap.Message {
+			replies = append(replies, ev.Text)
+		}
+	}
+	return replies
+}
+
+// stopMidTurn checks a confirmed stop of p, launched as launch, once held
+// says the API holds its turn: p never reaches ready, its exit says
+// stopped, and the launch is not running any more.
+func stopMidTurn(t *testing.T, ctx context.Context, e *exec.Engine, p engine.Process, held <-chan struct{}, launch baton.LaunchID) {
+	t.Helper()
+	select {
+	case <-held:
+	case <-ctx.Done():
+		t.Fatalf("the CLI never reached the API (exit %+v)", p.Exit())
+	}
+	t0 := time.Now()
+	if o, err := p.Stop(ctx); o != engine.Stopped || err != nil {
+		t.Fatalf("Stop mid-turn = %s, %v; want stopped", o, err)
+	}
+	t.Logf("confirmed stop mid-turn in %s (exit %+v)", time.Since(t0), p.Exit())
+	if _, err := p.Ready(ctx); !errors.Is(err, engine.ErrExitedBeforeReady) {
+		t.Errorf("Ready after a stop mid-turn = %v; want ErrExitedBeforeReady", err)
+	}
+	if x := p.Exit(); !x.Stopped {
+		t.Errorf("Exit = %+v; want stopped", x)
+	}
+	if o, err := e.ReapLaunch(ctx, launch); o != engine.NotRunning || err != nil {
+		t.Errorf("after the stop, ReapLaunch = %s, %v; want not-running", o, err)
+	}
 }

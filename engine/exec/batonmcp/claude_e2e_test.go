@@ -5,20 +5,15 @@ package batonmcp_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/batonhq/baton/engine/exec"
 	"github.com/batonhq/baton/engine/exec/batonmcp"
 	"github.com/batonhq/baton/engine/exec/internal/clitest"
-	"github.com/batonhq/baton/recap"
-	"github.com/batonhq/baton/store"
 )
 
 // messagesAPI stands in for the Messages API on 127.0.0.1. Its model
@@ -34,11 +29,7 @@ import (
 type messagesAPI struct {
 	srv    *httptest.Server
 	report string
-
-	mu      sync.Mutex
-	results []toolResult  // tool results the CLI sent back
-	offered [][]string    // the baton tools each streamed request offered
-	got     chan struct{} // receives at each tool result
+	toolLog
 }
 
 // toolResult is a tool_result block the CLI sent to the API.
@@ -51,17 +42,12 @@ type toolResult struct {
 const sourceReply = "I fixed the tokenizer in parse.go; TestParse passes now."
 
 func newMessagesAPI(t *testing.T, report string) *messagesAPI {
-	a := &messagesAPI{report: report, got: make(chan struct{}, 16)}
-	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
-	t.Cleanup(a.srv.Close)
+	a := &messagesAPI{report: report, toolLog: newToolLog()}
+	a.srv = clitest.API(t, "/v1/messages", http.StatusOK, a.serve)
 	return a
 }
 
 func (a *messagesAPI) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
-		w.WriteHeader(http.StatusOK)
-		return
-	}
 	var req struct {
 		Model    string `json:"model"`
 		Stream   bool   `json:"stream"`
@@ -73,9 +59,11 @@ func (a *messagesAPI) serve(w http.ResponseWriter, r *http.Request) {
 			Name string `json:"name"`
 		} `json:"tools"`
 	}
-	body, _ := io.ReadAll(r.Body)
-	if err := json.Unmarshal(body, &req); err != nil || len(req.Messages) == 0 {
-		http.Error(w, "bad request", http.StatusBadRequest)
+	if !clitest.DecodeJSON(w, r, &req) {
+		return
+	}
+	if len(req.Messages) == 0 {
+		http.Error(w, "no messages", http.StatusBadRequest)
 		return
 	}
 	if !req.Stream {
@@ -116,28 +104,14 @@ func (a *messagesAPI) serve(w http.ResponseWriter, r *http.Request) {
 			results = append(results, toolResult{Tool: uses[b.ToolUseID], IsError: b.IsError, Text: contentText(b.Content)})
 		}
 	}
-	a.mu.Lock()
-	a.offered = append(a.offered, offered)
-	a.results = append(a.results, results...)
-	a.mu.Unlock()
-	for range results {
-		a.got <- struct{}{}
-	}
+	a.record(offered, results)
 
 	event := clitest.SSE(w)
 	clitest.MessageStart(event, req.Model)
 	// toolUses answers with calls of the tools named, in one message.
 	toolUses := func(calls ...string) {
 		for i, name := range calls {
-			var input any = map[string]any{}
-			switch name {
-			case "mcp__baton__submit_session_handoff":
-				input = map[string]string{"report": a.report}
-			case "mcp__baton__read_source_history":
-				input = map[string]string{"direction": "oldest-first"}
-			}
-			in, _ := json.Marshal(input)
-			clitest.ToolUse(event, i, fmt.Sprintf("toolu_%d_%d", len(req.Messages), i), name, in)
+			clitest.ToolUse(event, i, fmt.Sprintf("toolu_%d_%d", len(req.Messages), i), name, toolArgs(name, a.report))
 		}
 		clitest.ToolUseEnd(event)
 	}
@@ -151,11 +125,7 @@ func (a *messagesAPI) serve(w http.ResponseWriter, r *http.Request) {
 		toolUses("mcp__baton__read_source_history", "mcp__baton__get_handoff_facts")
 		return
 	}
-	text := sourceReply
-	if len(results) > 0 {
-		text = "Done."
-	}
-	clitest.MessageText(event, text)
+	clitest.MessageText(event, replyText(results))
 }
 
 // contentText joins the text of a tool_result's content (a string or text
@@ -177,12 +147,6 @@ func contentText(raw json.RawMessage) string {
 	return b.String()
 }
 
-func (a *messagesAPI) toolResults() []toolResult {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return slices.Clone(a.results)
-}
-
 // TestClaudeTransferOverMCP drives the real Claude Code CLI, configured by
 // Wiring.Claude, through a transfer with GenerateSummary on a Coordinator:
 // the report-only turn calls mcp__baton__submit_session_handoff on baton's
@@ -192,69 +156,17 @@ func (a *messagesAPI) toolResults() []toolResult {
 // redacted) the CLI sends to the API in its next request.
 func TestClaudeTransferOverMCP(t *testing.T) {
 	bin := clitest.ClaudeBin(t)
-	const report = "## Handoff\nThe tokenizer in parse.go is fixed; TestParse passes. Next: the error messages."
-	const secret = "hunter2-correct-horse"
-	api := newMessagesAPI(t, report)
+	api := newMessagesAPI(t, e2eReport)
 	env := clitest.ClaudeEnv(clitest.Dir(t, t.TempDir(), "home"), api.srv.URL)
-	r := newRig(t, rigOpts{
-		engine: "claude", model: "claude-test-1", env: env, timeout: 90 * time.Second,
-		limits:  recap.Limits{Secrets: []string{secret}},
-		profile: func(w *batonmcp.Wiring) exec.Profile { return w.Claude(exec.ClaudeOptions{Command: bin}) },
+	r := transferE2E(t, rigOpts{engine: "claude", model: "claude-test-1", env: env, profile: func(w *batonmcp.Wiring) exec.Profile {
+		return w.Claude(exec.ClaudeOptions{Command: bin})
+	}}, &api.toolLog, "claude-test-2", func(res toolResult, tool string) bool {
+		return res.Tool == "mcp__baton__"+tool && !res.IsError
 	})
-	src := r.source(t, "Fix the parser. The staging password is "+secret+".")
-
-	h := r.transfer(t, src.ID, "claude-test-2")
-	if h.State != store.StateCompleted {
-		t.Fatalf("the transfer settled %s (%s); want completed", h.State, h.Error)
-	}
-	if !h.HasReport || h.Report != report {
-		t.Errorf("the stored report = %q (HasReport %v); want %q", h.Report, h.HasReport, report)
-	}
-
-	// The target's first turn reads the history; its tool result reaches
-	// the API in the next request. Four tool results in all.
-	for i := range 4 {
-		select {
-		case <-api.got:
-		case <-r.ctx.Done():
-			t.Fatalf("%d tool results reached the API; want 4: %+v", i, api.toolResults())
-		}
-	}
-	r.idle(t)
-	res := api.toolResults()
-	if len(res) != 4 {
-		t.Fatalf("tool results = %+v; want 4", res)
-	}
-	for i, tool := range []string{"get_handoff_facts", "submit_session_handoff", "read_source_history", "get_handoff_facts"} {
-		if res[i].Tool != "mcp__baton__"+tool || res[i].IsError {
-			t.Errorf("tool result %d = %+v; want a result of %s", i, res[i], tool)
-		}
-	}
-	// Claude Code hands the model a tool's structured content when it has
-	// one, in place of its text.
-	if sub := res[1]; !strings.Contains(sub.Text, `"stored":true`) {
-		t.Errorf("the submission's result = %+v; want the report stored", sub)
-	}
-	for _, i := range []int{0, 3} {
-		if !strings.Contains(res[i].Text, "not a git repository") {
-			t.Errorf("the facts' result = %+v; want the note on the workspace", res[i])
-		}
-	}
-	hist := res[2]
-	for _, want := range []string{"Fix the parser. The staging password is " + recap.Redacted, sourceReply} {
-		if !strings.Contains(hist.Text, want) {
-			t.Errorf("the history page lacks %q:\n%s", want, hist.Text)
-		}
-	}
-	if strings.Contains(hist.Text, secret) {
-		t.Errorf("the history page holds the secret:\n%s", hist.Text)
-	}
 
 	// The tools each turn was offered: the report scope's during the
 	// report-only turn, the target scope's afterwards, none before.
-	api.mu.Lock()
-	offered := slices.Clone(api.offered)
-	api.mu.Unlock()
+	offered := api.offeredTools()
 	want := map[string]bool{
 		"": true, // the source's turn
 		"mcp__baton__get_handoff_facts,mcp__baton__submit_session_handoff": true,

@@ -5,20 +5,15 @@ package batonmcp_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/batonhq/baton/engine/exec"
 	"github.com/batonhq/baton/engine/exec/batonmcp"
 	"github.com/batonhq/baton/engine/exec/internal/clitest"
-	"github.com/batonhq/baton/recap"
-	"github.com/batonhq/baton/store"
 )
 
 // responsesAPI stands in for the Responses API Codex streams from. Its
@@ -27,25 +22,16 @@ import (
 type responsesAPI struct {
 	srv    *httptest.Server
 	report string
-
-	mu      sync.Mutex
-	results []toolResult
-	offered [][]string // the tool names each request offered
-	got     chan struct{}
+	toolLog
 }
 
 func newResponsesAPI(t *testing.T, report string) *responsesAPI {
-	a := &responsesAPI{report: report, got: make(chan struct{}, 16)}
-	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
-	t.Cleanup(a.srv.Close)
+	a := &responsesAPI{report: report, toolLog: newToolLog()}
+	a.srv = clitest.API(t, "/v1/responses", http.StatusNotFound, a.serve)
 	return a
 }
 
 func (a *responsesAPI) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/responses" {
-		http.NotFound(w, r)
-		return
-	}
 	var req struct {
 		Model string `json:"model"`
 		Input []struct {
@@ -65,9 +51,7 @@ func (a *responsesAPI) serve(w http.ResponseWriter, r *http.Request) {
 			} `json:"tools"` // of a namespace: an MCP server's
 		} `json:"tools"`
 	}
-	body, _ := io.ReadAll(r.Body)
-	if err := json.Unmarshal(body, &req); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	if !clitest.DecodeJSON(w, r, &req) {
 		return
 	}
 	var offered []string
@@ -104,13 +88,7 @@ func (a *responsesAPI) serve(w http.ResponseWriter, r *http.Request) {
 	if last != "function_call_output" {
 		results = nil
 	}
-	a.mu.Lock()
-	a.offered = append(a.offered, offered)
-	a.results = append(a.results, results...)
-	a.mu.Unlock()
-	for range results {
-		a.got <- struct{}{}
-	}
+	a.record(offered, results)
 	event := clitest.SSE(w)
 	clitest.ResponseCreated(event)
 	find := func(suffix string) string {
@@ -123,14 +101,7 @@ func (a *responsesAPI) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	call := func(names ...string) {
 		for i, name := range names {
-			var input any = map[string]any{}
-			switch {
-			case strings.HasSuffix(name, "submit_session_handoff"):
-				input = map[string]string{"report": a.report}
-			case strings.HasSuffix(name, "read_source_history"):
-				input = map[string]string{"direction": "oldest-first"}
-			}
-			args, _ := json.Marshal(input)
+			args := toolArgs(name, a.report)
 			ns, fn, _ := strings.Cut(name, "/")
 			item, _ := json.Marshal(map[string]string{"type": "function_call", "id": fmt.Sprintf("fc_%d_%d", len(req.Input), i),
 				"call_id": fmt.Sprintf("call_%d_%d", len(req.Input), i), "namespace": ns, "name": fn, "arguments": string(args)})
@@ -147,84 +118,24 @@ func (a *responsesAPI) serve(w http.ResponseWriter, r *http.Request) {
 		call(find("read_source_history"), find("get_handoff_facts"))
 		return
 	}
-	text := sourceReply
-	if len(results) > 0 {
-		text = "Done."
-	}
-	clitest.ResponseText(event, text)
-}
-
-func (a *responsesAPI) toolResults() []toolResult {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return slices.Clone(a.results)
+	clitest.ResponseText(event, replyText(results))
 }
 
 // TestCodexTransferOverMCP is TestClaudeTransferOverMCP with the real
 // Codex CLI, configured by Wiring.Codex, against a scripted Responses API.
 func TestCodexTransferOverMCP(t *testing.T) {
 	bin := clitest.CodexBin(t)
-	const report = "## Handoff\nThe tokenizer in parse.go is fixed; TestParse passes. Next: the error messages."
-	const secret = "hunter2-correct-horse"
-	api := newResponsesAPI(t, report)
+	api := newResponsesAPI(t, e2eReport)
 	env := clitest.CodexEnv(clitest.Dir(t, t.TempDir(), "home"))
-	r := newRig(t, rigOpts{
-		engine: "codex", model: "gpt-test-1", env: env, timeout: 90 * time.Second,
-		limits: recap.Limits{Secrets: []string{secret}},
-		profile: func(w *batonmcp.Wiring) exec.Profile {
-			return w.Codex(exec.CodexOptions{Command: bin, Config: clitest.CodexProvider(api.srv.URL)})
-		},
+	r := transferE2E(t, rigOpts{engine: "codex", model: "gpt-test-1", env: env, profile: func(w *batonmcp.Wiring) exec.Profile {
+		return w.Codex(exec.CodexOptions{Command: bin, Config: clitest.CodexProvider(api.srv.URL)})
+	}}, &api.toolLog, "gpt-test-2", func(res toolResult, tool string) bool {
+		return strings.HasSuffix(res.Tool, tool)
 	})
-	src := r.source(t, "Fix the parser. The staging password is "+secret+".")
-	h := r.transfer(t, src.ID, "gpt-test-2")
-	if h.State != store.StateCompleted {
-		t.Fatalf("the transfer settled %s (%s); want completed; tool results %+v", h.State, h.Error, api.toolResults())
-	}
-	if !h.HasReport || h.Report != report {
-		t.Errorf("the stored report = %q (HasReport %v); want %q", h.Report, h.HasReport, report)
-	}
-	for i := range 4 {
-		select {
-		case <-api.got:
-		case <-r.ctx.Done():
-			t.Fatalf("%d tool results reached the API; want 4: %+v", i, api.toolResults())
-		}
-	}
-	r.idle(t)
-	res := api.toolResults()
-	if len(res) != 4 {
-		t.Fatalf("tool results = %+v; want 4", res)
-	}
-	for i, tool := range []string{"get_handoff_facts", "submit_session_handoff", "read_source_history", "get_handoff_facts"} {
-		if !strings.HasSuffix(res[i].Tool, tool) {
-			t.Errorf("tool result %d = %+v; want a result of %s", i, res[i], tool)
-		}
-	}
-	// Codex hands the model the structured content, after a line of its
-	// own.
-	if !strings.Contains(res[1].Text, `"stored":true`) {
-		t.Errorf("the submission's result = %+v; want the report stored", res[1])
-	}
-	for _, i := range []int{0, 3} {
-		if !strings.Contains(res[i].Text, "not a git repository") {
-			t.Errorf("the facts' result = %+v; want the note on the workspace", res[i])
-		}
-	}
-	hist := res[2].Text
-	for _, want := range []string{"Fix the parser. The staging password is " + recap.Redacted, sourceReply} {
-		if !strings.Contains(hist, want) {
-			t.Errorf("the history page lacks %q:\n%s", want, hist)
-		}
-	}
-	if strings.Contains(hist, secret) {
-		t.Errorf("the history page holds the secret:\n%s", hist)
-	}
 
 	// The baton tools each request offered: none to the source's turn,
 	// the report scope's, then the target scope's.
-	api.mu.Lock()
-	offered := slices.Clone(api.offered)
-	api.mu.Unlock()
+	offered := api.offeredTools()
 	var sets []string
 	for _, o := range offered {
 		var baton []string

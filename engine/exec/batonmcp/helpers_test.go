@@ -143,13 +143,7 @@ func newRig(t testing.TB, o rigOpts) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := co.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-	})
+	clitest.Cleanup(t, "Shutdown", co.Shutdown)
 	r.co = co
 	srv, err := mcpserver.New(mcpserver.Config{Coordinator: co, History: batonmcp.History(co, e), Limits: o.limits})
 	if err != nil {

@@ -28,7 +28,6 @@ package clitest
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -72,14 +71,20 @@ func NewEngine(t testing.TB, opts exec.Options) *exec.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
+	Cleanup(t, "exec engine Close", e.Close)
+	return e
+}
+
+// Cleanup calls stop with a context of 30 s when the test ends, and
+// reports its error, prefixed with what, as a test error.
+func Cleanup(t testing.TB, what string, stop func(context.Context) error) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := e.Close(ctx); err != nil {
-			t.Errorf("exec engine Close: %v", err)
+		if err := stop(ctx); err != nil {
+			t.Errorf("%s: %v", what, err)
 		}
 	})
-	return e
 }
 
 // Ctx returns a context that ends after d or with the test.
@@ -99,47 +104,4 @@ func Dir(t testing.TB, root string, elem ...string) string {
 		t.Fatal(err)
 	}
 	return d
-}
-
-// SSE starts a stream of server-sent events on w and returns the function
-// that writes one event and flushes it.
-func SSE(w http.ResponseWriter) func(name, data string) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	f, _ := w.(http.Flusher)
-	return func(name, data string) {
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data)
-		if f != nil {
-			f.Flush()
-		}
-	}
-}
-
-// Stall holds requests of a scripted API that should never be answered.
-// Build it with NewStall.
-type Stall struct {
-	quit chan struct{}
-	// Held receives (without blocking the handler) each time a request
-	// starts being held.
-	Held chan struct{}
-}
-
-// NewStall returns a Stall whose held requests are released when the test
-// ends.
-func NewStall(t testing.TB) *Stall {
-	s := &Stall{quit: make(chan struct{}), Held: make(chan struct{}, 1)}
-	t.Cleanup(func() { close(s.quit) })
-	return s
-}
-
-// Hold signals Held and blocks until the client goes away or the test
-// ends.
-func (s *Stall) Hold(r *http.Request) {
-	select {
-	case s.Held <- struct{}{}:
-	default:
-	}
-	select {
-	case <-r.Context().Done():
-	case <-s.quit:
-	}
 }
