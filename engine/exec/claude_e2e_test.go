@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -115,10 +114,8 @@ func (a *scriptedAPI) serve(w http.ResponseWriter, r *http.Request) {
 func TestClaudeEndToEnd(t *testing.T) {
 	bin := clitest.ClaudeBin(t)
 	api := newScriptedAPI(t)
-	root := t.TempDir()
-	work := clitest.Dir(t, root, "work")
-	env := clitest.ClaudeEnv(clitest.Dir(t, root, "home"), api.srv.URL)
-	e := newEngine(t, exec.Options{Profile: exec.Claude(exec.ClaudeOptions{Command: bin}), DataDir: filepath.Join(root, "data"), Env: env})
+	env := func(home string) []string { return clitest.ClaudeEnv(home, api.srv.URL) }
+	e, work := cliEngine(t, exec.Claude(exec.ClaudeOptions{Command: bin}), env)
 	ctx := testCtx(t)
 	first := baton.EngineConfig{Engine: "claude", Model: "claude-test-1"}
 	other := baton.EngineConfig{Engine: "claude", Model: "claude-other-2"}
@@ -207,14 +204,12 @@ func TestClaudeReportOnlyEndToEnd(t *testing.T) {
 	bin := clitest.ClaudeBin(t)
 	api := newScriptedAPI(t)
 	mcpSrv := newReportServer(t)
-	root := t.TempDir()
-	work := clitest.Dir(t, root, "work")
-	env := clitest.ClaudeEnv(clitest.Dir(t, root, "home"), api.srv.URL)
+	env := func(home string) []string { return clitest.ClaudeEnv(home, api.srv.URL) }
 	prof := exec.Claude(exec.ClaudeOptions{
 		Command:   bin,
 		MCPConfig: `{"mcpServers":{"baton":{"type":"http","url":"` + mcpSrv.srv.URL + `","headers":{"X-Baton-Token":"{report_token}","X-Baton-Handoff":"{handoff}"}}}}`,
 	})
-	e := newEngine(t, exec.Options{Profile: prof, DataDir: filepath.Join(root, "data"), Env: env})
+	e, work := cliEngine(t, prof, env)
 	ctx := testCtx(t)
 	cfg := baton.EngineConfig{Engine: "claude", Model: "claude-test-1"}
 	run := func(req engine.StartRequest) string {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -88,11 +87,8 @@ func (a *scriptedResponses) serve(w http.ResponseWriter, r *http.Request) {
 func TestCodexEndToEnd(t *testing.T) {
 	bin := clitest.CodexBin(t)
 	api := newScriptedResponses(t)
-	root := t.TempDir()
-	work := clitest.Dir(t, root, "work")
 	prof := exec.Codex(exec.CodexOptions{Command: bin, Config: clitest.CodexProvider(api.srv.URL), Reconfigure: true})
-	env := clitest.CodexEnv(clitest.Dir(t, root, "home"))
-	e := newEngine(t, exec.Options{Profile: prof, DataDir: filepath.Join(root, "data"), Env: env})
+	e, work := cliEngine(t, prof, clitest.CodexEnv)
 	ctx := testCtx(t)
 	first := baton.EngineConfig{Engine: "codex", Model: "gpt-test-1"}
 	other := baton.EngineConfig{Engine: "codex", Model: "gpt-other-2"}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -200,4 +201,15 @@ func stopMidTurn(t *testing.T, ctx context.Context, e *exec.Engine, p engine.Pro
 	if o, err := e.ReapLaunch(ctx, launch); o != engine.NotRunning || err != nil {
 		t.Errorf("after the stop, ReapLaunch = %s, %v; want not-running", o, err)
 	}
+}
+
+// cliEngine builds the engine of an end-to-end test of a real CLI: prof
+// run with the environment env gives for an isolated home, on a fresh
+// data directory. It returns the engine and the turns' working directory.
+func cliEngine(t *testing.T, prof exec.Profile, env func(home string) []string) (*exec.Engine, string) {
+	t.Helper()
+	root := t.TempDir()
+	work := clitest.Dir(t, root, "work")
+	e := newEngine(t, exec.Options{Profile: prof, DataDir: filepath.Join(root, "data"), Env: env(clitest.Dir(t, root, "home"))})
+	return e, work
 }
