@@ -114,20 +114,33 @@ func transferE2E(t *testing.T, o rigOpts, l *toolLog, model string, isTool func(
 	if len(res) != 4 {
 		t.Fatalf("tool results = %+v; want 4", res)
 	}
-	for i, tool := range []string{"get_handoff_facts", "submit_session_handoff", "read_source_history", "get_handoff_facts"} {
-		if !isTool(res[i], tool) {
-			t.Errorf("tool result %d = %+v; want a result of %s", i, res[i], tool)
+	// A CLI may run one turn's two tool calls in parallel and return their
+	// results in either order: match each turn's pair as a set.
+	find := func(turn []toolResult, tool string) (toolResult, bool) {
+		for _, r := range turn {
+			if isTool(r, tool) {
+				return r, true
+			}
+		}
+		return toolResult{}, false
+	}
+	report, target := res[:2], res[2:]
+	submitted, ok1 := find(report, "submit_session_handoff")
+	factsR, ok2 := find(report, "get_handoff_facts")
+	histR, ok3 := find(target, "read_source_history")
+	factsT, ok4 := find(target, "get_handoff_facts")
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		t.Fatalf("tool results = %+v; want facts and the submission in the report turn, the history and facts in the target's", res)
+	}
+	if !strings.Contains(submitted.Text, `"stored":true`) {
+		t.Errorf("the submission's result = %+v; want the report stored", submitted)
+	}
+	for _, r := range []toolResult{factsR, factsT} {
+		if !strings.Contains(r.Text, "not a git repository") {
+			t.Errorf("the facts' result = %+v; want the note on the workspace", r)
 		}
 	}
-	if !strings.Contains(res[1].Text, `"stored":true`) {
-		t.Errorf("the submission's result = %+v; want the report stored", res[1])
-	}
-	for _, i := range []int{0, 3} {
-		if !strings.Contains(res[i].Text, "not a git repository") {
-			t.Errorf("the facts' result = %+v; want the note on the workspace", res[i])
-		}
-	}
-	hist := res[2].Text
+	hist := histR.Text
 	for _, want := range []string{"Fix the parser. The staging password is " + recap.Redacted, sourceReply} {
 		if !strings.Contains(hist, want) {
 			t.Errorf("the history page lacks %q:\n%s", want, hist)
