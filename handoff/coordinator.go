@@ -66,7 +66,8 @@ type Coordinator struct {
 	// took holds the pending handoffs whose reservation this Coordinator
 	// took itself (not an earlier process under the same instance id):
 	// Reconcile leaves them alone while it still holds them.
-	took map[baton.HandoffID]bool
+	// Each is followed (follow) for stop requests while it is held.
+	took map[baton.HandoffID]context.CancelFunc
 	wg   sync.WaitGroup
 }
 
@@ -148,7 +149,7 @@ func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator
 		store: st, engines: engines, clock: clock.Real{}, log: zap.NewNop(),
 		id: ids.New("coord"), genTimeout: DefaultGenerationTimeout, readyTime: DefaultReadyTimeout,
 		leaseTTL: DefaultLeaseTTL, poll: DefaultPollInterval, briefing: DefaultBriefing,
-		drivers: map[baton.HandoffID]*driver{}, stopping: map[baton.HandoffID]bool{}, took: map[baton.HandoffID]bool{},
+		drivers: map[baton.HandoffID]*driver{}, stopping: map[baton.HandoffID]bool{}, took: map[baton.HandoffID]context.CancelFunc{},
 	}
 	for _, o := range opts {
 		o(c)

@@ -44,9 +44,8 @@ func (c *Coordinator) startDriver(h store.Handoff, owner session.Owner) {
 	ctx, cancel := context.WithCancel(c.root)
 	d := &driver{attempt: h.Attempt, cancel: cancel}
 	c.drivers[h.ID] = d
-	c.wg.Add(2)
+	c.wg.Add(1)
 	go c.drive(ctx, d, h.ID, h.Attempt, owner)
-	go c.watchStops(ctx, h.ID, h.Workspace)
 }
 
 // cancelDriver stops the driver of a handoff, if any, without waiting.
@@ -366,12 +365,13 @@ func (c *Coordinator) reapStrays(ctx context.Context, ws baton.WorkspaceID, out 
 	return out, err
 }
 
-// watchStops follows the workspace of a transfer this process drives, for
-// as long as its driver runs, and carries out at once a stop another
-// process requested (it learns of it through the store's Notifier; without
-// one, the lease renewal finds it every third of the lease TTL). It costs
-// one read per commit of that workspace, none for other workspaces.
-func (c *Coordinator) watchStops(ctx context.Context, id baton.HandoffID, ws baton.WorkspaceID) {
+// follow follows the workspace of a transfer whose reservation this
+// process took, for as long as it holds it (driving it, or keeping it for a
+// decision), and carries out at once each stop another process requests of
+// it (it learns of it through the store's Notifier; without one, the lease
+// renewal finds it every third of the lease TTL). It costs one read per
+// commit of that workspace, none for other workspaces.
+func (c *Coordinator) follow(ctx context.Context, id baton.HandoffID, ws baton.WorkspaceID) {
 	defer c.wg.Done()
 	n, ok := c.store.(store.Notifier)
 	if !ok {
@@ -386,10 +386,29 @@ func (c *Coordinator) watchStops(ctx context.Context, id baton.HandoffID, ws bat
 		case <-ch:
 		}
 		h, err := c.load(ctx, id)
-		if err != nil || !h.StopRequested || !h.State.Pending() {
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return
+		case err == nil && h.State.Terminal():
+			// Settled, perhaps by another process: nothing left to follow.
+			c.mu.Lock()
+			if stop, ok := c.took[id]; ok {
+				stop()
+				delete(c.took, id)
+			}
+			c.mu.Unlock()
+			return
+		case err != nil || !h.StopRequested || !h.State.Pending():
 			continue
 		}
+		if r, err := c.reservation(ctx, ws); err != nil || !r.Held || r.Handoff != id || !c.holds(r) {
+			continue // another process holds it now: it carries the stop out
+		}
 		c.serveStop(id, false, time.Time{})
-		return
 	}
+}
+
+func (c *Coordinator) reservation(ctx context.Context, ws baton.WorkspaceID) (r store.Reservation, err error) {
+	err = c.store.View(ctx, func(tx store.Tx) error { r, err = tx.GetReservation(ws); return err })
+	return r, err
 }

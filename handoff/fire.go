@@ -135,11 +135,21 @@ func (c *Coordinator) apply(ctx context.Context, id string, in input, check func
 func (c *Coordinator) noteTake(f *fire) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	id := f.row.ID
 	switch {
 	case f.row.State.Terminal():
-		delete(c.took, f.row.ID)
+		if stop, ok := c.took[id]; ok {
+			stop()
+			delete(c.took, id)
+		}
 	case !f.owner.Token.IsZero():
-		c.took[f.row.ID] = true
+		if _, ok := c.took[id]; ok || c.closed {
+			return
+		}
+		ctx, stop := context.WithCancel(c.root)
+		c.took[id] = stop
+		c.wg.Add(1)
+		go c.follow(ctx, id, f.row.Workspace)
 	}
 }
 
@@ -148,7 +158,7 @@ func (c *Coordinator) noteTake(f *fire) {
 // decision, and Reconcile must leave it alone.
 func (c *Coordinator) tookHere(tx store.Tx, h store.Handoff) bool {
 	c.mu.Lock()
-	took := c.took[h.ID]
+	_, took := c.took[h.ID]
 	c.mu.Unlock()
 	if !took {
 		return false

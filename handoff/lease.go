@@ -13,7 +13,7 @@ import (
 // renewLoop renews, every third of the lease TTL, the runtime leases of the
 // reservations this Coordinator holds, and carries out the stops other
 // processes requested of the transfers it holds (those it drives are
-// followed at once: see watchStops). It runs until Shutdown. A process
+// followed at once: see follow). It runs until Shutdown. A process
 // that dies stops renewing; once its leases lapse, another process's
 // Reconcile interrupts its transfers (and never replays them).
 func (c *Coordinator) renewLoop() {

@@ -233,7 +233,7 @@ func (c *Coordinator) stopTimedOut(ctx context.Context, id baton.HandoffID) (Han
 // requested of transfers this Coordinator holds the lease of (waiting for a
 // decision, or driven), and settles those whose driving process is gone.
 // It costs O(pending handoffs) and runs at each lease renewal; a transfer
-// being driven is followed at once by watchStops.
+// taken here is followed at once by follow.
 func (c *Coordinator) serveStops(ctx context.Context) {
 	type job struct {
 		id    baton.HandoffID
