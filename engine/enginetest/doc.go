@@ -22,7 +22,9 @@
 //
 // A Process can also be driven by hand: Release, Reject and Finish resolve
 // a held readiness or end the process; SetStopOutcome changes what the next
-// Stop returns; CrashAll ends every running process as if the host died.
+// Stop returns; CrashAll ends every running process as if the host died. The
+// engine is an engine.Reaper: ReapLaunch ends every process of a launch
+// (StartRequest.LaunchID), whoever started it.
 //
 // # Caveats
 //
