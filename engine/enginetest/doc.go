@@ -2,8 +2,9 @@
 // every start follows a Script that says whether it fails, how and when
 // readiness resolves, whether a report-only turn submits a report (with the
 // right or a wrong token), how the process ends, and what Stop answers. It
-// records every launch, so a test can assert "launched exactly once", and
-// tracks how many processes run per workspace at once.
+// records every launch with its process's lifetime, so a test can assert
+// "launched exactly once" and "never two processes in a workspace at the
+// same moment" (Overlaps, MaxRunning), across every caller sharing it.
 //
 // # Basics
 //

@@ -1,0 +1,258 @@
+package handofftest
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/batonhq/baton/store"
+)
+
+var zeroTime time.Time
+
+// actAdvance moves the shared clock: generation timeouts and delayed
+// readiness fall due, leases are renewed by the nodes that run.
+func (h *harness) actAdvance(t *rapid.T) {
+	h.advance(t, rapid.SampledFrom([]time.Duration{leaseTTL / 3, genTimeout}).Draw(t, "advance"))
+}
+
+// advance moves the clock by total in steps of a third of the lease TTL,
+// predicting at each step what falls due on the nodes that run, and waiting
+// for their lease renewals (a node that runs never loses its lease to a
+// clock jump).
+func (h *harness) advance(t *rapid.T, total time.Duration) {
+	for step := leaseTTL / 3; total > 0; total -= step {
+		d := min(step, total)
+		to := h.clk.Now().Add(d)
+		confirmed := map[*model]bool{}
+		var due []*model
+		for _, id := range h.order {
+			m := h.hs[id]
+			if m.uncertain || !m.pending() || !h.drivenByUp(m) {
+				continue
+			}
+			switch {
+			case m.state == store.StateGenerating && !m.genDeadline.After(to):
+				confirmed[m] = h.scriptStop(m.ws, "generationStop")
+				due = append(due, m)
+			case m.state == store.StateStarting && !m.readyAt.IsZero() && !m.readyAt.After(to):
+				due = append(due, m)
+			}
+		}
+		h.clk.Advance(d)
+		for _, m := range due {
+			switch {
+			case m.state == store.StateStarting:
+				m.state, m.readyAt = store.StateCompleted, zeroTime
+			case confirmed[m] && m.report != "":
+				m.genDeadline = zeroTime
+				h.settleFromStarting(m)
+			default:
+				m.state, m.stopUnconfirmed, m.genDeadline = store.StateFailed, m.stopUnconfirmed || !confirmed[m], zeroTime
+			}
+		}
+		h.awaitLeases()
+		h.await()
+	}
+}
+
+// awaitLeases waits until every node that runs has renewed the leases it
+// holds past the current time.
+func (h *harness) awaitLeases() {
+	h.t.Helper()
+	deadline := time.Now().Add(h.cfg.Wait)
+	for {
+		stale := ""
+		now := h.clk.Now()
+		for _, ws := range h.wss {
+			r := h.reservation(ws)
+			if !r.Held {
+				continue
+			}
+			for _, n := range h.nodes {
+				if n.id == r.LeaseHolder && n.gate.get() == nodeUp && !r.LeaseExpires.After(now.Add(leaseTTL/2)) {
+					stale = string(ws) + "'s lease held by " + n.id
+				}
+			}
+		}
+		if stale == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.fatalf("lease not renewed after %v: %s", h.cfg.Wait, stale)
+		}
+		time.Sleep(200 * time.Microsecond) // a bounded poll for the renewal goroutines
+	}
+}
+
+// actFreeze pauses a node: every store and engine call it makes waits. Its
+// leases lapse once the clock moves on; another node's Reconcile may then
+// take its transfers over.
+func (h *harness) actFreeze(t *rapid.T) {
+	n := h.drawUp(t)
+	up := 0
+	for _, o := range h.nodes {
+		if o.gate.get() == nodeUp {
+			up++
+		}
+	}
+	if up < 2 {
+		t.Skip("freezing the last node that runs")
+	}
+	n.gate.set(nodeFrozen)
+}
+
+// actThaw resumes a frozen node: what it was doing goes on, late. Its
+// callbacks of attempts another node took over must be refused; the model
+// cannot tell where its own transfers come to rest, so it checks they rest
+// somewhere legal and adopts it.
+func (h *harness) actThaw(t *rapid.T) {
+	n := h.drawNode(t, "frozen", nodeFrozen)
+	for _, id := range h.order {
+		if m := h.hs[id]; m.pending() && h.reservation(m.ws).LeaseHolder == n.id {
+			m.uncertain = true
+		}
+	}
+	n.gate.set(nodeUp)
+	h.awaitLeases()
+	h.await()
+}
+
+// actCrash kills a node without Shutdown: its calls fail from now on, its
+// Coordinator is abandoned, and the agent processes it launched keep
+// running (nothing reaps them but a Reconcile that can).
+func (h *harness) actCrash(t *rapid.T) {
+	n := h.drawUp(t)
+	n.gate.set(nodeCrashed)
+}
+
+// actShutdown shuts a node down gracefully, with no Reconcile after it:
+// its pending transfers become interrupted, their source restored and
+// their reservation kept; a transfer whose stop was confirmed is not marked
+// stop-unconfirmed.
+func (h *harness) actShutdown(t *rapid.T) {
+	n := h.drawUp(t)
+	var mine []*model
+	confirmed := map[*model]bool{}
+	for _, id := range h.order {
+		m := h.hs[id]
+		if !m.pending() || m.uncertain {
+			continue
+		}
+		if r := h.reservation(m.ws); r.Held && r.LeaseHolder == n.id {
+			mine = append(mine, m)
+			confirmed[m] = h.scriptStop(m.ws, "shutdownStop")
+		}
+	}
+	// A process whose stop is not confirmed keeps Shutdown waiting for it
+	// until ctx ends: then Shutdown must say so, having settled the
+	// transfers all the same.
+	unconfirmed := false
+	for _, ws := range h.wss {
+		for _, p := range h.runningProcs(ws) {
+			if h.launchedBy(p.N()) == n && !p.Script().StopOutcome.Confirmed() && p.Script().StopOutcome != "" {
+				unconfirmed = true
+			}
+		}
+	}
+	for _, c := range confirmed {
+		unconfirmed = unconfirmed || !c
+	}
+	ctx, cancel := h.bounded()
+	if unconfirmed {
+		cancel()
+		ctx, cancel = context.WithTimeout(h.ctx, 50*time.Millisecond)
+	}
+	defer cancel()
+	if err := n.co.Shutdown(ctx); err != nil && !(unconfirmed && errors.Is(err, context.DeadlineExceeded)) {
+		h.fatalf("shutdown of %s: %v", n.id, err)
+	}
+	n.gate.set(nodeDown)
+	for _, m := range mine {
+		m.state, m.stopUnconfirmed = store.StateInterrupted, !confirmed[m]
+		m.genDeadline, m.readyAt = zeroTime, zeroTime
+	}
+	h.await()
+}
+
+// actRestart starts a crashed or shut-down node again, with its instance
+// id, and runs Reconcile on it as a restart does.
+func (h *harness) actRestart(t *rapid.T) {
+	n := h.drawNode(t, "restarted", nodeCrashed, nodeDown)
+	g := newGate()
+	h.mu.Lock()
+	n.dead = append(n.dead, n.co)
+	n.gate = g // the old life keeps its own gate, shut for good
+	n.life++
+	h.mu.Unlock()
+	co := h.newCoordinator(n)
+	h.mu.Lock()
+	n.co = co
+	h.mu.Unlock()
+	h.reconcileOn(n)
+}
+
+// actReconcile sends Reconcile to a node that drives nothing active (it is
+// the start-up call: a node never reconciles the transfers it is driving).
+func (h *harness) actReconcile(t *rapid.T) {
+	n := h.drawUp(t)
+	for _, id := range h.order {
+		m := h.hs[id]
+		if m.pending() && (m.uncertain || activeState(m.state)) && h.reservation(m.ws).LeaseHolder == n.id {
+			t.Skip("the node drives an active transfer")
+		}
+	}
+	h.reconcileOn(n)
+}
+
+func activeState(s store.HandoffState) bool {
+	return s == store.StateStopping || s == store.StateGenerating || s == store.StateStarting
+}
+
+// reconcileOn runs Reconcile on n and predicts it: its own transfers are
+// interrupted at once (certain when nothing of them may still run), other
+// nodes' live leases are left alone, and lapsed ones are taken over
+// (interrupted, or failed with the stop unconfirmed when the dead node's
+// processes may still run: the model adopts either). It launches nothing.
+func (h *harness) reconcileOn(n *node) {
+	now := h.clk.Now()
+	for _, id := range h.order {
+		m := h.hs[id]
+		if !m.pending() {
+			continue
+		}
+		r := h.reservation(m.ws)
+		switch {
+		case r.LeaseHolder == n.id && (len(h.runningProcs(m.ws)) == 0 || m.stopUnconfirmed) && !m.uncertain:
+			m.state, m.genDeadline, m.readyAt = store.StateInterrupted, zeroTime, zeroTime
+			h.epoch[m.ws]++
+		case r.LeaseHolder != n.id && r.LeaseExpires.After(now):
+		default:
+			m.uncertain = true
+		}
+	}
+	before := len(h.eng.Launches())
+	ctx, cancel := h.bounded()
+	defer cancel()
+	if _, err := n.co.Reconcile(ctx); err != nil {
+		h.fatalf("reconcile on %s: %v", n.id, err)
+	}
+	h.await()
+	if got := len(h.eng.Launches()); got != before {
+		h.fatalf("invariant 3: Reconcile on %s launched %d engine processes", n.id, got-before)
+	}
+}
+
+// launchedBy returns the node (in its current life) that made launch n,
+// nil when that life is over or the launch is unknown.
+func (h *harness) launchedBy(n int) *node {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	li, ok := h.launchNode[n]
+	if !ok || h.nodes[li.node].life != li.life {
+		return nil
+	}
+	return h.nodes[li.node]
+}
