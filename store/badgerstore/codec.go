@@ -86,8 +86,10 @@ type handoffV1 struct {
 	SourceConfig       baton.EngineConfig `json:"sourceConfig,omitzero"`
 	TargetConfig       baton.EngineConfig `json:"targetConfig,omitzero"`
 	GenerateSummary    bool               `json:"generateSummary,omitempty"`
+	Native             bool               `json:"native,omitempty"`
 	Report             string             `json:"report,omitempty"`
 	ReportPath         string             `json:"reportPath,omitempty"`
+	Facts              string             `json:"facts,omitempty"`
 	GenerationToken    hexHash            `json:"generationToken,omitzero"`
 	GenerationDeadline time.Time          `json:"generationDeadline,omitzero"`
 	Error              string             `json:"error,omitempty"`
@@ -110,8 +112,8 @@ func toHandoff(h store.Handoff, seq uint64) handoffV1 {
 		}
 	}
 	return handoffV1{h.ID, h.Workspace, h.RequestID, h.Fingerprint, h.State, h.Attempt,
-		h.SourceSession, h.TargetSession, h.SourceConfig, h.TargetConfig, h.GenerateSummary,
-		h.Report, h.ReportPath, hexHash(h.GenerationToken), utc(h.GenerationDeadline), h.Error,
+		h.SourceSession, h.TargetSession, h.SourceConfig, h.TargetConfig, h.GenerateSummary, h.Native,
+		h.Report, h.ReportPath, h.Facts, hexHash(h.GenerationToken), utc(h.GenerationDeadline), h.Error,
 		h.StopRequested, h.StopUnconfirmed, hist, utc(h.CreatedAt), utc(h.UpdatedAt), seq}
 }
 
@@ -127,7 +129,7 @@ func (h handoffV1) record() store.Handoff {
 	return store.Handoff{ID: h.ID, Workspace: h.Workspace, RequestID: h.RequestID,
 		Fingerprint: h.Fingerprint, State: h.State, Attempt: h.Attempt, SourceSession: h.SourceSession,
 		TargetSession: h.TargetSession, SourceConfig: h.SourceConfig, TargetConfig: h.TargetConfig,
-		GenerateSummary: h.GenerateSummary, Report: h.Report, ReportPath: h.ReportPath,
+		GenerateSummary: h.GenerateSummary, Native: h.Native, Report: h.Report, ReportPath: h.ReportPath, Facts: h.Facts,
 		GenerationToken: baton.TokenHash(h.GenerationToken), GenerationDeadline: h.GenerationDeadline,
 		Error: h.Error, StopRequested: h.StopRequested, StopUnconfirmed: h.StopUnconfirmed,
 		History: hist, CreatedAt: h.CreatedAt, UpdatedAt: h.UpdatedAt}
@@ -141,18 +143,19 @@ type reservationV1 struct {
 	Epoch        int64             `json:"epoch,omitempty"`
 	LeaseHolder  string            `json:"leaseHolder,omitempty"`
 	LeaseExpires time.Time         `json:"leaseExpires,omitzero"`
+	LeaseStore   string            `json:"leaseStore,omitempty"`
 	UpdatedAt    time.Time         `json:"updatedAt,omitzero"`
 }
 
 func toReservation(r store.Reservation) reservationV1 {
 	return reservationV1{r.Workspace, r.Held, r.Handoff, hexHash(r.Owner), r.Epoch, r.LeaseHolder,
-		utc(r.LeaseExpires), utc(r.UpdatedAt)}
+		utc(r.LeaseExpires), r.LeaseStore, utc(r.UpdatedAt)}
 }
 
 func (r reservationV1) record() store.Reservation {
 	return store.Reservation{Workspace: r.Workspace, Held: r.Held, Handoff: r.Handoff,
 		Owner: baton.TokenHash(r.Owner), Epoch: r.Epoch, LeaseHolder: r.LeaseHolder,
-		LeaseExpires: r.LeaseExpires, UpdatedAt: r.UpdatedAt}
+		LeaseExpires: r.LeaseExpires, LeaseStore: r.LeaseStore, UpdatedAt: r.UpdatedAt}
 }
 
 type wakeupV1 struct {
@@ -162,18 +165,19 @@ type wakeupV1 struct {
 	Prompt    string             `json:"prompt,omitempty"`
 	At        time.Time          `json:"at,omitzero"`
 	Status    store.WakeupStatus `json:"status,omitempty"`
+	Reason    string             `json:"reason,omitempty"`
 	CreatedAt time.Time          `json:"createdAt,omitzero"`
 	UpdatedAt time.Time          `json:"updatedAt,omitzero"`
 }
 
 func toWakeup(w store.Wakeup) wakeupV1 {
-	return wakeupV1{w.ID, w.Workspace, w.Session, w.Prompt, utc(w.At), w.Status,
+	return wakeupV1{w.ID, w.Workspace, w.Session, w.Prompt, utc(w.At), w.Status, w.Reason,
 		utc(w.CreatedAt), utc(w.UpdatedAt)}
 }
 
 func (w wakeupV1) record() store.Wakeup {
 	return store.Wakeup{ID: w.ID, Workspace: w.Workspace, Session: w.Session, Prompt: w.Prompt,
-		At: w.At, Status: w.Status, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
+		At: w.At, Status: w.Status, Reason: w.Reason, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
 }
 
 type continuationV1 struct {
@@ -202,6 +206,82 @@ func (c continuationV1) record() store.Continuation {
 	return store.Continuation{ID: c.ID, Workspace: c.Workspace, Session: c.Session, Task: c.Task,
 		Ending: c.Ending, Prompt: c.Prompt, Target: c.Target, Automated: c.Automated, State: c.State,
 		Reason: c.Reason, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}
+
+type launchV1 struct {
+	ID        baton.LaunchID    `json:"id"`
+	Workspace baton.WorkspaceID `json:"workspace"`
+	Session   baton.SessionID   `json:"session,omitempty"`
+	Handoff   baton.HandoffID   `json:"handoff,omitempty"`
+	Attempt   int               `json:"attempt,omitempty"`
+	Holder    string            `json:"holder,omitempty"`
+	Engine    string            `json:"engine,omitempty"`
+	Epoch     int64             `json:"epoch,omitempty"`
+	State     store.LaunchState `json:"state,omitempty"`
+	EndReason string            `json:"endReason,omitempty"`
+	CreatedAt time.Time         `json:"createdAt,omitzero"`
+	UpdatedAt time.Time         `json:"updatedAt,omitzero"`
+	// Seq is the insert number in the workspace (LiveLaunches order).
+	Seq uint64 `json:"seq"`
+}
+
+func toLaunch(l store.Launch, seq uint64) launchV1 {
+	return launchV1{l.ID, l.Workspace, l.Session, l.Handoff, l.Attempt, l.Holder, l.Engine, l.Epoch,
+		l.State, l.EndReason, utc(l.CreatedAt), utc(l.UpdatedAt), seq}
+}
+
+func (l launchV1) record() store.Launch {
+	return store.Launch{ID: l.ID, Workspace: l.Workspace, Session: l.Session, Handoff: l.Handoff,
+		Attempt: l.Attempt, Holder: l.Holder, Engine: l.Engine, Epoch: l.Epoch, State: l.State,
+		EndReason: l.EndReason, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
+}
+
+type instructionV1 struct {
+	ID        baton.InstructionID    `json:"id"`
+	Workspace baton.WorkspaceID      `json:"workspace"`
+	Text      string                 `json:"text,omitempty"`
+	State     store.InstructionState `json:"state,omitempty"`
+	Session   baton.SessionID        `json:"session,omitempty"`
+	CreatedAt time.Time              `json:"createdAt,omitzero"`
+	UpdatedAt time.Time              `json:"updatedAt,omitzero"`
+	// Seq is the insert number in the workspace (ListInstructions order).
+	Seq uint64 `json:"seq"`
+}
+
+func toInstruction(i store.Instruction, seq uint64) instructionV1 {
+	return instructionV1{i.ID, i.Workspace, i.Text, i.State, i.Session, utc(i.CreatedAt), utc(i.UpdatedAt), seq}
+}
+
+func (i instructionV1) record() store.Instruction {
+	return store.Instruction{ID: i.ID, Workspace: i.Workspace, Text: i.Text, State: i.State,
+		Session: i.Session, CreatedAt: i.CreatedAt, UpdatedAt: i.UpdatedAt}
+}
+
+// changeV1 is one entry of a workspace's change feed: the record as its
+// transaction left it, in its own stored form.
+type changeV1 struct {
+	Workspace   baton.WorkspaceID `json:"workspace"`
+	Seq         int64             `json:"seq"`
+	Kind        store.ChangeKind  `json:"kind"`
+	Handoff     *handoffV1        `json:"handoff,omitempty"`
+	Session     *sessionV1        `json:"session,omitempty"`
+	Instruction *instructionV1    `json:"instruction,omitempty"`
+}
+
+func (c changeV1) record() store.Change {
+	out := store.Change{Workspace: c.Workspace, Seq: c.Seq, Kind: c.Kind}
+	switch {
+	case c.Handoff != nil:
+		h := c.Handoff.record()
+		out.Handoff = &h
+	case c.Session != nil:
+		s := c.Session.record()
+		out.Session = &s
+	case c.Instruction != nil:
+		i := c.Instruction.record()
+		out.Instruction = &i
+	}
+	return out
 }
 
 // utc drops the location and the monotonic reading; the zero time stays

@@ -100,6 +100,34 @@ func TestCodecKeepsEveryField(t *testing.T) {
 	check("Wakeup", w, roundTrip(t, w, toWakeup, wakeupV1.record))
 	c := filled[store.Continuation]()
 	check("Continuation", c, roundTrip(t, c, func(c store.Continuation) continuationV1 { return toContinuation(c, 7) }, continuationV1.record))
+	l := filled[store.Launch]()
+	check("Launch", l, roundTrip(t, l, func(l store.Launch) launchV1 { return toLaunch(l, 7) }, launchV1.record))
+	i := filled[store.Instruction]()
+	check("Instruction", i, roundTrip(t, i, func(i store.Instruction) instructionV1 { return toInstruction(i, 7) }, instructionV1.record))
+	for _, ch := range []store.Change{
+		{Workspace: "ws", Seq: 3, Kind: store.ChangeHandoff, Handoff: &h},
+		{Workspace: "ws", Seq: 4, Kind: store.ChangeSession, Session: &s},
+		{Workspace: "ws", Seq: 5, Kind: store.ChangeInstruction, Instruction: &i},
+	} {
+		check("Change of a "+string(ch.Kind), ch, roundTrip(t, ch, toChange, changeV1.record))
+	}
+}
+
+// toChange is the wire form of a change, as flushChanges builds it.
+func toChange(c store.Change) changeV1 {
+	out := changeV1{Workspace: c.Workspace, Seq: c.Seq, Kind: c.Kind}
+	switch {
+	case c.Handoff != nil:
+		h := toHandoff(*c.Handoff, 1)
+		out.Handoff = &h
+	case c.Session != nil:
+		s := toSession(*c.Session)
+		out.Session = &s
+	case c.Instruction != nil:
+		i := toInstruction(*c.Instruction, 1)
+		out.Instruction = &i
+	}
+	return out
 }
 
 func TestCodecZeroRecords(t *testing.T) {
@@ -141,6 +169,12 @@ func TestGoldenRecords(t *testing.T) {
 		"reservation":  toReservation(filled[store.Reservation]()),
 		"wakeup":       toWakeup(filled[store.Wakeup]()),
 		"continuation": toContinuation(filled[store.Continuation](), 7),
+		"launch":       toLaunch(filled[store.Launch](), 7),
+		"instruction":  toInstruction(filled[store.Instruction](), 7),
+		"change": func() changeV1 {
+			i := filled[store.Instruction]()
+			return toChange(store.Change{Workspace: "ws", Seq: 5, Kind: store.ChangeInstruction, Instruction: &i})
+		}(),
 	}
 	got, err := json.MarshalIndent(records, "", "  ")
 	if err != nil {

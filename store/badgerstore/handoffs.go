@@ -135,13 +135,17 @@ func (t *tx) InsertHandoff(h store.Handoff) error {
 	if err != nil {
 		return err
 	}
-	return firstErrOf(
+	if err := firstErrOf(
 		func() error { return t.takeSeq(tHandoffsByWS, h.Workspace, seq) },
 		func() error { return t.set(k, b) },
 		func() error { return t.set(rk, []byte(h.ID)) },
 		func() error { return t.reindex(nil, handoffIndex(w)) },
 		func() error { return t.moveSlot(h, slot) },
-	)
+	); err != nil {
+		return err
+	}
+	t.recordHandoff(w)
+	return nil
 }
 
 // PutHandoff replaces h. store.ErrNotFound if absent; baton.ErrInvalid if
@@ -166,10 +170,15 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 	if err != nil {
 		return err
 	}
-	if err := t.put(handoffKey(h.ID), toHandoff(h, cur.Seq)); err != nil {
+	w := toHandoff(h, cur.Seq)
+	if err := firstErrOf(
+		func() error { return t.put(handoffKey(h.ID), w) },
+		func() error { return t.moveSlot(h, slot) },
+	); err != nil {
 		return err
 	}
-	return t.moveSlot(h, slot)
+	t.recordHandoff(w)
+	return nil
 }
 
 // checkSlot reads the pending slot of h's workspace (always: the read is

@@ -31,7 +31,14 @@ import (
 //	C id                   continuation record
 //	c ws seq id      -> id continuations of ws, by insert
 //	u createdAt ws seq id -> id queued continuations, oldest first
-//	n kind ws        -> u64 the per-workspace insert counter of a kind
+//	L id                   launch record
+//	v ws seq id      -> id live launches of ws, by insert
+//	V createdAt ws seq id -> id live launches of every workspace, oldest first
+//	I id                   instruction record
+//	i ws seq id      -> id instructions of ws, by insert
+//	f ws seq               change feed entry (the change itself)
+//	n kind ws        -> u64 the per-workspace insert counter of a kind; kind
+//	                       'f' is the last change Seq of ws
 //	g list [owner]   -> "" the phantom guard of a list (see list.guard)
 //
 // Uniqueness rests on single keys that every writer reads with Get before
@@ -63,6 +70,12 @@ const (
 	tContinuation     = 'C'
 	tContsByWS        = 'c'
 	tQueued           = 'u'
+	tLaunch           = 'L'
+	tLiveByWS         = 'v'
+	tLive             = 'V'
+	tInstruction      = 'I'
+	tInstrByWS        = 'i'
+	tFeed             = 'f'
 	tCounter          = 'n'
 	tGuard            = 'g'
 )
@@ -97,6 +110,9 @@ func handoffKey(id baton.HandoffID) key           { return newKey(tHandoff).str(
 func pendingSlotKey(ws baton.WorkspaceID) key     { return newKey(tPendingSlot).str(string(ws)) }
 func wakeupKey(id baton.WakeupID) key             { return newKey(tWakeup).str(string(id)) }
 func continuationKey(id baton.ContinuationID) key { return newKey(tContinuation).str(string(id)) }
+func launchKey(id baton.LaunchID) key             { return newKey(tLaunch).str(string(id)) }
+func instructionKey(id baton.InstructionID) key   { return newKey(tInstruction).str(string(id)) }
+func feedPrefix(ws baton.WorkspaceID) key         { return newKey(tFeed).str(string(ws)) }
 
 func requestKey(ws baton.WorkspaceID, requestID string) key {
 	return newKey(tRequest).str(string(ws)).str(requestID)

@@ -53,6 +53,7 @@ func (t *tx) InsertSession(s store.Session) (store.Session, error) {
 	); err != nil {
 		return store.Session{}, err
 	}
+	t.recordSession(w)
 	return stored, nil
 }
 
@@ -74,10 +75,15 @@ func (t *tx) PutSession(s store.Session) error {
 		return err
 	}
 	s.Seq = cur.Seq
-	if err := t.put(sessionKey(s.ID), toSession(s)); err != nil {
+	w := toSession(s)
+	if err := firstErrOf(
+		func() error { return t.put(sessionKey(s.ID), w) },
+		func() error { return t.reindex(sessionIndex(cur.record()), sessionIndex(s)) },
+	); err != nil {
 		return err
 	}
-	return t.reindex(sessionIndex(cur.record()), sessionIndex(s))
+	t.recordSession(w)
+	return nil
 }
 
 // ListSessions returns the sessions of ws in creation order (ascending

@@ -2,9 +2,10 @@ package badgerstore
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
-	"math/rand/v2"
+	mrand "math/rand/v2"
 	"os"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/notify"
 )
 
 // Errors of this package, besides the store sentinels.
@@ -40,6 +42,9 @@ type Store struct {
 	lock       *dirLock
 	log        *zap.Logger
 	maxRetries int
+	// incarnation is minted by Open (store.Exclusive).
+	incarnation string
+	subs        notify.Hub
 
 	mu     sync.Mutex
 	idle   sync.Cond // signalled when active drops to 0
@@ -47,7 +52,11 @@ type Store struct {
 	closed bool
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store     = (*Store)(nil)
+	_ store.Notifier  = (*Store)(nil)
+	_ store.Exclusive = (*Store)(nil)
+)
 
 // Open opens (creating it if needed) the store in dir, which is locked
 // until Close. A new directory gets the format marker of this version; an
@@ -85,7 +94,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		_ = lock.release()
 		return nil, err
 	}
-	s := &Store{db: db, lock: lock, log: log, maxRetries: opts.maxRetries()}
+	s := &Store{db: db, lock: lock, log: log, maxRetries: opts.maxRetries(), incarnation: rand.Text()}
 	s.idle.L = &s.mu
 	return s, nil
 }
@@ -177,8 +186,11 @@ func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("badgerstore: update: %w", err)
 		}
-		conflict, err := s.run(ctx, fn, true)
+		conflict, grown, err := s.run(ctx, fn, true)
 		if !conflict {
+			if err == nil {
+				s.subs.Notify(grown)
+			}
 			return err
 		}
 		if try >= s.maxRetries {
@@ -213,13 +225,14 @@ func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("badgerstore: view: %w", err)
 	}
-	_, err := s.run(ctx, fn, false)
+	_, _, err := s.run(ctx, fn, false)
 	return err
 }
 
 // run is one try of fn. conflict reports that the commit lost a
-// serialization race (err is then nil).
-func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (conflict bool, err error) {
+// serialization race (err is then nil); grown are the workspaces whose
+// change feed the commit appended to.
+func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (conflict bool, grown []baton.WorkspaceID, err error) {
 	txn := s.db.NewTransaction(update)
 	t := &tx{txn: txn, ctx: ctx, update: update}
 	defer func() {
@@ -227,30 +240,54 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (
 		txn.Discard() // no iterator is open: tx methods close theirs
 	}()
 	if err := fn(t); err != nil {
-		return false, err
+		return false, nil, err
 	}
 	if !update {
-		return false, nil
+		return false, nil, nil
 	}
 	t.done = true
 	if t.broken != nil {
-		return false, t.broken
+		return false, nil, t.broken
+	}
+	grown, err = t.flushChanges()
+	if err == nil {
+		err = t.broken
+	}
+	if err != nil {
+		return false, nil, err
 	}
 	switch err := txn.Commit(); {
 	case errors.Is(err, badger.ErrConflict):
-		return true, nil
+		return true, nil, nil
 	case err != nil:
-		return false, storageErr("commit", err)
+		return false, nil, storageErr("commit", err)
 	}
-	return false, nil
+	return false, grown, nil
 }
+
+// Subscribe returns a channel that receives a value after each committed
+// Update that appends changes to ws (ws == "": to any workspace), once
+// the commit is as durable as Options.Durability promises and visible to
+// every new transaction. Notifications are coalesced (the channel holds
+// at most one) and a committer never waits for a reader. They are in
+// process only: one process holds the directory. Close wakes every
+// subscriber once (what it reads next is store.ErrClosed). cancel ends the
+// subscription; it is idempotent and never closes ch.
+func (s *Store) Subscribe(ws baton.WorkspaceID) (ch <-chan struct{}, cancel func()) {
+	return s.subs.Subscribe(ws)
+}
+
+// Incarnation returns the random id this Open minted (26 characters of
+// base32): a runtime lease stamped with another incarnation was written
+// by a process that no longer holds the directory.
+func (s *Store) Incarnation() string { return s.incarnation }
 
 // pause waits before retry number try+1: a random time up to 100µs·2^try,
 // capped at 10ms, so that the losers of a race do not collide again in
 // lockstep.
 func pause(ctx context.Context, try int) error {
 	limit := min(100*time.Microsecond<<min(try, 7), 10*time.Millisecond)
-	timer := time.NewTimer(rand.N(limit) + 1)
+	timer := time.NewTimer(mrand.N(limit) + 1)
 	defer timer.Stop()
 	select {
 	case <-ctx.Done():
@@ -279,6 +316,7 @@ func (s *Store) Close() error {
 		s.idle.Wait()
 	}
 	s.mu.Unlock()
+	s.subs.WakeAll()
 	err := s.db.Close()
 	if lerr := s.lock.release(); err == nil && lerr != nil {
 		return fmt.Errorf("badgerstore: release lock: %w", lerr)

@@ -27,6 +27,8 @@ type tx struct {
 	// without its index entries, so the transaction must not commit even
 	// if fn ignores the error (see Store.run).
 	broken error
+	// changes are the feed entries written at commit (see flushChanges).
+	changes pendingChanges
 }
 
 var _ store.Tx = (*tx)(nil)

@@ -182,8 +182,10 @@ func (t *tx) InsertHandoff(h store.Handoff) error {
 	if err := t.checkSlot(h); err != nil {
 		return err
 	}
+	h = inHandoff(h)
 	t.onUndo(t.st.restoreHandoff(h.ID))
-	t.st.putHandoff(handoffRow{h: inHandoff(h), seq: t.st.nextSeq()})
+	t.st.putHandoff(handoffRow{h: h, seq: t.st.nextSeq()})
+	t.recordHandoff(h)
 	return nil
 }
 
@@ -205,8 +207,10 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 	if err := t.checkSlot(h); err != nil {
 		return err
 	}
+	h = inHandoff(h)
 	t.onUndo(t.st.restoreHandoff(h.ID))
-	t.st.putHandoff(handoffRow{h: inHandoff(h), seq: cur.seq})
+	t.st.putHandoff(handoffRow{h: h, seq: cur.seq})
+	t.recordHandoff(h)
 	return nil
 }
 

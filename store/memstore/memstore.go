@@ -7,6 +7,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/notify"
 )
 
 // ErrTxDone is returned by every Tx method called after the function the Tx
@@ -24,14 +25,16 @@ type Store struct {
 	mu     sync.RWMutex
 	closed bool
 	st     state
+	subs   notify.Hub
 }
 
 // New returns an empty, open store. It needs no configuration.
 func New() *Store { return &Store{} }
 
 var (
-	_ store.Store = (*Store)(nil)
-	_ store.Tx    = (*tx)(nil)
+	_ store.Store    = (*Store)(nil)
+	_ store.Notifier = (*Store)(nil)
+	_ store.Tx       = (*tx)(nil)
 )
 
 // Update runs fn in a read-write transaction and commits what fn wrote if fn
@@ -54,15 +57,25 @@ func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("memstore: update: %w", err)
 	}
+	grown, err := s.update(ctx, fn)
+	// Subscribers hear of a commit once it is visible, and never while
+	// the write lock is held.
+	s.subs.Notify(grown)
+	return err
+}
+
+// update is Update under the write lock; it returns the workspaces whose
+// change feed grew.
+func (s *Store) update(ctx context.Context, fn func(store.Tx) error) ([]baton.WorkspaceID, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return store.ErrClosed
+		return nil, store.ErrClosed
 	}
 	// The lock may have taken a while: a context cancelled meanwhile still
 	// keeps fn from running.
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("memstore: update: %w", err)
+		return nil, fmt.Errorf("memstore: update: %w", err)
 	}
 	s.st.init()
 	t := &tx{st: &s.st, seq: s.st.seq}
@@ -74,10 +87,10 @@ func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
 		t.done = true
 	}()
 	if err := fn(t); err != nil {
-		return err
+		return nil, err
 	}
 	committed = true
-	return nil
+	return t.changes.appendTo(s.st.feed), nil
 }
 
 // View runs fn in a read-only transaction over a consistent snapshot: no
@@ -123,6 +136,8 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.st = state{}
+	// Wake every subscriber once: what it reads next is store.ErrClosed.
+	s.subs.WakeAll()
 	return nil
 }
 
@@ -136,6 +151,8 @@ type tx struct {
 	done     bool
 	seq      int64 // st.seq when the transaction began
 	undo     []func()
+	// changes are the feed entries the transaction appends if it commits.
+	changes pendingChanges
 }
 
 func (t *tx) rollback() {
@@ -144,6 +161,7 @@ func (t *tx) rollback() {
 	}
 	t.undo = nil
 	t.st.seq = t.seq
+	t.changes = pendingChanges{}
 }
 
 // readable returns ErrTxDone once the transaction is over.

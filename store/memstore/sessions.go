@@ -68,6 +68,7 @@ func (t *tx) InsertSession(s store.Session) (store.Session, error) {
 	s.Seq = t.st.nextSeq()
 	t.onUndo(t.st.restoreSession(s.ID))
 	t.st.putSession(s)
+	t.recordSession(s)
 	return s, nil
 }
 
@@ -88,6 +89,7 @@ func (t *tx) PutSession(s store.Session) error {
 	s.Seq = cur.Seq
 	t.onUndo(t.st.restoreSession(s.ID))
 	t.st.putSession(s)
+	t.recordSession(s)
 	return nil
 }
 

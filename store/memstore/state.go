@@ -12,8 +12,9 @@ import (
 // put and (for inserts' undo) one delete method that keeps its indexes
 // exact, so that replaying inverses restores them too.
 type state struct {
-	// seq numbers inserts of sessions, handoffs and continuations: it gives
-	// Session.Seq and the creation order of the other two.
+	// seq numbers inserts of sessions, handoffs, continuations, launches
+	// and instructions: it gives Session.Seq and the creation order of the
+	// others.
 	seq int64
 
 	workspaces   map[baton.WorkspaceID]store.Workspace
@@ -37,6 +38,20 @@ type state struct {
 	continuations map[baton.ContinuationID]continuationRow
 	contsByWS     index[baton.WorkspaceID, baton.ContinuationID]
 	queued        map[baton.ContinuationID]struct{}
+
+	launches map[baton.LaunchID]launchRow
+	// live holds the live launches, liveByWS the same by workspace, so
+	// LiveLaunches reads only what it returns.
+	live     map[baton.LaunchID]struct{}
+	liveByWS index[baton.WorkspaceID, baton.LaunchID]
+
+	instructions map[baton.InstructionID]instructionRow
+	instrByWS    index[baton.WorkspaceID, baton.InstructionID]
+
+	// feed is each workspace's change feed: Seq n at index n-1. Only a
+	// commit appends to it (see tx.changes), so a rollback has nothing to
+	// undo here.
+	feed map[baton.WorkspaceID][]store.Change
 }
 
 // init makes the maps of a state never written (a zero or closed Store).
@@ -58,6 +73,12 @@ func (s *state) init() {
 	s.continuations = map[baton.ContinuationID]continuationRow{}
 	s.contsByWS = index[baton.WorkspaceID, baton.ContinuationID]{}
 	s.queued = map[baton.ContinuationID]struct{}{}
+	s.launches = map[baton.LaunchID]launchRow{}
+	s.live = map[baton.LaunchID]struct{}{}
+	s.liveByWS = index[baton.WorkspaceID, baton.LaunchID]{}
+	s.instructions = map[baton.InstructionID]instructionRow{}
+	s.instrByWS = index[baton.WorkspaceID, baton.InstructionID]{}
+	s.feed = map[baton.WorkspaceID][]store.Change{}
 }
 
 // nextSeq returns the next insert number (the first is 1).

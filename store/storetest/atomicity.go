@@ -27,7 +27,8 @@ func snapshot(t *testing.T, s store.Store, ws ...baton.WorkspaceID) Snapshot {
 
 // seed writes one record of every kind in workspace ws: a pending handoff
 // h-1 (request r-1), session s-1, pending wakeup w-1, queued continuation
-// c-1 and a held reservation.
+// c-1, live launch l-1, pending instruction i-1 and a held reservation.
+// The feed of ws gets one change each for h-1, s-1 and i-1.
 func seed(t *testing.T, s store.Store, ws baton.WorkspaceID) {
 	t.Helper()
 	Update(t, s, func(tx store.Tx) error {
@@ -38,6 +39,8 @@ func seed(t *testing.T, s store.Store, ws baton.WorkspaceID) {
 			func() error { _, err := tx.InsertSession(session(ws, "s-1")); return err }(),
 			tx.InsertWakeup(wakeup(ws, "w-1", "s-1", at(10), store.WakeupPending)),
 			tx.InsertContinuation(continuation(ws, "c-1", store.ContinuationQueued)),
+			tx.InsertLaunch(launch(ws, "l-1", store.LaunchLive, 1)),
+			tx.InsertInstruction(instruction(ws, "i-1", store.InstructionPending)),
 		)
 	})
 }
@@ -69,6 +72,10 @@ func testFailedUpdateLeavesNothing(t *testing.T, s store.Store) {
 			tx.InsertWakeup(wakeup("ws-b", "w-2", "s-2", at(5), store.WakeupPending)),
 			tx.PutContinuation(c1),
 			tx.InsertContinuation(continuation("ws-b", "c-2", store.ContinuationQueued)),
+			tx.PutLaunch(launch("ws-a", "l-1", store.LaunchGone, 1)),
+			tx.InsertLaunch(launch("ws-b", "l-2", store.LaunchLive, 2)),
+			tx.PutInstruction(instruction("ws-a", "i-1", store.InstructionDelivered)),
+			tx.InsertInstruction(instruction("ws-b", "i-2", store.InstructionPending)),
 		}
 		if err := errors.Join(errs...); err != nil {
 			return fmt.Errorf("a write failed, so the test proves nothing: %w", err)
@@ -106,6 +113,10 @@ func testFailedUpdateLeavesNothing(t *testing.T, s store.Store) {
 		}
 		_, err = tx.GetContinuation("c-2")
 		wantNotFound(t, "GetContinuation(c-2)", err)
+		_, err = tx.GetLaunch("l-2")
+		wantNotFound(t, "GetLaunch(l-2)", err)
+		_, err = tx.GetInstruction("i-2")
+		wantNotFound(t, "GetInstruction(i-2)", err)
 		return nil
 	})
 

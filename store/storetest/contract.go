@@ -31,6 +31,8 @@ func getters(tx store.Tx) map[string]error {
 	_, errs["GetReservation"] = tx.GetReservation("ws-none")
 	_, errs["GetWakeup"] = tx.GetWakeup("w-none")
 	_, errs["GetContinuation"] = tx.GetContinuation("c-none")
+	_, errs["GetLaunch"] = tx.GetLaunch("l-none")
+	_, errs["GetInstruction"] = tx.GetInstruction("i-none")
 	return errs
 }
 
@@ -59,6 +61,8 @@ func testPutMissing(t *testing.T, s store.Store) {
 			"PutHandoff":      tx.PutHandoff(handoff("ws-b", "h-2", "r-2", store.StateCompleted)),
 			"PutWakeup":       tx.PutWakeup(wakeup("ws-a", "w-2", "s-1", at(1), store.WakeupPending)),
 			"PutContinuation": tx.PutContinuation(continuation("ws-a", "c-2", store.ContinuationQueued)),
+			"PutLaunch":       tx.PutLaunch(launch("ws-a", "l-2", store.LaunchLive, 1)),
+			"PutInstruction":  tx.PutInstruction(instruction("ws-a", "i-2", store.InstructionPending)),
 		} {
 			wantNotFound(t, name+" of a missing record", err)
 		}
@@ -71,6 +75,8 @@ func testPutMissing(t *testing.T, s store.Store) {
 			"GetHandoff(h-2)":      func() error { _, err := tx.GetHandoff("h-2"); return err }(),
 			"GetWakeup(w-2)":       func() error { _, err := tx.GetWakeup("w-2"); return err }(),
 			"GetContinuation(c-2)": func() error { _, err := tx.GetContinuation("c-2"); return err }(),
+			"GetLaunch(l-2)":       func() error { _, err := tx.GetLaunch("l-2"); return err }(),
+			"GetInstruction(i-2)":  func() error { _, err := tx.GetInstruction("i-2"); return err }(),
 		} {
 			wantNotFound(t, name+" after a refused Put", err)
 		}
@@ -95,6 +101,8 @@ func testInsertExisting(t *testing.T, s store.Store) {
 			"InsertHandoff":      tx.InsertHandoff(h),
 			"InsertWakeup":       tx.InsertWakeup(wakeup("ws-a", "w-1", "", at(99), store.WakeupFired)),
 			"InsertContinuation": tx.InsertContinuation(continuation("ws-a", "c-1", store.ContinuationRefused)),
+			"InsertLaunch":       tx.InsertLaunch(launch("ws-a", "l-1", store.LaunchGone, 9)),
+			"InsertInstruction":  tx.InsertInstruction(instruction("ws-a", "i-1", store.InstructionCancelled)),
 		} {
 			wantErr(t, name+" of an existing id", err, store.ErrDuplicate, baton.ErrConflict)
 		}
@@ -150,6 +158,14 @@ func testEmptyKeysInvalid(t *testing.T, s store.Store) {
 		{"PutContinuation without Workspace", func(tx store.Tx) error {
 			return tx.PutContinuation(store.Continuation{ID: "c-1"})
 		}},
+		{"InsertLaunch without ID", func(tx store.Tx) error {
+			return tx.InsertLaunch(store.Launch{Workspace: "ws-a", State: store.LaunchLive})
+		}},
+		{"InsertLaunch without Workspace", func(tx store.Tx) error { return tx.InsertLaunch(store.Launch{ID: "l-2", State: store.LaunchLive}) }},
+		{"PutLaunch without Workspace", func(tx store.Tx) error { return tx.PutLaunch(store.Launch{ID: "l-1", State: store.LaunchLive}) }},
+		{"InsertInstruction without ID", func(tx store.Tx) error { return tx.InsertInstruction(store.Instruction{Workspace: "ws-a"}) }},
+		{"InsertInstruction without Workspace", func(tx store.Tx) error { return tx.InsertInstruction(store.Instruction{ID: "i-2"}) }},
+		{"PutInstruction without Workspace", func(tx store.Tx) error { return tx.PutInstruction(store.Instruction{ID: "i-1"}) }},
 	}
 	for _, tc := range tests {
 		Update(t, s, func(tx store.Tx) error {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -17,6 +18,8 @@ var indexTests = []testCase{
 	{"WakeupIndexesFollowPut", testWakeupIndexesFollowPut},
 	{"Continuations", testContinuations},
 	{"ListWorkspaces", testListWorkspaces},
+	{"LiveLaunches", testLiveLaunches},
+	{"Instructions", testInstructions},
 }
 
 func testSessionsOrder(t *testing.T, s store.Store) {
@@ -315,6 +318,151 @@ func testListWorkspaces(t *testing.T, s store.Store) {
 		}
 		slices.SortFunc(got, func(a, b store.Workspace) int { return cmp.Compare(a.ID, b.ID) })
 		diff(t, "ListWorkspaces (sorted by id)", want, got)
+		return nil
+	})
+}
+
+func launchIDs(l []store.Launch) []baton.LaunchID {
+	ids := make([]baton.LaunchID, len(l))
+	for i, x := range l {
+		ids[i] = x.ID
+	}
+	return ids
+}
+
+// testLiveLaunches checks that LiveLaunches lists exactly the live
+// launches, oldest first, per workspace and for all, and follows Puts.
+func testLiveLaunches(t *testing.T, s store.Store) {
+	check := func(tx store.Tx, when string, want map[baton.WorkspaceID][]baton.LaunchID) {
+		t.Helper()
+		for ws, ids := range want {
+			got, err := tx.LiveLaunches(ws)
+			if err != nil {
+				t.Errorf("LiveLaunches(%q) %s: %v", ws, when, err)
+				continue
+			}
+			diff(t, fmt.Sprintf("LiveLaunches(%q) %s", ws, when), ids, launchIDs(got))
+		}
+	}
+	Update(t, s, func(tx store.Tx) error {
+		for _, l := range []store.Launch{
+			launch("ws-a", "l-3", store.LaunchLive, 1),
+			launch("ws-a", "l-1", store.LaunchGone, 2),
+			launch("ws-b", "l-2", store.LaunchLive, 3),
+			launch("ws-a", "l-0", store.LaunchLive, 4),
+		} {
+			if err := tx.InsertLaunch(l); err != nil {
+				return err
+			}
+		}
+		check(tx, "in the inserting Update", map[baton.WorkspaceID][]baton.LaunchID{
+			"ws-a": {"l-3", "l-0"}, "ws-b": {"l-2"}, "": {"l-3", "l-2", "l-0"}, "ws-none": nil,
+		})
+		return nil
+	})
+	View(t, s, func(tx store.Tx) error {
+		check(tx, "after inserts", map[baton.WorkspaceID][]baton.LaunchID{
+			"ws-a": {"l-3", "l-0"}, "ws-b": {"l-2"}, "": {"l-3", "l-2", "l-0"},
+		})
+		got, err := tx.LiveLaunches("ws-b")
+		if err != nil {
+			return err
+		}
+		diff(t, "LiveLaunches(ws-b) records", []store.Launch{launch("ws-b", "l-2", store.LaunchLive, 3)}, got)
+		return nil
+	})
+	// l-3 is confirmed gone, l-1 comes back live (in its place: oldest
+	// first), l-0 is rewritten live.
+	Update(t, s, func(tx store.Tx) error {
+		l3 := launch("ws-a", "l-3", store.LaunchGone, 1)
+		l3.EndReason = "reaped"
+		l0 := launch("ws-a", "l-0", store.LaunchLive, 4)
+		l0.Holder = "holder-2"
+		if err := errors.Join(tx.PutLaunch(l3), tx.PutLaunch(launch("ws-a", "l-1", store.LaunchLive, 2)), tx.PutLaunch(l0)); err != nil {
+			return err
+		}
+		check(tx, "in the Update that put them", map[baton.WorkspaceID][]baton.LaunchID{
+			"ws-a": {"l-1", "l-0"}, "": {"l-1", "l-2", "l-0"},
+		})
+		return nil
+	})
+	View(t, s, func(tx store.Tx) error {
+		check(tx, "after Puts", map[baton.WorkspaceID][]baton.LaunchID{
+			"ws-a": {"l-1", "l-0"}, "ws-b": {"l-2"}, "": {"l-1", "l-2", "l-0"},
+		})
+		got, err := tx.GetLaunch("l-3")
+		if err != nil {
+			return err
+		}
+		if got.State != store.LaunchGone || got.EndReason != "reaped" {
+			t.Errorf("GetLaunch(l-3) = %+v, want gone, reaped", got)
+		}
+		return nil
+	})
+	Update(t, s, func(tx store.Tx) error {
+		for _, l := range []store.Launch{launch("ws-a", "l-1", store.LaunchGone, 2), launch("ws-a", "l-0", store.LaunchGone, 4), launch("ws-b", "l-2", store.LaunchGone, 3)} {
+			if err := tx.PutLaunch(l); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	View(t, s, func(tx store.Tx) error {
+		check(tx, "once all are gone", map[baton.WorkspaceID][]baton.LaunchID{"ws-a": nil, "ws-b": nil, "": nil})
+		return nil
+	})
+}
+
+// testInstructions checks ListInstructions: per workspace, insert order,
+// any state, Puts keeping the place.
+func testInstructions(t *testing.T, s store.Store) {
+	ids := []baton.InstructionID{"i-c", "i-a", "i-d", "i-b"}
+	var want []store.Instruction
+	for n, id := range ids {
+		Update(t, s, func(tx store.Tx) error {
+			if n == 1 {
+				if err := tx.InsertInstruction(instruction("ws-b", "i-x", store.InstructionPending)); err != nil {
+					return err
+				}
+			}
+			i := instruction("ws-a", id, store.InstructionPending)
+			i.CreatedAt = at(10 + n)
+			want = append(want, i)
+			return tx.InsertInstruction(i)
+		})
+	}
+	Update(t, s, func(tx store.Tx) error {
+		i, err := tx.GetInstruction("i-c")
+		if err != nil {
+			return err
+		}
+		i.State, i.Session, i.UpdatedAt = store.InstructionDelivered, "s-1", at(30)
+		want[0] = i
+		if err := tx.PutInstruction(i); err != nil {
+			return err
+		}
+		got, err := tx.ListInstructions("ws-a")
+		if err != nil {
+			return err
+		}
+		diff(t, "ListInstructions(ws-a) in the Update that put i-c", want, got)
+		return nil
+	})
+	View(t, s, func(tx store.Tx) error {
+		got, err := tx.ListInstructions("ws-a")
+		if err != nil {
+			return err
+		}
+		diff(t, "ListInstructions(ws-a)", want, got)
+		got, err = tx.ListInstructions("ws-b")
+		if err != nil {
+			return err
+		}
+		diff(t, "ListInstructions(ws-b)", []store.Instruction{instruction("ws-b", "i-x", store.InstructionPending)}, got)
+		got, err = tx.ListInstructions("ws-none")
+		if err != nil || len(got) != 0 {
+			t.Errorf("ListInstructions(ws-none) = %v, %v; want none", got, err)
+		}
 		return nil
 	})
 }

@@ -29,6 +29,8 @@ type Snapshot struct {
 	// Due is DueWakeups with a now at the end of time and no limit: every
 	// pending wakeup.
 	Due []store.Wakeup
+	// Live is LiveLaunches of every workspace.
+	Live []store.Launch
 	// ByWorkspace has one entry per workspace id given to TakeSnapshot,
 	// whether or not a Workspace record exists under it.
 	ByWorkspace map[baton.WorkspaceID]WorkspaceSnapshot
@@ -43,6 +45,10 @@ type WorkspaceSnapshot struct {
 	Handoffs      []store.Handoff    // ListHandoffs
 	Wakeups       []store.Wakeup     // ListWakeups
 	Continuations []store.Continuation
+	Live          []store.Launch      // LiveLaunches
+	Instructions  []store.Instruction // ListInstructions
+	Changes       []store.Change      // the whole change feed
+	LastSeq       int64               // LastSeq
 }
 
 // endOfTime is later than any wakeup the suite or baton schedules, and still
@@ -71,6 +77,9 @@ func TakeSnapshot(ctx context.Context, s store.Store, ws ...baton.WorkspaceID) (
 		}
 		if snap.Due, err = tx.DueWakeups(endOfTime, 0); err != nil {
 			return fmt.Errorf("DueWakeups: %w", err)
+		}
+		if snap.Live, err = tx.LiveLaunches(""); err != nil {
+			return fmt.Errorf("LiveLaunches: %w", err)
 		}
 		for _, id := range ws {
 			w, err := snapshotWorkspace(tx, id)
@@ -110,6 +119,18 @@ func snapshotWorkspace(tx store.Tx, id baton.WorkspaceID) (WorkspaceSnapshot, er
 	}
 	if w.Continuations, err = tx.ListContinuations(id); err != nil {
 		return w, fmt.Errorf("ListContinuations: %w", err)
+	}
+	if w.Live, err = tx.LiveLaunches(id); err != nil {
+		return w, fmt.Errorf("LiveLaunches: %w", err)
+	}
+	if w.Instructions, err = tx.ListInstructions(id); err != nil {
+		return w, fmt.Errorf("ListInstructions: %w", err)
+	}
+	if w.Changes, err = tx.Changes(id, 0, 0); err != nil {
+		return w, fmt.Errorf("Changes: %w", err)
+	}
+	if w.LastSeq, err = tx.LastSeq(id); err != nil {
+		return w, fmt.Errorf("LastSeq: %w", err)
 	}
 	return w, nil
 }

@@ -55,6 +55,7 @@ var groups = []struct {
 	{"Indexes", indexTests},
 	{"Errors", errorTests},
 	{"Values", valueTests},
+	{"Feed", feedTests},
 }
 
 // Update runs fn in s.Update with t.Context() and fails the test (Fatal) if

@@ -44,7 +44,8 @@ func fullHandoff() store.Handoff {
 		ID: "h-full", Workspace: "ws-full", RequestID: "r-full", Fingerprint: "sha256:abc", State: store.StateFailed,
 		Attempt: 3, SourceSession: "s-full", TargetSession: "s-target", SourceConfig: fullConfig,
 		TargetConfig: baton.EngineConfig{Engine: "codex", Model: "gpt", Account: "other"}, GenerateSummary: true,
-		Report: "what happened\nand what is next", ReportPath: "/srv/ws-full/handoff.md",
+		Native: true, Report: "what happened\nand what is next", ReportPath: "/srv/ws-full/handoff.md",
+		Facts:           "- branch: main\n- tests: passed",
 		GenerationToken: baton.ParseToken("generation token").Hash(), GenerationDeadline: zt(6), Error: "target failed",
 		StopRequested: true, StopUnconfirmed: true,
 		History: []store.AttemptRecord{
@@ -58,14 +59,14 @@ func fullHandoff() store.Handoff {
 func fullReservation() store.Reservation {
 	return store.Reservation{
 		Workspace: "ws-full", Held: true, Handoff: "h-full", Owner: baton.ParseToken("owner token").Hash(), Epoch: 9,
-		LeaseHolder: "node-1/pid-7", LeaseExpires: zt(11), UpdatedAt: zt(12),
+		LeaseHolder: "node-1/pid-7", LeaseExpires: zt(11), LeaseStore: "incarnation-1", UpdatedAt: zt(12),
 	}
 }
 
 func fullWakeup() store.Wakeup {
 	return store.Wakeup{
 		ID: "w-full", Workspace: "ws-full", Session: "s-full", Prompt: "check the build", At: zt(13),
-		Status: store.WakeupCancelled, CreatedAt: zt(14), UpdatedAt: zt(15),
+		Status: store.WakeupCancelled, Reason: "nothing to resume", CreatedAt: zt(14), UpdatedAt: zt(15),
 	}
 }
 
@@ -77,6 +78,20 @@ func fullContinuation() store.Continuation {
 	}
 }
 
+func fullLaunch() store.Launch {
+	return store.Launch{
+		ID: "l-full", Workspace: "ws-full", Session: "s-full", Handoff: "h-full", Attempt: 3, Holder: "node-1/pid-7",
+		Engine: "claude", Epoch: 9, State: store.LaunchGone, EndReason: "reaped", CreatedAt: zt(18), UpdatedAt: zt(19),
+	}
+}
+
+func fullInstruction() store.Instruction {
+	return store.Instruction{
+		ID: "i-full", Workspace: "ws-full", Text: "also update the docs", State: store.InstructionDelivered,
+		Session: "s-full", CreatedAt: zt(20), UpdatedAt: zt(21),
+	}
+}
+
 // records is one of each kind, as read back from a store.
 type records struct {
 	Workspace    store.Workspace
@@ -85,6 +100,8 @@ type records struct {
 	Reservation  store.Reservation
 	Wakeup       store.Wakeup
 	Continuation store.Continuation
+	Launch       store.Launch
+	Instruction  store.Instruction
 }
 
 func (r *records) insert(tx store.Tx) (err error) {
@@ -103,7 +120,13 @@ func (r *records) insert(tx store.Tx) (err error) {
 	if err = tx.InsertWakeup(r.Wakeup); err != nil {
 		return err
 	}
-	return tx.InsertContinuation(r.Continuation)
+	if err = tx.InsertContinuation(r.Continuation); err != nil {
+		return err
+	}
+	if err = tx.InsertLaunch(r.Launch); err != nil {
+		return err
+	}
+	return tx.InsertInstruction(r.Instruction)
 }
 
 func (r *records) read(tx store.Tx) (got records, err error) {
@@ -122,11 +145,19 @@ func (r *records) read(tx store.Tx) (got records, err error) {
 	if got.Wakeup, err = tx.GetWakeup(r.Wakeup.ID); err != nil {
 		return got, err
 	}
-	got.Continuation, err = tx.GetContinuation(r.Continuation.ID)
+	if got.Continuation, err = tx.GetContinuation(r.Continuation.ID); err != nil {
+		return got, err
+	}
+	if got.Launch, err = tx.GetLaunch(r.Launch.ID); err != nil {
+		return got, err
+	}
+	got.Instruction, err = tx.GetInstruction(r.Instruction.ID)
 	return got, err
 }
 
-func roundTrip(t *testing.T, s store.Store, want records) {
+// roundTrip stores want, checks what reads back and returns want with the
+// Session.Seq the store gave.
+func roundTrip(t *testing.T, s store.Store, want records) records {
 	t.Helper()
 	Update(t, s, want.insert) // sets want.Session.Seq
 	View(t, s, func(tx store.Tx) error {
@@ -137,10 +168,30 @@ func roundTrip(t *testing.T, s store.Store, want records) {
 		diff(t, "records read back", want, got)
 		return nil
 	})
+	return want
 }
 
 func testFullRecordsRoundTrip(t *testing.T, s store.Store) {
-	roundTrip(t, s, records{fullWorkspace(), fullSession(), fullHandoff(), fullReservation(), fullWakeup(), fullContinuation()})
+	want := records{fullWorkspace(), fullSession(), fullHandoff(), fullReservation(), fullWakeup(), fullContinuation(),
+		fullLaunch(), fullInstruction()}
+	want = roundTrip(t, s, want)
+	// The feed carries the same full records.
+	View(t, s, func(tx store.Tx) error {
+		got, err := tx.Changes(want.Workspace.ID, 0, 0)
+		if err != nil {
+			return err
+		}
+		byKind := map[store.ChangeKind]store.Change{}
+		for _, c := range got {
+			c.Seq = 0
+			byKind[c.Kind] = c
+		}
+		for _, rec := range []any{want.Session, want.Handoff, want.Instruction} {
+			w := change(rec)
+			diff(t, "the "+string(w.Kind)+" change of a full record (Seq ignored)", w, byKind[w.Kind])
+		}
+		return nil
+	})
 }
 
 func testZeroTimesRoundTrip(t *testing.T, s store.Store) {
@@ -151,6 +202,8 @@ func testZeroTimesRoundTrip(t *testing.T, s store.Store) {
 		Reservation:  store.Reservation{Workspace: "ws-z"},
 		Wakeup:       store.Wakeup{ID: "w-z", Workspace: "ws-z"},
 		Continuation: store.Continuation{ID: "c-z", Workspace: "ws-z"},
+		Launch:       store.Launch{ID: "l-z", Workspace: "ws-z"},
+		Instruction:  store.Instruction{ID: "i-z", Workspace: "ws-z"},
 	}
 	roundTrip(t, s, want)
 	View(t, s, func(tx store.Tx) error {
@@ -163,6 +216,7 @@ func testZeroTimesRoundTrip(t *testing.T, s store.Store) {
 			"Session.EndedAt": got.Session.EndedAt, "Handoff.GenerationDeadline": got.Handoff.GenerationDeadline,
 			"Handoff.History[0].EndedAt": got.Handoff.History[0].EndedAt, "Reservation.LeaseExpires": got.Reservation.LeaseExpires,
 			"Wakeup.At": got.Wakeup.At, "Continuation.UpdatedAt": got.Continuation.UpdatedAt,
+			"Launch.CreatedAt": got.Launch.CreatedAt, "Instruction.UpdatedAt": got.Instruction.UpdatedAt,
 		} {
 			if !tm.IsZero() {
 				t.Errorf("%s = %v, want the zero time (IsZero)", name, tm)

@@ -1,0 +1,123 @@
+package badgerstore
+
+import (
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+// pendingChanges are the feed entries of one transaction: one per record,
+// its last value, in the order records were first written. They are
+// numbered and written by flush, just before the commit.
+type pendingChanges struct {
+	order []string
+	last  map[string]changeV1
+}
+
+// add notes c, the value of record id of kind c.Kind.
+func (p *pendingChanges) add(c changeV1, id string) {
+	k := string(c.Kind) + "\x00" + id
+	if p.last == nil {
+		p.last = map[string]changeV1{}
+	}
+	if _, ok := p.last[k]; !ok {
+		p.order = append(p.order, k)
+	}
+	p.last[k] = c
+}
+
+func (t *tx) recordHandoff(v handoffV1) {
+	t.changes.add(changeV1{Workspace: v.Workspace, Kind: store.ChangeHandoff, Handoff: &v}, string(v.ID))
+}
+
+func (t *tx) recordSession(v sessionV1) {
+	t.changes.add(changeV1{Workspace: v.Workspace, Kind: store.ChangeSession, Session: &v}, string(v.ID))
+}
+
+// flushChanges numbers the pending changes after the last Seq of their
+// workspaces and writes them with the new last Seqs; it returns the
+// workspaces whose feed grows. Reading each counter is what orders the
+// feed: of two transactions appending to one workspace, the second to
+// commit conflicts and re-runs, so Seq follows commit order.
+func (t *tx) flushChanges() ([]baton.WorkspaceID, error) {
+	if len(t.changes.order) == 0 {
+		return nil, nil
+	}
+	next := map[baton.WorkspaceID]uint64{}
+	var grown []baton.WorkspaceID
+	for _, k := range t.changes.order {
+		c := t.changes.last[k]
+		seq, ok := next[c.Workspace]
+		if !ok {
+			var err error
+			if seq, err = t.peekSeq(tFeed, c.Workspace); err != nil {
+				return nil, err
+			}
+			grown = append(grown, c.Workspace)
+		}
+		c.Seq = int64(seq)
+		b, err := encode(c)
+		if err != nil {
+			return nil, err
+		}
+		if err := t.set(feedPrefix(c.Workspace).u64(seq), b); err != nil {
+			return nil, err
+		}
+		next[c.Workspace] = seq + 1
+	}
+	for _, ws := range grown {
+		if err := t.takeSeq(tFeed, ws, next[ws]-1); err != nil {
+			return nil, err
+		}
+	}
+	return grown, nil
+}
+
+// LastSeq returns the highest committed change Seq of ws (0 when none).
+// In an Update it reads the workspace's feed counter, so the transaction
+// conflicts with any concurrent one that appends to that feed.
+func (t *tx) LastSeq(ws baton.WorkspaceID) (int64, error) {
+	if err := t.readable(); err != nil {
+		return 0, err
+	}
+	next, err := t.peekSeq(tFeed, ws)
+	return int64(next) - 1, err
+}
+
+// Changes returns the committed changes of ws with Seq > after, ascending,
+// at most limit (limit <= 0: all), reading only those. Like LastSeq it
+// reads the feed counter, which every append writes: a feed read inside an
+// Update is serializable without a guard key. The transaction's own
+// changes are not listed: they are written when it commits.
+func (t *tx) Changes(ws baton.WorkspaceID, after int64, limit int) ([]store.Change, error) {
+	last, err := t.LastSeq(ws)
+	if err != nil {
+		return nil, err
+	}
+	after = max(after, 0)
+	if after >= last {
+		return nil, nil
+	}
+	prefix := feedPrefix(ws)
+	it := t.txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+	defer it.Close()
+	var out []store.Change
+	for it.Seek(prefix.u64(uint64(after) + 1)); it.Valid(); it.Next() {
+		if err := t.ctx.Err(); err != nil {
+			return nil, fmt.Errorf("badgerstore: %w", err)
+		}
+		item := it.Item()
+		var c changeV1
+		if err := item.Value(func(b []byte) error { return decode(b, &c) }); err != nil {
+			return nil, fmt.Errorf("%w (key %q)", err, item.KeyCopy(nil))
+		}
+		out = append(out, c.record())
+		if (limit > 0 && len(out) == limit) || c.Seq >= last {
+			break
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,137 @@
+package memstore
+
+import (
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+// changeKey names one record of the change feed.
+type changeKey struct {
+	kind store.ChangeKind
+	id   string
+}
+
+// pendingChanges are the changes of one transaction: one per record, its
+// last value, in the order records were first written.
+type pendingChanges struct {
+	order []changeKey
+	last  map[changeKey]store.Change
+}
+
+func (p *pendingChanges) add(c store.Change) {
+	var k changeKey
+	switch c.Kind {
+	case store.ChangeHandoff:
+		k = changeKey{c.Kind, string(c.Handoff.ID)}
+	case store.ChangeSession:
+		k = changeKey{c.Kind, string(c.Session.ID)}
+	case store.ChangeInstruction:
+		k = changeKey{c.Kind, string(c.Instruction.ID)}
+	}
+	if p.last == nil {
+		p.last = map[changeKey]store.Change{}
+	}
+	if _, ok := p.last[k]; !ok {
+		p.order = append(p.order, k)
+	}
+	p.last[k] = c
+}
+
+// appendTo numbers the changes after the committed ones of their
+// workspaces, appends them to feed and returns the workspaces that grew.
+func (p *pendingChanges) appendTo(feed map[baton.WorkspaceID][]store.Change) []baton.WorkspaceID {
+	var grown []baton.WorkspaceID
+	for _, k := range p.order {
+		c := p.last[k]
+		l := feed[c.Workspace]
+		if !containsWS(grown, c.Workspace) {
+			grown = append(grown, c.Workspace)
+		}
+		c.Seq = int64(len(l)) + 1
+		feed[c.Workspace] = append(l, c)
+	}
+	return grown
+}
+
+func containsWS(l []baton.WorkspaceID, ws baton.WorkspaceID) bool {
+	for _, w := range l {
+		if w == ws {
+			return true
+		}
+	}
+	return false
+}
+
+// recordHandoff, recordSession and recordInstruction note a stored
+// record's value for the feed (copies: the stored value may be replaced,
+// never changed in place).
+func (t *tx) recordHandoff(h store.Handoff) {
+	h = outHandoff(h)
+	t.changes.add(store.Change{Workspace: h.Workspace, Kind: store.ChangeHandoff, Handoff: &h})
+}
+
+func (t *tx) recordSession(s store.Session) {
+	t.changes.add(store.Change{Workspace: s.Workspace, Kind: store.ChangeSession, Session: &s})
+}
+
+func (t *tx) recordInstruction(i store.Instruction) {
+	t.changes.add(store.Change{Workspace: i.Workspace, Kind: store.ChangeInstruction, Instruction: &i})
+}
+
+// outChange copies a stored change for the caller.
+func outChange(c store.Change) store.Change {
+	switch {
+	case c.Handoff != nil:
+		h := outHandoff(*c.Handoff)
+		c.Handoff = &h
+	case c.Session != nil:
+		s := *c.Session
+		c.Session = &s
+	case c.Instruction != nil:
+		i := *c.Instruction
+		c.Instruction = &i
+	}
+	return c
+}
+
+// Changes returns the committed changes of ws with Seq > after, ascending,
+// at most limit (limit <= 0: all). Inside an Update, the transaction's own
+// changes are not listed: they are numbered when it commits.
+func (t *tx) Changes(ws baton.WorkspaceID, after int64, limit int) ([]store.Change, error) {
+	if err := t.readable(); err != nil {
+		return nil, err
+	}
+	l := t.st.feed[ws]
+	// Seq n is at index n-1.
+	start := max(after, 0)
+	if start >= int64(len(l)) {
+		return nil, nil
+	}
+	l = l[start:]
+	if limit > 0 && len(l) > limit {
+		l = l[:limit]
+	}
+	out := make([]store.Change, len(l))
+	for i, c := range l {
+		out[i] = outChange(c)
+	}
+	return out, nil
+}
+
+// LastSeq returns the highest committed change Seq of ws (0 when none).
+func (t *tx) LastSeq(ws baton.WorkspaceID) (int64, error) {
+	if err := t.readable(); err != nil {
+		return 0, err
+	}
+	return int64(len(t.st.feed[ws])), nil
+}
+
+// Subscribe returns a channel that receives a value after each commit that
+// appends changes to ws (ws == "": to any workspace). Notifications are
+// coalesced: the channel holds at most one, and a committer never waits
+// for a reader. Closing the Store wakes every subscriber once (what it
+// reads next is store.ErrClosed). cancel ends the subscription; it is
+// idempotent and never closes ch.
+func (s *Store) Subscribe(ws baton.WorkspaceID) (ch <-chan struct{}, cancel func()) {
+	return s.subs.Subscribe(ws)
+}

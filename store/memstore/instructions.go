@@ -1,0 +1,117 @@
+package memstore
+
+import (
+	"cmp"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+// instructionRow is a stored instruction and its insert number.
+type instructionRow struct {
+	i   store.Instruction
+	seq int64
+}
+
+func inInstruction(i store.Instruction) store.Instruction {
+	i.CreatedAt = normTime(i.CreatedAt)
+	i.UpdatedAt = normTime(i.UpdatedAt)
+	return i
+}
+
+func (st *state) putInstruction(r instructionRow) {
+	st.deleteInstruction(r.i.ID)
+	st.instructions[r.i.ID] = r
+	st.instrByWS.add(r.i.Workspace, r.i.ID)
+}
+
+func (st *state) deleteInstruction(id baton.InstructionID) {
+	cur, ok := st.instructions[id]
+	if !ok {
+		return
+	}
+	st.instrByWS.remove(cur.i.Workspace, id)
+	delete(st.instructions, id)
+}
+
+func (st *state) restoreInstruction(id baton.InstructionID) func() {
+	old, ok := st.instructions[id]
+	if !ok {
+		return func() { st.deleteInstruction(id) }
+	}
+	return func() { st.putInstruction(old) }
+}
+
+// GetInstruction returns the instruction id; store.ErrNotFound if absent.
+func (t *tx) GetInstruction(id baton.InstructionID) (store.Instruction, error) {
+	if err := t.readable(); err != nil {
+		return store.Instruction{}, err
+	}
+	r, ok := t.st.instructions[id]
+	if !ok {
+		return store.Instruction{}, notFound("instruction", id)
+	}
+	return r.i, nil
+}
+
+// InsertInstruction adds i and a change to its workspace's feed.
+// store.ErrDuplicate if its id exists; baton.ErrInvalid if ID or Workspace
+// is empty.
+func (t *tx) InsertInstruction(i store.Instruction) error {
+	if err := t.writable("InsertInstruction"); err != nil {
+		return err
+	}
+	if err := key("instruction", "ID", i.ID); err != nil {
+		return err
+	}
+	if err := key("instruction", "Workspace", i.Workspace); err != nil {
+		return err
+	}
+	if _, ok := t.st.instructions[i.ID]; ok {
+		return duplicate("instruction", i.ID)
+	}
+	i = inInstruction(i)
+	t.onUndo(t.st.restoreInstruction(i.ID))
+	t.st.putInstruction(instructionRow{i: i, seq: t.st.nextSeq()})
+	t.recordInstruction(i)
+	return nil
+}
+
+// PutInstruction replaces i, keeping its place in ListInstructions, and
+// adds a change to its workspace's feed. store.ErrNotFound if absent;
+// baton.ErrInvalid if Workspace is empty.
+func (t *tx) PutInstruction(i store.Instruction) error {
+	if err := t.writable("PutInstruction"); err != nil {
+		return err
+	}
+	cur, ok := t.st.instructions[i.ID]
+	if !ok {
+		return notFound("instruction", i.ID)
+	}
+	if err := key("instruction", "Workspace", i.Workspace); err != nil {
+		return err
+	}
+	i = inInstruction(i)
+	t.onUndo(t.st.restoreInstruction(i.ID))
+	t.st.putInstruction(instructionRow{i: i, seq: cur.seq})
+	t.recordInstruction(i)
+	return nil
+}
+
+// ListInstructions returns the instructions of ws, any state, oldest
+// (first inserted) first.
+func (t *tx) ListInstructions(ws baton.WorkspaceID) ([]store.Instruction, error) {
+	if err := t.readable(); err != nil {
+		return nil, err
+	}
+	rows := collect(t.st.instrByWS[ws], func(id baton.InstructionID) instructionRow { return t.st.instructions[id] },
+		func(a, b instructionRow) int { return cmp.Compare(a.seq, b.seq) })
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	out := make([]store.Instruction, len(rows))
+	for n, r := range rows {
+		out[n] = r.i
+	}
+	return out, nil
+}
