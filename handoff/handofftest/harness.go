@@ -38,7 +38,8 @@ type Config struct {
 	Wait time.Duration
 	// WrapStore, when set, wraps the shared store every node writes
 	// through (the harness itself reads the store unwrapped). A test uses
-	// it to plant a store-level bug and prove the harness catches it.
+	// it to plant a store-level bug and prove the harness catches it. The
+	// store's optional capabilities are passed through around it.
 	WrapStore func(store.Store) store.Store
 	// WrapEngine, when set, wraps the shared engine every node launches
 	// through, below the node and above the harness's own launch checks:
@@ -177,7 +178,7 @@ func newHarness(t *rapid.T, cfg Config) *harness {
 	}
 	h.shared = h.raw
 	if cfg.WrapStore != nil {
-		h.shared = cfg.WrapStore(h.raw)
+		h.shared = withCaps(cfg.WrapStore(h.raw), h.raw)
 	}
 	tmp, err := os.MkdirTemp("", "handofftest-")
 	if err != nil {
@@ -221,7 +222,7 @@ func (h *harness) newCoordinator(n *node) *handoff.Coordinator {
 	reg := engine.NewRegistry(map[string]engine.Engine{"demo": ge, "alt": ge})
 	opts := append([]handoff.Option{handoff.WithClock(h.clk), handoff.WithGenerationTimeout(genTimeout),
 		handoff.WithInstanceID(n.id), handoff.WithLeaseTTL(leaseTTL)}, h.cfg.Options...)
-	co, err := handoff.New(gatedStore{Store: h.shared, g: n.gate}, reg, opts...)
+	co, err := handoff.New(withCaps(gatedStore{Store: h.shared, g: n.gate}, h.shared), reg, opts...)
 	if err != nil {
 		h.t.Fatalf("handoff.New: %v", err)
 	}

@@ -247,12 +247,17 @@ func (h *harness) checkLaunchCounts() {
 		report  bool
 	}
 	seen := map[key]int{}
+	targets := map[baton.SessionID]int{} // a target session is a fresh session of one attempt
 	for _, l := range h.eng.Launches() {
 		switch {
 		case l.Req.Report != nil:
 			seen[key{string(l.Req.Report.Handoff), l.Req.Attempt, true}]++
 		case l.Req.Attempt > 0 && l.Req.Turn == engine.Normal:
 			seen[key{string(l.Req.Session), l.Req.Attempt, false}]++
+			if prev, ok := targets[l.Req.Session]; ok && prev != l.Req.Attempt {
+				h.fatalf("invariant 3: session %s was the target of attempts %d and %d", l.Req.Session, prev, l.Req.Attempt)
+			}
+			targets[l.Req.Session] = l.Req.Attempt
 		}
 	}
 	for k, n := range seen {
@@ -285,6 +290,12 @@ func (h *harness) checkWorkspace(w world, ws baton.WorkspaceID) {
 	if latest != nil {
 		got := w.all[latest.id]
 		switch latest.state {
+		case store.StateStopping, store.StateGenerating, store.StateStarting:
+			// 5. Until it completes, the transfer's source stays current:
+			// the target is activated only by the completion.
+			if wsr.CurrentSession != latest.source {
+				h.fatalf("invariant 5: %s is %s but current is %q, not the source %q", latest.id, latest.state, wsr.CurrentSession, latest.source)
+			}
 		case store.StateCompleted:
 			// 4. completed: the target is current.
 			if wsr.CurrentSession != got.TargetSession {

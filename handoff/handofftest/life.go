@@ -152,7 +152,7 @@ func (h *harness) actShutdown(t *rapid.T) {
 	unconfirmed := false
 	for _, ws := range h.wss {
 		for _, p := range h.runningProcs(ws) {
-			if h.launchedBy(p.N()) == n && !p.Script().StopOutcome.Confirmed() && p.Script().StopOutcome != "" {
+			if h.launchedBy(p.N()) == n && !p.StopOutcome().Confirmed() {
 				unconfirmed = true
 			}
 		}
