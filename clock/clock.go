@@ -16,6 +16,7 @@
 package clock
 
 import (
+	"context"
 	"sort"
 	"sync"
 	"time"
@@ -205,4 +206,29 @@ func (t *fakeTimer) Stop() bool {
 		}
 	}
 	return false
+}
+
+// WithTimeout returns a copy of ctx that is cancelled when c's timer of d
+// fires (or when ctx is, or cancel is called). Unlike
+// context.WithTimeout it follows c, so a Fake drives it without sleeping.
+// Once it fired, context.Cause of the returned context is
+// context.DeadlineExceeded. Call cancel to release its goroutine.
+func WithTimeout(ctx context.Context, c Clock, d time.Duration) (context.Context, context.CancelFunc) {
+	out, cancel := context.WithCancelCause(ctx)
+	t := c.NewTimer(d)
+	go func() {
+		select {
+		case <-t.C():
+			cancel(context.DeadlineExceeded)
+		case <-out.Done():
+			t.Stop()
+		}
+	}()
+	return out, func() { cancel(context.Canceled) }
+}
+
+// TimedOut reports whether ctx, made by WithTimeout, ended because its
+// timer fired.
+func TimedOut(ctx context.Context) bool {
+	return ctx.Err() != nil && context.Cause(ctx) == context.DeadlineExceeded
 }

@@ -1,6 +1,7 @@
 package clock
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -180,5 +181,28 @@ func TestFakePendingBy(t *testing.T) {
 	}
 	if got := f.PendingBy(f.Now().Add(time.Hour)); got != 2 {
 		t.Fatalf("PendingBy(+1h) = %d, want 2", got)
+	}
+}
+
+func TestWithTimeoutFollowsTheClock(t *testing.T) {
+	f := NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	ctx, cancel := WithTimeout(context.Background(), f, time.Minute)
+	defer cancel()
+	<-f.WaitTimers(1)
+	f.Advance(59 * time.Second)
+	if ctx.Err() != nil || TimedOut(ctx) {
+		t.Fatalf("ended before its time: %v", ctx.Err())
+	}
+	f.Advance(time.Second)
+	<-ctx.Done()
+	if !TimedOut(ctx) {
+		t.Fatalf("cause = %v, want a timeout", context.Cause(ctx))
+	}
+
+	ctx2, cancel2 := WithTimeout(context.Background(), f, time.Minute)
+	cancel2()
+	<-ctx2.Done()
+	if TimedOut(ctx2) {
+		t.Fatal("a cancelled context reported a timeout")
 	}
 }

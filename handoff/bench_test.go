@@ -124,7 +124,7 @@ func (e *benchEnv) workspace(b *testing.B, ws baton.WorkspaceID, root string) st
 	if _, err := e.svc.CreateWorkspace(e.ctx, store.Workspace{ID: ws, Mission: "benchmark", Root: root, Config: benchSource}); err != nil {
 		b.Fatal(err)
 	}
-	src, err := e.svc.Start(e.ctx, session.StartRequest{Workspace: ws, Prompt: "benchmark"})
+	src, err := e.svc.Start(e.ctx, session.TurnRequest{Workspace: ws, Prompt: "benchmark"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 )
 
 // DefaultBriefing builds the target's prompt with recap.HandoffPrompt from
-// what the records hold: the workspace's mission, the source session and
-// the report, if one was written. Without a report the prompt says that no
+// what the records hold: the workspace's mission, the source session, the
+// report, if one was written, and the facts gathered (WithFacts). Without a report the prompt says that no
 // LLM summary was made. Tools that know more (tasks, pending instructions,
 // git state, the source's transcript) pass their own Briefing that starts
 // from RecapInput and fills those in.
@@ -23,6 +23,7 @@ func RecapInput(in BriefingInput) recap.HandoffInput {
 		Title:   "handoff " + string(in.Handoff.ID) + " (attempt " + strconv.Itoa(in.Handoff.Attempt) + ")",
 		Mission: in.Workspace.Mission,
 		Report:  in.Handoff.Report,
+		Facts:   in.Handoff.Facts,
 	}
 	if s := in.Source; s != nil {
 		r.Source = recap.SessionRef{ID: string(s.ID), Engine: s.Config.Engine, Model: s.Config.Model, NativeID: s.NativeID}

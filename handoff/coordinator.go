@@ -3,8 +3,8 @@ package handoff
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/qmuntal/stateless"
@@ -13,7 +13,6 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/handoff/internal/mutant"
 	"github.com/batonhq/baton/internal/ids"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
@@ -22,7 +21,13 @@ import (
 // Defaults.
 const (
 	DefaultGenerationTimeout = 5 * time.Minute
-	DefaultLeaseTTL          = 30 * time.Second
+	// DefaultReadyTimeout bounds how long a target may take to confirm
+	// readiness before the attempt fails.
+	DefaultReadyTimeout = 2 * time.Minute
+	DefaultLeaseTTL     = 30 * time.Second
+	// DefaultPollInterval is how often Watch and Wait read the store when
+	// it is not a store.Notifier.
+	DefaultPollInterval = time.Second
 	// MaxReportChars bounds a report, in characters (runes) after trimming.
 	MaxReportChars = 24_000
 )
@@ -40,18 +45,25 @@ type Coordinator struct {
 	sm         *stateless.StateMachine
 	id         string
 	genTimeout time.Duration
+	readyTime  time.Duration
+	stopTime   time.Duration
 	leaseTTL   time.Duration
+	poll       time.Duration
 	briefing   Briefing
+	facts      FactsFunc
 	observers  []func(Event)
-	bugs       mutant.Bugs
+	// incarnation is the store's Incarnation when it is store.Exclusive.
+	incarnation string
+	rejected    atomic.Uint64
 
 	root context.Context
 	stop context.CancelFunc
 
-	mu      sync.Mutex
-	closed  bool
-	drivers map[baton.HandoffID]*driver
-	wg      sync.WaitGroup
+	mu       sync.Mutex
+	closed   bool
+	drivers  map[baton.HandoffID]*driver
+	stopping map[baton.HandoffID]bool // stops this process is carrying out
+	wg       sync.WaitGroup
 }
 
 // Option configures a Coordinator.
@@ -73,10 +85,29 @@ func WithGenerationTimeout(d time.Duration) Option {
 	return func(co *Coordinator) { co.genTimeout = d }
 }
 
+// WithReadyTimeout bounds how long a transfer's target may take to confirm
+// readiness (default DefaultReadyTimeout); past it the target is stopped and
+// the attempt fails.
+func WithReadyTimeout(d time.Duration) Option { return func(co *Coordinator) { co.readyTime = d } }
+
+// WithStopTimeout bounds every stop the Coordinator asks of an engine
+// (default session.DefaultStopTimeout); a stop not confirmed by then counts
+// as engine.Timeout, never as stopped. It is given to the session service
+// the Coordinator creates; a service shared with WithSessions keeps its own.
+func WithStopTimeout(d time.Duration) Option { return func(co *Coordinator) { co.stopTime = d } }
+
+// WithPollInterval sets how often Watch and Wait read the store when the
+// store does not notify (it is not a store.Notifier), and how often a
+// Stop sent to a process that does not drive the transfer looks at it
+// (default DefaultPollInterval).
+func WithPollInterval(d time.Duration) Option { return func(co *Coordinator) { co.poll = d } }
+
 // WithInstanceID names this coordinator process in reservation leases
-// (default: a random id). Give a process the same id across its restarts
-// so that its Reconcile takes back its own leases at once; a different id
-// waits for them to lapse.
+// (default: a random id). On a shared store (PostgreSQL), give a process
+// the same id across its restarts so that its Reconcile takes back its own
+// leases at once; a different id waits for them to lapse. On a
+// store.Exclusive store (badgerstore) this is unnecessary: a lease written
+// before the store was opened belongs to a dead process and is taken at once.
 func WithInstanceID(id string) Option { return func(co *Coordinator) { co.id = id } }
 
 // WithLeaseTTL sets how long a reservation's runtime lease lasts without
@@ -95,12 +126,6 @@ func WithObserver(fn func(Event)) Option {
 	return func(co *Coordinator) { co.observers = append(co.observers, fn) }
 }
 
-// WithMutants plants bugs in the Coordinator. It exists so that baton's
-// own tests can prove the property harness catches them; the type is
-// internal, so outside baton the only value is the zero one, which plants
-// nothing.
-func WithMutants(b mutant.Bugs) Option { return func(co *Coordinator) { co.bugs = b } }
-
 // Event reports one committed transition.
 type Event struct {
 	Trigger Trigger
@@ -117,8 +142,9 @@ func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator
 	}
 	c := &Coordinator{
 		store: st, engines: engines, clock: clock.Real{}, log: zap.NewNop(),
-		id: ids.New("coord"), genTimeout: DefaultGenerationTimeout, leaseTTL: DefaultLeaseTTL,
-		briefing: DefaultBriefing, drivers: map[baton.HandoffID]*driver{},
+		id: ids.New("coord"), genTimeout: DefaultGenerationTimeout, readyTime: DefaultReadyTimeout,
+		leaseTTL: DefaultLeaseTTL, poll: DefaultPollInterval, briefing: DefaultBriefing,
+		drivers: map[baton.HandoffID]*driver{}, stopping: map[baton.HandoffID]bool{},
 	}
 	for _, o := range opts {
 		o(c)
@@ -129,14 +155,15 @@ func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator
 	if c.log == nil {
 		c.log = zap.NewNop()
 	}
-	if c.genTimeout <= 0 {
-		c.genTimeout = DefaultGenerationTimeout
-	}
-	if c.leaseTTL <= 0 {
-		c.leaseTTL = DefaultLeaseTTL
+	c.genTimeout = orDefault(c.genTimeout, DefaultGenerationTimeout)
+	c.readyTime = orDefault(c.readyTime, DefaultReadyTimeout)
+	c.leaseTTL = orDefault(c.leaseTTL, DefaultLeaseTTL)
+	c.poll = orDefault(c.poll, DefaultPollInterval)
+	if x, ok := st.(store.Exclusive); ok {
+		c.incarnation = x.Incarnation()
 	}
 	if c.sessions == nil {
-		s, err := session.New(st, engines, session.WithClock(c.clock), session.WithLogger(c.log))
+		s, err := session.New(st, engines, session.WithClock(c.clock), session.WithLogger(c.log), session.WithStopTimeout(c.stopTime))
 		if err != nil {
 			return nil, err
 		}
@@ -151,6 +178,23 @@ func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator
 	return c, nil
 }
 
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// Stats are counters of what the Coordinator refused.
+type Stats struct {
+	// RejectedReports counts report submissions whose token was not the
+	// current attempt's (unauthenticated: they change nothing).
+	RejectedReports uint64
+}
+
+// Stats returns the Coordinator's counters.
+func (c *Coordinator) Stats() Stats { return Stats{RejectedReports: c.rejected.Load()} }
+
 // Sessions returns the session service the Coordinator launches through.
 func (c *Coordinator) Sessions() *session.Service { return c.sessions }
 
@@ -158,7 +202,9 @@ func (c *Coordinator) Sessions() *session.Service { return c.sessions }
 func (c *Coordinator) InstanceID() string { return c.id }
 
 // Graph returns the transfer machine as Graphviz DOT and Mermaid.
-func (c *Coordinator) Graph() Graph { return Graph{DOT: c.sm.ToGraph(), Mermaid: mermaid()} }
+func (c *Coordinator) Graph() Graph {
+	return Graph{DOT: c.sm.ToGraph(), Mermaid: mermaid(), Edges: graphEdges()}
+}
 
 func (c *Coordinator) observe(t Trigger, h store.Handoff) {
 	if ce := c.log.Check(zap.InfoLevel, "handoff transition"); ce != nil {
@@ -198,85 +244,4 @@ func checkCtx(ctx context.Context) error {
 		return baton.Errorf(ErrInvalidRequest, "nil context")
 	}
 	return nil
-}
-
-// Create requests a session transfer and returns the handoff as committed.
-// The source's engine is stopped after the row is written; the rest of the
-// transfer runs in the background (see Get, Current, WithObserver).
-//
-// Replaying a request id with the same fingerprint returns the existing
-// handoff as it is now, in any state, with no side effect: Create is safe to
-// retry. Errors (nothing is stopped or reserved on any of them):
-// ErrInvalidRequest (malformed; also wraps engine.ErrUnknownEngine or
-// engine.ErrUnsupportedConfig for a target the engines do not offer),
-// ErrNotFound (workspace), ErrIdempotencyMismatch, ErrWorkspaceArchived,
-// ErrTransferPending, ErrSourceChanged, ErrClosed, and the store's errors.
-func (c *Coordinator) Create(ctx context.Context, req Request) (Handoff, error) {
-	if err := checkCtx(ctx); err != nil {
-		return Handoff{}, err
-	}
-	if err := c.live(); err != nil {
-		return Handoff{}, err
-	}
-	req = req.normalized()
-	if err := req.validate(); err != nil {
-		return Handoff{}, err
-	}
-	in := input{trigger: TriggerCreate, req: req, id: ids.New("hof"), fp: req.Fingerprint()}
-	h, f, err := c.apply(ctx, "", in, c.createCheck(req, in.fp))
-	if errors.Is(err, store.ErrDuplicate) {
-		// A concurrent Create won the race for the request id or the
-		// pending slot; run the checks again to answer as it would have.
-		h, f, err = c.apply(ctx, "", in, c.createCheck(req, in.fp))
-	}
-	var rep *replayed
-	if errors.As(err, &rep) {
-		return public(rep.h), nil
-	}
-	if err != nil {
-		return Handoff{}, err
-	}
-	c.startDriver(h, f.owner)
-	return public(h), nil
-}
-
-// replayed aborts Create's transaction when the request id was seen with the
-// same fingerprint: the existing row is returned, nothing is written.
-type replayed struct{ h store.Handoff }
-
-func (r *replayed) Error() string { return "handoff: replay of " + string(r.h.ID) }
-
-// createCheck applies Create's guards in the order that makes an exact replay
-// succeed whatever has changed since.
-func (c *Coordinator) createCheck(req Request, fp string) func(store.Tx, store.Handoff) error {
-	return func(tx store.Tx, _ store.Handoff) error {
-		ws, err := tx.GetWorkspace(req.Workspace)
-		if err != nil {
-			return baton.Errorf(ErrNotFound, "workspace %s", req.Workspace)
-		}
-		prev, err := tx.HandoffByRequest(req.Workspace, req.RequestID)
-		switch {
-		case err == nil && (prev.Fingerprint == fp || c.bugs.Has(mutant.ReplayAnyFingerprint)):
-			return &replayed{h: prev}
-		case err == nil:
-			return baton.Errorf(ErrIdempotencyMismatch, "request id %q", req.RequestID)
-		case !errors.Is(err, store.ErrNotFound):
-			return err
-		}
-		if ws.Archived {
-			return ErrWorkspaceArchived
-		}
-		if p, err := tx.PendingHandoff(req.Workspace); err == nil {
-			return baton.Errorf(ErrTransferPending, "handoff %s is %s", p.ID, p.State)
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-		if req.SourceSession != ws.CurrentSession {
-			return baton.Errorf(ErrSourceChanged, "current session is %q", ws.CurrentSession)
-		}
-		if err := c.engines.Validate(req.Target); err != nil {
-			return fmt.Errorf("%w: target: %w", ErrInvalidRequest, err)
-		}
-		return nil
-	}
 }

@@ -28,8 +28,15 @@
 // transaction. A failure, Stop, Shutdown or restart restores the source as
 // the current session with its configuration and rolls the target back.
 // failed and interrupted wait for the user: Decide(Retry), Decide(Skip) or
-// Decide(Cancel). Reconcile, run at start, turns every pending transfer
-// into interrupted and launches nothing.
+// Decide(Cancel). Recover, run once at start by a process that serves its
+// store alone, ends the session rows a crash left running and turns every
+// pending transfer into interrupted; it launches nothing.
+//
+// Progress is observable without polling by hand: Watch yields a
+// workspace's change feed (every committed change of its handoffs,
+// sessions and queued instructions, numbered by a durable per-workspace
+// sequence, so a reader resumes after the last number it saw), Wait blocks
+// until a transfer settles, and List returns a workspace's transfers.
 //
 // The machine, rendered by Graph (Mermaid, from the same table that
 // configures it):
@@ -40,7 +47,8 @@
 //	    stopping --> failed: SourceStopped [summary wanted, source not resumable]
 //	    stopping --> starting: SourceStopped [no summary wanted, or report stored]
 //	    stopping --> failed: SourceStopUnconfirmed
-//	    generating --> generating: SubmitReport [token of this attempt]
+//	    generating --> generating: SubmitReport [token of this attempt, valid text]
+//	    generating --> generating: ReportRefused [token of this attempt, text refused]
 //	    generating --> starting: GenerationEnded [clean exit, report stored]
 //	    generating --> failed: GenerationEnded [no report or error exit]
 //	    generating --> starting: GenerationTimedOut [stop confirmed, report stored]
@@ -78,9 +86,15 @@
 //
 // Several coordinator processes may share a store: the reservation row
 // fences launches, and its runtime lease names the process that drives a
-// transfer, renewed every third of its TTL (WithLeaseTTL). Reconcile leaves
-// a transfer alone while another process's lease on it is live, and
-// interrupts it once the lease lapses; give a process the same
-// WithInstanceID across restarts so that it takes its own leases back at
-// once. Each process knows only the engine processes it started itself.
+// transfer, renewed every third of its TTL (WithLeaseTTL). Only that
+// process confirms a stop: Stop or Decide(Cancel) sent to another process
+// records the request and waits for the driving process to carry it out
+// (it learns of it through the store). Reconcile leaves a transfer alone
+// while another process's lease on it is live, and interrupts it once the
+// lease lapses (on an exclusive store, at once). Each process knows only
+// the engine processes it started itself.
+//
+// A target must confirm readiness within WithReadyTimeout, and every stop
+// is bounded by WithStopTimeout: nothing waits forever, and a stop that
+// runs out of time counts as unconfirmed.
 package handoff

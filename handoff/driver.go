@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/safefile"
 	"github.com/batonhq/baton/session"
@@ -92,11 +93,6 @@ func (c *Coordinator) drive(ctx context.Context, d *driver, id baton.HandoffID, 
 	}
 }
 
-func (c *Coordinator) load(ctx context.Context, id baton.HandoffID) (h store.Handoff, err error) {
-	err = c.store.View(ctx, func(tx store.Tx) error { h, err = tx.GetHandoff(id); return err })
-	return h, err
-}
-
 // stillAt refuses a launch once the attempt has left state st or a Stop was
 // requested: it runs under the workspace's launch lock.
 func stillAt(id baton.HandoffID, attempt int, st store.HandoffState) func(store.Tx) error {
@@ -120,6 +116,10 @@ func (c *Coordinator) stepStop(ctx context.Context, h store.Handoff) (*fire, err
 	in := input{trigger: TriggerSourceStopped, errMsg: "the source session cannot be resumed to write a report; skip to continue without a summary"}
 	if !out.Confirmed() {
 		in = input{trigger: TriggerSourceStopUnconfirmed, errMsg: fmt.Sprintf("the source's stop was not confirmed (%s%s)", out, errSuffix(err))}
+	} else if !h.GenerateSummary || h.Report != "" {
+		// The transfer goes straight to its target: the facts ride in the
+		// same commit.
+		in.facts = c.gatherFacts(ctx, h)
 	}
 	_, f, err := c.event(ctx, string(h.ID), h.Attempt, in)
 	return f, err
@@ -127,13 +127,21 @@ func (c *Coordinator) stepStop(ctx context.Context, h store.Handoff) (*fire, err
 
 func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner session.Owner, gen baton.Token) (*fire, error) {
 	ended := func(exit engine.ExitStatus, msg string) (*fire, error) {
-		_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: TriggerGenerationEnded, exit: exit, errMsg: msg})
+		in := input{trigger: TriggerGenerationEnded, exit: exit, errMsg: msg}
+		if exit.Clean() {
+			in.facts = c.gatherFacts(ctx, h)
+		}
+		_, f, err := c.event(ctx, string(h.ID), h.Attempt, in)
 		return f, err
 	}
 	if gen.IsZero() {
 		return ended(engine.ExitStatus{Err: errors.New("generation token lost")}, "the report-only turn was armed by another process")
 	}
 	src, err := c.session(ctx, h.SourceSession)
+	var ws store.Workspace
+	if err == nil {
+		ws, err = c.workspace(ctx, h.Workspace)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -144,7 +152,7 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 	p, err := c.sessions.Launch(ctx, session.LaunchRequest{
 		StartRequest: engine.StartRequest{
 			Workspace: h.Workspace, Session: src.ID, Config: h.SourceConfig, Mode: engine.Resume,
-			NativeID: src.NativeID, Turn: engine.ReportOnly, Prompt: ReportPrompt, Owner: owner.Token,
+			NativeID: src.NativeID, Turn: engine.ReportOnly, Prompt: ReportPrompt, Owner: owner.Token, Dir: ws.Root,
 			Report:  &engine.ReportCredentials{Workspace: h.Workspace, Handoff: h.ID, Attempt: h.Attempt, Token: gen},
 			Attempt: h.Attempt,
 		},
@@ -175,7 +183,11 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 		if !out.Confirmed() {
 			msg += fmt.Sprintf("; its stop was not confirmed (%s%s)", out, errSuffix(err))
 		}
-		_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: TriggerGenerationTimedOut, confirmed: out.Confirmed(), errMsg: msg})
+		in := input{trigger: TriggerGenerationTimedOut, confirmed: out.Confirmed(), errMsg: msg}
+		if out.Confirmed() {
+			in.facts = c.gatherFacts(ctx, h)
+		}
+		_, f, err := c.event(ctx, string(h.ID), h.Attempt, in)
 		return f, err
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -209,12 +221,22 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner sess
 		return failed("publishing the handoff document failed: " + err.Error())
 	}
 	target := h.TargetSession
+	req := engine.StartRequest{
+		Workspace: h.Workspace, Session: target, Config: h.TargetConfig, Mode: engine.Fresh,
+		Turn: engine.Normal, Prompt: prompt, Owner: owner.Token, Attempt: h.Attempt, Dir: ws.Root,
+	}
+	if h.Native {
+		// The native path: the source's own conversation, resumed under
+		// the target configuration (its row carries the native id).
+		t, err := c.session(ctx, target)
+		if err != nil {
+			return failed("the target session could not be read: " + err.Error())
+		}
+		req.Mode, req.NativeID = engine.Resume, t.NativeID
+	}
 	p, err := c.sessions.Launch(ctx, session.LaunchRequest{
-		StartRequest: engine.StartRequest{
-			Workspace: h.Workspace, Session: target, Config: h.TargetConfig, Mode: engine.Fresh,
-			Turn: engine.Normal, Prompt: prompt, Owner: owner.Token, Attempt: h.Attempt, Dir: ws.Root,
-		},
-		Epoch: owner.Epoch, Precheck: stillAt(h.ID, h.Attempt, store.StateStarting),
+		StartRequest: req,
+		Epoch:        owner.Epoch, Precheck: stillAt(h.ID, h.Attempt, store.StateStarting),
 		OnExit: func(st engine.ExitStatus) { c.sessions.RecordEnd(target, st) },
 	})
 	if err != nil {
@@ -223,9 +245,15 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner sess
 		}
 		return failed("the target did not start: " + err.Error())
 	}
-	native, err := p.Ready(ctx)
+	rctx, cancel := clock.WithTimeout(ctx, c.clock, c.readyTime)
+	native, err := p.Ready(rctx)
+	timedOut := clock.TimedOut(rctx)
+	cancel()
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
+	}
+	if err != nil && timedOut {
+		return failed(fmt.Sprintf("the target did not confirm readiness within %s", c.readyTime))
 	}
 	if err == nil {
 		_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: TriggerTargetReady, nativeID: native})

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/handoff/internal/mutant"
 	"github.com/batonhq/baton/internal/ids"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
@@ -26,7 +25,7 @@ func beginCreate(ctx context.Context, _ ...any) error {
 	*f.h = store.Handoff{
 		ID: handoffID(f.id), Workspace: r.Workspace, RequestID: r.RequestID, Fingerprint: f.fp,
 		State: f.h.State, Attempt: 1, SourceSession: r.SourceSession, TargetConfig: r.Target,
-		GenerateSummary: r.GenerateSummary, CreatedAt: f.now,
+		GenerateSummary: r.GenerateSummary, Native: r.Native, CreatedAt: f.now,
 	}
 	ws, err := f.tx.GetWorkspace(r.Workspace)
 	if err != nil {
@@ -40,7 +39,7 @@ func beginCreate(ctx context.Context, _ ...any) error {
 }
 
 func take(f *fire) error {
-	o, err := session.Take(f.tx, f.h.Workspace, f.h.ID, f.c.id, f.now, f.c.leaseTTL)
+	o, err := session.Take(f.tx, f.h.Workspace, f.h.ID, f.c.lease(f.now), f.now)
 	f.owner = o
 	return err
 }
@@ -77,10 +76,17 @@ func enterStarting(ctx context.Context, _ ...any) error {
 	if err != nil {
 		return err
 	}
-	target, err := f.tx.InsertSession(store.Session{
+	if f.facts != "" {
+		f.h.Facts = f.facts
+	}
+	row := store.Session{
 		ID: baton.SessionID(ids.New("ses")), Workspace: f.h.Workspace, Config: f.h.TargetConfig,
 		Status: store.SessionIdle, ActivationOrder: session.RolledBack, CreatedAt: f.now,
-	})
+	}
+	if src := f.src(); f.h.Native && src != nil {
+		row.NativeID = src.NativeID
+	}
+	target, err := f.tx.InsertSession(row)
 	if err != nil {
 		return err
 	}
@@ -99,9 +105,14 @@ func enterCompleted(ctx context.Context, _ ...any) error {
 		return err
 	}
 	t.StartedAt = f.now
-	if f.trigger == TriggerTargetReady {
+	switch {
+	case f.trigger == TriggerTargetReady && t.Status == store.SessionEnded:
+		// Its first turn ended before this commit: the end was recorded
+		// first and stands (the store orders the two).
+		t.NativeID, t.StartedAt = f.nativeID, t.EndedAt
+	case f.trigger == TriggerTargetReady:
 		t.NativeID, t.Status = f.nativeID, store.SessionRunning
-	} else {
+	default:
 		// The first turn finished before readiness resolved: a normal,
 		// ended session.
 		t.NativeID = f.exit.NativeID
@@ -123,7 +134,11 @@ func enterCompleted(ctx context.Context, _ ...any) error {
 func enterFailed(ctx context.Context, _ ...any) error {
 	f := fireOf(ctx)
 	switch f.trigger {
-	case TriggerSourceStopUnconfirmed, TriggerCancelUnconfirmed:
+	case TriggerCancelUnconfirmed:
+		// The stop request has been carried out, unconfirmed: the user
+		// must stop again, and a new request is a new one.
+		f.h.StopUnconfirmed, f.h.StopRequested = true, false
+	case TriggerSourceStopUnconfirmed:
 		f.h.StopUnconfirmed = true
 	case TriggerGenerationTimedOut, TriggerTargetFailed:
 		f.h.StopUnconfirmed = f.h.StopUnconfirmed || !f.confirmed
@@ -131,21 +146,19 @@ func enterFailed(ctx context.Context, _ ...any) error {
 	if err := settle(f); err != nil {
 		return err
 	}
-	if f.c.bugs.Has(mutant.RebindOnFailure) && f.h.TargetSession != "" {
-		if _, err := session.RebindWakeups(f.tx, f.h.SourceSession, f.h.TargetSession, f.now); err != nil {
-			return err
-		}
-	}
-	if f.c.bugs.Has(mutant.ReleaseOnFailure) {
-		return session.Release(f.tx, f.h.Workspace, f.h.ID, f.now)
+	if f.takeOver {
+		return take(f)
 	}
 	return nil
 }
 
 func enterInterrupted(ctx context.Context, _ ...any) error {
 	f := fireOf(ctx)
-	if f.trigger == TriggerShutdown && !f.confirmed {
-		f.h.StopUnconfirmed = true
+	if f.trigger == TriggerShutdown {
+		// Shutdown stopped what this process runs there: whether that
+		// stop was confirmed is now the whole truth.
+		f.h.StopUnconfirmed = !f.confirmed
+		f.h.StopRequested = false
 	}
 	return settle(f)
 }
@@ -166,7 +179,13 @@ func enterCancelled(ctx context.Context, _ ...any) error {
 // configuration, and the attempt recorded.
 func settle(f *fire) error {
 	clearToken(f)
-	if f.errMsg != "" {
+	switch {
+	case f.errMsg == "":
+	case f.from == store.StateGenerating && f.h.Error != "":
+		// A submission of this attempt was refused: say why beside how
+		// the turn ended.
+		f.h.Error = f.errMsg + " (" + f.h.Error + ")"
+	default:
 		f.h.Error = f.errMsg
 	}
 	if err := rollbackTarget(f); err != nil {
@@ -188,24 +207,14 @@ func rollbackTarget(f *fire) error {
 	if f.h.TargetSession == "" {
 		return nil
 	}
-	t, err := f.tx.GetSession(f.h.TargetSession)
+	err := session.Rollback(f.tx, f.h.TargetSession, "transfer rolled back", f.now)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
-	if err != nil {
-		return err
-	}
-	t.ActivationOrder = session.RolledBack
-	if t.Status != store.SessionEnded {
-		t.Status, t.EndedAt, t.EndReason = store.SessionEnded, f.now, "transfer rolled back"
-	}
-	return f.tx.PutSession(t)
+	return err
 }
 
 func restoreSource(f *fire) error {
-	if f.c.bugs.Has(mutant.NoRestoreConfig) {
-		return nil
-	}
 	if err := setWorkspaceConfig(f, f.h.SourceConfig); err != nil {
 		return err
 	}
@@ -240,5 +249,14 @@ func record(f *fire) {
 func storeReport(ctx context.Context, _ ...any) error {
 	f := fireOf(ctx)
 	f.h.Report = f.report
+	return nil
+}
+
+// recordRefusal keeps, in the handoff's error, why a submission made with
+// this attempt's token was refused: the agent's refusal is what the user
+// needs to see when the turn then ends without a report.
+func recordRefusal(ctx context.Context, _ ...any) error {
+	f := fireOf(ctx)
+	f.h.Error = f.errMsg
 	return nil
 }

@@ -23,8 +23,14 @@ var (
 	// ErrWorkspaceArchived: the workspace is archived.
 	ErrWorkspaceArchived = baton.NewError(baton.ECONFLICT, "workspace is archived")
 	// ErrNotFound: no such handoff in that workspace (a handoff of another
-	// workspace is not found either), or no such workspace.
+	// workspace is not found either).
 	ErrNotFound = baton.NewError(baton.ENOTFOUND, "handoff not found")
+	// ErrWorkspaceNotFound is session.ErrNoWorkspace: no workspace has that
+	// id.
+	ErrWorkspaceNotFound = session.ErrNoWorkspace
+	// ErrNativeUnsupported: a native-path request (Request.Native) whose
+	// target engine cannot carry the source's native session.
+	ErrNativeUnsupported = baton.NewError(baton.EUNSUPPORTED, "the target engine cannot carry the source's native session")
 	// ErrTransferRunning: retry or skip while the transfer is still running.
 	ErrTransferRunning = baton.NewError(baton.ECONFLICT, "the transfer is still running")
 	// ErrStopUnconfirmed: retry or skip while a stop was not confirmed: a

@@ -46,7 +46,7 @@ func ExampleCoordinator() {
 		fmt.Println(err)
 		return
 	}
-	src, err := svc.Start(ctx, session.StartRequest{Workspace: "ws", Prompt: "Fix the parser."})
+	src, err := svc.Start(ctx, session.TurnRequest{Workspace: "ws", Prompt: "Fix the parser."})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -24,7 +24,9 @@ type input struct {
 	exit      engine.ExitStatus
 	errMsg    string // why an attempt failed or was interrupted
 	confirmed bool   // GenerationTimedOut, Shutdown: the stop was confirmed
+	takeOver  bool   // CancelUnconfirmed: take the reservation from a dead process
 	report    string // SubmitReport: trimmed text
+	facts     string // triggers that may enter starting: the gathered facts
 	req       Request
 	id        string // Create: the new handoff's id
 	fp        string // Create: the request's fingerprint
@@ -39,6 +41,8 @@ type fire struct {
 	h   *store.Handoff
 	now time.Time
 	row store.Handoff
+	// from is the state the firing left.
+	from store.HandoffState
 	// The source session, loaded by src on first use.
 	source    *store.Session
 	srcRow    store.Session
@@ -54,10 +58,28 @@ type fireKey struct{}
 
 func fireOf(ctx context.Context) *fire { return ctx.Value(fireKey{}).(*fire) }
 
+// unchanged aborts a firing's transaction when there is nothing to do: the
+// handoff is returned as it is (an exact replay of a request, a decision on
+// a settled handoff, a transfer another live process drives). Nothing is
+// written.
+type unchanged struct{ h store.Handoff }
+
+func (u *unchanged) Error() string { return "handoff: " + string(u.h.ID) + " unchanged" }
+
+// isUnchanged reports whether err is an *unchanged, and its row.
+func isUnchanged(err error) (store.Handoff, bool) {
+	var u *unchanged
+	if errors.As(err, &u) {
+		return u.h, true
+	}
+	return store.Handoff{}, false
+}
+
 // apply runs in: inside one Update it loads the handoff (or starts a new one
-// for Create), lets check refuse it, fires the trigger and writes the row.
-// It returns the committed row and the firing's outputs.
-func (c *Coordinator) apply(ctx context.Context, id string, in input, check func(tx store.Tx, h store.Handoff) error) (store.Handoff, *fire, error) {
+// for Create) into f.row, lets check refuse it (check may also adjust the
+// trigger and its input: it runs again on a store retry), fires the trigger
+// and writes the row. It returns the committed row and the firing's outputs.
+func (c *Coordinator) apply(ctx context.Context, id string, in input, check func(f *fire) error) (store.Handoff, *fire, error) {
 	// One allocation holds the firing, its input and the row; the closure
 	// captures only f, so in and the row do not escape separately.
 	f := &fire{input: in}
@@ -73,11 +95,12 @@ func (c *Coordinator) apply(ctx context.Context, id string, in input, check func
 			}
 		}
 		if check != nil {
-			if err := check(tx, f.row); err != nil {
+			if err := check(f); err != nil {
 				return err
 			}
 		}
 		f.now = c.clock.Now()
+		f.from = f.row.State
 		if err := c.sm.FireCtx(context.WithValue(ctx, fireKey{}, f), f.trigger); err != nil {
 			return err
 		}
@@ -122,9 +145,9 @@ func (f *fire) src() *store.Session {
 
 // engineCheck admits an engine trigger only for the current attempt, in an
 // active state, with no Stop requested.
-func (c *Coordinator) engineCheck(attempt int) func(store.Tx, store.Handoff) error {
-	return func(_ store.Tx, h store.Handoff) error {
-		if h.Attempt != attempt || h.StopRequested || !isActive(h.State) {
+func (c *Coordinator) engineCheck(attempt int) func(*fire) error {
+	return func(f *fire) error {
+		if h := f.row; h.Attempt != attempt || h.StopRequested || !isActive(h.State) {
 			return ErrStaleAttempt
 		}
 		return nil

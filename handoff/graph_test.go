@@ -21,7 +21,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the Mermaid block of README.md from MachineGraph")
 
-// states are the states of HANDOFF.md.
+// states are the states of the transfer machine (see the package doc).
 var states = []store.HandoffState{
 	store.StateStopping, store.StateGenerating, store.StateStarting, store.StateCompleted,
 	store.StateFailed, store.StateInterrupted, store.StateCancelled,

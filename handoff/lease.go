@@ -6,28 +6,48 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
 
 // renewLoop renews, every third of the lease TTL, the runtime leases of the
-// reservations this Coordinator holds, until Shutdown. A process that dies
-// stops renewing; once its leases lapse, another process's Reconcile
-// interrupts its transfers (and never replays them).
+// reservations this Coordinator holds, and carries out the stops other
+// processes requested of the transfers it drives: at once when the store
+// notifies a commit (store.Notifier), else at each renewal. It runs until
+// Shutdown. A process that dies stops renewing; once its leases lapse,
+// another process's Reconcile interrupts its transfers (and never replays
+// them).
 func (c *Coordinator) renewLoop() {
 	defer c.wg.Done()
+	var notify <-chan struct{}
+	if n, ok := c.store.(store.Notifier); ok {
+		ch, cancel := n.Subscribe("")
+		defer cancel()
+		notify = ch
+	}
 	every := c.leaseTTL / 3
+	t := c.clock.NewTimer(every)
+	defer func() { t.Stop() }()
 	for {
-		t := c.clock.NewTimer(every)
 		select {
 		case <-c.root.Done():
-			t.Stop()
 			return
+		case <-notify:
+			c.serveStops(c.root)
+			continue
 		case <-t.C():
 		}
+		t = c.clock.NewTimer(every)
 		if _, err := c.renewLeases(c.root); err != nil && c.root.Err() == nil {
 			c.log.Warn("lease renewal failed", zap.Error(err))
 		}
+		c.serveStops(c.root)
 	}
+}
+
+// lease is the runtime lease this Coordinator takes at now.
+func (c *Coordinator) lease(now time.Time) session.Lease {
+	return session.Lease{Holder: c.id, Store: c.incarnation, Expires: now.Add(c.leaseTTL)}
 }
 
 // renewLeases extends every lease this Coordinator holds to now+TTL and
@@ -43,7 +63,7 @@ func (c *Coordinator) renewLeases(ctx context.Context) (int, error) {
 		now := c.clock.Now()
 		for _, h := range pend {
 			r, err := tx.GetReservation(h.Workspace)
-			if err != nil || !r.Held || r.Handoff != h.ID || r.LeaseHolder != c.id {
+			if err != nil || !r.Held || r.Handoff != h.ID || !c.holds(r) {
 				continue
 			}
 			r.LeaseExpires, r.UpdatedAt = now.Add(c.leaseTTL), now
@@ -57,12 +77,33 @@ func (c *Coordinator) renewLeases(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// leasedElsewhere reports whether another process holds a live lease on the
-// reservation of handoff h.
-func (c *Coordinator) leasedElsewhere(tx store.Tx, h store.Handoff, now time.Time) bool {
+// holds reports whether this Coordinator holds r's lease.
+func (c *Coordinator) holds(r store.Reservation) bool {
+	return r.LeaseHolder == c.id && r.LeaseStore == c.incarnation
+}
+
+// leaseState says who drives a pending handoff, as its reservation says.
+type leaseState int
+
+const (
+	leaseMine leaseState = iota // this Coordinator holds it (or nobody holds it)
+	leaseLive                   // another live process holds it
+	leaseDead                   // another process held it and is gone
+)
+
+// leaseOf classifies the lease on handoff h's reservation at now, and
+// returns until when a live lease runs. On a store.Exclusive store a lease
+// written under another incarnation belongs to a process that is no longer
+// running, however long it had left.
+func (c *Coordinator) leaseOf(tx store.Tx, h store.Handoff, now time.Time) (leaseState, time.Time) {
 	r, err := tx.GetReservation(h.Workspace)
-	if err != nil || !r.Held || r.Handoff != h.ID {
-		return false
+	switch {
+	case err != nil || !r.Held || r.Handoff != h.ID || r.LeaseHolder == "" || c.holds(r):
+		return leaseMine, time.Time{}
+	case c.incarnation != "" && r.LeaseStore != c.incarnation:
+		return leaseDead, r.LeaseExpires
+	case r.LeaseExpires.After(now):
+		return leaseLive, r.LeaseExpires
 	}
-	return r.LeaseHolder != "" && r.LeaseHolder != c.id && r.LeaseExpires.After(now)
+	return leaseDead, r.LeaseExpires
 }

@@ -13,13 +13,14 @@ import (
 // Trigger is an event of the transfer machine.
 type Trigger string
 
-// The triggers of HANDOFF.md. Engine triggers carry the attempt they belong
+// The triggers of the transfer machine. Engine triggers carry the attempt they belong
 // to and are refused for any other attempt or after a Stop was requested.
 const (
 	TriggerCreate                = Trigger("Create")
 	TriggerSourceStopped         = Trigger("SourceStopped")
 	TriggerSourceStopUnconfirmed = Trigger("SourceStopUnconfirmed")
 	TriggerSubmitReport          = Trigger("SubmitReport")
+	TriggerReportRefused         = Trigger("ReportRefused")
 	TriggerGenerationEnded       = Trigger("GenerationEnded")
 	TriggerGenerationTimedOut    = Trigger("GenerationTimedOut")
 	TriggerTargetReady           = Trigger("TargetReady")
@@ -51,19 +52,23 @@ type edge struct {
 	to      store.HandoffState // == from: re-entry; "" internal transition
 	guard   stateless.GuardFunc
 	label   string // guard's description for the picture
+	// action is an internal transition's effect.
+	action func(context.Context, ...any) error
 }
 
 func edges() []edge {
 	var es []edge
 	add := func(from store.HandoffState, t Trigger, to store.HandoffState, g stateless.GuardFunc, label string) {
-		es = append(es, edge{from, t, to, g, label})
+		es = append(es, edge{from: from, trigger: t, to: to, guard: g, label: label})
 	}
 	add(stateNew, TriggerCreate, store.StateStopping, nil, "")
 	add(store.StateStopping, TriggerSourceStopped, store.StateGenerating, wantsReport, "summary wanted, source resumable")
 	add(store.StateStopping, TriggerSourceStopped, store.StateFailed, reportImpossible, "summary wanted, source not resumable")
 	add(store.StateStopping, TriggerSourceStopped, store.StateStarting, targetReady, "no summary wanted, or report stored")
 	add(store.StateStopping, TriggerSourceStopUnconfirmed, store.StateFailed, nil, "")
-	add(store.StateGenerating, TriggerSubmitReport, "", nil, "token of this attempt")
+	es = append(es,
+		edge{from: store.StateGenerating, trigger: TriggerSubmitReport, label: "token of this attempt, valid text", action: storeReport},
+		edge{from: store.StateGenerating, trigger: TriggerReportRefused, label: "token of this attempt, text refused", action: recordRefusal})
 	add(store.StateGenerating, TriggerGenerationEnded, store.StateStarting, cleanWithReport, "clean exit, report stored")
 	add(store.StateGenerating, TriggerGenerationEnded, store.StateFailed, notCleanWithReport, "no report or error exit")
 	add(store.StateGenerating, TriggerGenerationTimedOut, store.StateStarting, stoppedWithReport, "stop confirmed, report stored")
@@ -98,7 +103,7 @@ func newMachine() *stateless.StateMachine {
 		}
 		switch e.to {
 		case "":
-			cfg.InternalTransition(e.trigger, storeReport, guards...)
+			cfg.InternalTransition(e.trigger, e.action, guards...)
 		case e.from:
 			cfg.PermitReentry(e.trigger, guards...)
 		default:
@@ -142,12 +147,38 @@ func unhandled(_ context.Context, state stateless.State, trigger stateless.Trigg
 type Graph struct {
 	DOT     string
 	Mermaid string
+	// Edges is the transition table the pictures are drawn from, in table
+	// order, for tools that draw the machine themselves.
+	Edges []GraphEdge
+}
+
+// GraphEdge is one row of the transition table. To equals From for a
+// transition that stays in its state (re-entry or internal).
+type GraphEdge struct {
+	From    store.HandoffState `json:"from"`
+	Trigger Trigger            `json:"trigger"`
+	To      store.HandoffState `json:"to"`
+	// Guard describes the condition under which the row applies; empty
+	// when it always does.
+	Guard string `json:"guard,omitempty"`
+}
+
+func graphEdges() []GraphEdge {
+	var out []GraphEdge
+	for _, e := range edges() {
+		to := e.to
+		if to == "" {
+			to = e.from
+		}
+		out = append(out, GraphEdge{From: e.from, Trigger: e.trigger, To: to, Guard: e.label})
+	}
+	return out
 }
 
 // MachineGraph returns the transfer machine's graph. It needs no
 // Coordinator.
 func MachineGraph() Graph {
-	return Graph{DOT: newMachine().ToGraph(), Mermaid: mermaid()}
+	return Graph{DOT: newMachine().ToGraph(), Mermaid: mermaid(), Edges: graphEdges()}
 }
 
 func mermaid() string {

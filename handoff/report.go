@@ -6,8 +6,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"go.uber.org/zap"
+
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/handoff/internal/mutant"
 	"github.com/batonhq/baton/store"
 )
 
@@ -28,8 +29,15 @@ Keep it under 24,000 characters. Read files if you must, but change nothing.`
 // SubmitReport stores the report of a handoff's report-only turn. tok must
 // be the generation token of the current attempt, which the engine received
 // in its ReportCredentials; text is trimmed and must be 1..MaxReportChars
-// characters. Submitting the same text again is accepted (the call is safe
-// to retry); a different text is refused.
+// characters of UTF-8. Submitting the same text again is accepted (the call
+// is safe to retry); a different text is refused.
+//
+// A submission made with the attempt's valid token but refused (empty,
+// over-long, or a different text after one was stored) is recorded in the
+// handoff's Error, so that when the turn ends without a report the user
+// sees why. A submission with any other token is unauthenticated: it is
+// logged and counted (Stats().RejectedReports) and never changes what the
+// user sees.
 //
 // Errors: ErrInvalidRequest (empty or over-long text), ErrNotFound (unknown
 // handoff or another workspace's), ErrGenerationInactive (the handoff is not
@@ -40,32 +48,52 @@ func (c *Coordinator) SubmitReport(ctx context.Context, ws baton.WorkspaceID, id
 		return err
 	}
 	text = strings.TrimSpace(text)
+	var badText, refusal error
 	if n := utf8.RuneCountInString(text); n == 0 || n > MaxReportChars || !utf8.ValidString(text) {
-		return baton.Errorf(ErrInvalidRequest, "report must be 1..%d characters of UTF-8 after trimming", MaxReportChars)
+		badText = baton.Errorf(ErrInvalidRequest, "the report must be 1..%d characters of UTF-8 after trimming (got %d)", MaxReportChars, n)
 	}
 	t := baton.ParseToken(tok)
-	_, _, err := c.apply(ctx, string(id), input{trigger: TriggerSubmitReport, report: text}, func(_ store.Tx, h store.Handoff) error {
+	in := input{trigger: TriggerSubmitReport, report: text}
+	_, _, err := c.apply(ctx, string(id), in, func(f *fire) error {
+		h := f.row
+		refusal = badText
+		// The check runs again on a store retry: the trigger follows its
+		// latest answer.
+		defer func() {
+			f.trigger, f.errMsg = TriggerSubmitReport, ""
+			if refusal != nil {
+				f.trigger, f.errMsg = TriggerReportRefused, "a report submitted with this attempt's token was refused: "+refusal.Error()
+			}
+		}()
 		switch {
 		case h.Workspace != ws:
 			return baton.Errorf(ErrNotFound, "%s", id)
 		case h.State != store.StateGenerating || h.StopRequested:
 			return ErrGenerationInactive
-		case !h.GenerationToken.Matches(t) && !c.bugs.Has(mutant.NoTokenCheck):
+		case !h.GenerationToken.Matches(t):
 			return ErrTokenRejected
+		case refusal != nil:
 		case h.Report == text:
-			return &replayed{h: h}
+			return &unchanged{h: h}
 		case h.Report != "":
-			return ErrReportConflict
+			refusal = ErrReportConflict
 		}
 		return nil
 	})
-	if isSkip(err) {
+	if _, ok := isUnchanged(err); ok {
 		return nil
 	}
-	if errors.Is(err, errNotPermitted) {
+	switch {
+	case errors.Is(err, errNotPermitted):
 		return ErrGenerationInactive
+	case errors.Is(err, ErrTokenRejected):
+		c.rejected.Add(1)
+		c.log.Warn("report submission with a rejected token", zap.String("handoff", string(id)), zap.String("workspace", string(ws)))
+		return err
+	case err != nil:
+		return err
 	}
-	return err
+	return refusal
 }
 
 // BriefingInput is what a Briefing builds the target's prompt from.
@@ -82,6 +110,15 @@ type BriefingInput struct {
 type Briefing func(ctx context.Context, in BriefingInput) (string, error)
 
 func (c *Coordinator) prompt(ctx context.Context, h store.Handoff) (string, error) {
+	in, err := c.briefingInput(ctx, h)
+	if err != nil {
+		return "", err
+	}
+	return c.briefing(ctx, in)
+}
+
+// briefingInput reads what a Briefing or a FactsFunc is given for h.
+func (c *Coordinator) briefingInput(ctx context.Context, h store.Handoff) (BriefingInput, error) {
 	in := BriefingInput{Handoff: public(h)}
 	err := c.store.View(ctx, func(tx store.Tx) error {
 		ws, err := tx.GetWorkspace(h.Workspace)
@@ -99,8 +136,5 @@ func (c *Coordinator) prompt(ctx context.Context, h store.Handoff) (string, erro
 		}
 		return nil
 	})
-	if err != nil {
-		return "", err
-	}
-	return c.briefing(ctx, in)
+	return in, err
 }

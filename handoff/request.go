@@ -6,6 +6,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/fingerprint"
+	"github.com/batonhq/baton/session"
 )
 
 // Request asks for a session transfer.
@@ -21,6 +22,12 @@ type Request struct {
 	GenerateSummary bool `json:"generateSummary"`
 	// Target is the configuration of the fresh session.
 	Target baton.EngineConfig `json:"target"`
+	// Native asks for the native path: the target is the source's own
+	// native session resumed under Target by an engine that can carry it
+	// (engine.Reconfigurer); no report is generated. Create refuses with
+	// ErrNativeUnsupported when the target engine cannot: there is no
+	// silent fallback. Part of the fingerprint.
+	Native bool `json:"native,omitempty"`
 }
 
 // normalized returns the request with white space trimmed and defaults
@@ -30,13 +37,16 @@ func (r Request) normalized() Request {
 	r.RequestID = strings.TrimSpace(r.RequestID)
 	r.SourceSession = baton.SessionID(strings.TrimSpace(string(r.SourceSession)))
 	r.Target = r.Target.Normalize()
+	if r.Native {
+		r.GenerateSummary = false // the conversation itself moves: no report
+	}
 	return r
 }
 
 // validate checks the request's shape (not the engine's support).
 func (r Request) validate() error {
-	if !baton.ValidID(string(r.Workspace)) {
-		return baton.Errorf(ErrInvalidRequest, "workspace id must be 1..%d printable characters", baton.MaxIDLen)
+	if err := session.CheckWorkspaceID(r.Workspace); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
 	if !baton.ValidID(r.RequestID) {
 		return baton.Errorf(ErrInvalidRequest, "requestId must be 1..%d printable characters", baton.MaxIDLen)

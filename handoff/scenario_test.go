@@ -57,7 +57,7 @@ func newFixture(t *testing.T, opts ...handoff.Option) *fixture {
 	if _, err := f.svc.CreateWorkspace(f.ctx, store.Workspace{ID: f.ws, Name: "demo", Mission: "ship it", Root: f.root, Config: f.cfgA}); err != nil {
 		t.Fatal(err)
 	}
-	f.src, err = f.svc.Start(f.ctx, session.StartRequest{Workspace: f.ws, Prompt: "hello"})
+	f.src, err = f.svc.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: "hello"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestCreateIdempotencyAndConflicts(t *testing.T) {
 		{"empty id", handoff.Request{Workspace: f.ws, RequestID: "  ", Target: f.cfgB}, handoff.ErrInvalidRequest},
 		{"long id", handoff.Request{Workspace: f.ws, RequestID: string(make([]byte, 129)), Target: f.cfgB}, baton.ErrInvalid},
 		{"no engine", handoff.Request{Workspace: f.ws, RequestID: "r3", Target: baton.EngineConfig{}}, baton.ErrInvalid},
-		{"unknown workspace", handoff.Request{Workspace: "nope", RequestID: "r3", Target: f.cfgB}, handoff.ErrNotFound},
+		{"unknown workspace", handoff.Request{Workspace: "nope", RequestID: "r3", Target: f.cfgB}, handoff.ErrWorkspaceNotFound},
 	}
 	for _, c := range cases {
 		if _, err := f.co.Create(f.ctx, c.req); !errors.Is(err, c.want) {
@@ -259,7 +259,7 @@ func TestTargetFailureRestoresSourceThenRetryCompletes(t *testing.T) {
 	if err := f.co.AssertWritable(f.ctx, f.ws, session.Owner{}); !errors.Is(err, handoff.ErrWorkspaceBusy) {
 		t.Fatalf("failed handoff must keep the reservation: %v", err)
 	}
-	if _, err := f.svc.Start(f.ctx, session.StartRequest{Workspace: f.ws, Prompt: "sneak"}); !errors.Is(err, session.ErrWorkspaceBusy) {
+	if _, err := f.svc.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: "sneak"}); !errors.Is(err, session.ErrWorkspaceBusy) {
 		t.Fatalf("ordinary start while reserved: %v", err)
 	}
 	h, err := f.co.Decide(f.ctx, f.ws, h.ID, handoff.Retry)
@@ -440,7 +440,7 @@ func TestArchivedWorkspaceTakesNoTransfer(t *testing.T) {
 	if !errors.Is(err, handoff.ErrWorkspaceArchived) {
 		t.Fatalf("create on an archived workspace: %v", err)
 	}
-	if _, err := f.svc.Start(f.ctx, session.StartRequest{Workspace: f.ws, Prompt: "hi"}); !errors.Is(err, session.ErrArchived) {
+	if _, err := f.svc.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: "hi"}); !errors.Is(err, session.ErrArchived) {
 		t.Fatalf("start on an archived workspace: %v", err)
 	}
 }

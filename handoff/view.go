@@ -21,9 +21,11 @@ type Handoff struct {
 	SourceConfig    baton.EngineConfig    `json:"sourceConfig"`
 	TargetConfig    baton.EngineConfig    `json:"targetConfig"`
 	GenerateSummary bool                  `json:"generateSummary"`
+	Native          bool                  `json:"native"`
 	HasReport       bool                  `json:"hasReport"`
 	Report          string                `json:"-"`
 	ReportPath      string                `json:"reportPath"`
+	Facts           string                `json:"facts,omitempty"`
 	Error           string                `json:"error"`
 	StopUnconfirmed bool                  `json:"stopUnconfirmed"`
 	History         []store.AttemptRecord `json:"history"`
@@ -39,8 +41,8 @@ func public(h store.Handoff) Handoff {
 	return Handoff{
 		ID: h.ID, Workspace: h.Workspace, RequestID: h.RequestID, State: h.State, Attempt: h.Attempt,
 		SourceSession: h.SourceSession, TargetSession: h.TargetSession, SourceConfig: h.SourceConfig,
-		TargetConfig: h.TargetConfig, GenerateSummary: h.GenerateSummary, HasReport: h.Report != "",
-		Report: h.Report, ReportPath: h.ReportPath, Error: h.Error, StopUnconfirmed: h.StopUnconfirmed,
+		TargetConfig: h.TargetConfig, GenerateSummary: h.GenerateSummary, Native: h.Native, HasReport: h.Report != "",
+		Report: h.Report, ReportPath: h.ReportPath, Facts: h.Facts, Error: h.Error, StopUnconfirmed: h.StopUnconfirmed,
 		History: hist, CreatedAt: h.CreatedAt, UpdatedAt: h.UpdatedAt,
 	}
 }

@@ -43,6 +43,11 @@
 // handoff prompt. Markers are stripped between two redaction passes, so that
 // a marker can neither eat part of a secret nor join two halves of one.
 //
+// A caller that shows recorded text on its own terms (a page of a
+// conversation served to an agent) applies the same redaction and marker
+// rules with a Redactor, and joins chunks with IsBlank and IsHeartbeat as
+// the replay does.
+//
 // Characters are counted as runes (Unicode code points, an invalid byte
 // counting as one and coming out as U+FFFD), and texts are clipped at rune
 // boundaries, with TruncationMark. Limits.MaxMessageChars bounds a message's

@@ -99,6 +99,12 @@ func handoffInput() HandoffInput {
 func TestHandoffPromptGolden(t *testing.T) {
 	withReport := handoffInput()
 	withReport.Report = "## Objective\nMake the login test reliable.\n\n## Verified progress\n- The poll loop fix passes 200 runs.\n\n## Next action\nOpen the PR.\n"
+	withFacts := withReport
+	withFacts.Facts = "Git: branch `fix/login-flake` at `238587d4b5dc`.\n\nUncommitted files (1):\n- `.M` `login/login_test.go`\n\n" +
+		"Checks the previous session ran, oldest first (1):\n- `GH_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ012345 go test ./login`: exit 0, `ok`\n"
+	squeezedFacts := withFacts
+	squeezedFacts.Mission = strings.Repeat("Make the login test reliable. ", 200)
+	squeezedFacts.Limits.MaxChars = MinHandoffChars
 	squeezed := handoffInput()
 	squeezed.Mission = strings.Repeat("Make the login test reliable. ", 200)
 	squeezed.Limits.MaxChars = MinHandoffChars
@@ -109,6 +115,8 @@ func TestHandoffPromptGolden(t *testing.T) {
 		{"handoff_report.golden", withReport},
 		{"handoff_no_report.golden", handoffInput()},
 		{"handoff_squeezed.golden", squeezed},
+		{"handoff_facts.golden", withFacts},
+		{"handoff_facts_squeezed.golden", squeezedFacts},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { golden(t, tt.name, HandoffPrompt(tt.in)) })

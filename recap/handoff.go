@@ -42,7 +42,11 @@ type HandoffInput struct {
 	// Report is the source's LLM report, included verbatim (it is Markdown
 	// written for the target). Blank means none was made, and the prompt
 	// says so.
-	Report       string
+	Report string
+	// Facts are the mechanical facts of the workspace gathered without a
+	// model (git state, checks run), as Markdown; they are quoted like any
+	// recorded text. Blank leaves the section out.
+	Facts        string
 	Tasks        []Task
 	Instructions []Instruction // the pending ones, in the order to handle them
 	Git          GitState
@@ -62,6 +66,7 @@ type HandoffLimits struct {
 	TaskChars        int
 	InstructionChars int
 	GitChars         int
+	FactsChars       int
 	// Conversation bounds the replay section (MaxChars) and its messages
 	// (MaxMessageChars; the ending too). Its Secrets and Markers apply to
 	// every section of the prompt, not only the replay.
@@ -75,10 +80,11 @@ type HandoffLimits struct {
 const (
 	DefaultHandoffChars     = 160000
 	DefaultMissionChars     = 32000
-	DefaultReportChars      = 24100 // a report may have 24,000 (HANDOFF.md); it is never clipped
+	DefaultReportChars      = 24100 // a report may have 24,000 characters; it is never clipped
 	DefaultTaskChars        = 48000
 	DefaultInstructionChars = 24000
 	DefaultGitChars         = 8000
+	DefaultFactsChars       = 8000
 	// MinSectionChars is the smallest section budget.
 	MinSectionChars = 300
 	// MinHandoffChars is the smallest total: room for the fixed text and a
@@ -94,6 +100,7 @@ func (l HandoffLimits) normalized() HandoffLimits {
 		TaskChars:        clampLimit(l.TaskChars, DefaultTaskChars, MinSectionChars),
 		InstructionChars: clampLimit(l.InstructionChars, DefaultInstructionChars, MinSectionChars),
 		GitChars:         clampLimit(l.GitChars, DefaultGitChars, MinSectionChars),
+		FactsChars:       clampLimit(l.FactsChars, DefaultFactsChars, MinSectionChars),
 		Conversation: Limits{
 			MaxChars:        l.Conversation.maxChars(),
 			MaxMessageChars: l.Conversation.maxMessageChars(),

@@ -23,7 +23,8 @@ const (
 
 // HandoffPrompt returns the prompt a session transfer's target opens with: a
 // title and the source session; the mission; the source's report, verbatim,
-// or a sentence saying no LLM summary was made; the tasks with their status
+// or a sentence saying no LLM summary was made; the facts gathered without
+// a model (only when in.Facts is not blank); the tasks with their status
 // and verification evidence; the pending instructions by id and state; the
 // git state; how the source session ended (when known); the conversation
 // replay (as Conversation renders it); and a closing line telling the agent
@@ -37,7 +38,7 @@ const (
 // sections do not fit together, the larger ones are clipped to a common
 // level and the smaller ones stay whole; when that level would fall below a
 // section's floor, sections are replaced by a line saying they were omitted,
-// in this order: git, conversation, ending, tasks, instructions, report,
+// in this order: git, facts, conversation, ending, tasks, instructions, report,
 // mission. The title and the source fields are clipped to one line each.
 //
 // HandoffPrompt never fails and never panics; the same input gives the same
@@ -60,11 +61,17 @@ func HandoffPrompt(in HandoffInput) string {
 		{heading: "Mission", squeeze: 7, budget: lim.MissionChars, render: single(mission, quote, noMission)},
 		{heading: "Report from the previous session", squeeze: 6, budget: lim.ReportChars,
 			render: single(in.Report, verbatim, noReport)},
+	}
+	if !isBlank(in.Facts) {
+		secs = append(secs, &section{heading: "Facts gathered without a model", squeeze: 1, budget: lim.FactsChars,
+			render: single(in.Facts, quote, "")})
+	}
+	secs = append(secs, []*section{
 		{heading: "Tasks", squeeze: 4, budget: lim.TaskChars, render: r.tasks(in.Tasks)},
 		{heading: "Pending instructions", squeeze: 5, budget: lim.InstructionChars,
 			render: r.instructions(in.Instructions)},
-		{heading: "Git state", squeeze: 1, budget: lim.GitChars, render: r.git(in.Git)},
-	}
+		{heading: "Git state", squeeze: 0, budget: lim.GitChars, render: r.git(in.Git)},
+	}...)
 	maxMsg := lim.Conversation.MaxMessageChars
 	if len(r.appendText(nil, in.Conversation.Ending, quote, false, maxMsg, "")) > 0 {
 		secs = append(secs, &section{heading: "How the previous session ended", squeeze: 3,

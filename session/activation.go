@@ -84,7 +84,7 @@ func Activate(tx store.Tx, id baton.SessionID, now time.Time) (store.Session, er
 	if err != nil {
 		return store.Session{}, err
 	}
-	ws, err := tx.GetWorkspace(s.Workspace)
+	ws, err := GetWorkspace(tx, s.Workspace)
 	if err != nil {
 		return store.Session{}, err
 	}
@@ -98,15 +98,20 @@ func Activate(tx store.Tx, id baton.SessionID, now time.Time) (store.Session, er
 	return s, refresh(tx, ws, now)
 }
 
-// Rollback marks session id rolled back (order -1) and refreshes the
-// workspace's current session. With no other eligible session the
-// workspace is left with none, so the next ordinary message starts fresh.
-func Rollback(tx store.Tx, id baton.SessionID, now time.Time) error {
+// Rollback marks session id rolled back (order -1), and ended with reason
+// if its row did not say so already, and refreshes the workspace's current
+// session. With no other eligible session the workspace is left with none,
+// so the next ordinary message starts fresh. The transfer coordinator calls
+// it for a target whose attempt did not complete.
+func Rollback(tx store.Tx, id baton.SessionID, reason string, now time.Time) error {
 	s, err := tx.GetSession(id)
 	if err != nil {
 		return err
 	}
 	s.ActivationOrder = RolledBack
+	if s.Status != store.SessionEnded {
+		s.Status, s.EndedAt, s.EndReason = store.SessionEnded, now, reason
+	}
 	if err := tx.PutSession(s); err != nil {
 		return err
 	}
@@ -117,7 +122,7 @@ func Rollback(tx store.Tx, id baton.SessionID, now time.Time) error {
 // sessions. Package session calls it after every change it makes; call it
 // after changing session rows by hand.
 func Refresh(tx store.Tx, wsID baton.WorkspaceID, now time.Time) error {
-	ws, err := tx.GetWorkspace(wsID)
+	ws, err := GetWorkspace(tx, wsID)
 	if err != nil {
 		return err
 	}
@@ -147,7 +152,7 @@ func refresh(tx store.Tx, ws store.Workspace, now time.Time) error {
 // Current returns the workspace's current session without a scan.
 // ErrNoSession when it has none.
 func Current(tx store.Tx, wsID baton.WorkspaceID) (store.Session, error) {
-	ws, err := tx.GetWorkspace(wsID)
+	ws, err := GetWorkspace(tx, wsID)
 	if err != nil {
 		return store.Session{}, err
 	}

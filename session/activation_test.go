@@ -168,7 +168,7 @@ func TestActivateGivesMaxPlusOne(t *testing.T) {
 func TestRollbackLeavesNoCurrentWhenNothingQualifies(t *testing.T) {
 	f := newFixture(t)
 	a := f.insertSession(store.Session{ID: "a", ActivationOrder: 1})
-	f.update(func(tx store.Tx) error { return session.Rollback(tx, a.ID, f.clk.Now()) })
+	f.update(func(tx store.Tx) error { return session.Rollback(tx, a.ID, "rolled back", f.clk.Now()) })
 	if _, err := f.svc.Current(f.ctx, f.ws); !errors.Is(err, session.ErrNoSession) {
 		t.Fatalf("Current after rolling back the only session: %v, want ErrNoSession", err)
 	}
@@ -177,7 +177,7 @@ func TestRollbackLeavesNoCurrentWhenNothingQualifies(t *testing.T) {
 	}
 	// The next ordinary message starts fresh: the rolled-back session is no
 	// implicit-resume choice.
-	s := f.start(session.StartRequest{Prompt: "next"})
+	s := f.start(session.TurnRequest{Prompt: "next"})
 	if s.ID == a.ID {
 		t.Fatal("an ordinary start resumed a rolled-back session")
 	}
@@ -193,7 +193,7 @@ func TestRollbackRestoresThePrevious(t *testing.T) {
 	if cur, _ := f.svc.Current(f.ctx, f.ws); cur.ID != tgt.ID {
 		t.Fatalf("current = %s, want %s", cur.ID, tgt.ID)
 	}
-	f.update(func(tx store.Tx) error { return session.Rollback(tx, tgt.ID, f.clk.Now()) })
+	f.update(func(tx store.Tx) error { return session.Rollback(tx, tgt.ID, "rolled back", f.clk.Now()) })
 	if cur, err := f.svc.Current(f.ctx, f.ws); err != nil || cur.ID != src.ID {
 		t.Fatalf("current after rollback = %s, %v; want %s", cur.ID, err, src.ID)
 	}
@@ -203,8 +203,8 @@ func TestExplicitStartReactivatesRolledBack(t *testing.T) {
 	f := newFixture(t)
 	a := f.insertSession(store.Session{ID: "a", ActivationOrder: 1})
 	b := f.insertSession(store.Session{ID: "b", ActivationOrder: 2})
-	f.update(func(tx store.Tx) error { return session.Rollback(tx, b.ID, f.clk.Now()) })
-	got := f.start(session.StartRequest{Session: b.ID, Prompt: "back to b"})
+	f.update(func(tx store.Tx) error { return session.Rollback(tx, b.ID, "rolled back", f.clk.Now()) })
+	got := f.start(session.TurnRequest{Session: b.ID, Prompt: "back to b"})
 	if got.ID != b.ID || got.ActivationOrder != 3 {
 		t.Fatalf("explicit start = %s order %d, want %s order 3", got.ID, got.ActivationOrder, b.ID)
 	}
@@ -241,11 +241,11 @@ func TestRefreshAfterHandEdits(t *testing.T) {
 
 func TestOrdersStayUnique(t *testing.T) {
 	f := newFixture(t)
-	first := f.start(session.StartRequest{Prompt: "one"})
+	first := f.start(session.TurnRequest{Prompt: "one"})
 	f.stop(first.ID)
-	second := f.start(session.StartRequest{Fresh: true, Prompt: "two"})
+	second := f.start(session.TurnRequest{Fresh: true, Prompt: "two"})
 	f.stop(second.ID)
-	f.start(session.StartRequest{Session: first.ID, Prompt: "three"})
+	f.start(session.TurnRequest{Session: first.ID, Prompt: "three"})
 	orders, cur, counter := f.orders()
 	seen := map[int64]baton.SessionID{}
 	for id, o := range orders {

@@ -21,14 +21,16 @@ var ErrContinuationSettled = baton.NewError(baton.ECONFLICT, "the continuation w
 // how the previous attempt ended. When Ending is blank and c.Session names
 // an ended session, that session's EndReason is copied into it now, so that
 // clearing the run's error later (or resuming that session, which clears
-// its end reason) cannot erase it from the briefing. A zero Target means
+// its end reason) cannot erase it from the briefing; when that session is
+// still starting or running, RunQueued copies its end reason once it has
+// ended (a crash before ready, or Reconcile after a restart). A zero Target means
 // the workspace's configuration when the continuation runs. An automated
 // continuation is not refused here even when nothing could be resumed
 // now: a session may get its native id before it runs, and RunQueued
 // applies the rule then. ID, State, Reason and the times are set here;
 // the stored record is returned. Not idempotent: each call queues one more
 // continuation. Errors: baton.ErrInvalid (bad input, with no side effect),
-// store.ErrNotFound (workspace), ErrArchived, ErrNoSession (c.Session
+// ErrNoWorkspace, ErrArchived, ErrNoSession (c.Session
 // unknown or of another workspace).
 func (s *Service) QueueContinuation(ctx context.Context, c store.Continuation) (store.Continuation, error) {
 	if err := s.checkContinue(ctx, c.Prompt, c.Task, c.Ending, c.Target); err != nil {
@@ -44,7 +46,7 @@ func (s *Service) QueueContinuation(ctx context.Context, c store.Continuation) (
 	out := c
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		out = c
-		ws, err := tx.GetWorkspace(c.Workspace)
+		ws, err := GetWorkspace(tx, c.Workspace)
 		if err != nil {
 			return err
 		}
@@ -99,10 +101,10 @@ func (s *Service) CancelContinuation(ctx context.Context, id baton.ContinuationI
 }
 
 // Continuations returns a workspace's continuations, oldest first.
-// Errors: store.ErrNotFound (workspace).
+// Errors: ErrNoWorkspace.
 func (s *Service) Continuations(ctx context.Context, ws baton.WorkspaceID) (out []store.Continuation, err error) {
 	err = s.store.View(ctx, func(tx store.Tx) error {
-		if _, err := tx.GetWorkspace(ws); err != nil {
+		if _, err := GetWorkspace(tx, ws); err != nil {
 			return err
 		}
 		out, err = tx.ListContinuations(ws)

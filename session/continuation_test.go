@@ -56,7 +56,7 @@ func (f *fixture) restart() {
 func (f *fixture) killedRun() store.Session {
 	f.t.Helper()
 	f.eng.Push(enginetest.Script{Ready: enginetest.ExitBeforeReady, ExitCode: -1, ExitErr: errors.New("signal: killed")})
-	_, err := f.svc.Start(f.ctx, session.StartRequest{Workspace: f.ws, Prompt: theTask})
+	_, err := f.svc.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: theTask})
 	mustIs(f.t, err, engine.ErrExitedBeforeReady)
 	all, _ := f.svc.Sessions(f.ctx, f.ws)
 	if len(all) != 1 {
@@ -350,7 +350,7 @@ func TestQueueContinuationRejects(t *testing.T) {
 		{"blank prompt", f.ctx, store.Continuation{Workspace: f.ws, Prompt: " "}, baton.ErrInvalid},
 		{"ending too long", f.ctx, store.Continuation{Workspace: f.ws, Prompt: "x", Ending: strings.Repeat("e", session.MaxPromptChars+1)}, baton.ErrInvalid},
 		{"bad target", f.ctx, store.Continuation{Workspace: f.ws, Prompt: "x", Target: baton.EngineConfig{Account: "a"}}, baton.ErrInvalid},
-		{"unknown workspace", f.ctx, store.Continuation{Workspace: "nope", Prompt: "x"}, store.ErrNotFound},
+		{"unknown workspace", f.ctx, store.Continuation{Workspace: "nope", Prompt: "x"}, session.ErrNoWorkspace},
 		{"unknown session", f.ctx, store.Continuation{Workspace: f.ws, Session: "ghost", Prompt: "x"}, session.ErrNoSession},
 		{"another workspace's session", f.ctx, store.Continuation{Workspace: f.ws, Session: foreign.ID, Prompt: "x"}, session.ErrNoSession},
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/store"
 )
@@ -101,6 +100,11 @@ type ContinueRequest struct {
 	// Ending says how the previous attempt ended, quoted in a briefing when
 	// not blank (at most MaxPromptChars bytes).
 	Ending string
+	// Session names the session the run last ran in, when known. With a
+	// blank Ending, that session's end reason (read when the continuation
+	// is planned) briefs a fresh session: a run whose session crashed or
+	// was cut off by a restart is never briefed as if nothing happened.
+	Session baton.SessionID
 	// Target is the configuration to continue on; the zero value means the
 	// workspace's. Its engine and account decide whether a session can be
 	// resumed; a resumed session then runs with all of Target (model,
@@ -158,8 +162,9 @@ type ContinueResult struct {
 // included).
 //
 // Errors: baton.ErrInvalid (bad input; a Target the engine refuses; a
-// prompt too long to follow the briefing), store.ErrNotFound (workspace),
-// ErrArchived, ErrWorkspaceBusy / ErrStaleEpoch (a transfer is pending),
+// prompt too long to follow the briefing), ErrNoWorkspace,
+// ErrArchived, ErrNoSession (req.Session unknown or of another workspace),
+// ErrWorkspaceBusy / ErrStaleEpoch (a transfer is pending),
 // ErrSessionRunning, ErrResumeOnly (automated and nothing to resume: the
 // result's Plan says why, and nothing was written), ErrClosed, and
 // whatever Start returns (the engine's errors, after which the session row
@@ -183,7 +188,7 @@ func (s *Service) Continue(ctx context.Context, req ContinueRequest) (ContinueRe
 	var refusal error
 	err := s.contUpdate(ctx, j, func(tx store.Tx) error {
 		refusal = nil
-		ws, err := tx.GetWorkspace(req.Workspace)
+		ws, err := GetWorkspace(tx, req.Workspace)
 		if err != nil {
 			return err
 		}
@@ -191,6 +196,9 @@ func (s *Service) Continue(ctx context.Context, req ContinueRequest) (ContinueRe
 			return ErrArchived
 		}
 		if err := CheckWritable(tx, ws.ID, Owner{}); err != nil {
+			return err
+		}
+		if err := j.endingFrom(tx, req.Session); err != nil {
 			return err
 		}
 		var target baton.EngineConfig
@@ -227,13 +235,5 @@ func (s *Service) checkContinue(ctx context.Context, prompt, task, ending string
 	if target == (baton.EngineConfig{}) {
 		return nil
 	}
-	if err := target.Validate(); err != nil {
-		return err
-	}
-	if v, ok := s.engine.(engine.Validator); ok {
-		if err := v.Validate(target.Normalize()); err != nil {
-			return baton.Errorf(baton.ErrInvalid, "target configuration: %v", err)
-		}
-	}
-	return nil
+	return CheckConfig(s.engine, target)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
@@ -42,6 +43,30 @@ func (j *contJob) build() {
 	j.briefing = briefing(j.task, j.ending, j.prompt, events, j.limits)
 	j.opening = opening(j.briefing, j.prompt, j.task)
 	j.built = true
+}
+
+// endingFrom fills j.ending with the end reason of session id, the session
+// the continuation follows, when the caller gave no ending: a session still
+// starting or running when the continuation was queued ends later (crashed
+// before ready, or cut off by a restart and ended by Reconcile), and its
+// ending must still brief the fresh session. It changes nothing once the
+// briefing is built. Errors: ErrNoSession (unknown, or of another
+// workspace), the store's.
+func (j *contJob) endingFrom(tx store.Tx, id baton.SessionID) error {
+	if id == "" || strings.TrimSpace(j.ending) != "" || j.built {
+		return nil
+	}
+	prev, err := tx.GetSession(id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && prev.Workspace != j.ws) {
+		return baton.Errorf(ErrNoSession, "%s", id)
+	}
+	if err != nil {
+		return err
+	}
+	if prev.Status == store.SessionEnded {
+		j.ending = prev.EndReason
+	}
+	return nil
 }
 
 // tooLong reports an opening prompt Start would refuse.
@@ -124,7 +149,7 @@ func (s *Service) contExecute(ctx context.Context, j *contJob, plan Plan, mayRet
 	missing := plan.Session
 	res.Missing = missing.ID
 	if rerr := s.store.Update(context.WithoutCancel(ctx), func(tx store.Tx) error {
-		return Rollback(tx, missing.ID, s.clock.Now())
+		return Rollback(tx, missing.ID, "native session missing", s.clock.Now())
 	}); rerr != nil {
 		return res, errors.Join(err, rerr)
 	}
@@ -144,7 +169,7 @@ func (s *Service) contExecute(ctx context.Context, j *contJob, plan Plan, mayRet
 // contStart carries out one plan through Start.
 func (s *Service) contStart(ctx context.Context, j *contJob, plan Plan) (ContinueResult, error) {
 	res := ContinueResult{Plan: plan, Prompt: j.prompt}
-	req := StartRequest{Workspace: j.ws, Prompt: j.prompt}
+	req := TurnRequest{Workspace: j.ws, Prompt: j.prompt}
 	if plan.Action == PlanResume {
 		req.Session = plan.Session.ID
 	} else {

@@ -73,7 +73,7 @@ func (f *fixture) continueOK(req session.ContinueRequest) session.ContinueResult
 // resumable leaves the workspace with an ended session holding native-1.
 func (f *fixture) resumable() store.Session {
 	f.t.Helper()
-	s := f.start(session.StartRequest{Prompt: "first"})
+	s := f.start(session.TurnRequest{Prompt: "first"})
 	f.stop(s.ID)
 	return f.session(s.ID)
 }
@@ -175,7 +175,7 @@ func TestContinueOnAnotherAccountStartsFreshAndSwitches(t *testing.T) {
 	}
 	// The next ordinary message resumes the continuation's session.
 	f.stop(res.Session.ID)
-	next := f.start(session.StartRequest{Prompt: "and then?"})
+	next := f.start(session.TurnRequest{Prompt: "and then?"})
 	if l := f.launches(); next.ID != res.Session.ID || l[2].Req.Mode != engine.Resume || l[2].Req.NativeID != res.Session.NativeID {
 		t.Fatalf("next start = %+v", summaries(l))
 	}
@@ -329,7 +329,7 @@ func TestContinueRejects(t *testing.T) {
 		{"ending too long", f.ctx, session.ContinueRequest{Workspace: f.ws, Prompt: "x", Ending: big}, baton.ErrInvalid},
 		{"target without engine", f.ctx, session.ContinueRequest{Workspace: f.ws, Prompt: "x", Target: baton.EngineConfig{Model: "m"}}, baton.ErrInvalid},
 		{"target the engine refuses", f.ctx, session.ContinueRequest{Workspace: f.ws, Prompt: "x", Target: baton.EngineConfig{Engine: "demo", Model: "unknown"}}, baton.ErrInvalid},
-		{"unknown workspace", f.ctx, session.ContinueRequest{Workspace: "nope", Prompt: "x"}, store.ErrNotFound},
+		{"unknown workspace", f.ctx, session.ContinueRequest{Workspace: "nope", Prompt: "x"}, session.ErrNoWorkspace},
 		{"archived workspace", f.ctx, session.ContinueRequest{Workspace: "archived", Prompt: "x"}, session.ErrArchived},
 	}
 	for _, tt := range tests {
@@ -342,7 +342,7 @@ func TestContinueRejects(t *testing.T) {
 	_, err := f.svc.Continue(f.ctx, session.ContinueRequest{Workspace: f.ws, Prompt: "x"})
 	mustIs(t, err, session.ErrWorkspaceBusy)
 	f.release("h1")
-	s := f.start(session.StartRequest{Prompt: "running"})
+	s := f.start(session.TurnRequest{Prompt: "running"})
 	_, err = f.svc.Continue(f.ctx, session.ContinueRequest{Workspace: f.ws, Prompt: "x"})
 	mustIs(t, err, session.ErrSessionRunning)
 	if got := f.session(s.ID); got.Status != store.SessionRunning {

@@ -17,6 +17,8 @@ var (
 	ErrWorkspaceExists = baton.NewError(baton.ECONFLICT, "workspace already exists")
 	// ErrArchived: the workspace is archived and takes no new work.
 	ErrArchived = baton.NewError(baton.ECONFLICT, "workspace is archived")
+	// ErrNoWorkspace: no workspace has that id.
+	ErrNoWorkspace = baton.NewError(baton.ENOTFOUND, "no such workspace")
 	// ErrNoSession: there is no session to resume or message.
 	ErrNoSession = baton.NewError(baton.ENOTFOUND, "no such session")
 	// ErrLaunchRefused: a launch's precondition (supplied by the caller,

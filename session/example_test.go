@@ -31,7 +31,7 @@ func ExampleService() {
 		return
 	}
 
-	s, err := svc.Start(ctx, session.StartRequest{Workspace: ws, Prompt: "Add a --verbose flag."})
+	s, err := svc.Start(ctx, session.TurnRequest{Workspace: ws, Prompt: "Add a --verbose flag."})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -41,7 +41,7 @@ func ExampleService() {
 		fmt.Println(err)
 		return
 	}
-	if _, err := svc.Start(ctx, session.StartRequest{Workspace: ws, Prompt: "Now document it."}); err != nil {
+	if _, err := svc.Start(ctx, session.TurnRequest{Workspace: ws, Prompt: "Now document it."}); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -74,7 +74,7 @@ func (f *fixture) newService(st store.Store) *session.Service {
 }
 
 // start runs an ordinary Start and fails the test on error.
-func (f *fixture) start(req session.StartRequest) store.Session {
+func (f *fixture) start(req session.TurnRequest) store.Session {
 	f.t.Helper()
 	if req.Workspace == "" {
 		req.Workspace = f.ws
@@ -170,7 +170,7 @@ func (f *fixture) reserve(h baton.HandoffID) session.Owner {
 	f.t.Helper()
 	var o session.Owner
 	f.update(func(tx store.Tx) (err error) {
-		o, err = session.Take(tx, f.ws, h, "test", f.clk.Now(), time.Minute)
+		o, err = session.Take(tx, f.ws, h, session.Lease{Holder: "test", Expires: f.clk.Now().Add(time.Minute)}, f.clk.Now())
 		return err
 	})
 	return o

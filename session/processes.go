@@ -2,7 +2,10 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"sync"
+
+	"github.com/batonhq/baton/clock"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
@@ -10,7 +13,7 @@ import (
 )
 
 // LaunchRequest asks the Service to start an engine process under the
-// workspace's rules. The embedded StartRequest is passed to the engine; its
+// workspace's rules. The embedded TurnRequest is passed to the engine; its
 // Owner token must be the reservation's when one is held.
 type LaunchRequest struct {
 	engine.StartRequest
@@ -174,7 +177,7 @@ func (s *Service) Halt(ctx context.Context, ws baton.WorkspaceID) (engine.StopOu
 	}
 	out, err := engine.NotRunning, error(nil)
 	if alive(r.proc) {
-		out, err = r.proc.Stop(ctx)
+		out, err = s.stopProc(ctx, r.proc)
 	}
 	if out.Confirmed() {
 		// Record the end now rather than when the watcher gets to it, so
@@ -188,6 +191,28 @@ func (s *Service) Halt(ctx context.Context, ws baton.WorkspaceID) (engine.StopOu
 		sl.mu.Lock()
 		r.halted = true
 		sl.mu.Unlock()
+	}
+	return out, err
+}
+
+// stopProc asks p to stop within the Service's stop timeout. An outcome
+// the engine did not confirm in time is engine.Timeout.
+func (s *Service) stopProc(ctx context.Context, p engine.Process) (engine.StopOutcome, error) {
+	sctx, cancel := clock.WithTimeout(ctx, s.clock, s.stopTime)
+	defer cancel()
+	out, err := p.Stop(sctx)
+	if !out.Confirmed() && sctx.Err() != nil {
+		if !alive(p) {
+			// It ended while the stop was being given up on.
+			return engine.NotRunning, nil
+		}
+		out = engine.Timeout
+		if clock.TimedOut(sctx) {
+			err = fmt.Errorf("not confirmed within %s", s.stopTime)
+		}
+	}
+	if out == "" {
+		out = engine.Failed
 	}
 	return out, err
 }

@@ -50,10 +50,20 @@ func Reserved(tx store.Tx, ws baton.WorkspaceID) (bool, error) {
 	return r.Held, err
 }
 
+// Lease names the process that drives a reserved workspace's transfer: its
+// instance id, the Incarnation of the store.Exclusive store it writes
+// through (empty on a shared store), and until when it holds the lease
+// unless renewed.
+type Lease struct {
+	Holder  string
+	Store   string
+	Expires time.Time
+}
+
 // Take takes (or re-takes) the workspace's reservation for handoff h: a new
-// owner token, the epoch incremented, the lease given to holder until
-// now+ttl. It returns the new Owner; only its hash is stored.
-func Take(tx store.Tx, ws baton.WorkspaceID, h baton.HandoffID, holder string, now time.Time, ttl time.Duration) (Owner, error) {
+// owner token, the epoch incremented, the runtime lease given to lease. It
+// returns the new Owner; only its hash is stored.
+func Take(tx store.Tx, ws baton.WorkspaceID, h baton.HandoffID, lease Lease, now time.Time) (Owner, error) {
 	r, err := tx.GetReservation(ws)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return Owner{}, err
@@ -64,8 +74,7 @@ func Take(tx store.Tx, ws baton.WorkspaceID, h baton.HandoffID, holder string, n
 	r.Handoff = h
 	r.Owner = tok.Hash()
 	r.Epoch++
-	r.LeaseHolder = holder
-	r.LeaseExpires = now.Add(ttl)
+	r.LeaseHolder, r.LeaseStore, r.LeaseExpires = lease.Holder, lease.Store, lease.Expires
 	r.UpdatedAt = now
 	if err := tx.PutReservation(r); err != nil {
 		return Owner{}, err
@@ -88,8 +97,7 @@ func Release(tx store.Tx, ws baton.WorkspaceID, h baton.HandoffID, now time.Time
 	}
 	r.Held = false
 	r.Owner = baton.TokenHash{}
-	r.LeaseHolder = ""
-	r.LeaseExpires = time.Time{}
+	r.LeaseHolder, r.LeaseStore, r.LeaseExpires = "", "", time.Time{}
 	r.UpdatedAt = now
 	return tx.PutReservation(r)
 }

@@ -106,5 +106,5 @@ func TestAssertWritable(t *testing.T) {
 	if err := f.svc.AssertWritable(f.ctx, f.ws, o); err != nil {
 		t.Fatalf("owner: %v", err)
 	}
-	mustIs(t, f.svc.AssertWritable(f.ctx, "nope", session.Owner{}), store.ErrNotFound)
+	mustIs(t, f.svc.AssertWritable(f.ctx, "nope", session.Owner{}), session.ErrNoWorkspace)
 }

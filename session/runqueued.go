@@ -123,8 +123,8 @@ func (s *Service) claim(ctx context.Context, id baton.ContinuationID, j *contJob
 			c.State, c.Reason, c.UpdatedAt = state, reason, s.clock.Now()
 			return tx.PutContinuation(c)
 		}
-		ws, err := tx.GetWorkspace(c.Workspace)
-		if errors.Is(err, store.ErrNotFound) {
+		ws, err := GetWorkspace(tx, c.Workspace)
+		if errors.Is(err, ErrNoWorkspace) {
 			return mark(claimRefused, store.ContinuationRefused, "the workspace no longer exists")
 		}
 		if err != nil {
@@ -137,6 +137,12 @@ func (s *Service) claim(ctx context.Context, id baton.ContinuationID, j *contJob
 			out = claimDeferred
 			return err
 		}
+		// The session it follows may have ended after it was queued: its
+		// ending briefs the fresh session and is kept on the record.
+		if err := j.endingFrom(tx, c.Session); err != nil && !errors.Is(err, ErrNoSession) {
+			return err
+		}
+		c.Ending = j.ending
 		var target baton.EngineConfig
 		plan, target, err = s.contPlanTx(tx, ws, c.Target, j)
 		switch {

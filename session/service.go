@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -24,10 +25,11 @@ var ErrClosed = baton.NewError(baton.EUNAVAILABLE, "session service closed")
 // of processes it launched, which the transfer coordinator shares, so that at
 // most one process runs in a workspace at a time.
 type Service struct {
-	store  store.Store
-	engine engine.Engine
-	clock  clock.Clock
-	log    *zap.Logger
+	store    store.Store
+	engine   engine.Engine
+	clock    clock.Clock
+	log      *zap.Logger
+	stopTime time.Duration
 
 	mu     sync.Mutex
 	slots  map[baton.WorkspaceID]*slot
@@ -44,6 +46,15 @@ func WithClock(c clock.Clock) Option { return func(s *Service) { s.clock = c } }
 // WithLogger sets the logger (default: zap.NewNop()).
 func WithLogger(l *zap.Logger) Option { return func(s *Service) { s.log = l } }
 
+// DefaultStopTimeout bounds a stop the Service asks of an engine.
+const DefaultStopTimeout = 30 * time.Second
+
+// WithStopTimeout bounds every stop the Service asks of an engine (Halt,
+// Stop, Close; default DefaultStopTimeout, and d <= 0 means the default).
+// A stop not confirmed by then is reported as engine.Timeout: the process
+// may still run, and nothing takes it for stopped.
+func WithStopTimeout(d time.Duration) Option { return func(s *Service) { s.stopTime = d } }
+
 // New returns a Service over st that starts processes with eng (usually an
 // *engine.Registry). Errors: baton.ErrInvalid for a nil store or engine.
 func New(st store.Store, eng engine.Engine, opts ...Option) (*Service, error) {
@@ -59,6 +70,9 @@ func New(st store.Store, eng engine.Engine, opts ...Option) (*Service, error) {
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()
+	}
+	if s.stopTime <= 0 {
+		s.stopTime = DefaultStopTimeout
 	}
 	return s, nil
 }
@@ -99,7 +113,7 @@ func (s *Service) Close(ctx context.Context) error {
 		r := sl.run
 		sl.mu.Unlock()
 		if r != nil && alive(r.proc) {
-			if out, err := r.proc.Stop(ctx); !out.Confirmed() {
+			if out, err := s.stopProc(ctx, r.proc); !out.Confirmed() {
 				s.log.Warn("stop at close not confirmed", zapSession(r.session), zap.String("outcome", string(out)), zapErr(err))
 			}
 		}
@@ -108,13 +122,16 @@ func (s *Service) Close(ctx context.Context) error {
 }
 
 // CreateWorkspace inserts a workspace. ID must be a valid id and Config a
-// valid configuration. Errors: baton.ErrInvalid, ErrWorkspaceExists.
+// configuration the Service's engine offers (see CheckConfig). Errors:
+// baton.ErrInvalid (also matching engine.ErrUnknownEngine or
+// engine.ErrUnsupportedConfig for a configuration the engines do not
+// offer), ErrWorkspaceExists.
 func (s *Service) CreateWorkspace(ctx context.Context, w store.Workspace) (store.Workspace, error) {
 	w.ID = baton.WorkspaceID(strings.TrimSpace(string(w.ID)))
-	if !baton.ValidID(string(w.ID)) {
-		return store.Workspace{}, baton.Errorf(baton.ErrInvalid, "workspace id must be 1..%d printable characters", baton.MaxIDLen)
+	if err := CheckWorkspaceID(w.ID); err != nil {
+		return store.Workspace{}, err
 	}
-	if err := w.Config.Validate(); err != nil {
+	if err := CheckConfig(s.engine, w.Config); err != nil {
 		return store.Workspace{}, err
 	}
 	w.Config = w.Config.Normalize()
@@ -130,14 +147,14 @@ func (s *Service) CreateWorkspace(ctx context.Context, w store.Workspace) (store
 
 // ArchiveWorkspace marks a workspace archived: it takes no new work (no
 // start, no transfer) and keeps its history. Archiving twice is a no-op.
-// Errors: store.ErrNotFound, ErrWorkspaceBusy while a transfer holds the
+// Errors: ErrNoWorkspace, ErrWorkspaceBusy while a transfer holds the
 // reservation, ErrSessionRunning while a process runs there.
 func (s *Service) ArchiveWorkspace(ctx context.Context, ws baton.WorkspaceID) error {
 	if id, ok := s.Running(ws); ok {
 		return baton.Errorf(ErrSessionRunning, "session %s", id)
 	}
 	return s.store.Update(ctx, func(tx store.Tx) error {
-		w, err := tx.GetWorkspace(ws)
+		w, err := GetWorkspace(tx, ws)
 		if err != nil {
 			return err
 		}
@@ -152,16 +169,16 @@ func (s *Service) ArchiveWorkspace(ctx context.Context, ws baton.WorkspaceID) er
 	})
 }
 
-// Workspace returns a workspace. Errors: store.ErrNotFound.
+// Workspace returns a workspace. Errors: ErrNoWorkspace.
 func (s *Service) Workspace(ctx context.Context, ws baton.WorkspaceID) (w store.Workspace, err error) {
-	err = s.store.View(ctx, func(tx store.Tx) error { w, err = tx.GetWorkspace(ws); return err })
+	err = s.store.View(ctx, func(tx store.Tx) error { w, err = GetWorkspace(tx, ws); return err })
 	return w, err
 }
 
 // Sessions returns a workspace's sessions in creation order.
 func (s *Service) Sessions(ctx context.Context, ws baton.WorkspaceID) (out []store.Session, err error) {
 	err = s.store.View(ctx, func(tx store.Tx) error {
-		if _, err := tx.GetWorkspace(ws); err != nil {
+		if _, err := GetWorkspace(tx, ws); err != nil {
 			return err
 		}
 		out, err = tx.ListSessions(ws)
@@ -171,7 +188,7 @@ func (s *Service) Sessions(ctx context.Context, ws baton.WorkspaceID) (out []sto
 }
 
 // Current returns the workspace's current session. Errors: ErrNoSession,
-// store.ErrNotFound (no such workspace).
+// ErrNoWorkspace.
 func (s *Service) Current(ctx context.Context, ws baton.WorkspaceID) (cur store.Session, err error) {
 	err = s.store.View(ctx, func(tx store.Tx) error { cur, err = Current(tx, ws); return err })
 	return cur, err
@@ -183,7 +200,7 @@ func (s *Service) Current(ctx context.Context, ws baton.WorkspaceID) (cur store.
 // someone else. Call it before any write a host makes on its own.
 func (s *Service) AssertWritable(ctx context.Context, ws baton.WorkspaceID, owner Owner) error {
 	return s.store.View(ctx, func(tx store.Tx) error {
-		if _, err := tx.GetWorkspace(ws); err != nil {
+		if _, err := GetWorkspace(tx, ws); err != nil {
 			return err
 		}
 		return CheckWritable(tx, ws, owner)

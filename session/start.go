@@ -12,8 +12,8 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// StartRequest asks for an ordinary turn in a workspace.
-type StartRequest struct {
+// TurnRequest asks for an ordinary turn in a workspace.
+type TurnRequest struct {
 	Workspace baton.WorkspaceID
 	// Prompt is the turn's opening prompt (required).
 	Prompt string
@@ -33,13 +33,13 @@ const MaxPromptChars = 200_000
 
 // Start starts or resumes a session and waits (until ctx is done) for the
 // engine to confirm readiness; it returns the session as recorded then.
-// Errors: baton.ErrInvalid (bad input), store.ErrNotFound (workspace),
+// Errors: baton.ErrInvalid (bad input), ErrNoWorkspace,
 // ErrArchived, ErrWorkspaceBusy / ErrStaleEpoch (reserved),
 // ErrSessionRunning, ErrNoSession (explicit session unknown), and the
 // engine's errors (engine.ErrSessionMissing, engine.ErrReadyRejected, ...)
 // after which the session row is marked ended with the reason. Not safe to
 // retry blindly after an engine error: the row shows what happened.
-func (s *Service) Start(ctx context.Context, req StartRequest) (store.Session, error) {
+func (s *Service) Start(ctx context.Context, req TurnRequest) (store.Session, error) {
 	if ctx == nil {
 		return store.Session{}, baton.Errorf(baton.ErrInvalid, "nil context")
 	}
@@ -57,7 +57,7 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (store.Session, e
 // per workspace, and none while a process runs there: checked before a row
 // is chosen, so a refused start never touches the row of the session that
 // runs, and a previous run's late end never lands on the next run.
-func (s *Service) launchStart(ctx context.Context, req StartRequest) (engine.Process, store.Session, error) {
+func (s *Service) launchStart(ctx context.Context, req TurnRequest) (engine.Process, store.Session, error) {
 	// A reserved workspace answers busy before anything else (and again in
 	// the transaction below, which is what counts).
 	if err := s.AssertWritable(ctx, req.Workspace, req.Owner); err != nil {
@@ -73,7 +73,7 @@ func (s *Service) launchStart(ctx context.Context, req StartRequest) (engine.Pro
 	var sess store.Session
 	var dir string
 	err := s.store.Update(ctx, func(tx store.Tx) error {
-		ws, err := tx.GetWorkspace(req.Workspace)
+		ws, err := GetWorkspace(tx, req.Workspace)
 		if err != nil {
 			return err
 		}
@@ -96,7 +96,7 @@ func (s *Service) launchStart(ctx context.Context, req StartRequest) (engine.Pro
 
 // run launches a session already recorded as running and waits for its
 // readiness.
-func (s *Service) run(ctx context.Context, sess store.Session, req StartRequest, dir string) (store.Session, error) {
+func (s *Service) run(ctx context.Context, sess store.Session, req TurnRequest, dir string) (store.Session, error) {
 	p, err := s.launchRecorded(ctx, sess, req, dir)
 	if err != nil {
 		return store.Session{}, err
@@ -107,7 +107,7 @@ func (s *Service) run(ctx context.Context, sess store.Session, req StartRequest,
 // launchRecorded launches a session recorded as running: a resume when it
 // has a native id, fresh otherwise. Its end is recorded when it exits; a
 // failed launch is recorded at once.
-func (s *Service) launchRecorded(ctx context.Context, sess store.Session, req StartRequest, dir string) (engine.Process, error) {
+func (s *Service) launchRecorded(ctx context.Context, sess store.Session, req TurnRequest, dir string) (engine.Process, error) {
 	sreq := engine.StartRequest{
 		Workspace: sess.Workspace, Session: sess.ID, Config: sess.Config,
 		Mode: engine.Fresh, Turn: engine.Normal, Prompt: req.Prompt, Dir: dir, Owner: req.Owner.Token,
@@ -127,7 +127,7 @@ func (s *Service) launchRecorded(ctx context.Context, sess store.Session, req St
 }
 
 // choose picks the session to run and records it as running and activated.
-func (s *Service) choose(tx store.Tx, ws store.Workspace, req StartRequest) (store.Session, error) {
+func (s *Service) choose(tx store.Tx, ws store.Workspace, req TurnRequest) (store.Session, error) {
 	now := s.clock.Now()
 	var sess store.Session
 	switch {
@@ -182,7 +182,7 @@ func (s *Service) awaitReady(ctx context.Context, p engine.Process, sess store.S
 			}
 		default:
 		}
-		s.endWith(sess.ID, reason, true)
+		s.endWith(sess.ID, reason, true, false)
 		return store.Session{}, err
 	}
 	var out store.Session
@@ -199,12 +199,16 @@ func (s *Service) awaitReady(ctx context.Context, p engine.Process, sess store.S
 }
 
 // ended records that a session's process is gone, once.
-func (s *Service) ended(id baton.SessionID, reason string) { s.endWith(id, reason, false) }
+func (s *Service) ended(id baton.SessionID, reason string) { s.endWith(id, reason, false, false) }
 
 // endWith records a session's end. With overwrite, an end already recorded
 // by the exit watcher gets this more precise reason (a row running again
 // is never touched).
-func (s *Service) endWith(id baton.SessionID, reason string, overwrite bool) {
+// With idle, a row still idle is ended too: a transfer's target runs while
+// its row is idle until the completion commits, and an end that wins the
+// race against that commit must still be on record (the completion then
+// keeps it ended).
+func (s *Service) endWith(id baton.SessionID, reason string, overwrite, idle bool) {
 	ctx := context.Background()
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		cur, err := tx.GetSession(id)
@@ -215,7 +219,7 @@ func (s *Service) endWith(id baton.SessionID, reason string, overwrite bool) {
 			cur.EndReason = reason
 			return tx.PutSession(cur)
 		}
-		if cur.Status != store.SessionRunning {
+		if cur.Status != store.SessionRunning && (!idle || cur.Status != store.SessionIdle) {
 			return nil
 		}
 		now := s.clock.Now()
@@ -246,7 +250,7 @@ func endReason(st engine.ExitStatus) string {
 // Stop stops the process running in the workspace and returns the confirmed
 // outcome (engine.NotRunning when nothing runs). Errors: ErrWorkspaceBusy /
 // ErrStaleEpoch while reserved by someone else (a pending transfer is
-// stopped through its coordinator), store.ErrNotFound.
+// stopped through its coordinator), ErrNoWorkspace.
 func (s *Service) Stop(ctx context.Context, ws baton.WorkspaceID, owner Owner) (engine.StopOutcome, error) {
 	if err := s.AssertWritable(ctx, ws, owner); err != nil {
 		return "", err
@@ -255,6 +259,10 @@ func (s *Service) Stop(ctx context.Context, ws baton.WorkspaceID, owner Owner) (
 }
 
 // RecordEnd records that session id's process ended with st, if the row
-// still says it runs. Callers that launch through Launch with their own
-// session rows (the transfer coordinator) hand it to LaunchRequest.OnExit.
-func (s *Service) RecordEnd(id baton.SessionID, st engine.ExitStatus) { s.ended(id, endReason(st)) }
+// still says it runs or is still idle (a transfer's target whose first turn
+// ended before its completion committed). Callers that launch through
+// Launch with their own session rows (the transfer coordinator) hand it to
+// LaunchRequest.OnExit.
+func (s *Service) RecordEnd(id baton.SessionID, st engine.ExitStatus) {
+	s.endWith(id, endReason(st), false, true)
+}

@@ -33,7 +33,7 @@ func summaries(ls []enginetest.Launch) []launchSummary {
 
 func TestStartFreshThenImplicitResume(t *testing.T) {
 	f := newFixture(t)
-	first := f.start(session.StartRequest{Prompt: "hello"})
+	first := f.start(session.TurnRequest{Prompt: "hello"})
 	if first.NativeID != "native-1" || first.Status != store.SessionRunning || first.ActivationOrder != 1 || first.Config != cfgA {
 		t.Fatalf("first session = %+v", first)
 	}
@@ -41,7 +41,7 @@ func TestStartFreshThenImplicitResume(t *testing.T) {
 		t.Fatalf("current = %s, %v; want %s", cur.ID, err, first.ID)
 	}
 	f.stop(first.ID)
-	again := f.start(session.StartRequest{Prompt: "and now?"})
+	again := f.start(session.TurnRequest{Prompt: "and now?"})
 	if again.ID != first.ID {
 		t.Fatalf("implicit resume started %s, want %s", again.ID, first.ID)
 	}
@@ -73,7 +73,7 @@ func TestStartImplicitResumeNeedsSameAccountAndNativeID(t *testing.T) {
 			f := newFixture(t)
 			f.insertSession(tt.history)
 			f.setConfig(tt.wsCfg)
-			got := f.start(session.StartRequest{Prompt: "go"})
+			got := f.start(session.TurnRequest{Prompt: "go"})
 			l := f.launches()
 			if len(l) != 1 || l[0].Req.Mode != tt.want {
 				t.Fatalf("launches = %+v, want one %s", summaries(l), tt.want)
@@ -92,12 +92,12 @@ func TestStartExplicitAndForcedFresh(t *testing.T) {
 	f := newFixture(t)
 	old := f.insertSession(store.Session{ID: "old", ActivationOrder: 1})
 	f.insertSession(store.Session{ID: "new", ActivationOrder: 2})
-	got := f.start(session.StartRequest{Session: old.ID, Prompt: "explicit"})
+	got := f.start(session.TurnRequest{Session: old.ID, Prompt: "explicit"})
 	if got.ID != old.ID || got.ActivationOrder != 3 {
 		t.Fatalf("explicit = %+v", got)
 	}
 	f.stop(got.ID)
-	fresh := f.start(session.StartRequest{Fresh: true, Prompt: "forced"})
+	fresh := f.start(session.TurnRequest{Fresh: true, Prompt: "forced"})
 	if fresh.ID == old.ID || fresh.ID == "new" {
 		t.Fatalf("Fresh reused %s", fresh.ID)
 	}
@@ -113,7 +113,7 @@ func TestStartExplicitAndForcedFresh(t *testing.T) {
 func TestStartRefusedWhileReserved(t *testing.T) {
 	f := newFixture(t)
 	o := f.reserve("h1")
-	_, err := f.svc.Start(f.ctx, session.StartRequest{Workspace: f.ws, Prompt: "hi"})
+	_, err := f.svc.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: "hi"})
 	mustIs(t, err, session.ErrWorkspaceBusy)
 	if n := len(f.launches()); n != 0 {
 		t.Fatalf("launches = %d, want 0", n)
@@ -122,7 +122,7 @@ func TestStartRefusedWhileReserved(t *testing.T) {
 		t.Fatalf("a refused start wrote sessions: %+v", all)
 	}
 	// The owner may start.
-	s := f.start(session.StartRequest{Prompt: "owner", Owner: o})
+	s := f.start(session.TurnRequest{Prompt: "owner", Owner: o})
 	if l := f.launches(); len(l) != 1 || !l[0].Req.Owner.Equal(o.Token) || s.NativeID == "" {
 		t.Fatalf("owner launch = %+v", summaries(l))
 	}
@@ -130,8 +130,8 @@ func TestStartRefusedWhileReserved(t *testing.T) {
 
 func TestStartRefusedWhileAnotherRuns(t *testing.T) {
 	f := newFixture(t)
-	f.start(session.StartRequest{Prompt: "one"})
-	for _, req := range []session.StartRequest{
+	f.start(session.TurnRequest{Prompt: "one"})
+	for _, req := range []session.TurnRequest{
 		{Workspace: f.ws, Prompt: "two"},
 		{Workspace: f.ws, Prompt: "two", Fresh: true},
 	} {
@@ -149,7 +149,7 @@ func TestStartRefusedWhileAnotherRuns(t *testing.T) {
 func TestStartEngineErrorRecordedAsEnded(t *testing.T) {
 	f := newFixture(t)
 	f.eng.Push(enginetest.Script{StartErr: engine.ErrAuth})
-	_, err := f.svc.Start(f.ctx, session.StartRequest{Workspace: f.ws, Prompt: "hi"})
+	_, err := f.svc.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: "hi"})
 	mustIs(t, err, engine.ErrAuth)
 	all, err := f.svc.Sessions(f.ctx, f.ws)
 	if err != nil || len(all) != 1 {
@@ -164,7 +164,7 @@ func TestStartEngineErrorRecordedAsEnded(t *testing.T) {
 func TestStartNotReadyRecordedAsEnded(t *testing.T) {
 	f := newFixture(t)
 	f.eng.Push(enginetest.Script{Ready: enginetest.ExitBeforeReady, ExitCode: 137})
-	_, err := f.svc.Start(f.ctx, session.StartRequest{Workspace: f.ws, Prompt: "hi"})
+	_, err := f.svc.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: "hi"})
 	mustIs(t, err, engine.ErrExitedBeforeReady)
 	all, _ := f.svc.Sessions(f.ctx, f.ws)
 	if len(all) != 1 {
@@ -194,17 +194,17 @@ func TestStartRejectsBadInput(t *testing.T) {
 	tests := []struct {
 		name string
 		ctx  context.Context
-		req  session.StartRequest
+		req  session.TurnRequest
 		want error
 	}{
-		{"nil context", nil, session.StartRequest{Workspace: f.ws, Prompt: "x"}, baton.ErrInvalid},
-		{"empty prompt", f.ctx, session.StartRequest{Workspace: f.ws}, baton.ErrInvalid},
-		{"blank prompt", f.ctx, session.StartRequest{Workspace: f.ws, Prompt: " \n\t"}, baton.ErrInvalid},
-		{"prompt too long", f.ctx, session.StartRequest{Workspace: f.ws, Prompt: strings.Repeat("x", session.MaxPromptChars+1)}, baton.ErrInvalid},
-		{"unknown workspace", f.ctx, session.StartRequest{Workspace: "nope", Prompt: "x"}, store.ErrNotFound},
-		{"archived workspace", f.ctx, session.StartRequest{Workspace: baton.WorkspaceID(other), Prompt: "x"}, session.ErrArchived},
-		{"unknown session", f.ctx, session.StartRequest{Workspace: f.ws, Session: "ghost", Prompt: "x"}, session.ErrNoSession},
-		{"session of another workspace", f.ctx, session.StartRequest{Workspace: f.ws, Session: foreign.ID, Prompt: "x"}, session.ErrNoSession},
+		{"nil context", nil, session.TurnRequest{Workspace: f.ws, Prompt: "x"}, baton.ErrInvalid},
+		{"empty prompt", f.ctx, session.TurnRequest{Workspace: f.ws}, baton.ErrInvalid},
+		{"blank prompt", f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: " \n\t"}, baton.ErrInvalid},
+		{"prompt too long", f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: strings.Repeat("x", session.MaxPromptChars+1)}, baton.ErrInvalid},
+		{"unknown workspace", f.ctx, session.TurnRequest{Workspace: "nope", Prompt: "x"}, session.ErrNoWorkspace},
+		{"archived workspace", f.ctx, session.TurnRequest{Workspace: baton.WorkspaceID(other), Prompt: "x"}, session.ErrArchived},
+		{"unknown session", f.ctx, session.TurnRequest{Workspace: f.ws, Session: "ghost", Prompt: "x"}, session.ErrNoSession},
+		{"session of another workspace", f.ctx, session.TurnRequest{Workspace: f.ws, Session: foreign.ID, Prompt: "x"}, session.ErrNoSession},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

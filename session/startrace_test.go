@@ -11,8 +11,8 @@ import (
 // the session that runs (it used to record "start failed" on it).
 func TestRefusedStartKeepsTheRunningRow(t *testing.T) {
 	f := newFixture(t)
-	s := f.start(session.StartRequest{Prompt: "one"})
-	for _, req := range []session.StartRequest{{Prompt: "two"}, {Prompt: "two", Session: s.ID}} {
+	s := f.start(session.TurnRequest{Prompt: "one"})
+	for _, req := range []session.TurnRequest{{Prompt: "two"}, {Prompt: "two", Session: s.ID}} {
 		req.Workspace = f.ws
 		_, err := f.svc.Start(f.ctx, req)
 		mustIs(t, err, session.ErrSessionRunning)
@@ -29,7 +29,7 @@ func TestLateExitDoesNotEndTheNextRun(t *testing.T) {
 	f := newFixture(t)
 	g := newGateStore(f.st)
 	f.svc = f.newService(g)
-	s := f.start(session.StartRequest{Prompt: "one"})
+	s := f.start(session.TurnRequest{Prompt: "one"})
 	gt := g.arm()
 	f.launches()[0].Proc.Finish(0, nil) // the first run ends on its own
 	<-gt.reached                        // its watcher is about to record that
@@ -39,7 +39,7 @@ func TestLateExitDoesNotEndTheNextRun(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		again, err := f.svc.Start(f.ctx, session.StartRequest{Workspace: f.ws, Prompt: "two"})
+		again, err := f.svc.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: "two"})
 		done <- result{again, err}
 	}()
 	close(gt.release)

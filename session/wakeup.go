@@ -14,7 +14,7 @@ import (
 // ScheduleWakeup stores a wakeup: Prompt delivered at At, to the pinned
 // Session when set (it must belong to the workspace), else to whichever
 // session is current then. Errors: baton.ErrInvalid (empty or over-long
-// prompt, zero time), store.ErrNotFound (workspace), ErrNoSession (pinned
+// prompt, zero time), ErrNoWorkspace, ErrNoSession (pinned
 // session unknown or of another workspace).
 func (s *Service) ScheduleWakeup(ctx context.Context, w store.Wakeup) (store.Wakeup, error) {
 	if strings.TrimSpace(w.Prompt) == "" || len(w.Prompt) > MaxPromptChars {
@@ -28,7 +28,7 @@ func (s *Service) ScheduleWakeup(ctx context.Context, w store.Wakeup) (store.Wak
 	w.Status = store.WakeupPending
 	w.CreatedAt, w.UpdatedAt = now, now
 	err := s.store.Update(ctx, func(tx store.Tx) error {
-		if _, err := tx.GetWorkspace(w.Workspace); err != nil {
+		if _, err := GetWorkspace(tx, w.Workspace); err != nil {
 			return err
 		}
 		if w.Session != "" {
@@ -51,7 +51,7 @@ func (s *Service) ScheduleWakeup(ctx context.Context, w store.Wakeup) (store.Wak
 // Wakeups returns a workspace's wakeups ordered by time.
 func (s *Service) Wakeups(ctx context.Context, ws baton.WorkspaceID) (out []store.Wakeup, err error) {
 	err = s.store.View(ctx, func(tx store.Tx) error {
-		if _, err := tx.GetWorkspace(ws); err != nil {
+		if _, err := GetWorkspace(tx, ws); err != nil {
 			return err
 		}
 		out, err = tx.ListWakeups(ws)
@@ -132,13 +132,14 @@ func (s *Service) FireDue(ctx context.Context, limit int) (FireResult, error) {
 				outcome = "deferred"
 				return err
 			}
-			target, err = s.wakeupTarget(tx, cur)
+			var why string
+			target, why, err = s.wakeupTarget(tx, cur)
 			if err != nil {
 				return err
 			}
 			cur.UpdatedAt = s.clock.Now()
 			if target.ID == "" {
-				cur.Status, outcome = store.WakeupCancelled, "refused"
+				cur.Status, cur.Reason, outcome = store.WakeupCancelled, why, "refused"
 			} else {
 				cur.Status, outcome = store.WakeupFired, "fired"
 			}
@@ -153,7 +154,7 @@ func (s *Service) FireDue(ctx context.Context, limit int) (FireResult, error) {
 		case "refused":
 			res.Refused = append(res.Refused, w.ID)
 		case "fired":
-			_, err := s.Start(ctx, StartRequest{Workspace: w.Workspace, Session: target.ID, Prompt: w.Prompt})
+			_, err := s.Start(ctx, TurnRequest{Workspace: w.Workspace, Session: target.ID, Prompt: w.Prompt})
 			switch {
 			case errors.Is(err, ErrWorkspaceBusy), errors.Is(err, ErrStaleEpoch), errors.Is(err, ErrSessionRunning):
 				// Refused before the engine was called (a transfer reserved
@@ -186,28 +187,36 @@ func (s *Service) repend(ctx context.Context, id baton.WakeupID) error {
 	})
 }
 
-// wakeupTarget is the session a wakeup may resume, or the zero Session: the
-// pinned session, or for an unpinned wakeup the implicit-resume choice
-// (the same rule an ordinary message follows).
-func (s *Service) wakeupTarget(tx store.Tx, w store.Wakeup) (store.Session, error) {
-	ws, err := tx.GetWorkspace(w.Workspace)
+// wakeupTarget is the session a wakeup may resume: the pinned session, or
+// for an unpinned wakeup the implicit-resume choice (the same rule an
+// ordinary message follows). With none, it returns the zero Session and the
+// reason the user is shown (a timer may only resume).
+func (s *Service) wakeupTarget(tx store.Tx, w store.Wakeup) (store.Session, string, error) {
+	ws, err := GetWorkspace(tx, w.Workspace)
 	if err != nil {
-		return store.Session{}, err
+		return store.Session{}, "", err
 	}
+	const only = "; a wakeup may only resume a session, never start a fresh one"
 	if w.Session == "" {
 		all, err := tx.ListSessions(ws.ID)
 		if err != nil {
-			return store.Session{}, err
+			return store.Session{}, "", err
 		}
-		sess, _ := SelectImplicitResume(all, ws.Config)
-		return sess, nil
+		if sess, ok := SelectImplicitResume(all, ws.Config); ok {
+			return sess, "", nil
+		}
+		return store.Session{}, "refused: no session with a native id on " + describe(ws.Config) + only, nil
 	}
 	sess, err := tx.GetSession(w.Session)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Session{}, nil
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return store.Session{}, "refused: its session " + string(w.Session) + " no longer exists" + only, nil
+	case err != nil:
+		return store.Session{}, "", err
+	case sess.NativeID == "":
+		return store.Session{}, "refused: its session " + string(w.Session) + " has no native id to resume" + only, nil
+	case !sess.Config.SameAccount(ws.Config):
+		return store.Session{}, "refused: its session " + string(w.Session) + " belongs to another engine or account than the workspace's " + describe(ws.Config) + only, nil
 	}
-	if err != nil || sess.NativeID == "" || !sess.Config.SameAccount(ws.Config) {
-		return store.Session{}, err
-	}
-	return sess, nil
+	return sess, "", nil
 }

@@ -29,7 +29,7 @@ func TestScheduleWakeupValidation(t *testing.T) {
 		{"blank prompt", store.Wakeup{Workspace: f.ws, Prompt: "  ", At: due}, baton.ErrInvalid},
 		{"prompt too long", store.Wakeup{Workspace: f.ws, Prompt: strings.Repeat("x", session.MaxPromptChars+1), At: due}, baton.ErrInvalid},
 		{"zero time", store.Wakeup{Workspace: f.ws, Prompt: "check"}, baton.ErrInvalid},
-		{"unknown workspace", store.Wakeup{Workspace: "nope", Prompt: "check", At: due}, store.ErrNotFound},
+		{"unknown workspace", store.Wakeup{Workspace: "nope", Prompt: "check", At: due}, session.ErrNoWorkspace},
 		{"unknown pinned session", store.Wakeup{Workspace: f.ws, Session: "ghost", Prompt: "check", At: due}, session.ErrNoSession},
 		{"pinned to another workspace's session", store.Wakeup{Workspace: f.ws, Session: foreign.ID, Prompt: "check", At: due}, session.ErrNoSession},
 	}
@@ -60,7 +60,7 @@ func (f *fixture) wakeupStatus(id baton.WakeupID) store.WakeupStatus {
 
 func TestFireDueResumesTheSession(t *testing.T) {
 	f := newFixture(t)
-	s := f.start(session.StartRequest{Prompt: "work"})
+	s := f.start(session.TurnRequest{Prompt: "work"})
 	f.stop(s.ID)
 	w, err := f.svc.ScheduleWakeup(f.ctx, store.Wakeup{Workspace: f.ws, Session: s.ID, Prompt: "check CI", At: f.clk.Now().Add(time.Hour)})
 	if err != nil {
@@ -90,7 +90,7 @@ func TestFireDueResumesTheSession(t *testing.T) {
 
 func TestFireDueDefersWhileReservedOrRunning(t *testing.T) {
 	f := newFixture(t)
-	s := f.start(session.StartRequest{Prompt: "work"})
+	s := f.start(session.TurnRequest{Prompt: "work"})
 	w, err := f.svc.ScheduleWakeup(f.ctx, store.Wakeup{Workspace: f.ws, Prompt: "check CI", At: f.clk.Now()})
 	if err != nil {
 		t.Fatal(err)

@@ -115,7 +115,10 @@ type Handoff struct {
 	GenerationDeadline time.Time
 	Error              string
 	// StopRequested is set by Stop/cancel before it asks the engine to stop:
-	// from then on no engine callback of the attempt is applied.
+	// from then on no engine callback of the attempt is applied. The
+	// process that drives the transfer carries the request out and clears
+	// it when it settles the handoff (cancelled, or failed with its stop
+	// unconfirmed).
 	StopRequested bool
 	// StopUnconfirmed is set when a stop ended without a confirmed outcome: a
 	// process may still run, so retry and skip are refused until a Stop is
@@ -162,10 +165,10 @@ type Wakeup struct {
 	ID        baton.WakeupID
 	Workspace baton.WorkspaceID
 	// Session is the pinned session; empty means "whichever is current".
-	Session   baton.SessionID
-	Prompt    string
-	At        time.Time
-	Status    WakeupStatus
+	Session baton.SessionID
+	Prompt  string
+	At      time.Time
+	Status  WakeupStatus
 	// Reason says why a wakeup was cancelled (for example, refused at fire
 	// time because nothing could be resumed); empty otherwise.
 	Reason    string

@@ -42,6 +42,36 @@
 // eviction (Options.IdleEvict, off by default) keeps the broader predicate:
 // there a wake source does keep an unattached session open.
 //
+// # Protocol
+//
+// JSON Lines, one object per line. A command is {"id": "c1", "type":
+// "open_session", ...its fields}; its response is {"id": "c1", "type":
+// "response", "command": "open_session", "success": true, "data": {...}},
+// or "success": false with "error" (a stable code) and optional
+// "errorData". Events carry a "type" (and "sessionId" where they belong to
+// a session) and no "id".
+//
+//   - open_session {sessionPath, cwd} answers {sessionId, sessionPath,
+//     attached}. Paths must be absolute (invalid_path) and are
+//     canonicalised (symlinks resolved; for a file that does not exist
+//     yet, its directory). A path held by a closing session or by another
+//     live generation answers session_path_in_use with errorData {owner,
+//     retry_after_ms: 2000}; on a draining host, host_draining.
+//   - prompt {sessionId, text}, get_state {sessionId}, abort {sessionId},
+//     close_session {sessionId}; a handle the host does not know answers
+//     unknown_session, one parked by a drain answers session_closed after
+//     its terminal record.
+//   - get_protocol_info {} answers {instanceId, generation, pid,
+//     capabilities}, capabilities including "multi_session" and
+//     "generation_handoff".
+//   - Events: agent_start, agent_settled, session_closed {sessionId,
+//     reason, sessionPath} with reason client_close, idle_evicted,
+//     host_shutdown, handoff_parked or error, and host_superseded
+//     {instanceId, generation, successor: {socket} | null}.
+//
+// A client told handoff_parked reattaches with open_session {sessionPath}
+// on the successor, which opens the released file at once.
+//
 // Client speaks the protocol from the other side, and Scripted is a small
 // Runtime for demos and tests ("sleep <ms>", echo). examples/rpchost
 // builds a complete host process on both, with the socket takeover a

@@ -86,7 +86,7 @@ func process1(ctx context.Context, w io.Writer, st store.Store, tr transcripts, 
 	// session (the tool restarted while the run waited for its worktree).
 	eng.Push(enginetest.Script{Ready: enginetest.ExitBeforeReady, ExitCode: -1, ExitErr: errors.New("signal: killed")})
 	tr.add(runA, said(recap.User, taskA))
-	_, err = svc.Start(ctx, session.StartRequest{Workspace: runA, Prompt: taskA})
+	_, err = svc.Start(ctx, session.TurnRequest{Workspace: runA, Prompt: taskA})
 	if !errors.Is(err, engine.ErrExitedBeforeReady) {
 		return fmt.Errorf("run A: want a start that never became ready, got %v", err)
 	}
@@ -100,7 +100,7 @@ func process1(ctx context.Context, w io.Writer, st store.Store, tr transcripts, 
 
 	// Run B: a normal session with a native id.
 	tr.add(runB, said(recap.User, taskB))
-	b, err := svc.Start(ctx, session.StartRequest{Workspace: runB, Prompt: taskB})
+	b, err := svc.Start(ctx, session.TurnRequest{Workspace: runB, Prompt: taskB})
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func (d *demo) setup(ctx context.Context, ws baton.WorkspaceID, mission string) 
 	if _, err := svc.CreateWorkspace(ctx, store.Workspace{ID: ws, Name: string(ws), Mission: mission, Root: root, Config: small}); err != nil {
 		return store.Session{}, err
 	}
-	return svc.Start(ctx, session.StartRequest{Workspace: ws, Prompt: mission})
+	return svc.Start(ctx, session.TurnRequest{Workspace: ws, Prompt: mission})
 }
 
 // transferWithReport is the ordinary path: stop the source, let it write a

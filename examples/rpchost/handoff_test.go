@@ -12,7 +12,7 @@ import (
 )
 
 // These tests run real rpchost processes on real unix sockets, one per
-// case listed at the end of HOST.md. Each asserts, per connection, the
+// case the generation-handoff protocol of package engine/host promises. Each asserts, per connection, the
 // wire order host_superseded, then the session's turn events, then
 // session_closed, then the close, and that the old process exits 0 while
 // the test's client never disconnected.
@@ -41,7 +41,7 @@ func TestServingLineAndProtocolInfo(t *testing.T) {
 	}
 }
 
-// HOST.md: an idle attached session: announce, then park, then close, then
+// an idle attached session: announce, then park, then close, then
 // the old process exits while the client never disconnects; and a real
 // successor reopens the parked file immediately.
 func TestIdleAttachedSessionHandsOff(t *testing.T) {
@@ -85,7 +85,7 @@ func TestIdleAttachedSessionHandsOff(t *testing.T) {
 	}
 }
 
-// HOST.md: a mid-turn attached session is parked only after its turn
+// a mid-turn attached session is parked only after its turn
 // settles, even past the grace; a get_state on the old connection during
 // the turn is served. The turn is long and ends by abort once everything
 // was checked, so a slow machine cannot end it early.
@@ -137,7 +137,7 @@ func TestMidTurnSessionParksAfterSettlePastGrace(t *testing.T) {
 	hosttest.Dial(t, b.serving.Socket).Open(file) // free now
 }
 
-// HOST.md: a session holding only a durable wake source is parked without
+// a session holding only a durable wake source is parked without
 // waiting for it (the default grace is ten minutes; the wake source never
 // ends).
 func TestWakeSourceDoesNotHoldTheHandoff(t *testing.T) {
@@ -157,7 +157,7 @@ func TestWakeSourceDoesNotHoldTheHandoff(t *testing.T) {
 	hosttest.CheckOrder(t, w.Order(id, host.EventSessionClosed), []string{host.EventHostSuperseded, "session_closed:handoff_parked", hosttest.Closed})
 }
 
-// HOST.md: a second drain request announces nothing twice (here: the
+// a second drain request announces nothing twice (here: the
 // successor's signal, the poll seeing the replaced entry, and one more
 // signal).
 func TestSecondDrainRequestAnnouncesOnce(t *testing.T) {
@@ -189,7 +189,7 @@ func TestSecondDrainRequestAnnouncesOnce(t *testing.T) {
 		[]string{host.EventHostSuperseded, host.EventAgentSettled, "session_closed:handoff_parked", hosttest.Closed})
 }
 
-// HOST.md: a socket replaced without any signal is noticed and announced
+// a socket replaced without any signal is noticed and announced
 // with the successor; an entry that disappears counts only after three
 // polls, and is announced with no successor.
 func TestReplacedSocketNoticedWithoutSignal(t *testing.T) {
@@ -237,7 +237,7 @@ func TestReplacedSocketNoticedWithoutSignal(t *testing.T) {
 	}
 }
 
-// HOST.md: a shared connection stays open while its other session is
+// a shared connection stays open while its other session is
 // mid-turn.
 func TestSharedConnectionStaysOpenWhileOtherSessionBusy(t *testing.T) {
 	t.Parallel()
@@ -266,7 +266,7 @@ func TestSharedConnectionStaysOpenWhileOtherSessionBusy(t *testing.T) {
 		[]string{host.EventHostSuperseded, "response:get_state", "response:get_state:session_closed", host.EventAgentSettled, "session_closed:handoff_parked", hosttest.Closed})
 }
 
-// HOST.md: no park while a host request for that session is in flight.
+// no park while a host request for that session is in flight.
 // "hold 2000" keeps the prompt command itself in flight with no turn
 // running; the drain signal comes while it is.
 func TestNoParkWhileHostRequestInFlight(t *testing.T) {

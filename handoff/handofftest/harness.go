@@ -204,7 +204,7 @@ func newHarness(t *rapid.T, cfg Config) *harness {
 	}
 	// ws-0 has a running source; ws-1 has only rows written before
 	// activation orders existed (or none); ws-2 starts empty.
-	if _, err := h.homeNode("ws-0").co.Sessions().Start(h.ctx, session.StartRequest{Workspace: "ws-0", Prompt: "start"}); err != nil {
+	if _, err := h.homeNode("ws-0").co.Sessions().Start(h.ctx, session.TurnRequest{Workspace: "ws-0", Prompt: "start"}); err != nil {
 		t.Fatalf("start source: %v", err)
 	}
 	h.legacyRows(t, "ws-1")

@@ -44,12 +44,27 @@
 //     the list writes and every read of the list inside an Update reads.
 //     badger's conflict detection knows keys, not ranges, so without the
 //     guard a scan would not conflict with a later insert into it;
-//   - Session.Seq comes from a counter per workspace, read and written by
-//     each insert.
+//   - Session.Seq, and the insert order of handoffs, continuations,
+//     launches and instructions, come from a counter per workspace and
+//     kind, read and written by each insert;
+//   - the change feed of a workspace is numbered from its own counter,
+//     which a committing Update that wrote handoffs, sessions or
+//     instructions reads and advances just before it commits (one entry
+//     per record, its last value). Of two Updates appending to one
+//     workspace's feed, the second to commit therefore conflicts and
+//     re-runs: Seq follows commit order without gaps, and a rolled-back
+//     or conflicting try leaves no entry. Changes and LastSeq read the
+//     same counter, so a feed read inside an Update is serializable too.
+//
+// Store implements store.Notifier (in process: subscribers are woken after
+// a commit has returned from badger, coalesced, never blocking the
+// committer) and store.Exclusive (Incarnation is a random id minted by
+// each Open: one process holds the directory at a time).
 //
 // Lists cost what they return: the pending handoffs are one key per
-// pending handoff, and DueWakeups reads the pending wakeups in (At, ID)
-// order up to now.
+// pending handoff, the live launches one key per live launch (per
+// workspace and across workspaces), and DueWakeups reads the pending
+// wakeups in (At, ID) order up to now.
 //
 // Besides the store sentinels, errors match ErrLocked, ErrFormat,
 // ErrStorage (badger failed, or a stored value does not decode) and

@@ -15,10 +15,20 @@
 //
 // Every index the store.Tx contract names is a map kept up to date on each
 // write: the pending slot and (workspace, request id) of handoffs, the
-// pending list, sessions, handoffs, wakeups and continuations by workspace,
-// wakeups by pinned session, the queued continuations, and a sorted list of
+// pending list, sessions, handoffs, wakeups, continuations and instructions
+// by workspace, wakeups by pinned session, the queued continuations, the
+// live launches (of all workspaces and by workspace), and a sorted list of
 // pending wakeups for DueWakeups. No query scans records it does not return;
 // list queries sort what they return.
+//
+// The change feed of each workspace is a slice appended when an Update
+// commits: its writes of handoffs, sessions and instructions are noted, one
+// per record (the last value, in the order the records were first
+// written), numbered after the workspace's last change, without gaps. A
+// rolled-back Update leaves the feed untouched. Store implements
+// store.Notifier: after an Update commits changes, and after the write lock
+// is released, each subscriber of a grown workspace (or of all) gets a
+// coalesced wake-up; Close wakes every subscriber once.
 //
 // Records are copied on the way in and out (Handoff.History included), and
 // times are stored in UTC without their monotonic clock reading, as a

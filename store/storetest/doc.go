@@ -21,10 +21,18 @@
 // read-modify-write Updates lose nothing, concurrent inserts of a pending
 // handoff or of one request id have exactly one winner, a View is a
 // consistent snapshot and refuses writes with store.ErrReadOnly); every index
-// of store.Tx and how it follows Puts; the uniqueness rules; the errors
+// of store.Tx and how it follows Puts (live launches included: a launch that
+// is gone is never listed); the uniqueness rules; the errors
 // (store.ErrNotFound, store.ErrDuplicate, store.ErrClosed, a done context);
-// and value semantics (every field of every record round-trips, times as the
-// same instant, and no caller can change a stored record without a Put).
+// value semantics (every field of every record round-trips, times as the
+// same instant, and no caller can change a stored record without a Put); and
+// the change feed: each workspace numbers its changes from 1, one change per
+// handoff, session or instruction a committed transaction wrote, with its
+// last value, none from other kinds or from a rolled-back transaction, none
+// of a transaction's own listed inside it, Changes paging by after and
+// limit, and numbering that follows commit order under concurrent Updates.
+// A store that implements store.Notifier is checked to notify after a
+// commit, once its changes are visible, and only then.
 //
 // Update, View, Diff and TakeSnapshot are exported for the tests of
 // packages built on a store: TakeSnapshot reads what a store holds through
@@ -45,6 +53,14 @@
 // returns an error matching baton.ErrInvalid. "Oldest first" means creation
 // (insert) order; the suite inserts with growing CreatedAt, so a backend
 // ordering by (CreatedAt, insert order) passes too.
+//
+// On the change feed, Run requires the first Seq of a workspace to be 1 and
+// Seqs to increase strictly, but not that they have no gaps; the order of the
+// changes of one transaction is the backend's. On store.Notifier it is
+// stricter than the interface, which allows spurious notifications: the
+// suite expects none while a transaction runs, after a rolled-back one, after
+// a commit that appended no change, or for a subscription to another
+// workspace. It waits up to 10 s for a notification it is owed.
 //
 // Times in the suite have microsecond precision, the finest PostgreSQL
 // keeps. A backend retrying serialization conflicts internally may still

@@ -331,7 +331,10 @@ func testChangesPaging(t *testing.T, s store.Store) {
 		}
 		// Paging through with after = the last Seq seen yields the feed.
 		var paged []store.Change
-		for after := int64(0); ; {
+		for after, pages := int64(0), 0; ; pages++ {
+			if pages > n {
+				t.Fatalf("paging did not end after %d pages", pages)
+			}
 			page, err := tx.Changes("ws-a", after, 4)
 			if err != nil {
 				return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/notify"
 	"github.com/batonhq/baton/store/memstore"
 )
 
@@ -25,21 +26,56 @@ const mutantEnv = "BATON_STORETEST_MUTANT"
 
 var mutants = []struct {
 	name, subtest string
+	pass          bool // a control: the subtest must pass
 }{
-	{"", "Atomicity/FailedUpdateLeavesNothing"}, // control: the real memstore passes
-	{"wrap-fn-error", "Atomicity/FnErrorReturnedAsIs"},
-	{"commit-on-error", "Atomicity/FailedUpdateLeavesNothing"},
-	{"read-then-write", "Isolation/ConcurrentIncrements"},
-	{"writable-view", "Isolation/ViewIsReadOnly"},
-	{"sticky-pending-list", "Handoffs/PendingLifecycle"},
-	{"reversed-sessions", "Indexes/SessionsInCreationOrder"},
-	{"due-ignores-limit", "Indexes/DueWakeups"},
-	{"plain-not-found", "Errors/GettersNotFound"},
-	{"accepts-empty-key", "Errors/EmptyKeysInvalid"},
-	{"noop-close", "Errors/Closed"},
-	{"ignores-context", "Errors/DoneContext"},
-	{"drops-mission", "Values/FullRecordsRoundTrip"},
-	{"shares-history", "Values/RecordsAreValues"},
+	{"", "Atomicity/FailedUpdateLeavesNothing", true}, // control: the real memstore passes
+	{"wrap-fn-error", "Atomicity/FnErrorReturnedAsIs", false},
+	{"commit-on-error", "Atomicity/FailedUpdateLeavesNothing", false},
+	{"read-then-write", "Isolation/ConcurrentIncrements", false},
+	{"writable-view", "Isolation/ViewIsReadOnly", false},
+	{"sticky-pending-list", "Handoffs/PendingLifecycle", false},
+	{"reversed-sessions", "Indexes/SessionsInCreationOrder", false},
+	{"due-ignores-limit", "Indexes/DueWakeups", false},
+	{"plain-not-found", "Errors/GettersNotFound", false},
+	{"accepts-empty-key", "Errors/EmptyKeysInvalid", false},
+	{"noop-close", "Errors/Closed", false},
+	{"ignores-context", "Errors/DoneContext", false},
+	{"drops-mission", "Values/FullRecordsRoundTrip", false},
+	{"shares-history", "Values/RecordsAreValues", false},
+
+	// Launches, instructions and the new record fields.
+	{"sticky-live-launches", "Indexes/LiveLaunches", false},
+	{"live-launches-ignore-workspace", "Indexes/LiveLaunches", false},
+	{"reversed-instructions", "Indexes/Instructions", false},
+	{"drops-native", "Values/FullRecordsRoundTrip", false},
+	{"drops-facts", "Values/FullRecordsRoundTrip", false},
+	{"drops-wakeup-reason", "Values/FullRecordsRoundTrip", false},
+	{"drops-lease-store", "Values/FullRecordsRoundTrip", false},
+	{"drops-launch-epoch", "Values/FullRecordsRoundTrip", false},
+	{"drops-instruction-session", "Values/FullRecordsRoundTrip", false},
+
+	// The change feed: the mutant's own feed, right but for one rule.
+	{"feed-control", "Feed/Numbering", true},
+	{"feed-control", "Feed/OneChangePerRecord", true},
+	{"feed-control", "Feed/OnlyFeedKinds", true},
+	{"feed-control", "Feed/RollbackLeavesNoChange", true},
+	{"feed-control", "Feed/OwnChangesNotListed", true},
+	{"feed-control", "Feed/Paging", true},
+	{"feed-global-seq", "Feed/Numbering", false},
+	{"feed-change-per-write", "Feed/OneChangePerRecord", false},
+	{"feed-first-value", "Feed/OneChangePerRecord", false},
+	{"feed-for-other-kinds", "Feed/OnlyFeedKinds", false},
+	{"feed-keeps-rolled-back", "Feed/RollbackLeavesNoChange", false},
+	{"feed-lists-own", "Feed/OwnChangesNotListed", false},
+	{"feed-ignores-after", "Feed/Paging", false},
+	{"feed-ignores-limit", "Feed/Paging", false},
+
+	// Notifier: the mutant's own notifications.
+	{"notify-control", "Feed/Notifier", true},
+	{"notify-never", "Feed/Notifier", false},
+	{"notify-on-write", "Feed/Notifier", false},
+	{"notify-on-rollback", "Feed/Notifier", false},
+	{"notify-ignores-workspace", "Feed/Notifier", false},
 }
 
 func TestMutantsFail(t *testing.T) {
@@ -51,7 +87,7 @@ func TestMutantsFail(t *testing.T) {
 		if name == "" {
 			name = "control"
 		}
-		t.Run(name, func(t *testing.T) {
+		t.Run(name+"/"+m.subtest, func(t *testing.T) {
 			t.Parallel()
 			group, c, _ := strings.Cut(m.subtest, "/")
 			cmd := exec.CommandContext(t.Context(), os.Args[0],
@@ -61,10 +97,10 @@ func TestMutantsFail(t *testing.T) {
 			cmd.Env = append(os.Environ(), mutantEnv+"="+name, "GORACE=atexit_sleep_ms=0")
 			out, err := cmd.CombinedOutput()
 			want := "--- FAIL: TestMutantChild/" + m.subtest
-			if m.name == "" {
+			if m.pass {
 				want = "--- PASS: TestMutantChild/" + m.subtest
 				if err != nil {
-					t.Fatalf("the real memstore failed %s: %v\n%s", m.subtest, err, out)
+					t.Fatalf("control %q failed %s: %v\n%s", name, m.subtest, err, out)
 				}
 			} else if err == nil {
 				t.Fatalf("%s passed against mutant %q, which breaks the rule it checks:\n%s", m.subtest, m.name, out)
@@ -97,6 +133,14 @@ type mutant struct {
 	store.Store
 	name string
 
+	// commitMu orders the Updates of feed and notify mutants, so that
+	// their own feed follows commit order.
+	commitMu  sync.Mutex
+	feed      map[baton.WorkspaceID][]store.Change // feed mutants, under mu
+	globalSeq int64                                // feed-global-seq, under mu
+	launches  []baton.LaunchID                     // sticky-live-launches, under mu
+	hub       notify.Hub                           // notify mutants
+
 	mu      sync.Mutex
 	cache   map[baton.HandoffID]store.Handoff // shares-history
 	pending map[baton.HandoffID]bool          // sticky-pending-list
@@ -105,6 +149,9 @@ type mutant struct {
 }
 
 func (m *mutant) Update(ctx context.Context, fn func(store.Tx) error) error {
+	if m.isFeedMutant() || m.isNotifyMutant() {
+		return m.ownUpdate(ctx, fn)
+	}
 	switch m.name {
 	case "wrap-fn-error":
 		if err := m.Store.Update(ctx, m.wrap(fn)); err != nil {
@@ -208,6 +255,7 @@ func (r *recordingTx) PutWorkspace(w store.Workspace) error {
 type mutantTx struct {
 	store.Tx
 	m *mutant
+	p *mutantPending // what an Update of a feed or notify mutant wrote; nil otherwise
 }
 
 func (t *mutantTx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
@@ -245,7 +293,8 @@ func (t *mutantTx) DueWakeups(now time.Time, limit int) ([]store.Wakeup, error) 
 
 func (t *mutantTx) GetHandoff(id baton.HandoffID) (store.Handoff, error) {
 	if t.m.name != "shares-history" {
-		return t.Tx.GetHandoff(id)
+		h, err := t.Tx.GetHandoff(id)
+		return t.m.dropHandoffFields(h), err
 	}
 	t.m.mu.Lock()
 	defer t.m.mu.Unlock()
@@ -261,12 +310,20 @@ func (t *mutantTx) GetHandoff(id baton.HandoffID) (store.Handoff, error) {
 
 func (t *mutantTx) InsertHandoff(h store.Handoff) error {
 	t.forget(h)
-	return t.Tx.InsertHandoff(h)
+	err := t.Tx.InsertHandoff(h)
+	if err == nil {
+		t.record(store.ChangeHandoff, string(h.ID))
+	}
+	return err
 }
 
 func (t *mutantTx) PutHandoff(h store.Handoff) error {
 	t.forget(h)
-	return t.Tx.PutHandoff(h)
+	err := t.Tx.PutHandoff(h)
+	if err == nil {
+		t.record(store.ChangeHandoff, string(h.ID))
+	}
+	return err
 }
 
 // forget drops h from the shares-history cache and remembers it in the

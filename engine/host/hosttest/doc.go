@@ -15,7 +15,7 @@
 // wait for the first record that matches (IsType, IsEvent, IsFailure),
 // WaitClosed to wait for the host to close the connection.
 //
-// The order a client sees through a handoff is the contract of HOST.md:
+// The order a client sees through a handoff is the contract of package engine/host:
 // host_superseded first, then the session's events, then session_closed
 // with reason handoff_parked, then the close. WireOrder and Conn.Order
 // reduce a connection's records to the Labels that matter for one

@@ -1,0 +1,193 @@
+package facts
+
+import (
+	"context"
+	"time"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxFiles     = 50
+	DefaultMaxCommits   = 30
+	DefaultMaxDiffFiles = 50
+	DefaultMaxChecks    = 20
+	// DefaultMaxCheckChars bounds the command and the summary of a check,
+	// each, in characters (runes).
+	DefaultMaxCheckChars = 300
+	DefaultTimeout       = 10 * time.Second
+)
+
+// Options bound what Gather collects. The zero value gives the defaults.
+type Options struct {
+	// MaxFiles bounds the uncommitted files listed (DefaultMaxFiles).
+	MaxFiles int
+	// MaxCommits bounds the commits listed (DefaultMaxCommits).
+	MaxCommits int
+	// MaxDiffFiles bounds the files of the diffstat listed
+	// (DefaultMaxDiffFiles); the totals count every file.
+	MaxDiffFiles int
+	// MaxChecks bounds the checks kept (DefaultMaxChecks): the newest are
+	// kept, the oldest left out and counted.
+	MaxChecks int
+	// Checks are the commands and checks the source session ran, oldest
+	// first, when the caller knows them (an engine that reports them).
+	Checks []Check
+	// Git is the git binary: a name looked up in PATH or a path
+	// (default "git").
+	Git string
+	// Timeout bounds each git command (DefaultTimeout).
+	Timeout time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.MaxFiles, DefaultMaxFiles)
+	def(&o.MaxCommits, DefaultMaxCommits)
+	def(&o.MaxDiffFiles, DefaultMaxDiffFiles)
+	def(&o.MaxChecks, DefaultMaxChecks)
+	if o.Git == "" {
+		o.Git = "git"
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	return o
+}
+
+// Check is one command or check the source session ran.
+type Check struct {
+	Command  string `json:"command"`
+	ExitCode int    `json:"exitCode"`
+	// Summary is a short outcome ("ok", "3 tests failed"); may be empty.
+	Summary string `json:"summary,omitempty"`
+}
+
+// File is one uncommitted file, as git status reports it.
+type File struct {
+	// Status is the two-letter porcelain status: "M." staged, ".M"
+	// modified in the working tree, "??" untracked, "UU" unmerged, ...
+	Status string `json:"status"`
+	Path   string `json:"path"`
+	// From is the original path of a rename or copy.
+	From string `json:"from,omitempty"`
+}
+
+// Commit is one commit made since the session started.
+type Commit struct {
+	Hash    string    `json:"hash"`
+	Subject string    `json:"subject"`
+	Author  string    `json:"author"`
+	When    time.Time `json:"when"`
+}
+
+// DiffFile is one file of the diffstat. Binary files have Binary set and
+// no line counts.
+type DiffFile struct {
+	Path    string `json:"path"`
+	Added   int    `json:"added"`
+	Deleted int    `json:"deleted"`
+	Binary  bool   `json:"binary,omitempty"`
+}
+
+// Git is the state of the workspace's repository. Fields git could not
+// tell are left zero; Facts.Notes says why.
+type Git struct {
+	// Repository reports whether the directory is in a git work tree.
+	Repository bool `json:"repository"`
+	// Branch is the checked-out branch; empty when Detached.
+	Branch   string `json:"branch,omitempty"`
+	Detached bool   `json:"detached,omitempty"`
+	// Head is the full hash of HEAD; empty before the first commit.
+	Head string `json:"head,omitempty"`
+	// Upstream is the branch's upstream ("origin/main"); empty when none.
+	Upstream string `json:"upstream,omitempty"`
+	Ahead    int    `json:"ahead,omitempty"`
+	Behind   int    `json:"behind,omitempty"`
+
+	Uncommitted        []File `json:"uncommitted"`
+	UncommittedOmitted int    `json:"uncommittedOmitted,omitempty"`
+
+	// Since is the start of the session the commits are counted from; zero
+	// when the caller did not know it (then no commits are listed).
+	Since          time.Time `json:"since,omitzero"`
+	Commits        []Commit  `json:"commits"`
+	CommitsOmitted int       `json:"commitsOmitted,omitempty"`
+
+	// DiffBase is the commit the diffstat is taken from: the last commit
+	// before Since, or HEAD.
+	DiffBase     string     `json:"diffBase,omitempty"`
+	Diff         []DiffFile `json:"diff"`
+	DiffOmitted  int        `json:"diffOmitted,omitempty"`
+	FilesChanged int        `json:"filesChanged"`
+	Insertions   int        `json:"insertions"`
+	Deletions    int        `json:"deletions"`
+}
+
+// Facts are the mechanical facts of a workspace at handoff time.
+type Facts struct {
+	Git           Git     `json:"git"`
+	Checks        []Check `json:"checks"`
+	ChecksOmitted int     `json:"checksOmitted,omitempty"`
+	// Notes are short honest lines about what could not be gathered ("not
+	// a git repository", "git is not installed", "HEAD is detached").
+	Notes []string `json:"notes"`
+}
+
+// Gather collects the facts of the workspace rooted at dir. since is when
+// the source session started (zero when unknown: then no commits are
+// listed and the diffstat is that of the uncommitted changes). It never
+// fails: what cannot be gathered is left out and said in Facts.Notes. It
+// returns early, with a note, when ctx ends.
+func Gather(ctx context.Context, dir string, since time.Time, opts Options) Facts {
+	o := opts.withDefaults()
+	var f Facts
+	f.Checks, f.ChecksOmitted = lastChecks(o.Checks, o.MaxChecks)
+	g := &gatherer{ctx: ctx, dir: dir, o: o, f: &f}
+	g.git(since)
+	if f.Notes == nil {
+		f.Notes = []string{}
+	}
+	if f.Git.Uncommitted == nil {
+		f.Git.Uncommitted = []File{}
+	}
+	if f.Git.Commits == nil {
+		f.Git.Commits = []Commit{}
+	}
+	if f.Git.Diff == nil {
+		f.Git.Diff = []DiffFile{}
+	}
+	return f
+}
+
+// lastChecks keeps the newest max checks, each clipped.
+func lastChecks(cs []Check, maxN int) ([]Check, int) {
+	omitted := 0
+	if len(cs) > maxN {
+		omitted = len(cs) - maxN
+		cs = cs[omitted:]
+	}
+	out := make([]Check, len(cs))
+	for i, c := range cs {
+		out[i] = Check{Command: clip(c.Command, DefaultMaxCheckChars), ExitCode: c.ExitCode, Summary: clip(c.Summary, DefaultMaxCheckChars)}
+	}
+	return out, omitted
+}
+
+func (f *Facts) note(s string) { f.Notes = append(f.Notes, s) }
+
+// Func returns a gatherer for handoff.WithFacts: the facts of the
+// workspace's root since the source session started (or, without a
+// source, since the transfer was created), rendered as Markdown. A
+// workspace without a root gives no facts.
+func Func(opts Options) func(ctx context.Context, root string, since time.Time) string {
+	return func(ctx context.Context, root string, since time.Time) string {
+		if root == "" {
+			return ""
+		}
+		return Gather(ctx, root, since, opts).Markdown()
+	}
+}

@@ -1,0 +1,364 @@
+package facts
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// gatherer runs the git commands of one Gather.
+type gatherer struct {
+	ctx context.Context
+	dir string
+	o   Options
+	f   *Facts
+	bin string
+}
+
+// errStop ends a command's output early: the rest is not needed.
+var errStop = errors.New("facts: enough output")
+
+// gitError is a git command that failed: its exit and the first line of
+// what it wrote to stderr.
+type gitError struct {
+	timeout bool
+	msg     string
+}
+
+func (e *gitError) Error() string { return e.msg }
+
+func (g *gatherer) git(since time.Time) {
+	bin, err := exec.LookPath(g.o.Git)
+	if err != nil {
+		g.f.note("No git facts: the git binary was not found (" + g.o.Git + ").")
+		return
+	}
+	g.bin = bin
+	if !g.status() {
+		return
+	}
+	g.f.Git.Repository = true
+	gf := &g.f.Git
+	switch {
+	case gf.Head == "":
+		g.f.note("The repository has no commits yet.")
+	case gf.Detached:
+		g.f.note("HEAD is detached at " + short(gf.Head) + ": no branch is checked out.")
+	case gf.Upstream == "":
+		g.f.note("The branch " + gf.Branch + " has no upstream: ahead/behind unknown.")
+	}
+	if gf.Head == "" {
+		return
+	}
+	if since.IsZero() {
+		g.f.note("The session's start time is unknown: commits are not listed; the diffstat is that of the uncommitted changes.")
+		gf.DiffBase = gf.Head
+	} else {
+		gf.Since = since.UTC()
+		g.commits(since)
+	}
+	g.diff(since)
+}
+
+// env is the environment git runs with: the host's without the variables
+// that would point git at another repository, plus settings that keep it
+// read-only and non-interactive.
+func env() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "GIT_PAGER=cat")
+}
+
+// run runs git with args in the workspace and hands each record of its
+// output (split at sep, separator dropped) to each; each returning errStop
+// ends the command early without an error.
+func (g *gatherer) run(args []string, sep byte, each func(rec []byte) error) error {
+	ctx, cancel := context.WithTimeout(g.ctx, g.o.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, g.bin, append([]string{"--no-pager", "-c", "core.quotepath=off"}, args...)...)
+	cmd.Dir = g.dir
+	cmd.Env = env()
+	cmd.WaitDelay = time.Second
+	var stderr limitedBuffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return &gitError{msg: err.Error()}
+	}
+	if err := cmd.Start(); err != nil {
+		if ctx.Err() != nil && g.ctx.Err() == nil {
+			return &gitError{timeout: true, msg: fmt.Sprintf("git %s took longer than %v", args[0], g.o.Timeout)}
+		}
+		return &gitError{msg: "git could not run in " + g.dir + ": " + err.Error()}
+	}
+	r := bufio.NewReaderSize(out, 64<<10)
+	var perr error
+	for {
+		rec, err := r.ReadSlice(sep)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A record longer than the buffer (a path of 64 KiB?): read it
+			// whole, once.
+			rest, err2 := r.ReadBytes(sep)
+			rec, err = append(append([]byte(nil), rec...), rest...), err2
+		}
+		if len(rec) > 0 && rec[len(rec)-1] == sep {
+			rec = rec[:len(rec)-1]
+		}
+		if len(rec) > 0 || err == nil {
+			if perr = each(rec); perr != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	if perr != nil {
+		cancel() // the rest of the output is not needed
+		_, _ = io.Copy(io.Discard, r)
+	}
+	werr := cmd.Wait()
+	switch {
+	case perr != nil && !errors.Is(perr, errStop):
+		return perr
+	case errors.Is(perr, errStop):
+		return nil
+	case ctx.Err() != nil && g.ctx.Err() == nil:
+		return &gitError{timeout: true, msg: fmt.Sprintf("git %s took longer than %v", args[0], g.o.Timeout)}
+	case g.ctx.Err() != nil:
+		return &gitError{timeout: true, msg: "gathering was cancelled"}
+	case werr != nil:
+		msg := firstLine(stderr.String())
+		if msg == "" {
+			msg = werr.Error()
+		}
+		return &gitError{msg: "git " + args[0] + ": " + msg}
+	}
+	return nil
+}
+
+// status reads branch, HEAD, upstream and the uncommitted files. It reports
+// false, with a note, when the directory is not a repository or git failed.
+func (g *gatherer) status() bool {
+	gf := &g.f.Git
+	total := 0
+	renamed := false // the next record is the original path of a rename
+	err := g.run([]string{"status", "--porcelain=v2", "--branch", "--untracked-files=all", "-z"}, 0, func(rec []byte) error {
+		s := string(rec)
+		if renamed {
+			renamed = false
+			if n := len(gf.Uncommitted); n > 0 && total <= g.o.MaxFiles {
+				gf.Uncommitted[n-1].From = s
+			}
+			return nil
+		}
+		if h, ok := strings.CutPrefix(s, "# "); ok {
+			g.header(h)
+			return nil
+		}
+		var f File
+		switch {
+		case strings.HasPrefix(s, "1 "):
+			p := strings.SplitN(s, " ", 9)
+			if len(p) < 9 {
+				return nil
+			}
+			f = File{Status: p[1], Path: p[8]}
+		case strings.HasPrefix(s, "2 "):
+			p := strings.SplitN(s, " ", 10)
+			if len(p) < 10 {
+				return nil
+			}
+			f = File{Status: p[1], Path: p[9]}
+			renamed = true
+		case strings.HasPrefix(s, "u "):
+			p := strings.SplitN(s, " ", 11)
+			if len(p) < 11 {
+				return nil
+			}
+			f = File{Status: p[1], Path: p[10]}
+		case strings.HasPrefix(s, "? "):
+			f = File{Status: "??", Path: s[2:]}
+		default:
+			return nil
+		}
+		total++
+		if total <= g.o.MaxFiles {
+			gf.Uncommitted = append(gf.Uncommitted, f)
+		}
+		return nil
+	})
+	if err != nil {
+		var ge *gitError
+		if errors.As(err, &ge) && strings.Contains(ge.msg, "not a git repository") {
+			g.f.note("The workspace is not a git repository: no git facts.")
+		} else {
+			g.f.note("No git facts: " + err.Error() + ".")
+		}
+		return false
+	}
+	gf.UncommittedOmitted = total - len(gf.Uncommitted)
+	return true
+}
+
+func (g *gatherer) header(h string) {
+	gf := &g.f.Git
+	key, val, _ := strings.Cut(h, " ")
+	switch key {
+	case "branch.oid":
+		if val != "(initial)" {
+			gf.Head = val
+		}
+	case "branch.head":
+		if val == "(detached)" {
+			gf.Detached = true
+		} else {
+			gf.Branch = val
+		}
+	case "branch.upstream":
+		gf.Upstream = val
+	case "branch.ab":
+		a, b, _ := strings.Cut(val, " ")
+		gf.Ahead, _ = strconv.Atoi(strings.TrimPrefix(a, "+"))
+		gf.Behind, _ = strconv.Atoi(strings.TrimPrefix(b, "-"))
+	}
+}
+
+const fieldSep = "\x1f"
+
+// commits lists the commits made since the session started.
+func (g *gatherer) commits(since time.Time) {
+	gf := &g.f.Git
+	after := "--since=" + since.UTC().Format(time.RFC3339)
+	var count int
+	err := g.run([]string{"rev-list", "--count", after, "HEAD"}, '\n', func(rec []byte) error {
+		count, _ = strconv.Atoi(strings.TrimSpace(string(rec)))
+		return nil
+	})
+	if err == nil && count > 0 {
+		err = g.run([]string{"log", "-z", "-n", strconv.Itoa(g.o.MaxCommits), after, "--format=%H" + fieldSep + "%s" + fieldSep + "%an" + fieldSep + "%cI", "HEAD"}, 0,
+			func(rec []byte) error {
+				p := strings.SplitN(strings.TrimLeft(string(rec), "\n"), fieldSep, 4)
+				if len(p) < 4 {
+					return nil
+				}
+				when, _ := time.Parse(time.RFC3339, strings.TrimSpace(p[3]))
+				gf.Commits = append(gf.Commits, Commit{Hash: p[0], Subject: clip(p[1], 200), Author: clip(p[2], 100), When: when.UTC()})
+				return nil
+			})
+	}
+	if err != nil {
+		gf.Commits = nil
+		g.f.note("The commits since the session started were left out: " + err.Error() + ".")
+		return
+	}
+	gf.CommitsOmitted = max(0, count-len(gf.Commits))
+}
+
+// diff takes the diffstat from the last commit before since (or HEAD) to
+// the working tree.
+func (g *gatherer) diff(since time.Time) {
+	gf := &g.f.Git
+	if gf.DiffBase == "" {
+		err := g.run([]string{"rev-list", "-1", "--before=" + since.UTC().Format(time.RFC3339), "HEAD"}, '\n', func(rec []byte) error {
+			gf.DiffBase = strings.TrimSpace(string(rec))
+			return errStop
+		})
+		if err != nil {
+			g.f.note("The diffstat was left out: " + err.Error() + ".")
+			return
+		}
+		if gf.DiffBase == "" {
+			// Every commit is newer than the session: diff from nothing.
+			_ = g.run([]string{"hash-object", "-t", "tree", os.DevNull}, '\n', func(rec []byte) error {
+				gf.DiffBase = strings.TrimSpace(string(rec))
+				return errStop
+			})
+		}
+	}
+	var files []DiffFile
+	omitted, changed, ins, del := 0, 0, 0, 0
+	err := g.run([]string{"diff", "--numstat", "--no-renames", "-z", gf.DiffBase, "--"}, 0, func(rec []byte) error {
+		a, rest, ok1 := bytes.Cut(rec, []byte{'\t'})
+		d, path, ok2 := bytes.Cut(rest, []byte{'\t'})
+		if !ok1 || !ok2 {
+			return nil
+		}
+		f := DiffFile{Path: string(path)}
+		if string(a) == "-" {
+			f.Binary = true
+		} else {
+			f.Added, _ = strconv.Atoi(string(a))
+			f.Deleted, _ = strconv.Atoi(string(d))
+		}
+		changed++
+		ins += f.Added
+		del += f.Deleted
+		if len(files) < g.o.MaxDiffFiles {
+			files = append(files, f)
+		} else {
+			omitted++
+		}
+		return nil
+	})
+	if err != nil {
+		g.f.note("The diffstat was left out: " + err.Error() + ".")
+		return
+	}
+	gf.Diff, gf.DiffOmitted, gf.FilesChanged, gf.Insertions, gf.Deletions = files, omitted, changed, ins, del
+}
+
+// limitedBuffer keeps the first 1 KiB written to it.
+type limitedBuffer struct{ b []byte }
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := 1024 - len(l.b); room > 0 {
+		l.b = append(l.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (l *limitedBuffer) String() string { return string(l.b) }
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return clip(strings.TrimPrefix(s, "fatal: "), 200)
+}
+
+// clip returns s cut to n runes, with "…" when cut, and valid UTF-8.
+func clip(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i, c := 0, 0
+	for i < len(s) && c < n-1 {
+		_, sz := utf8.DecodeRuneInString(s[i:])
+		i += sz
+		c++
+	}
+	return s[:i] + "…"
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}

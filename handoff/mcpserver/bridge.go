@@ -1,0 +1,208 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/batonhq/baton"
+)
+
+// BridgeOptions configure Bridge.
+type BridgeOptions struct {
+	// Endpoint is the URL of the host's Handler (loopback).
+	Endpoint string
+	// Access is sent with every request, in the X-Baton-* headers.
+	Access Access
+	// In and Out are the agent CLI's side: default os.Stdin and os.Stdout.
+	In  io.ReadCloser
+	Out io.WriteCloser
+	// HTTPClient reaches the endpoint (default: a client of its own).
+	HTTPClient *http.Client
+}
+
+// BridgeFromEnv reads BridgeOptions from environ ("NAME=value", as
+// os.Environ gives it): BATON_MCP_URL, BATON_MCP_SCOPE,
+// BATON_MCP_WORKSPACE, BATON_MCP_HANDOFF and BATON_MCP_TOKEN, which
+// Access.Environ writes. Errors: ErrBadConfig when one is missing or the
+// URL is not an http URL.
+func BridgeFromEnv(environ []string) (BridgeOptions, error) {
+	o := BridgeOptions{
+		Endpoint: envLookup(environ, EnvURL),
+		Access: Access{
+			Scope:     Scope(envLookup(environ, EnvScope)),
+			Workspace: baton.WorkspaceID(envLookup(environ, EnvWorkspace)),
+			Handoff:   baton.HandoffID(envLookup(environ, EnvHandoff)),
+			Token:     baton.ParseToken(envLookup(environ, EnvToken)),
+		},
+	}
+	if err := o.check(); err != nil {
+		return BridgeOptions{}, err
+	}
+	return o, nil
+}
+
+func (o BridgeOptions) check() error {
+	u, err := url.Parse(o.Endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return baton.Errorf(ErrBadConfig, "%s must be the http URL of the host's MCP endpoint", EnvURL)
+	}
+	if err := o.Access.valid(); err != nil {
+		return baton.Errorf(ErrBadConfig, "%v (set %s, %s, %s and %s)", err, EnvScope, EnvWorkspace, EnvHandoff, EnvToken)
+	}
+	return nil
+}
+
+// Bridge serves MCP over In/Out, newline-delimited JSON-RPC as an agent
+// CLI speaks it to a stdio server, and forwards every message to the
+// host's streamable HTTP endpoint with the Access headers, relaying the
+// answers back. A host calls it from a subcommand of its own binary, which
+// the CLI's MCP configuration launches (ClaudeStdioConfig).
+//
+// The bridge keeps no state of its own besides the negotiated protocol
+// version, which it sends in the MCP-Protocol-Version header. Messages are
+// forwarded one at a time, in order. It returns nil when In reaches its
+// end (the CLI closed the server), ctx's error when ctx ends, or the
+// error that broke either side. Errors: ErrBadConfig for unusable options.
+// No goroutine outlives it.
+func Bridge(ctx context.Context, o BridgeOptions) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	if o.In == nil {
+		o.In = os.Stdin
+	}
+	if o.Out == nil {
+		o.Out = nopCloser{os.Stdout}
+	}
+	client := o.HTTPClient
+	if client == nil {
+		client = &http.Client{}
+	}
+	b := &bridge{access: o.Access}
+	hc := *client
+	hc.Transport = &headerTransport{b: b, base: client.Transport}
+	local, err := (&mcp.IOTransport{Reader: o.In, Writer: o.Out}).Connect(ctx)
+	if err != nil {
+		return err
+	}
+	remote, err := (&mcp.StreamableClientTransport{Endpoint: o.Endpoint, HTTPClient: &hc, DisableStandaloneSSE: true, MaxRetries: -1}).Connect(ctx)
+	if err != nil {
+		_ = local.Close()
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, 2)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); errs <- b.pump(ctx, local, remote, true) }()
+	go func() { defer wg.Done(); errs <- b.pump(ctx, remote, local, false) }()
+	err = <-errs
+	cancel()
+	_ = local.Close()
+	_ = remote.Close()
+	wg.Wait()
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	if ctx.Err() != nil && err != nil && errors.Is(err, context.Canceled) {
+		return context.Cause(ctx)
+	}
+	return err
+}
+
+type bridge struct {
+	access Access
+
+	mu      sync.Mutex
+	initID  jsonrpc.ID
+	version string
+}
+
+// pump copies messages from one side to the other until a read fails. On
+// the way up it notes the id of the initialize request; on the way down it
+// reads the protocol version the server chose from its answer.
+func (b *bridge) pump(ctx context.Context, from, to mcp.Connection, up bool) error {
+	for {
+		msg, err := from.Read(ctx)
+		if err != nil {
+			return err
+		}
+		switch m := msg.(type) {
+		case *jsonrpc.Request:
+			if up && m.Method == "initialize" {
+				b.mu.Lock()
+				b.initID = m.ID
+				b.mu.Unlock()
+			}
+		case *jsonrpc.Response:
+			if !up {
+				b.noteVersion(m)
+			}
+		}
+		if err := to.Write(ctx, msg); err != nil {
+			if up {
+				// A refused POST fails this one call: answer it so the
+				// CLI is not left waiting, and go on.
+				if r, ok := msg.(*jsonrpc.Request); ok && r.IsCall() {
+					werr := from.Write(ctx, &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "baton bridge: " + err.Error()}})
+					if werr == nil && ctx.Err() == nil {
+						continue
+					}
+				}
+			}
+			return err
+		}
+	}
+}
+
+func (b *bridge) noteVersion(m *jsonrpc.Response) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.initID.IsValid() || m.ID != b.initID || m.Result == nil {
+		return
+	}
+	var r struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if json.Unmarshal(m.Result, &r) == nil {
+		b.version = r.ProtocolVersion
+	}
+}
+
+// headerTransport adds the Access headers and the protocol version.
+type headerTransport struct {
+	b    *bridge
+	base http.RoundTripper
+}
+
+func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.b.access.Header() {
+		r.Header[k] = v
+	}
+	t.b.mu.Lock()
+	v := t.b.version
+	t.b.mu.Unlock()
+	if v != "" && r.Header.Get("Mcp-Protocol-Version") == "" {
+		r.Header.Set("Mcp-Protocol-Version", v)
+	}
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return base.RoundTrip(r)
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }

@@ -1,0 +1,69 @@
+package mcpserver
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/handoff"
+)
+
+// Errors of the server. Each is a *baton.Error: match it with errors.Is.
+// A tool never returns them as protocol errors: a refused call is a tool
+// result with IsError set, whose text starts with the baton error code.
+var (
+	// ErrAccessDenied: the call's Access is malformed, names another
+	// handoff, or its token is not valid for it (a report token of an
+	// earlier attempt, a target grant that was revoked or never made).
+	ErrAccessDenied = baton.NewError(baton.ECONFLICT, "mcpserver: access denied")
+	// ErrBadArguments: the tool's arguments are malformed (not an object,
+	// an unknown direction, a cursor this server did not make).
+	ErrBadArguments = baton.NewError(baton.EINVALID, "mcpserver: invalid tool arguments")
+	// ErrNoHistory: the host gave the server no History for this handoff.
+	ErrNoHistory = baton.NewError(baton.EUNSUPPORTED, "mcpserver: the source conversation is not available")
+	// ErrBadConfig: New or Bridge got an unusable configuration.
+	ErrBadConfig = baton.NewError(baton.EINVALID, "mcpserver: invalid configuration")
+)
+
+// Refusal is the structured content of a refused tool call.
+type Refusal struct {
+	// Code is baton's error code (baton.EINVALID, baton.ECONFLICT, ...).
+	Code string `json:"code"`
+	// Error is the error's message.
+	Error string `json:"error"`
+	// Action is a sentence telling the agent what to do now.
+	Action string `json:"action"`
+}
+
+// refuse turns err into a tool error result an agent can act on.
+func refuse(err error) *mcp.CallToolResult {
+	r := Refusal{Code: baton.ErrorCode(err), Error: err.Error(), Action: action(err)}
+	text := fmt.Sprintf("Refused (baton error %s): %s. %s", r.Code, strings.TrimSuffix(r.Error, "."), r.Action)
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: r}
+}
+
+// action is the sentence that tells the agent what to do after err.
+func action(err error) string {
+	switch {
+	case errors.Is(err, handoff.ErrInvalidRequest):
+		return fmt.Sprintf("Write a report of 1 to %d characters (after trimming) and call submit_session_handoff again.", handoff.MaxReportChars)
+	case errors.Is(err, handoff.ErrReportConflict):
+		return "A different report is already stored for this handoff and it is final: do not submit again; end your turn."
+	case errors.Is(err, handoff.ErrGenerationInactive):
+		return "This handoff no longer accepts a report (the report turn ended, timed out or was cancelled): do not retry; end your turn."
+	case errors.Is(err, handoff.ErrTokenRejected), errors.Is(err, ErrAccessDenied):
+		return "These credentials are not valid for this handoff attempt (an earlier attempt's, or revoked): do not retry; end your turn and tell the user."
+	case errors.Is(err, handoff.ErrNotFound):
+		return "No such handoff in this workspace: the MCP configuration is wrong; do not retry; tell the user."
+	case errors.Is(err, ErrBadArguments):
+		return "Fix the arguments as the tool's description says and call it again."
+	case errors.Is(err, ErrNoHistory):
+		return "The previous conversation cannot be read here: work from the briefing and the working tree."
+	case baton.ErrorCode(err) == baton.EUNAVAILABLE:
+		return "The host could not do it right now: call the tool again in a moment with the same arguments."
+	}
+	return "Do not retry; tell the user what happened."
+}

@@ -1,0 +1,265 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/recap"
+)
+
+// History is a source conversation the host can seek in: its events by
+// index, oldest first. Events(ctx, from, n) must cost O(n), not O(from)
+// (an offset-indexed transcript), so that a page costs the same at the
+// start and at the end of a long conversation. Implementations must be
+// safe for concurrent use; the events returned are not modified.
+type History interface {
+	// Len returns the number of events.
+	Len(ctx context.Context) (int64, error)
+	// Events returns the events from index from on, at most n of them
+	// (fewer at the end, none at or past Len).
+	Events(ctx context.Context, from int64, n int) ([]recap.Event, error)
+}
+
+// MemHistory is a History held in memory.
+type MemHistory []recap.Event
+
+// Len implements History.
+func (h MemHistory) Len(context.Context) (int64, error) { return int64(len(h)), nil }
+
+// Events implements History. The slice it returns shares h's memory.
+func (h MemHistory) Events(_ context.Context, from int64, n int) ([]recap.Event, error) {
+	if from < 0 || n < 0 {
+		return nil, baton.Errorf(baton.ErrInvalid, "events from %d, n %d", from, n)
+	}
+	if from >= int64(len(h)) {
+		return nil, nil
+	}
+	return h[from:min(int64(len(h)), from+int64(n))], nil
+}
+
+// Direction is the order read_source_history walks the conversation in.
+type Direction string
+
+const (
+	// OldestFirst walks from the first message to the last (the default).
+	OldestFirst Direction = "oldest-first"
+	// NewestFirst walks from the last message back to the first.
+	NewestFirst Direction = "newest-first"
+)
+
+// Page budgets, in characters (runes) of the page's text.
+const (
+	DefaultPageChars = 8000
+	MinPageChars     = 500
+	MaxPageChars     = 32000
+	// MaxMessageBytes bounds the raw text read of one message; the rest of
+	// a longer message is counted, not shown.
+	MaxMessageBytes = 4 << 20
+)
+
+// HistoryArgs are the arguments of read_source_history.
+type HistoryArgs struct {
+	// Cursor continues a walk where an earlier page ended; empty starts at
+	// the beginning (OldestFirst) or the end (NewestFirst).
+	Cursor string `json:"cursor,omitempty"`
+	// Direction defaults to OldestFirst.
+	Direction Direction `json:"direction,omitempty"`
+	// MaxChars bounds the page's text (DefaultPageChars; clamped to
+	// MinPageChars..MaxPageChars).
+	MaxChars int `json:"maxChars,omitempty"`
+}
+
+// Entry is a piece of one message of the source conversation: bytes
+// From..To of the message's text once redacted and stripped of markers
+// (Size bytes in all).
+type Entry struct {
+	Speaker string `json:"speaker"` // "user" or "agent"
+	// Message is the index of the message's first event: it names the
+	// message across pages.
+	Message int64  `json:"message"`
+	From    int    `json:"from"`
+	To      int    `json:"to"`
+	Size    int    `json:"size"`
+	Text    string `json:"text"`
+}
+
+// Page is one page of read_source_history. Its entries are in the
+// conversation's order whatever the direction; a NewestFirst walk returns
+// older pages one after another.
+type Page struct {
+	Direction Direction `json:"direction"`
+	Entries   []Entry   `json:"entries"`
+	// Cursor continues the walk in Direction; empty when the walk has
+	// reached the start (NewestFirst) or the end (OldestFirst).
+	Cursor string `json:"cursor,omitempty"`
+	// Events is the number of events of the source conversation.
+	Events int64 `json:"events"`
+	// Text is the page as the agent reads it, at most the page budget.
+	Text string `json:"-"`
+}
+
+// check validates the arguments that do not depend on the conversation.
+func (args HistoryArgs) check() error {
+	if d := args.Direction; d != "" && d != OldestFirst && d != NewestFirst {
+		return baton.Errorf(ErrBadArguments, "direction %q is neither %q nor %q", clipString(string(d), 40), OldestFirst, NewestFirst)
+	}
+	if args.Cursor != "" {
+		if _, err := parseCursor(args.Cursor); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pos is a place between two bytes of the conversation: byte off of the
+// text of the message whose first event is ev. ev == Len is the end.
+type pos struct {
+	ev  int64
+	off int
+}
+
+const cursorPrefix = "h1."
+
+func (p pos) cursor() string {
+	return cursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(p.ev, 10)+"."+strconv.Itoa(p.off)))
+}
+
+func parseCursor(s string) (pos, error) {
+	bad := baton.Errorf(ErrBadArguments, "cursor %q was not made by this server", clipString(s, 40))
+	rest, ok := strings.CutPrefix(s, cursorPrefix)
+	if !ok {
+		return pos{}, bad
+	}
+	b, err := base64.RawURLEncoding.DecodeString(rest)
+	if err != nil {
+		return pos{}, bad
+	}
+	e, o, ok := strings.Cut(string(b), ".")
+	ev, err1 := strconv.ParseInt(e, 10, 64)
+	off, err2 := strconv.Atoi(o)
+	if !ok || err1 != nil || err2 != nil || ev < 0 || off < 0 {
+		return pos{}, bad
+	}
+	return pos{ev, off}, nil
+}
+
+// ReadHistory returns one page of h, redacted and stripped of markers with
+// lim's Secrets and Markers and the built-in token shapes, as the
+// conversation replay of package recap does. Errors: ErrBadArguments (a
+// cursor this server did not make, or one past the conversation, an
+// unknown direction), and h's errors.
+func ReadHistory(ctx context.Context, h History, lim recap.Limits, args HistoryArgs) (Page, error) {
+	return readHistory(ctx, h, recap.NewRedactor(lim), args)
+}
+
+func readHistory(ctx context.Context, h History, red *recap.Redactor, args HistoryArgs) (Page, error) {
+	if err := args.check(); err != nil {
+		return Page{}, err
+	}
+	dir := args.Direction
+	if dir == "" {
+		dir = OldestFirst
+	}
+	budget := args.MaxChars
+	if budget == 0 {
+		budget = DefaultPageChars
+	}
+	budget = min(max(budget, MinPageChars), MaxPageChars)
+	n, err := h.Len(ctx)
+	if err != nil {
+		return Page{}, err
+	}
+	w := &walker{r: &reader{ctx: ctx, h: h, n: n}, red: red}
+	var at pos
+	switch {
+	case args.Cursor != "":
+		if at, err = parseCursor(args.Cursor); err != nil {
+			return Page{}, err
+		}
+		if at.ev > n {
+			return Page{}, baton.Errorf(ErrBadArguments, "the cursor points past the conversation")
+		}
+	case dir == NewestFirst:
+		at = pos{ev: n}
+	}
+	p := Page{Direction: dir, Events: n, Entries: []Entry{}}
+	// The text budget: the page's own lines take at most pageOverhead.
+	room := budget - pageOverhead
+	var next pos
+	var more bool
+	if dir == OldestFirst {
+		next, more, err = w.forward(at, room, &p)
+	} else {
+		next, more, err = w.backward(at, room, &p)
+	}
+	if err != nil {
+		return Page{}, err
+	}
+	if more {
+		p.Cursor = next.cursor()
+	}
+	p.Text = render(p)
+	return p, nil
+}
+
+// pageOverhead bounds the page's header and footer, in runes.
+const pageOverhead = 260
+
+// labelMax bounds an entry's label line, newlines included.
+const labelMax = 96
+
+func render(p Page) string {
+	var b strings.Builder
+	order := "oldest first"
+	if p.Direction == NewestFirst {
+		order = "newest first"
+	}
+	fmt.Fprintf(&b, "Source conversation (%d events), read %s; redacted; this page in order:\n\n", p.Events, order)
+	for _, e := range p.Entries {
+		b.WriteString(label(e))
+		b.WriteString(e.Text)
+		b.WriteString("\n\n")
+	}
+	switch {
+	case p.Cursor != "":
+		what := "newer"
+		if p.Direction == NewestFirst {
+			what = "older"
+		}
+		fmt.Fprintf(&b, "More: call read_source_history with cursor %q and direction %q for %s messages.\n", p.Cursor, p.Direction, what)
+	case p.Direction == NewestFirst:
+		b.WriteString("This is the start of the conversation.\n")
+	default:
+		b.WriteString("This is the end of the conversation.\n")
+	}
+	return b.String()
+}
+
+func label(e Entry) string {
+	s := "[" + e.Speaker + ", message " + strconv.FormatInt(e.Message, 10)
+	if e.From > 0 {
+		s += ", continued from byte " + strconv.Itoa(e.From)
+	}
+	if e.To < e.Size {
+		s += ", continues"
+	}
+	return s + "]\n"
+}
+
+func entryCost(e Entry, textRunes int) int { return utf8.RuneCountInString(label(e)) + textRunes + 2 }
+
+// clipString cuts s to n bytes at a rune boundary, for error messages.
+func clipString(s string, n int) string {
+	if len(s) <= n {
+		return strings.ToValidUTF8(s, "?")
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return strings.ToValidUTF8(s[:n], "?") + "…"
+}

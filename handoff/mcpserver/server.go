@@ -1,0 +1,199 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/handoff/facts"
+	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/store"
+)
+
+// Tool names.
+const (
+	ToolSubmit  = "submit_session_handoff"
+	ToolHistory = "read_source_history"
+	ToolFacts   = "get_handoff_facts"
+)
+
+// DefaultName is the server's default name in an MCP configuration; Claude
+// Code calls its tools mcp__baton__<tool>.
+const DefaultName = "baton"
+
+// Config configures a Server.
+type Config struct {
+	// Coordinator receives the reports and knows the handoffs. Required.
+	Coordinator *handoff.Coordinator
+	// History opens the source conversation of a handoff for
+	// read_source_history. Nil: the tool refuses with ErrNoHistory.
+	History func(ctx context.Context, ws baton.WorkspaceID, id baton.HandoffID) (History, error)
+	// Facts gathers the facts of a handoff for get_handoff_facts. Nil:
+	// facts.Gather in the workspace's root, since the source session
+	// started, with FactsOptions.
+	Facts        func(ctx context.Context, ws baton.WorkspaceID, id baton.HandoffID) (facts.Facts, error)
+	FactsOptions facts.Options
+	// Limits gives the Secrets and Markers applied to the history and the
+	// facts, as the briefing applies them (recap.SecretValuesFromEnv
+	// collects secrets from an environment). Token shapes are always
+	// redacted.
+	Limits recap.Limits
+	// Name is the server's name in its MCP implementation info (DefaultName).
+	Name string
+	// Version is the server's version in its implementation info.
+	Version string
+	// Logger logs refusals (never a token). Default zap.NewNop().
+	Logger *zap.Logger
+}
+
+// Server is baton's MCP server. It lives in the host process, beside the
+// Coordinator, and serves agent CLIs over streamable HTTP (Handler), the
+// stdio bridge (which forwards to Handler), or any MCP transport (Connect).
+// Safe for concurrent use.
+type Server struct {
+	cfg     Config
+	co      *handoff.Coordinator
+	log     *zap.Logger
+	reds    sync.Pool // *recap.Redactor
+	servers map[Scope]*mcp.Server
+	http    *mcp.StreamableHTTPHandler
+
+	mu     sync.Mutex
+	grants map[baton.TokenHash]grant
+}
+
+// grant is what a target token may read.
+type grant struct {
+	ws baton.WorkspaceID
+	id baton.HandoffID
+}
+
+// New returns a Server. Errors: ErrBadConfig without a Coordinator.
+func New(cfg Config) (*Server, error) {
+	if cfg.Coordinator == nil {
+		return nil, baton.Errorf(ErrBadConfig, "no Coordinator")
+	}
+	if cfg.Name == "" {
+		cfg.Name = DefaultName
+	}
+	if cfg.Version == "" {
+		cfg.Version = "v1"
+	}
+	s := &Server{cfg: cfg, co: cfg.Coordinator, log: cfg.Logger, grants: map[baton.TokenHash]grant{}}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	s.reds.New = func() any { return recap.NewRedactor(cfg.Limits) }
+	fromHeader := func(req *mcp.CallToolRequest) (Access, error) {
+		if req.Extra == nil || req.Extra.Header == nil {
+			return Access{}, baton.Errorf(ErrAccessDenied, "no access headers")
+		}
+		return AccessFromHeader(req.Extra.Header)
+	}
+	s.servers = map[Scope]*mcp.Server{
+		ScopeReport: s.mcpServer(ScopeReport, fromHeader),
+		ScopeTarget: s.mcpServer(ScopeTarget, fromHeader),
+	}
+	s.http = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		return s.servers[Scope(r.Header.Get(HeaderScope))]
+	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	return s, nil
+}
+
+// Handler returns the streamable HTTP endpoint for the host to mount on a
+// loopback listener. Every request carries its Access in the X-Baton-*
+// headers (Access.Header); a request whose headers are missing or
+// malformed is answered 400 before any MCP processing. Tokens are checked
+// by each tool call, which refuses with a tool error. The endpoint is
+// stateless: no MCP session outlives a request.
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := AccessFromHeader(r.Header); err != nil {
+			http.Error(w, err.Error()+" (send the X-Baton-Scope, X-Baton-Workspace, X-Baton-Handoff and X-Baton-Token headers)", http.StatusBadRequest)
+			return
+		}
+		s.http.ServeHTTP(w, r)
+	})
+}
+
+// Connect serves one MCP session for a over t (for example one end of
+// mcp.NewInMemoryTransports), listing the tools of a.Scope. The caller
+// closes the returned session. Errors: ErrAccessDenied for a malformed
+// Access (its token is checked by each tool call), and the SDK's.
+func (s *Server) Connect(ctx context.Context, t mcp.Transport, a Access) (*mcp.ServerSession, error) {
+	if err := a.valid(); err != nil {
+		return nil, err
+	}
+	srv := s.mcpServer(a.Scope, func(*mcp.CallToolRequest) (Access, error) { return a, nil })
+	return srv.Connect(ctx, t, nil)
+}
+
+// GrantTarget mints the Access of a transfer target's turns: it may read
+// handoff id's source conversation and facts until Revoke. Grants live in
+// this Server's memory only: after a host restart, grant again before the
+// target resumes.
+func (s *Server) GrantTarget(ws baton.WorkspaceID, id baton.HandoffID) Access {
+	tok := baton.NewToken()
+	s.mu.Lock()
+	s.grants[tok.Hash()] = grant{ws: ws, id: id}
+	s.mu.Unlock()
+	return Access{Scope: ScopeTarget, Workspace: ws, Handoff: id, Token: tok}
+}
+
+// Revoke withdraws a target grant; calls with its token are refused from
+// then on. Revoking twice, or a report Access, does nothing.
+func (s *Server) Revoke(a Access) {
+	s.mu.Lock()
+	delete(s.grants, a.Token.Hash())
+	s.mu.Unlock()
+}
+
+// authorize checks a's token for its scope: a target grant in memory, or
+// a report token against the handoff's current generation token (the
+// Coordinator checks it again, atomically, when a report is submitted).
+func (s *Server) authorize(ctx context.Context, a Access) error {
+	if err := a.valid(); err != nil {
+		return err
+	}
+	if a.Scope == ScopeTarget {
+		s.mu.Lock()
+		g, ok := s.grants[a.Token.Hash()]
+		s.mu.Unlock()
+		if !ok || g.ws != a.Workspace || g.id != a.Handoff {
+			return baton.Errorf(ErrAccessDenied, "no grant for this token and handoff")
+		}
+		return nil
+	}
+	return s.co.Sessions().Store().View(ctx, func(tx store.Tx) error {
+		h, err := tx.GetHandoff(a.Handoff)
+		switch {
+		case errors.Is(err, store.ErrNotFound) || err == nil && h.Workspace != a.Workspace:
+			return baton.Errorf(handoff.ErrNotFound, "%s", a.Handoff)
+		case err != nil:
+			return err
+		case h.State != store.StateGenerating || h.StopRequested:
+			return handoff.ErrGenerationInactive
+		case !h.GenerationToken.Matches(a.Token):
+			return handoff.ErrTokenRejected
+		}
+		return nil
+	})
+}
+
+func (s *Server) redactor() *recap.Redactor { return s.reds.Get().(*recap.Redactor) }
+
+func (s *Server) release(r *recap.Redactor) { s.reds.Put(r) }
+
+// refused logs a refusal and returns it as a tool error.
+func (s *Server) refused(tool string, a Access, err error) *mcp.CallToolResult {
+	s.log.Info("mcp tool call refused", zap.String("tool", tool), zap.String("scope", string(a.Scope)),
+		zap.String("workspace", string(a.Workspace)), zap.String("handoff", string(a.Handoff)),
+		zap.String("code", baton.ErrorCode(err)), zap.Error(err))
+	return refuse(err)
+}

@@ -1,0 +1,262 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/handoff/facts"
+	"github.com/batonhq/baton/store"
+)
+
+// Tools returns the names of the tools an Access of scope sees.
+func Tools(scope Scope) []string {
+	switch scope {
+	case ScopeReport:
+		return []string{ToolSubmit, ToolFacts}
+	case ScopeTarget:
+		return []string{ToolHistory, ToolFacts}
+	}
+	return nil
+}
+
+type accessFunc func(*mcp.CallToolRequest) (Access, error)
+
+// mcpServer builds the MCP server of one scope; access tells each call's
+// Access.
+func (s *Server) mcpServer(scope Scope, access accessFunc) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: s.cfg.Name, Version: s.cfg.Version}, nil)
+	ro, notDestructive := true, false
+	for _, name := range Tools(scope) {
+		switch name {
+		case ToolSubmit:
+			srv.AddTool(&mcp.Tool{
+				Name:  ToolSubmit,
+				Title: "Submit the session handoff report",
+				Description: fmt.Sprintf("Submit your handoff report (Markdown, 1 to %d characters) for the session that takes over. "+
+					"Call it once: the report is final. Submitting the same text again is harmless; a different text is refused.", handoff.MaxReportChars),
+				InputSchema: json.RawMessage(`{"type":"object","properties":{"report":{"type":"string",` +
+					`"description":"The handoff report in Markdown."}},"required":["report"],"additionalProperties":false}`),
+				Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: &notDestructive},
+			}, s.tool(ToolSubmit, scope, access, s.submit))
+		case ToolHistory:
+			srv.AddTool(&mcp.Tool{
+				Name:  ToolHistory,
+				Title: "Read the previous session's conversation",
+				Description: "Read the conversation of the session you took over from, a page at a time, redacted. " +
+					"Start without a cursor; pass the cursor a page returns to read the next one. " +
+					"direction is \"oldest-first\" (default) or \"newest-first\"; maxChars bounds the page " +
+					fmt.Sprintf("(default %d, %d to %d).", DefaultPageChars, MinPageChars, MaxPageChars),
+				InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+					`"cursor":{"type":"string","description":"The cursor of the previous page; omit to start."},` +
+					`"direction":{"type":"string","enum":["oldest-first","newest-first"]},` +
+					`"maxChars":{"type":"integer","description":"Page budget in characters."}},"additionalProperties":false}`),
+				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ro, IdempotentHint: true},
+			}, s.tool(ToolHistory, scope, access, s.history))
+		case ToolFacts:
+			srv.AddTool(&mcp.Tool{
+				Name:  ToolFacts,
+				Title: "Get the facts of the workspace",
+				Description: "Get the facts of the workspace gathered without a model: git branch, HEAD, upstream, " +
+					"uncommitted files, commits since the previous session started, diffstat, and the checks it ran.",
+				InputSchema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
+				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ro, IdempotentHint: true},
+			}, s.tool(ToolFacts, scope, access, s.facts))
+		}
+	}
+	return srv
+}
+
+type toolFunc func(ctx context.Context, a Access, args json.RawMessage) (*mcp.CallToolResult, error)
+
+// tool wraps a tool's function: it finds the call's Access, checks it
+// belongs to scope, and turns every error into a tool error result.
+func (s *Server) tool(name string, scope Scope, access accessFunc, fn toolFunc) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		a, err := access(req)
+		if err == nil && !slices.Contains(Tools(a.Scope), name) {
+			err = baton.Errorf(ErrAccessDenied, "%s is not offered to the %s scope", name, a.Scope)
+		}
+		if err == nil && a.Scope != scope {
+			err = baton.Errorf(ErrAccessDenied, "scope %s on the %s endpoint", a.Scope, scope)
+		}
+		var res *mcp.CallToolResult
+		if err == nil {
+			var raw json.RawMessage
+			if req.Params != nil {
+				raw, err = rawArgs(req.Params.Arguments)
+			}
+			if err == nil {
+				res, err = fn(ctx, a, raw)
+			}
+		}
+		if err != nil {
+			return s.refused(name, a, err), nil
+		}
+		return res, nil
+	}
+}
+
+// rawArgs returns the arguments of a call as JSON.
+func rawArgs(v any) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return v, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, baton.Errorf(ErrBadArguments, "arguments: %v", err)
+	}
+	return b, nil
+}
+
+// decode reads a JSON object of known fields into dst; absent or null
+// arguments leave dst as it is.
+func decode(raw json.RawMessage, dst any) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if raw[0] != '{' {
+		return baton.Errorf(ErrBadArguments, "the arguments must be a JSON object")
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if err := d.Decode(dst); err != nil {
+		return baton.Errorf(ErrBadArguments, "%v", err)
+	}
+	if _, err := d.Token(); !errors.Is(err, io.EOF) {
+		return baton.Errorf(ErrBadArguments, "trailing data after the arguments")
+	}
+	return nil
+}
+
+func text(s string) []mcp.Content { return []mcp.Content{&mcp.TextContent{Text: s}} }
+
+// SubmitArgs are the arguments of submit_session_handoff.
+type SubmitArgs struct {
+	Report *string `json:"report"`
+}
+
+// Submitted is the structured result of an accepted report.
+type Submitted struct {
+	Stored bool `json:"stored"`
+	// Chars is the report's length in characters, after trimming as stored.
+	Chars int `json:"chars"`
+}
+
+func (s *Server) submit(ctx context.Context, a Access, raw json.RawMessage) (*mcp.CallToolResult, error) {
+	var args SubmitArgs
+	if err := decode(raw, &args); err != nil {
+		return nil, err
+	}
+	if args.Report == nil {
+		return nil, baton.Errorf(ErrBadArguments, "the report argument is missing")
+	}
+	if err := s.co.SubmitReport(ctx, a.Workspace, a.Handoff, a.Token.Reveal(), *args.Report); err != nil {
+		return nil, err
+	}
+	n := utf8.RuneCountInString(strings.TrimSpace(*args.Report))
+	return &mcp.CallToolResult{
+		Content:           text(fmt.Sprintf("Report stored (%d characters). The handoff goes on without you: end your turn now.", n)),
+		StructuredContent: Submitted{Stored: true, Chars: n},
+	}, nil
+}
+
+func (s *Server) history(ctx context.Context, a Access, raw json.RawMessage) (*mcp.CallToolResult, error) {
+	var args HistoryArgs
+	if err := decode(raw, &args); err != nil {
+		return nil, err
+	}
+	if err := args.check(); err != nil {
+		return nil, err
+	}
+	if err := s.authorize(ctx, a); err != nil {
+		return nil, err
+	}
+	if s.cfg.History == nil {
+		return nil, ErrNoHistory
+	}
+	h, err := s.cfg.History(ctx, a.Workspace, a.Handoff)
+	if err != nil {
+		return nil, err
+	}
+	if h == nil {
+		return nil, ErrNoHistory
+	}
+	red := s.redactor()
+	defer s.release(red)
+	p, err := readHistory(ctx, h, red, args)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.CallToolResult{Content: text(p.Text), StructuredContent: p}, nil
+}
+
+func (s *Server) facts(ctx context.Context, a Access, raw json.RawMessage) (*mcp.CallToolResult, error) {
+	if err := decode(raw, &struct{}{}); err != nil {
+		return nil, err
+	}
+	if err := s.authorize(ctx, a); err != nil {
+		return nil, err
+	}
+	var f facts.Facts
+	var err error
+	if s.cfg.Facts != nil {
+		f, err = s.cfg.Facts(ctx, a.Workspace, a.Handoff)
+	} else {
+		f, err = s.gather(ctx, a.Workspace, a.Handoff)
+	}
+	if err != nil {
+		return nil, err
+	}
+	red := s.redactor()
+	defer s.release(red)
+	f = redactFacts(f, red)
+	md := f.Markdown()
+	if md == "" {
+		md = "No facts were gathered."
+	}
+	return &mcp.CallToolResult{Content: text(md), StructuredContent: f}, nil
+}
+
+// gather is the default Config.Facts: facts.Gather in the workspace's root
+// since the source session started.
+func (s *Server) gather(ctx context.Context, ws baton.WorkspaceID, id baton.HandoffID) (facts.Facts, error) {
+	h, err := s.co.Get(ctx, ws, id)
+	if err != nil {
+		return facts.Facts{}, err
+	}
+	w, err := s.co.Sessions().Workspace(ctx, ws)
+	if err != nil {
+		return facts.Facts{}, err
+	}
+	if w.Root == "" {
+		return facts.Facts{Notes: []string{"The workspace has no root directory: no git facts."}}, nil
+	}
+	var since store.Session
+	if h.SourceSession != "" {
+		ss, err := s.co.Sessions().Sessions(ctx, ws)
+		if err != nil {
+			return facts.Facts{}, err
+		}
+		for _, x := range ss {
+			if x.ID == h.SourceSession {
+				since = x
+			}
+		}
+	}
+	return facts.Gather(ctx, w.Root, since.StartedAt, s.cfg.FactsOptions), nil
+}

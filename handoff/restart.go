@@ -1,0 +1,167 @@
+package handoff
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton/internal/syncx"
+	"github.com/batonhq/baton/store"
+)
+
+// Shutdown ends the Coordinator gracefully: it refuses new requests, stops
+// its drivers, stops the processes it launched for pending transfers, and
+// turns every pending transfer it holds the lease of into interrupted
+// (token cleared, source restored, report and reservation kept; stop
+// unconfirmed only when the stop of its process was not confirmed).
+// Nothing is relaunched later on its own: after a restart, Recover (or
+// Reconcile), then the user decides. No goroutine of the Coordinator
+// outlives Shutdown. Errors: ctx's error if it ended first (the rest is
+// then left to Reconcile), the store's.
+func (c *Coordinator) Shutdown(ctx context.Context) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.stop()
+	if err := syncx.Wait(ctx, &c.wg); err != nil {
+		return err
+	}
+	var mine []store.Handoff
+	err := c.store.View(ctx, func(tx store.Tx) error {
+		all, err := tx.ListPendingHandoffs()
+		for _, h := range all {
+			r, rerr := tx.GetReservation(h.Workspace)
+			if rerr == nil && c.holds(r) {
+				mine = append(mine, h)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, h := range mine {
+		out, herr := c.sessions.Halt(ctx, h.Workspace)
+		msg := "interrupted by shutdown"
+		if !out.Confirmed() {
+			msg += fmt.Sprintf("; the stop was not confirmed (%s%s)", out, errSuffix(herr))
+		}
+		in := input{trigger: TriggerShutdown, confirmed: out.Confirmed(), errMsg: msg}
+		if _, _, err := c.apply(ctx, string(h.ID), in, pendingOnly); err != nil {
+			if _, ok := isUnchanged(err); !ok {
+				return err
+			}
+		}
+	}
+	return c.sessions.Close(ctx)
+}
+
+// Reconcile turns every pending handoff of a process that is no longer
+// running into interrupted (a failed one too), keeping its report and its
+// previous error in the history, with its token cleared, its source
+// restored and its reservation re-taken by this Coordinator (a new epoch
+// fences the dead process). A transfer whose stop had been requested goes
+// to failed with its stop unconfirmed instead: nobody can confirm that the
+// dead process's engine processes ended. It launches nothing, ever: the
+// user then retries, skips or cancels, so a target that had in fact started
+// before a crash is never started twice. It returns the handoffs it
+// reconciled.
+//
+// A transfer whose lease another live process holds is left alone (that
+// process still drives it) and logged with the time its lease runs until.
+// On a store.Exclusive store (badgerstore) a lease written before this
+// store was opened belongs to a process that is gone and is taken at once;
+// on a shared store (PostgreSQL) another process's lease is taken once it
+// lapses, so run Reconcile again later, or give a restarted process its
+// previous WithInstanceID. Session rows are not touched: see Recover.
+// Errors: the store's (Reconcile may be run again).
+func (c *Coordinator) Reconcile(ctx context.Context) ([]Handoff, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.live(); err != nil {
+		return nil, err
+	}
+	var pend []store.Handoff
+	if err := c.store.View(ctx, func(tx store.Tx) (err error) { pend, err = tx.ListPendingHandoffs(); return err }); err != nil {
+		return nil, err
+	}
+	var out []Handoff
+	for _, p := range pend {
+		var until time.Time
+		in := input{trigger: TriggerReconcile, errMsg: "interrupted by a restart"}
+		if p.StopRequested {
+			in = input{trigger: TriggerCancelUnconfirmed, takeOver: true,
+				errMsg: "the stop was not confirmed: the process driving the transfer is gone, so its engine processes may still run; stop again to cancel"}
+		}
+		h, _, err := c.apply(ctx, string(p.ID), in, func(f *fire) error {
+			if err := pendingOnly(f); err != nil {
+				return err
+			}
+			var l leaseState
+			l, until = c.leaseOf(f.tx, f.row, c.clock.Now())
+			if l == leaseLive {
+				return &unchanged{h: f.row} // another live process drives it
+			}
+			return nil
+		})
+		if prev, ok := isUnchanged(err); ok {
+			if prev.State.Pending() {
+				c.log.Info("reconcile left a transfer to the live process that drives it",
+					zap.String("handoff", string(prev.ID)), zap.String("state", string(prev.State)), zap.Time("leaseUntil", until))
+			}
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		c.log.Info("handoff reconciled", zap.String("handoff", string(h.ID)), zap.String("was", string(p.State)), zap.String("now", string(h.State)))
+		out = append(out, public(h))
+	}
+	return out, nil
+}
+
+// Recovery says what Recover did.
+type Recovery struct {
+	// EndedSessions counts session rows a crash left running that were
+	// marked ended.
+	EndedSessions int
+	// Handoffs are the transfers Reconcile settled.
+	Handoffs []Handoff
+}
+
+// Recover is the one restart call of a process that serves its store
+// alone (an embedded store, or the only process on a shared one): run it
+// once, before serving. It ends the session rows a crash left running
+// (session.Service.Reconcile: no process of this new process runs them),
+// then reconciles the transfers (Reconcile). It launches nothing.
+//
+// Hosts with several processes on one store must not end other processes'
+// session rows: they call Reconcile alone, and end a dead process's rows
+// once they know it is gone. Errors: the store's; safe to run again.
+func (c *Coordinator) Recover(ctx context.Context) (Recovery, error) {
+	if err := checkCtx(ctx); err != nil {
+		return Recovery{}, err
+	}
+	if err := c.live(); err != nil {
+		return Recovery{}, err
+	}
+	n, err := c.sessions.Reconcile(ctx)
+	if err != nil {
+		return Recovery{EndedSessions: n}, err
+	}
+	hs, err := c.Reconcile(ctx)
+	return Recovery{EndedSessions: n, Handoffs: hs}, err
+}
+
+func pendingOnly(f *fire) error {
+	if !f.row.State.Pending() {
+		return &unchanged{h: f.row}
+	}
+	return nil
+}

@@ -1,0 +1,302 @@
+package handoff
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/store"
+)
+
+// Stop stops the workspace: with a pending handoff it cancels it (see
+// Decide's Cancel) and returns the stop's outcome; without one it stops the
+// ordinary session this process runs there.
+//
+// A stop is confirmed only by the process that drives the transfer (holds
+// its reservation's lease), since only that process knows the engine
+// processes it launched. Stop sent to another process records the request
+// on the handoff (StopRequested); the driving process learns of it through
+// the store (at once with a store.Notifier, else at its next lease
+// renewal), stops, and settles the handoff; this call waits for that
+// within ctx and answers engine.Timeout if ctx ends first (the request
+// stands). If the driving process's lease lapses first, the transfer goes
+// to failed with its stop unconfirmed and the user decides.
+//
+// Errors: ErrWorkspaceNotFound, ErrClosed, the store's and the engine's.
+func (c *Coordinator) Stop(ctx context.Context, ws baton.WorkspaceID) (engine.StopOutcome, error) {
+	if err := checkCtx(ctx); err != nil {
+		return "", err
+	}
+	if err := c.live(); err != nil {
+		return "", err
+	}
+	h, ok, err := c.Current(ctx, ws)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return c.sessions.Halt(ctx, ws)
+	}
+	_, out, err := c.cancel(ctx, h.ID)
+	return out, err
+}
+
+// cancel marks the stop requested (no engine callback of the attempt is
+// applied from then on and no launch starts), then carries it out here when
+// this process drives the transfer, or waits for the process that does.
+func (c *Coordinator) cancel(ctx context.Context, id baton.HandoffID) (Handoff, engine.StopOutcome, error) {
+	var (
+		row   store.Handoff
+		lease leaseState
+		until time.Time
+		seq   int64 // the feed's position once the request is recorded
+	)
+	err := c.store.Update(ctx, func(tx store.Tx) error {
+		h, err := tx.GetHandoff(id)
+		if err != nil {
+			return notFound(err)
+		}
+		row = h
+		if h.State.Terminal() {
+			return nil
+		}
+		now := c.clock.Now()
+		lease, until = c.leaseOf(tx, h, now)
+		if seq, err = tx.LastSeq(h.Workspace); err != nil {
+			return err
+		}
+		if h.StopRequested {
+			return nil
+		}
+		h.StopRequested, h.UpdatedAt = true, now
+		row = h
+		seq++ // the request's own change
+		return tx.PutHandoff(h)
+	})
+	switch {
+	case err != nil:
+		return Handoff{}, "", err
+	case row.State.Terminal():
+		return public(row), engine.NotRunning, nil
+	case lease == leaseDead:
+		return c.stopOrphaned(ctx, id, until)
+	case lease == leaseLive:
+		return c.awaitStop(ctx, row, seq)
+	}
+	if !c.claimStop(id) {
+		// This process's stop loop is carrying it out already.
+		return c.awaitStop(ctx, row, seq)
+	}
+	defer c.releaseStop(id)
+	return c.finishStop(ctx, id)
+}
+
+// claimStop marks a stop as being carried out by this process; false when
+// it already is.
+func (c *Coordinator) claimStop(id baton.HandoffID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopping[id] {
+		return false
+	}
+	c.stopping[id] = true
+	return true
+}
+
+func (c *Coordinator) releaseStop(id baton.HandoffID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.stopping, id)
+}
+
+// finishStop carries out a requested stop in the process that drives the
+// transfer: its driver is cancelled, what runs in the workspace is stopped,
+// and the handoff is cancelled when the stop is confirmed, failed with its
+// stop unconfirmed otherwise.
+func (c *Coordinator) finishStop(ctx context.Context, id baton.HandoffID) (Handoff, engine.StopOutcome, error) {
+	c.cancelDriver(id)
+	h, err := c.load(ctx, id)
+	if err != nil {
+		return Handoff{}, "", notFound(err)
+	}
+	out, herr := c.sessions.Halt(ctx, h.Workspace)
+	in := input{trigger: TriggerCancel, confirmed: true}
+	if !out.Confirmed() {
+		in = input{trigger: TriggerCancelUnconfirmed, errMsg: fmt.Sprintf("the stop was not confirmed (%s%s); stop again", out, errSuffix(herr))}
+	}
+	settledRow, _, err := c.apply(ctx, string(id), in, terminalUnchanged)
+	if prev, ok := isUnchanged(err); ok {
+		return public(prev), out, nil
+	}
+	if err != nil {
+		return Handoff{}, "", err
+	}
+	return public(settledRow), out, nil
+}
+
+// stopOrphaned settles a stop requested of a transfer whose driving process
+// is gone (its lease lapsed, or it ran under an earlier opening of an
+// exclusive store): nobody can confirm that its engine processes ended, so
+// the transfer goes to failed with its stop unconfirmed, and this process
+// takes the reservation over (a new epoch fences the dead one).
+func (c *Coordinator) stopOrphaned(ctx context.Context, id baton.HandoffID, lapsed time.Time) (Handoff, engine.StopOutcome, error) {
+	msg := "the stop was not confirmed: the process driving the transfer is gone (its lease ran until " +
+		lapsed.UTC().Format(time.RFC3339) + "), so its engine processes may still run; stop again to cancel"
+	h, _, err := c.apply(ctx, string(id), input{trigger: TriggerCancelUnconfirmed, errMsg: msg, takeOver: true}, terminalUnchanged)
+	if prev, ok := isUnchanged(err); ok {
+		return public(prev), engine.NotRunning, nil
+	}
+	if err != nil {
+		return Handoff{}, "", err
+	}
+	return public(h), engine.Timeout, nil
+}
+
+// awaitStop waits until the process driving the transfer has settled the
+// stop requested of it: the first change of the handoff after after (the
+// feed's position once the request was recorded). If that process's lease
+// lapses meanwhile, the stop is settled as orphaned; if ctx ends first, the
+// answer is engine.Timeout and the request stands.
+func (c *Coordinator) awaitStop(ctx context.Context, h store.Handoff, after int64) (Handoff, engine.StopOutcome, error) {
+	w := c.waiter(h.Workspace)
+	defer w.close()
+	for {
+		var (
+			found *store.Handoff
+			lease leaseState
+			until time.Time
+		)
+		err := c.store.View(ctx, func(tx store.Tx) error {
+			found = nil
+			changes, err := tx.Changes(h.Workspace, after, 0)
+			if err != nil {
+				return err
+			}
+			for _, ch := range changes {
+				after = ch.Seq
+				if ch.Kind == store.ChangeHandoff && ch.Handoff.ID == h.ID && found == nil {
+					found = ch.Handoff
+				}
+			}
+			cur, err := tx.GetHandoff(h.ID)
+			if err != nil {
+				return err
+			}
+			lease, until = c.leaseOf(tx, cur, c.clock.Now())
+			return nil
+		})
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return c.stopTimedOut(ctx, h.ID)
+		case err != nil:
+			return Handoff{}, "", err
+		case found != nil:
+			out := engine.Timeout
+			switch {
+			case found.State == store.StateCancelled:
+				out = engine.Stopped
+			case found.State.Terminal():
+				out = engine.NotRunning
+			}
+			return public(*found), out, nil
+		case lease == leaseDead:
+			return c.stopOrphaned(ctx, h.ID, until)
+		case lease == leaseMine && c.claimStop(h.ID):
+			// The reservation came to this process (a Reconcile here
+			// took it over): carry the stop out here.
+			defer c.releaseStop(h.ID)
+			return c.finishStop(ctx, h.ID)
+		}
+		if !w.wait(ctx, until) {
+			return c.stopTimedOut(ctx, h.ID)
+		}
+	}
+}
+
+// stopTimedOut answers a Stop whose confirmation did not come within its
+// context: the handoff as it is, engine.Timeout.
+func (c *Coordinator) stopTimedOut(ctx context.Context, id baton.HandoffID) (Handoff, engine.StopOutcome, error) {
+	cur, err := c.load(context.WithoutCancel(ctx), id)
+	if err != nil {
+		return Handoff{}, "", notFound(err)
+	}
+	return public(cur), engine.Timeout, nil
+}
+
+// serveStops carries out, in the background, the stops other processes
+// requested of transfers this Coordinator drives, and settles those whose
+// driving process is gone. It costs O(pending handoffs).
+func (c *Coordinator) serveStops(ctx context.Context) {
+	type job struct {
+		id    baton.HandoffID
+		dead  bool
+		until time.Time
+	}
+	var jobs []job
+	err := c.store.View(ctx, func(tx store.Tx) error {
+		jobs = jobs[:0]
+		pend, err := tx.ListPendingHandoffs()
+		if err != nil {
+			return err
+		}
+		now := c.clock.Now()
+		for _, h := range pend {
+			if !h.StopRequested {
+				continue
+			}
+			switch l, until := c.leaseOf(tx, h, now); l {
+			case leaseMine:
+				if r, err := tx.GetReservation(h.Workspace); err == nil && c.holds(r) {
+					jobs = append(jobs, job{id: h.ID})
+				}
+			case leaseDead:
+				jobs = append(jobs, job{id: h.ID, dead: true, until: until})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log.Warn("reading requested stops failed", zap.Error(err))
+		}
+		return
+	}
+	for _, j := range jobs {
+		if !c.claimStop(j.id) {
+			continue
+		}
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			c.releaseStop(j.id)
+			return
+		}
+		c.wg.Add(1)
+		c.mu.Unlock()
+		go func() {
+			defer c.wg.Done()
+			defer c.releaseStop(j.id)
+			var err error
+			if j.dead {
+				_, _, err = c.stopOrphaned(ctx, j.id, j.until)
+			} else {
+				_, _, err = c.finishStop(ctx, j.id)
+			}
+			if err != nil && ctx.Err() == nil && !errors.Is(err, ErrNotFound) {
+				c.log.Warn("carrying out a requested stop failed", zap.String("handoff", string(j.id)), zap.Error(err))
+			}
+		}()
+	}
+}
+
+func terminalUnchanged(f *fire) error {
+	if f.row.State.Terminal() {
+		return &unchanged{h: f.row}
+	}
+	return nil
+}

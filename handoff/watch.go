@@ -1,0 +1,170 @@
+package handoff
+
+import (
+	"context"
+	"iter"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/session"
+	"github.com/batonhq/baton/store"
+)
+
+// Change is one entry of a workspace's change feed, as Watch yields it: a
+// handoff (its public view, with no token material), a session or a queued
+// instruction as a committed transaction left it.
+type Change struct {
+	// Seq numbers the workspace's changes from 1 in commit order; resume a
+	// Watch after the last Seq seen (an SSE Last-Event-ID).
+	Seq         int64
+	Kind        store.ChangeKind
+	Handoff     *Handoff
+	Session     *store.Session
+	Instruction *store.Instruction
+}
+
+// watchPage is how many changes Watch reads per store transaction.
+const watchPage = 256
+
+// Watch yields the workspace's changes with Seq > after, first those
+// already committed (read from the store), then each new commit's, until
+// ctx ends, when the iteration simply stops. It follows commits of every
+// process sharing the store: at once with a store.Notifier (PostgreSQL's
+// LISTEN/NOTIFY carries them across machines), else by reading the store
+// every poll interval (WithPollInterval). An error (ErrWorkspaceNotFound,
+// the store's) is yielded once and ends the iteration. Breaking out of the
+// loop releases everything Watch holds.
+func (c *Coordinator) Watch(ctx context.Context, ws baton.WorkspaceID, after int64) iter.Seq2[Change, error] {
+	return func(yield func(Change, error) bool) {
+		if err := checkCtx(ctx); err != nil {
+			yield(Change{}, err)
+			return
+		}
+		w := c.waiter(ws)
+		defer w.close()
+		for {
+			var page []store.Change
+			err := c.store.View(ctx, func(tx store.Tx) (err error) {
+				if _, err := session.GetWorkspace(tx, ws); err != nil {
+					return err
+				}
+				page, err = tx.Changes(ws, after, watchPage)
+				return err
+			})
+			if err != nil {
+				if ctx.Err() == nil {
+					yield(Change{}, err)
+				}
+				return
+			}
+			for _, ch := range page {
+				after = ch.Seq
+				if !yield(publicChange(ch), nil) {
+					return
+				}
+			}
+			if len(page) == watchPage {
+				continue
+			}
+			if !w.wait(ctx, time.Time{}) {
+				return
+			}
+		}
+	}
+}
+
+func publicChange(ch store.Change) Change {
+	out := Change{Seq: ch.Seq, Kind: ch.Kind, Session: ch.Session, Instruction: ch.Instruction}
+	if ch.Handoff != nil {
+		h := public(*ch.Handoff)
+		out.Handoff = &h
+	}
+	return out
+}
+
+// Wait blocks until handoff id of workspace ws settles: completed or
+// cancelled, or failed or interrupted (waiting for a decision), and returns
+// it then. It returns at once for a handoff already settled. Errors:
+// ErrNotFound, ctx's error (the handoff goes on), the store's.
+func (c *Coordinator) Wait(ctx context.Context, ws baton.WorkspaceID, id baton.HandoffID) (Handoff, error) {
+	if err := checkCtx(ctx); err != nil {
+		return Handoff{}, err
+	}
+	w := c.waiter(ws)
+	defer w.close()
+	for {
+		h, err := c.Get(ctx, ws, id)
+		if err != nil {
+			return Handoff{}, err
+		}
+		if !isActive(h.State) {
+			return h, nil
+		}
+		if !w.wait(ctx, time.Time{}) {
+			return Handoff{}, ctx.Err()
+		}
+	}
+}
+
+// List returns the workspace's handoffs, oldest first. Errors:
+// ErrWorkspaceNotFound, the store's.
+func (c *Coordinator) List(ctx context.Context, ws baton.WorkspaceID) ([]Handoff, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	var out []Handoff
+	err := c.store.View(ctx, func(tx store.Tx) error {
+		if _, err := session.GetWorkspace(tx, ws); err != nil {
+			return err
+		}
+		all, err := tx.ListHandoffs(ws)
+		out = make([]Handoff, 0, len(all))
+		for _, h := range all {
+			out = append(out, public(h))
+		}
+		return err
+	})
+	return out, err
+}
+
+// waiter waits for a workspace's next commit: a store.Notifier's
+// notification, or else the next poll.
+type waiter struct {
+	c      *Coordinator
+	notify <-chan struct{}
+	cancel func()
+}
+
+func (c *Coordinator) waiter(ws baton.WorkspaceID) *waiter {
+	w := &waiter{c: c, cancel: func() {}}
+	if n, ok := c.store.(store.Notifier); ok {
+		w.notify, w.cancel = n.Subscribe(ws)
+	}
+	return w
+}
+
+func (w *waiter) close() { w.cancel() }
+
+// wait blocks until the workspace may have changed or deadline (when not
+// zero) has passed; false once ctx is done.
+func (w *waiter) wait(ctx context.Context, deadline time.Time) bool {
+	var poll, due <-chan time.Time
+	if w.notify == nil {
+		t := w.c.clock.NewTimer(w.c.poll)
+		defer t.Stop()
+		poll = t.C()
+	}
+	if !deadline.IsZero() {
+		t := w.c.clock.NewTimer(deadline.Sub(w.c.clock.Now()))
+		defer t.Stop()
+		due = t.C()
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-w.notify:
+	case <-poll:
+	case <-due:
+	}
+	return true
+}
