@@ -18,7 +18,7 @@ func (h *harness) actions() map[string]func(*rapid.T) {
 	acts := map[string]func(*rapid.T){
 		"": func(*rapid.T) {
 			if !h.ended {
-				h.check()
+				h.await() // every invariant, once what the last step set off has come to rest
 			}
 		},
 		"create":           h.actCreate,
@@ -175,8 +175,17 @@ func (h *harness) track(got handoff.Handoff, req handoff.Request, sourceConfig b
 // nothing runs in the workspace, else the node that runs its process (a
 // node can stop only what it launched; see the package's Caveats).
 func (h *harness) createNode(t *rapid.T, ws baton.WorkspaceID) *node {
-	if len(h.runningProcs(ws)) == 0 || h.orphaned(ws) {
+	if h.cfg.KnownGaps {
 		return h.drawUp(t)
+	}
+	if h.staleRow(ws) {
+		t.Skip("a node that is gone left a session row of the workspace running")
+	}
+	if len(h.runningProcs(ws)) == 0 {
+		return h.drawUp(t)
+	}
+	if h.orphaned(ws) {
+		t.Skip("the workspace's agent runs on a node that is not up")
 	}
 	n := h.runsOn(ws)
 	if n.gate.get() != nodeUp {
@@ -328,7 +337,7 @@ func (h *harness) actConcurrent(t *rapid.T) {
 	if len(up) == 0 {
 		t.Skip("no node is up")
 	}
-	if len(h.runningProcs(ws)) > 0 && !h.orphaned(ws) {
+	if !h.cfg.KnownGaps && (len(h.runningProcs(ws)) > 0 || h.staleRow(ws)) {
 		n := h.createNode(t, ws)
 		up = []*node{n, n, n}
 	}
@@ -362,13 +371,13 @@ func (h *harness) actUnknownWorkspace(t *rapid.T) {
 	const ws = baton.WorkspaceID("ws-unknown")
 	h.unchanged("requests on an unknown workspace", func() {
 		_, err := n.co.Create(h.ctx, handoff.Request{Workspace: ws, RequestID: "req-unknown", Target: engineA})
-		expectErr(h, "create on an unknown workspace", err, handoff.ErrNotFound)
+		expectErr(h, "create on an unknown workspace", err, handoff.ErrWorkspaceNotFound)
 		_, err = n.co.Stop(h.ctx, ws)
 		if err == nil {
 			h.fatalf("stop on an unknown workspace: no error")
 		}
 		_, _, err = n.co.Current(h.ctx, ws)
-		expectErr(h, "current of an unknown workspace", err, handoff.ErrNotFound)
+		expectErr(h, "current of an unknown workspace", err, handoff.ErrWorkspaceNotFound)
 		if len(h.order) > 0 {
 			_, err = n.co.Decide(h.ctx, ws, h.order[0], handoff.Cancel)
 			expectErr(h, "decide on an unknown workspace", err, handoff.ErrNotFound)
@@ -389,10 +398,8 @@ func (h *harness) actDecide(t *rapid.T) {
 			}
 		})
 		return
-	case h.drivenByFrozen(m):
-		t.Skip("the driving node is frozen")
 	case action == handoff.Cancel:
-		h.cancel(m, func() error { _, err := n.co.Decide(h.ctx, m.ws, m.id, handoff.Cancel); return err })
+		h.cancel(t, m, func() error { _, err := n.co.Decide(h.ctx, m.ws, m.id, handoff.Cancel); return err })
 		return
 	case m.stopUnconfirmed:
 		h.unchanged("retry with an unconfirmed stop", func() {
@@ -416,9 +423,34 @@ func (h *harness) actDecide(t *rapid.T) {
 	if action == handoff.Skip {
 		m.summary, m.report = false, ""
 	}
-	m.genDeadline, m.readyAt = zeroTime, zeroTime
+	m.genDeadline, m.readyAt, m.readyBy = zeroTime, zeroTime, zeroTime
 	h.settleFromStopping(m, confirmed)
 	h.await()
+}
+
+// staleRow reports whether a session row of ws says running while the
+// node that launched it is gone (crashed or shut down, not restarted).
+func (h *harness) staleRow(ws baton.WorkspaceID) bool {
+	var rows []store.Session
+	_ = h.raw.View(h.ctx, func(tx store.Tx) (err error) { rows, err = tx.ListSessions(ws); return err })
+	for _, s := range rows {
+		if s.Status == store.SessionRunning && !h.sessionNodeUp(s.ID) {
+			if n := h.lastLauncher(s.ID); n == nil || n.gate.get() != nodeFrozen {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nodeByID returns the node with instance id, nil when none has it.
+func (h *harness) nodeByID(id string) *node {
+	for _, n := range h.nodes {
+		if n.id == id {
+			return n
+		}
+	}
+	return nil
 }
 
 // drivenByFrozen reports whether m's lease is held by a frozen node, which
@@ -435,8 +467,25 @@ func (h *harness) drivenByFrozen(m *model) bool {
 
 // cancel scripts the stop of what runs in m's workspace, runs do, and
 // predicts cancelled (confirmed) or failed with the stop unconfirmed,
-// whichever node received it.
-func (h *harness) cancel(m *model, do func() error) {
+// whichever node received it: the node that drives the transfer carries
+// it out. When that node is gone and its lease lapsed, nobody can confirm
+// the stop: failed, stop unconfirmed, and the receiving node takes the
+// reservation over. (A stop for a node that is frozen, or gone with its
+// lease still running, would wait for the lease: not generated.)
+func (h *harness) cancel(t *rapid.T, m *model, do func() error) {
+	r := h.reservation(m.ws)
+	if d := h.nodeByID(r.LeaseHolder); d != nil && d.gate.get() != nodeUp {
+		if d.gate.get() == nodeFrozen || r.LeaseExpires.After(h.clk.Now()) {
+			t.Skip("the driving node is frozen, or gone with its lease still running")
+		}
+		if err := do(); err != nil {
+			h.fatalf("cancel %s: %v", m.id, err)
+		}
+		m.state, m.stopUnconfirmed, m.genDeadline, m.readyAt, m.readyBy = store.StateFailed, true, zeroTime, zeroTime, zeroTime
+		h.epoch[m.ws]++
+		h.await()
+		return
+	}
 	orphan := h.orphaned(m.ws)
 	confirmed := h.scriptStop(m.ws, "cancelStop")
 	if err := do(); err != nil {
@@ -471,11 +520,8 @@ func (h *harness) actDecideBad(t *rapid.T) {
 func (h *harness) actStop(t *rapid.T) {
 	ws := h.drawWS(t)
 	if m := h.pendingIn(ws); m != nil {
-		if h.drivenByFrozen(m) {
-			t.Skip("the driving node is frozen")
-		}
 		n := h.drawUp(t)
-		h.cancel(m, func() error { _, err := n.co.Stop(h.ctx, ws); return err })
+		h.cancel(t, m, func() error { _, err := n.co.Stop(h.ctx, ws); return err })
 		return
 	}
 	n := h.runsOn(ws)
@@ -589,10 +635,11 @@ func (h *harness) actInvalidReport(t *rapid.T) {
 	n := h.drawUp(t)
 	tok := h.reportLaunch(m).Req.Report.Token.Reveal()
 	text := rapid.SampledFrom([]string{"", " \n\t ", strings.Repeat("é", handoff.MaxReportChars+1), "bad \xff utf-8"}).Draw(t, "invalidText")
-	h.unchanged("an invalid report", func() {
-		err := n.co.SubmitReport(h.ctx, m.ws, m.id, tok, text)
-		expectErr(h, "an invalid report", err, handoff.ErrInvalidRequest)
-	})
+	// Refused, and kept in the handoff's error for the user (a valid
+	// token's refusal); the state and the report do not change.
+	err := n.co.SubmitReport(h.ctx, m.ws, m.id, tok, text)
+	expectErr(h, "an invalid report", err, handoff.ErrInvalidRequest)
+	h.await()
 }
 
 func itoa(n int) string {

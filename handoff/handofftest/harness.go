@@ -46,6 +46,17 @@ type Config struct {
 	// the checks see what the wrapper passes on.
 	WrapEngine func(engine.Engine) engine.Engine
 
+	// KnownGaps sends requests where baton does not yet keep its
+	// guarantees across nodes, to show the gaps: a Create to a node that
+	// does not run the workspace's agent (it cannot stop another node's
+	// process), a crash that leaves the node's agent processes running,
+	// and a Reconcile that takes over a lapsed node's transfer while that
+	// node's processes still run (nothing reaps them). Off by default: the
+	// harness then routes a Create to the node running the agent, a crash
+	// takes the node's processes with it, and processes of a lapsed node
+	// end before another node takes its transfers over.
+	KnownGaps bool
+
 	// triage, set only by a test inside this package, ends a sequence
 	// quietly on a failure it matches: a way to look past a bug already
 	// reported while hunting the next. Nil in every committed test.
@@ -97,8 +108,9 @@ func ChecksFromEnv(def int) int {
 }
 
 const (
-	genTimeout = time.Minute
-	leaseTTL   = 30 * time.Second
+	genTimeout   = time.Minute
+	readyTimeout = 90 * time.Second
+	leaseTTL     = 30 * time.Second
 )
 
 var (
@@ -220,7 +232,7 @@ func (h *harness) newCoordinator(n *node) *handoff.Coordinator {
 	}
 	ge := gatedEngine{inner: eng, node: n.idx, g: n.gate}
 	reg := engine.NewRegistry(map[string]engine.Engine{"demo": ge, "alt": ge})
-	opts := append([]handoff.Option{handoff.WithClock(h.clk), handoff.WithGenerationTimeout(genTimeout),
+	opts := append([]handoff.Option{handoff.WithClock(h.clk), handoff.WithGenerationTimeout(genTimeout), handoff.WithReadyTimeout(readyTimeout),
 		handoff.WithInstanceID(n.id), handoff.WithLeaseTTL(leaseTTL)}, h.cfg.Options...)
 	co, err := handoff.New(withCaps(gatedStore{Store: h.shared, g: n.gate}, h.shared), reg, opts...)
 	if err != nil {

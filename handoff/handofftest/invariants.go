@@ -165,6 +165,18 @@ func (h *harness) checkProcesses(w world) {
 		h.fatalf("invariant 2: two processes ran at once in %s: %s and %s (%d overlaps in all)",
 			o.Workspace, h.describe(ls[o.First-1]), h.describe(ls[o.Second-1]), len(ov))
 	}
+	if why := h.rowsMatchProcesses(w); why != "" {
+		h.fatalf("%s", why)
+	}
+}
+
+// rowsMatchProcesses says how the session rows disagree with the processes
+// that run, or "": a row says running exactly while its process runs
+// (unless the node that ran it is gone or paused), and a process runs only
+// for a row that says running (unless it is a target still starting, or a
+// process whose stop its transfer knows is unconfirmed). A process's end
+// reaches its row asynchronously: await polls this until it holds.
+func (h *harness) rowsMatchProcesses(w world) string {
 	live := map[baton.SessionID]baton.WorkspaceID{}
 	for _, l := range h.eng.Launches() {
 		if l.Proc != nil && l.Proc.Running() && l.Req.Turn == engine.Normal {
@@ -172,23 +184,16 @@ func (h *harness) checkProcesses(w world) {
 		}
 	}
 	for _, ws := range h.wss {
-		procs := h.runningProcs(ws)
-		// A transfer that failed or was interrupted with its stop
-		// confirmed left nothing running, and nothing may start while it
-		// holds the workspace.
-		if m := h.pendingIn(ws); m != nil && !m.uncertain && settled(m.state) && !m.stopUnconfirmed && len(procs) > 0 {
-			h.fatalf("handoff %s is %s with its stop confirmed, but %s still runs", m.id, m.state, h.describe(h.eng.Launches()[procs[0].N()-1]))
-		}
 		for _, s := range w.sessions[ws] {
 			if _, runs := live[s.ID]; s.Status == store.SessionRunning && !runs && h.sessionNodeUp(s.ID) {
-				h.fatalf("session %s in %s is recorded running, but no process of it runs (and the node that launched it still runs)", s.ID, ws)
+				return fmt.Sprintf("session %s in %s is recorded running, but no process of it runs (and the node that launched it still runs)", s.ID, ws)
 			}
 		}
 	}
 	for id, ws := range live {
 		s, err := h.session(id)
 		if err != nil {
-			h.fatalf("a process runs for session %s the store does not hold: %v", id, err)
+			return fmt.Sprintf("a process runs for session %s the store does not hold: %v", id, err)
 		}
 		// A row may say ended while its process runs only when the
 		// transfer that ended it knows its stop is unconfirmed, or the node
@@ -198,30 +203,31 @@ func (h *harness) checkProcesses(w world) {
 			unconfirmed = true
 		}
 		if s.Status != store.SessionRunning && !h.startingTarget(id) && !unconfirmed && h.sessionNodeUp(id) {
-			h.fatalf("a process of session %s runs, but its row says %s", id, s.Status)
+			return fmt.Sprintf("a process of session %s runs, but its row says %s", id, s.Status)
 		}
 	}
+	return ""
 }
 
 // sessionNodeUp reports whether the node that last launched session id
 // still runs the life it launched it in (a crashed or shut-down node leaves
 // rows behind for its restart to settle).
 func (h *harness) sessionNodeUp(id baton.SessionID) bool {
+	n := h.lastLauncher(id)
+	return n != nil && n.gate.get() == nodeUp
+}
+
+// lastLauncher returns the node that made the latest normal launch of
+// session id, nil when that launch was made in a life that is over.
+func (h *harness) lastLauncher(id baton.SessionID) *node {
 	ls := h.eng.Launches()
 	for i := len(ls) - 1; i >= 0; i-- {
-		if ls[i].Req.Session != id || ls[i].Failed {
+		if ls[i].Req.Session != id || ls[i].Failed || ls[i].Req.Turn == engine.ReportOnly {
 			continue
 		}
-		h.mu.Lock()
-		li, ok := h.launchNode[ls[i].N]
-		h.mu.Unlock()
-		if !ok {
-			return false
-		}
-		n := h.nodes[li.node]
-		return n.life == li.life && n.gate.get() == nodeUp
+		return h.launchedBy(ls[i].N)
 	}
-	return false
+	return nil
 }
 
 // startingTarget reports whether id is the target of an attempt still
@@ -299,7 +305,7 @@ func (h *harness) checkWorkspace(w world, ws baton.WorkspaceID) {
 		case store.StateCompleted:
 			// 4. completed: the target is current.
 			if wsr.CurrentSession != got.TargetSession {
-				h.fatalf("invariant 4: %s completed but current is %q, not the target %q", latest.id, wsr.CurrentSession, got.TargetSession)
+				h.fatalf("invariant 4: %s completed but current is %q, not the target %q; sessions:\n%s", latest.id, wsr.CurrentSession, got.TargetSession, sessionTable(sessions))
 			}
 		case store.StateFailed, store.StateInterrupted, store.StateCancelled:
 			// 5. The source is current with its configuration; every
@@ -440,4 +446,13 @@ func (h *harness) describe(l enginetest.Launch) string {
 		end = fmt.Sprintf("ended at %d", l.Ended)
 	}
 	return fmt.Sprintf("launch %d (%s of session %s by %s, began at %d, %s)", l.N, what, l.Req.Session, who, l.Began, end)
+}
+
+func sessionTable(sessions []store.Session) string {
+	var b strings.Builder
+	for _, s := range sessions {
+		fmt.Fprintf(&b, "  %s %s order %d native %q started %s ended %s (%s)\n", s.ID, s.Status, s.ActivationOrder, s.NativeID,
+			s.StartedAt.Format("15:04:05"), s.EndedAt.Format("15:04:05"), s.EndReason)
+	}
+	return b.String()
 }

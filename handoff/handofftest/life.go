@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
 	"pgregory.net/rapid"
 
 	"github.com/batonhq/baton/store"
@@ -39,13 +41,18 @@ func (h *harness) advance(t *rapid.T, total time.Duration) {
 				due = append(due, m)
 			case m.state == store.StateStarting && !m.readyAt.IsZero() && !m.readyAt.After(to):
 				due = append(due, m)
+			case m.state == store.StateStarting && !m.readyBy.IsZero() && !m.readyBy.After(to):
+				confirmed[m] = h.scriptStop(m.ws, "readinessStop")
+				due = append(due, m)
 			}
 		}
 		h.clk.Advance(d)
 		for _, m := range due {
 			switch {
-			case m.state == store.StateStarting:
-				m.state, m.readyAt = store.StateCompleted, zeroTime
+			case m.state == store.StateStarting && !m.readyAt.IsZero() && !m.readyAt.After(to):
+				m.state, m.readyAt, m.readyBy = store.StateCompleted, zeroTime, zeroTime
+			case m.state == store.StateStarting: // readiness timed out
+				m.state, m.stopUnconfirmed, m.readyBy = store.StateFailed, !confirmed[m], zeroTime
 			case confirmed[m] && m.report != "":
 				m.genDeadline = zeroTime
 				h.settleFromStarting(m)
@@ -126,7 +133,26 @@ func (h *harness) actThaw(t *rapid.T) {
 func (h *harness) actCrash(t *rapid.T) {
 	n := h.drawUp(t)
 	n.gate.set(nodeCrashed)
+	if !h.cfg.KnownGaps {
+		// The host died and took its agent processes with it.
+		h.endProcessesOf(n)
+		h.await()
+	}
 }
+
+// endProcessesOf ends every process node n launched in its current life
+// that still runs, as if each had ended on its own.
+func (h *harness) endProcessesOf(n *node) {
+	for _, ws := range h.wss {
+		for _, p := range h.runningProcs(ws) {
+			if h.launchedBy(p.N()) == n {
+				p.Finish(-1, errProcessGone)
+			}
+		}
+	}
+}
+
+var errProcessGone = errors.New("handofftest: the agent process ended with its host")
 
 // actShutdown shuts a node down gracefully, with no Reconcile after it:
 // its pending transfers become interrupted, their source restored and
@@ -138,12 +164,20 @@ func (h *harness) actShutdown(t *rapid.T) {
 	confirmed := map[*model]bool{}
 	for _, id := range h.order {
 		m := h.hs[id]
-		if !m.pending() || m.uncertain {
+		if !m.pending() {
 			continue
 		}
 		if r := h.reservation(m.ws); r.Held && r.LeaseHolder == n.id {
-			mine = append(mine, m)
-			confirmed[m] = h.scriptStop(m.ws, "shutdownStop")
+			// Shutdown confirms only what this node runs; a process of
+			// another node left running keeps the stop unconfirmed.
+			elsewhere := h.runsElsewhere(m.ws, n)
+			confirmed[m] = h.scriptStop(m.ws, "shutdownStop") && !elsewhere
+			if elsewhere && !h.cfg.KnownGaps {
+				m.uncertain = true // see KnownGaps: Shutdown may clear the flag
+			}
+			if !m.uncertain {
+				mine = append(mine, m)
+			}
 		}
 	}
 	// A process whose stop is not confirmed keeps Shutdown waiting for it
@@ -170,9 +204,14 @@ func (h *harness) actShutdown(t *rapid.T) {
 		h.fatalf("shutdown of %s: %v", n.id, err)
 	}
 	n.gate.set(nodeDown)
+	if !h.cfg.KnownGaps {
+		// The host exits; the agent processes whose stop was not
+		// confirmed go with it.
+		h.endProcessesOf(n)
+	}
 	for _, m := range mine {
 		m.state, m.stopUnconfirmed = store.StateInterrupted, !confirmed[m]
-		m.genDeadline, m.readyAt = zeroTime, zeroTime
+		m.genDeadline, m.readyAt, m.readyBy = zeroTime, zeroTime, zeroTime
 	}
 	h.await()
 }
@@ -191,6 +230,12 @@ func (h *harness) actRestart(t *rapid.T) {
 	h.mu.Lock()
 	n.co = co
 	h.mu.Unlock()
+	if !h.cfg.KnownGaps {
+		// The host ends the session rows of the processes its previous
+		// life ran, all gone now (baton keeps no record of which node ran
+		// a session: a multi-node host must).
+		h.endRowsOfPreviousLife(n)
+	}
 	h.reconcileOn(n)
 }
 
@@ -218,6 +263,18 @@ func activeState(s store.HandoffState) bool {
 // processes may still run: the model adopts either). It launches nothing.
 func (h *harness) reconcileOn(n *node) {
 	now := h.clk.Now()
+	if !h.cfg.KnownGaps {
+		// Nothing reaps a lapsed node's processes yet: let them end on
+		// their own before its transfers are taken over. The node learns of
+		// it (late) when it runs again.
+		for _, id := range h.order {
+			m := h.hs[id]
+			r := h.reservation(m.ws)
+			if d := h.nodeByID(r.LeaseHolder); m.pending() && d != nil && d != n && !r.LeaseExpires.After(now) {
+				h.endProcessesOf(d)
+			}
+		}
+	}
 	for _, id := range h.order {
 		m := h.hs[id]
 		if !m.pending() {
@@ -226,7 +283,7 @@ func (h *harness) reconcileOn(n *node) {
 		r := h.reservation(m.ws)
 		switch {
 		case r.LeaseHolder == n.id && (len(h.runningProcs(m.ws)) == 0 || m.stopUnconfirmed) && !m.uncertain:
-			m.state, m.genDeadline, m.readyAt = store.StateInterrupted, zeroTime, zeroTime
+			m.state, m.genDeadline, m.readyAt, m.readyBy = store.StateInterrupted, zeroTime, zeroTime, zeroTime
 			h.epoch[m.ws]++
 		case r.LeaseHolder != n.id && r.LeaseExpires.After(now):
 		default:
@@ -255,4 +312,40 @@ func (h *harness) launchedBy(n int) *node {
 		return nil
 	}
 	return h.nodes[li.node]
+}
+
+// endRowsOfPreviousLife records the end of every session row still running
+// whose process node n launched in an earlier life.
+func (h *harness) endRowsOfPreviousLife(n *node) {
+	last := map[baton.SessionID]launchInfo{}
+	for _, l := range h.eng.Launches() {
+		if l.Failed || l.Req.Turn != engine.Normal {
+			continue
+		}
+		h.mu.Lock()
+		li, ok := h.launchNode[l.N]
+		h.mu.Unlock()
+		if ok {
+			last[l.Req.Session] = li
+		}
+	}
+	for id, li := range last {
+		if li.node != n.idx || li.life == n.life {
+			continue
+		}
+		if s, err := h.session(id); err == nil && s.Status == store.SessionRunning {
+			n.co.Sessions().RecordEnd(id, engine.ExitStatus{Err: errProcessGone, At: h.clk.Now()})
+		}
+	}
+}
+
+// runsElsewhere reports whether a process runs in ws that node n (in its
+// current life) did not launch.
+func (h *harness) runsElsewhere(ws baton.WorkspaceID, n *node) bool {
+	for _, p := range h.runningProcs(ws) {
+		if h.launchedBy(p.N()) != n {
+			return true
+		}
+	}
+	return false
 }

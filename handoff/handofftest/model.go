@@ -130,8 +130,9 @@ type model struct {
 	source          baton.SessionID
 	sourceConfig    baton.EngineConfig
 	// genDeadline is when a generating attempt times out; readyAt is when a
-	// delayed target becomes ready.
-	genDeadline, readyAt time.Time
+	// delayed target becomes ready; readyBy is when a starting target that
+	// is not ready times out.
+	genDeadline, readyAt, readyBy time.Time
 	// uncertain marks a handoff whose next resting state the model cannot
 	// tell (its driving node was frozen or crashed and another node took
 	// over, or the node came back): the harness waits for it to rest, checks
@@ -185,9 +186,9 @@ func (h *harness) settleFromStarting(m *model) {
 	case targetReady, targetExitClean, targetEndAfterReady:
 		m.state = store.StateCompleted
 	case targetHold:
-		m.state = store.StateStarting
+		m.state, m.readyBy = store.StateStarting, h.clk.Now().Add(readyTimeout)
 	case targetDelayed:
-		m.state, m.readyAt = store.StateStarting, h.clk.Now().Add(readyDelay)
+		m.state, m.readyAt, m.readyBy = store.StateStarting, h.clk.Now().Add(readyDelay), h.clk.Now().Add(readyTimeout)
 	default:
 		m.state = store.StateFailed
 	}
@@ -290,13 +291,20 @@ func (h *harness) atRest() string {
 			if h.targetLaunch(m, got.TargetSession) == nil {
 				return fmt.Sprintf("handoff %s: target not launched yet", id)
 			}
-			if m.readyAt.After(h.clk.Now()) {
+			if m.readyAt.After(h.clk.Now()) && h.drivenByUp(m) {
 				timers++
 				want = append(want, string(id)+"'s readiness delay")
 			}
+			if h.drivenByUp(m) {
+				timers++
+				want = append(want, string(id)+"'s readiness timeout")
+			}
 		}
 	}
-	if n := h.clk.PendingBy(h.clk.Now().Add(genTimeout)); n < timers {
+	if why := h.rowsMatchProcesses(h.read()); why != "" {
+		return why
+	}
+	if n := h.clk.PendingBy(h.clk.Now().Add(max(genTimeout, readyTimeout))); n < timers {
 		return fmt.Sprintf("%d timers armed, want %d (%s)", n, timers, strings.Join(want, ", "))
 	}
 	return ""
@@ -327,8 +335,10 @@ func (h *harness) restingUncertain(m *model, got store.Handoff) string {
 		h.fatalf("invariant 7: handoff %s report changed from %q to %q", m.id, m.report, got.Report)
 	}
 	m.state, m.report, m.stopUnconfirmed = got.State, got.Report, got.StopUnconfirmed
-	m.genDeadline, m.readyAt = got.GenerationDeadline, time.Time{}
-	m.uncertain = false
+	m.genDeadline, m.readyAt, m.readyBy = got.GenerationDeadline, time.Time{}, time.Time{}
+	// A transfer adopted while still active stays uncertain: the model did
+	// not see when its timers were armed.
+	m.uncertain = activeState(got.State)
 	h.epoch[m.ws] = h.reservation(m.ws).Epoch
 	return ""
 }

@@ -126,7 +126,7 @@ func (h *harness) actOrdinary(t *rapid.T) {
 	if n.gate.get() != nodeUp {
 		t.Skip("the node running the workspace is not up")
 	}
-	req := session.StartRequest{Workspace: ws, Prompt: "ordinary " + itoa(h.nextSeq())}
+	req := session.TurnRequest{Workspace: ws, Prompt: "ordinary " + itoa(h.nextSeq())}
 	switch rapid.IntRange(0, 2).Draw(t, "startKind") {
 	case 1:
 		req.Fresh = true
