@@ -9,6 +9,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/failpoint"
 	"github.com/batonhq/baton/store"
 )
 
@@ -264,5 +265,5 @@ func (s *Service) Stop(ctx context.Context, ws baton.WorkspaceID, owner Owner) (
 // Launch with their own session rows (the transfer coordinator) hand it to
 // LaunchRequest.OnExit.
 func (s *Service) RecordEnd(id baton.SessionID, st engine.ExitStatus) {
-	s.endWith(id, endReason(st), false, true)
+	s.endWith(id, endReason(st), false, !(failpoint.Enabled && failpoint.Hit("session/record-end-skips-idle")))
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 
@@ -112,14 +113,13 @@ func wrapperBugs() []plantedBug {
 		{name: "ArchiveNotRefused", family: "sessions", how: "store wrapper", wrap: storeBug(func(tx store.Tx) store.Tx {
 			return hookTx{Tx: tx, getWorkspace: func(id baton.WorkspaceID) (store.Workspace, error) {
 				w, err := tx.GetWorkspace(id)
-				if w.Archived {
-					w.Archived = false // archived workspaces are not refused...
-					if werr := tx.PutWorkspace(w); werr != nil {
-						return w, werr
-					}
-					w.Archived = true // ...but stay archived when written back
-				}
+				w.Archived = false // archived workspaces are not refused
 				return w, err
+			}, putWorkspace: func(w store.Workspace) error {
+				if old, err := tx.GetWorkspace(w.ID); err == nil && old.Archived {
+					w.Archived = true // ...and stay archived when written back
+				}
+				return tx.PutWorkspace(w)
 			}}
 		})},
 		{name: "ReportTurnFresh", family: "launch shape", how: "engine wrapper", wrap: engineBug(func(req engine.StartRequest) engine.StartRequest {
@@ -289,8 +289,9 @@ func setFlag(t *testing.T, name, value string) {
 }
 
 var (
-	failedAfter = regexp.MustCompile(`failed after (\d+) tests: (.*)`)
-	invariantN  = regexp.MustCompile(`^(invariant [0-9/]+|model|not at rest|lease not renewed|[a-z ]+)`)
+	failedAfter       = regexp.MustCompile(`failed after (\d+) tests: (.*)`)
+	originalTraceback = regexp.MustCompile(`Original traceback \((.*)`)
+	invariantN        = regexp.MustCompile(`^(invariant [0-9/]+|model|not at rest|lease not renewed|[a-z ]+)`)
 )
 
 // catch runs the harness against bug once and returns how many sequences
@@ -298,7 +299,7 @@ var (
 // away).
 func catch(t *testing.T, bug plantedBug) (int, string) {
 	t.Helper()
-	cfg := handofftest.Config{}
+	cfg := handofftest.Config{Wait: time.Second}
 	if bug.wrap != nil {
 		bug.wrap(&cfg)
 	}
@@ -306,16 +307,33 @@ func catch(t *testing.T, bug plantedBug) (int, string) {
 		defer arm(bug.failpoint)()
 	}
 	r := &recorder{name: "planted-" + bug.name}
-	rapid.Check(r, handofftest.Check(cfg))
+	// Count the sequences up to the first that fails: rapid's own count is
+	// not printed when a failure does not replay (a race it caught once).
+	prop := handofftest.Check(cfg)
+	calls, first := 0, 0
+	rapid.Check(r, func(t *rapid.T) {
+		calls++
+		defer func() {
+			if p := recover(); p != nil {
+				if first == 0 {
+					first = calls
+				}
+				panic(p)
+			}
+		}()
+		prop(t)
+	})
 	if !r.Failed() {
 		return 0, ""
 	}
-	m := failedAfter.FindStringSubmatch(r.log.String())
-	if m == nil {
-		return -1, firstLine(r.log.String())
+	out := r.log.String()
+	why := firstLine(out)
+	if m := failedAfter.FindStringSubmatch(out); m != nil {
+		why = m[2]
+	} else if m := originalTraceback.FindStringSubmatch(out); m != nil {
+		why = m[1]
 	}
-	n, _ := strconv.Atoi(m[1])
-	return n + 1, m[2]
+	return first, why
 }
 
 // TestHarnessCatchesPlantedBugs proves the harness has teeth: against each
