@@ -63,11 +63,6 @@ type Config struct {
 	triage func(msg string) bool
 }
 
-// ChecksEnv names the environment variable that sets how many sequences
-// Run checks when -rapid.checks is left at its default (for long runs:
-// BATON_RAPID_CHECKS=100000 go test ./handoff/handofftest/).
-const ChecksEnv = "BATON_RAPID_CHECKS"
-
 // Run checks the Coordinator's invariants over random sequences (see the
 // package documentation). It fails t with the shrunk sequence when one
 // breaks.
@@ -96,15 +91,6 @@ func Check(cfg Config) func(*rapid.T) {
 		}
 		t.Repeat(acts)
 	}
-}
-
-// ChecksFromEnv returns the sequence count ChecksEnv asks for, or def when
-// it is unset or not a positive number.
-func ChecksFromEnv(def int) int {
-	if n, err := strconv.Atoi(os.Getenv(ChecksEnv)); err == nil && n > 0 {
-		return n
-	}
-	return def
 }
 
 const (

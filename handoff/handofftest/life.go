@@ -79,7 +79,7 @@ func (h *harness) awaitLeases() {
 				continue
 			}
 			for _, n := range h.nodes {
-				if n.id == r.LeaseHolder && n.gate.get() == nodeUp && !r.LeaseExpires.After(now.Add(leaseTTL/2)) {
+				if n.id == r.LeaseHolder && n.gate.get() == nodeUp && !r.LeaseExpires.After(now.Add(leaseTTL/3)) {
 					stale = string(ws) + "'s lease held by " + n.id
 				}
 			}
