@@ -150,8 +150,11 @@ type Process interface {
 // Reaper is an optional Engine capability: it finds every live process of
 // a launch, even one whose host died (an orphan under PID 1), stops the
 // whole tree, and confirms it gone. baton's Reconcile reaps every launch a
-// dead process left live; without a Reaper, such a launch cannot be
-// confirmed gone and its workspace stays held.
+// dead process left live; a launch whose reap is not confirmed keeps its
+// workspace held (no ordinary start, no transfer released). An engine whose
+// processes can outlive the host that spawned them (any subprocess engine)
+// must be a Reaper: for an engine that is not, baton assumes its processes
+// died with their host (true of in-process engines).
 type Reaper interface {
 	// ReapLaunch stops every process of launch id and reports a confirmed
 	// outcome: Stopped (some ran and are gone), NotRunning (none ran; a

@@ -163,7 +163,7 @@ func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator
 		c.incarnation = x.Incarnation()
 	}
 	if c.sessions == nil {
-		s, err := session.New(st, engines, session.WithClock(c.clock), session.WithLogger(c.log), session.WithStopTimeout(c.stopTime))
+		s, err := session.New(st, engines, session.WithClock(c.clock), session.WithLogger(c.log), session.WithStopTimeout(c.stopTime), session.WithInstanceID(c.id))
 		if err != nil {
 			return nil, err
 		}

@@ -67,7 +67,10 @@ func (c *Coordinator) drive(ctx context.Context, d *driver, id baton.HandoffID, 
 		c.mu.Unlock()
 		c.wg.Done()
 	}()
-	var gen baton.Token
+	var (
+		gen    baton.Token    // the report-only turn's token, once armed
+		launch baton.LaunchID // the launch recorded for the current state
+	)
 	for ctx.Err() == nil {
 		h, err := c.load(ctx, id)
 		if err != nil || h.Attempt != attempt || h.StopRequested || !isActive(h.State) {
@@ -78,9 +81,9 @@ func (c *Coordinator) drive(ctx context.Context, d *driver, id baton.HandoffID, 
 		case store.StateStopping:
 			f, err = c.stepStop(ctx, h)
 		case store.StateGenerating:
-			f, err = c.stepGenerate(ctx, h, owner, gen)
+			f, err = c.stepGenerate(ctx, h, owner, gen, launch)
 		case store.StateStarting:
-			f, err = c.stepStart(ctx, h, owner)
+			f, err = c.stepStart(ctx, h, owner, launch)
 		}
 		if err != nil {
 			if ctx.Err() == nil && !errors.Is(err, ErrStaleAttempt) && !errors.Is(err, session.ErrLaunchRefused) {
@@ -90,6 +93,9 @@ func (c *Coordinator) drive(ctx context.Context, d *driver, id baton.HandoffID, 
 		}
 		if f != nil && !f.genToken.IsZero() {
 			gen = f.genToken
+		}
+		if f != nil {
+			launch = f.launch
 		}
 	}
 }
@@ -114,6 +120,7 @@ func (c *Coordinator) stepStop(ctx context.Context, h store.Handoff) (*fire, err
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	out, err = c.reapStrays(ctx, h.Workspace, out, err)
 	in := input{trigger: TriggerSourceStopped, errMsg: "the source session cannot be resumed to write a report; skip to continue without a summary"}
 	if !out.Confirmed() {
 		in = input{trigger: TriggerSourceStopUnconfirmed, errMsg: fmt.Sprintf("the source's stop was not confirmed (%s%s)", out, errSuffix(err))}
@@ -126,7 +133,7 @@ func (c *Coordinator) stepStop(ctx context.Context, h store.Handoff) (*fire, err
 	return f, err
 }
 
-func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner session.Owner, gen baton.Token) (*fire, error) {
+func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner session.Owner, gen baton.Token, launch baton.LaunchID) (*fire, error) {
 	ended := func(exit engine.ExitStatus, msg string) (*fire, error) {
 		in := input{trigger: TriggerGenerationEnded, exit: exit, errMsg: msg}
 		if exit.Clean() {
@@ -155,7 +162,7 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 			Workspace: h.Workspace, Session: src.ID, Config: h.SourceConfig, Mode: engine.Resume,
 			NativeID: src.NativeID, Turn: engine.ReportOnly, Prompt: ReportPrompt, Owner: owner.Token, Dir: ws.Root,
 			Report:  &engine.ReportCredentials{Workspace: h.Workspace, Handoff: h.ID, Attempt: h.Attempt, Token: gen},
-			Attempt: h.Attempt,
+			Attempt: h.Attempt, LaunchID: launch,
 		},
 		Epoch: owner.Epoch, Precheck: stillAt(h.ID, h.Attempt, store.StateGenerating),
 	})
@@ -196,7 +203,7 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 	}
 }
 
-func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner session.Owner) (*fire, error) {
+func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner session.Owner, launch baton.LaunchID) (*fire, error) {
 	failed := func(msg string) (*fire, error) {
 		out, herr := c.sessions.Halt(ctx, h.Workspace)
 		if ctx.Err() != nil {
@@ -226,6 +233,7 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner sess
 	req := engine.StartRequest{
 		Workspace: h.Workspace, Session: target, Config: h.TargetConfig, Mode: engine.Fresh,
 		Turn: engine.Normal, Prompt: prompt, Owner: owner.Token, Attempt: h.Attempt, Dir: ws.Root,
+		LaunchID: launch,
 	}
 	if h.Native {
 		// The native path: the source's own conversation, resumed under
@@ -239,7 +247,7 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner sess
 	p, err := c.sessions.Launch(ctx, session.LaunchRequest{
 		StartRequest: req,
 		Epoch:        owner.Epoch, Precheck: stillAt(h.ID, h.Attempt, store.StateStarting),
-		OnExit: func(st engine.ExitStatus) { c.sessions.RecordEnd(target, st) },
+		OnExit: func(st engine.ExitStatus) { c.sessions.RecordEnd(target, launch, st) },
 	})
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, session.ErrLaunchRefused) {
@@ -318,4 +326,24 @@ func errSuffix(err error) string {
 		return ""
 	}
 	return ": " + err.Error()
+}
+
+// reapStrays completes a confirmed stop of what this process runs in the
+// workspace by reaping the launches other processes left live there (a
+// source started through another process on this machine, an orphan of a
+// crashed one): the stop is confirmed only once every launch of the
+// workspace is confirmed gone.
+func (c *Coordinator) reapStrays(ctx context.Context, ws baton.WorkspaceID, out engine.StopOutcome, err error) (engine.StopOutcome, error) {
+	if !out.Confirmed() {
+		return out, err
+	}
+	res, rerr := c.sessions.Reap(ctx, ws, nil)
+	switch {
+	case rerr != nil:
+		return engine.Failed, rerr
+	case len(res.Unconfirmed) > 0:
+		l := res.Unconfirmed[0]
+		return engine.Timeout, fmt.Errorf("launch %s of session %s by %s on %s may still run", l.ID, l.Session, l.Holder, l.Host)
+	}
+	return out, err
 }

@@ -69,7 +69,25 @@ func enterGenerating(ctx context.Context, _ ...any) error {
 	f.genToken = baton.NewToken()
 	f.h.GenerationToken = f.genToken.Hash()
 	f.h.GenerationDeadline = f.now.Add(f.c.genTimeout)
+	if err := recordLaunch(f, f.h.SourceSession, f.h.SourceConfig.Engine); err != nil {
+		return err
+	}
 	return setWorkspaceConfig(f, f.h.SourceConfig)
+}
+
+// recordLaunch records, in the firing's transaction, the launch the state
+// entered will make after commit (the report-only turn, the target), so
+// that it is durable before the spawn.
+func recordLaunch(f *fire, sess baton.SessionID, eng string) error {
+	r, err := f.tx.GetReservation(f.h.Workspace)
+	if err != nil {
+		return err
+	}
+	f.launch = session.NewLaunchID()
+	return session.RecordLaunch(f.tx, store.Launch{
+		ID: f.launch, Workspace: f.h.Workspace, Session: sess, Handoff: f.h.ID, Attempt: f.h.Attempt,
+		Holder: f.c.sessions.InstanceID(), Host: f.c.sessions.Host(), Engine: eng, Epoch: r.Epoch, CreatedAt: f.now, UpdatedAt: f.now,
+	})
 }
 
 func enterStarting(ctx context.Context, _ ...any) error {
@@ -100,6 +118,9 @@ func enterStarting(ctx context.Context, _ ...any) error {
 		_, _ = session.Activate(f.tx, target.ID, f.now)
 	}
 	f.h.TargetSession = target.ID
+	if err := recordLaunch(f, target.ID, f.h.TargetConfig.Engine); err != nil {
+		return err
+	}
 	if ws.Root != "" {
 		f.h.ReportPath = filepath.Join(ws.Root, filepath.FromSlash(HandoffDir), string(f.h.ID)+"-"+ids.Random(6)+".md")
 	}
@@ -163,6 +184,11 @@ func enterFailed(ctx context.Context, _ ...any) error {
 
 func enterInterrupted(ctx context.Context, _ ...any) error {
 	f := fireOf(ctx)
+	if f.trigger == TriggerReconcile {
+		// Every launch of the dead process was confirmed gone, or not:
+		// that is now the whole truth.
+		f.h.StopUnconfirmed = !f.confirmed
+	}
 	if f.trigger == TriggerShutdown {
 		// Shutdown stopped what this process runs there: whether that
 		// stop was confirmed is now the whole truth.
@@ -209,7 +235,7 @@ func settle(f *fire) error {
 		return err
 	}
 	record(f)
-	return nil
+	return f.c.sessions.CloseUnspawned(f.tx, f.h.Workspace, f.h.ID)
 }
 
 func clearToken(f *fire) {

@@ -68,7 +68,7 @@ func TestRefusedReportIsKeptAndForgedOnesAreCounted(t *testing.T) {
 // A target that never confirms readiness fails the attempt once the
 // readiness timeout passes on the coordinator's clock.
 func TestTargetReadinessTimesOut(t *testing.T) {
-	f := newFixture(t, handoff.WithReadyTimeout(time.Minute))
+	f := newFixture(t, handoff.WithReadyTimeout(time.Minute), handoff.WithLeaseTTL(time.Hour))
 	f.eng.Push(enginetest.Script{Ready: enginetest.ReadyHold})
 	h := f.create("r1", false)
 	f.wait(h.ID, store.StateStarting)
@@ -359,5 +359,101 @@ func TestFactsAreStoredAndBriefed(t *testing.T) {
 	}
 	if !strings.Contains(prompt, "main") || !strings.Contains(prompt, "first commit") && !strings.Contains(prompt, "HEAD") {
 		t.Fatalf("the target's prompt lacks the facts:\n%s", prompt)
+	}
+}
+
+// reaperEngine gives the scripted engine a scripted engine.Reaper.
+type reaperEngine struct {
+	*enginetest.Engine
+	out engine.StopOutcome
+}
+
+func (r reaperEngine) ReapLaunch(context.Context, baton.LaunchID) (engine.StopOutcome, error) {
+	return r.out, nil
+}
+
+// After the process driving a transfer dies, a Reconcile that cannot
+// confirm its launches gone leaves the transfer interrupted with its stop
+// unconfirmed: no retry, and the workspace stays held.
+func TestReconcileKeepsUnreapedLaunchesHeld(t *testing.T) {
+	const ttl = 30 * time.Second
+	f := newFixture(t, handoff.WithInstanceID("node-a"), handoff.WithLeaseTTL(ttl))
+	f.eng.Push(enginetest.Script{Ready: enginetest.ReadyHold})
+	h := f.create("r1", false)
+	f.wait(h.ID, store.StateStarting)
+	f.launches(2)
+
+	for i, tc := range []struct {
+		out  engine.StopOutcome
+		want bool // stop unconfirmed
+	}{{engine.Timeout, true}, {engine.Stopped, false}} {
+		// Each node starts once the previous one's lease has lapsed.
+		clkB := clock.NewFake(f.clk.Now().Add(time.Duration(i+1) * (ttl + time.Second)))
+		b, err := handoff.New(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": reaperEngine{f.eng, tc.out}}),
+			handoff.WithClock(clkB), handoff.WithInstanceID("node-b-"+string(tc.out)), handoff.WithLeaseTTL(ttl))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Reconcile(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		got, err := b.Get(f.ctx, f.ws, h.ID)
+		if err != nil || got.State != store.StateInterrupted || got.StopUnconfirmed != tc.want {
+			t.Fatalf("reap %s: handoff = %+v, %v; want interrupted, stop unconfirmed %v", tc.out, got, err, tc.want)
+		}
+		_, err = b.Decide(f.ctx, f.ws, h.ID, handoff.Retry)
+		if tc.want && !errors.Is(err, handoff.ErrStopUnconfirmed) {
+			t.Fatalf("retry with an unreaped launch: %v", err)
+		}
+		if !tc.want && err != nil {
+			t.Fatalf("retry once reaped: %v", err)
+		}
+		if tc.want {
+			// The node stops; its lease lapses for the next one.
+			if err := b.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
+		}
+	}
+}
+
+// Queued instructions not known to be delivered are listed, by id and
+// state, in the target's prompt; a delivered one is not.
+func TestBriefingListsUndeliveredInstructions(t *testing.T) {
+	f := newFixture(t)
+	now := f.clk.Now()
+	err := f.st.Update(f.ctx, func(tx store.Tx) error {
+		for _, i := range []store.Instruction{
+			{ID: "ins-pending", Workspace: f.ws, Text: "also fix the docs", State: store.InstructionPending},
+			{ID: "ins-unknown", Workspace: f.ws, Text: "run the linter", State: store.InstructionUnknown},
+			{ID: "ins-done", Workspace: f.ws, Text: "say hello", State: store.InstructionDelivered},
+		} {
+			i.CreatedAt, i.UpdatedAt = now, now
+			if err := tx.InsertInstruction(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := f.create("r1", false)
+	h = f.wait(h.ID, store.StateCompleted)
+	var prompt string
+	for _, l := range f.eng.Launches() {
+		if l.Req.Session == h.TargetSession {
+			prompt = l.Req.Prompt
+		}
+	}
+	for _, want := range []string{"ins-pending", "pending", "also fix the docs", "ins-unknown", "unknown", "run the linter"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the target's prompt lacks %q", want)
+		}
+	}
+	if strings.Contains(prompt, "ins-done") {
+		t.Errorf("a delivered instruction is listed:\n%s", prompt)
 	}
 }

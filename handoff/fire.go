@@ -51,8 +51,9 @@ type fire struct {
 	srcErr    error
 
 	// Outputs, valid once the transaction has committed.
-	owner    session.Owner // a reservation was (re)taken
-	genToken baton.Token   // a report-only turn was armed
+	owner    session.Owner  // a reservation was (re)taken
+	genToken baton.Token    // a report-only turn was armed
+	launch   baton.LaunchID // the launch recorded for the state entered
 }
 
 type fireKey struct{}

@@ -103,6 +103,10 @@ type BriefingInput struct {
 	Workspace store.Workspace
 	// Source is the source session, nil when there was none.
 	Source *store.Session
+	// Instructions are the workspace's queued instructions not known to be
+	// delivered (pending, or unknown: a delivery was not confirmed), oldest
+	// first. The target is told of them; none is redelivered silently.
+	Instructions []store.Instruction
 }
 
 // Briefing builds the opening prompt of a transfer's target. It runs after
@@ -127,6 +131,15 @@ func (c *Coordinator) briefingInput(ctx context.Context, h store.Handoff) (Brief
 			return err
 		}
 		in.Workspace = ws
+		all, err := tx.ListInstructions(h.Workspace)
+		if err != nil {
+			return err
+		}
+		for _, i := range all {
+			if i.State == store.InstructionPending || i.State == store.InstructionUnknown {
+				in.Instructions = append(in.Instructions, i)
+			}
+		}
 		if h.SourceSession != "" {
 			s, err := tx.GetSession(h.SourceSession)
 			if err == nil {

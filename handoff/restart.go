@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/failpoint"
 	"github.com/batonhq/baton/internal/syncx"
 	"github.com/batonhq/baton/store"
@@ -48,6 +49,7 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 	}
 	for _, h := range mine {
 		out, herr := c.sessions.Halt(ctx, h.Workspace)
+		out, herr = c.reapStrays(ctx, h.Workspace, out, herr)
 		msg := "interrupted by shutdown"
 		if !out.Confirmed() {
 			msg += fmt.Sprintf("; the stop was not confirmed (%s%s)", out, errSuffix(herr))
@@ -102,6 +104,24 @@ func (c *Coordinator) Reconcile(ctx context.Context) ([]Handoff, error) {
 		if p.StopRequested {
 			in = input{trigger: TriggerCancelUnconfirmed, takeOver: true,
 				errMsg: "the stop was not confirmed: the process driving the transfer is gone, so its engine processes may still run; stop again to cancel"}
+		}
+		var lease leaseState
+		if err := c.store.View(ctx, func(tx store.Tx) error {
+			lease, until = c.leaseOf(tx, p, c.clock.Now())
+			return nil
+		}); err != nil {
+			return out, err
+		}
+		if lease != leaseLive {
+			// Whatever the dead process launched in the workspace must be
+			// confirmed gone, or the transfer keeps its stop unconfirmed.
+			_, rerr := c.reapStrays(ctx, p.Workspace, engine.NotRunning, nil)
+			if rerr != nil {
+				in.confirmed = false
+				in.errMsg += "; " + rerr.Error()
+			} else {
+				in.confirmed = true
+			}
 		}
 		h, _, err := c.apply(ctx, string(p.ID), in, func(f *fire) error {
 			if err := pendingOnly(f); err != nil {

@@ -126,6 +126,7 @@ func (c *Coordinator) finishStop(ctx context.Context, id baton.HandoffID) (Hando
 		return Handoff{}, "", notFound(err)
 	}
 	out, herr := c.sessions.Halt(ctx, h.Workspace)
+	out, herr = c.reapStrays(ctx, h.Workspace, out, herr)
 	in := input{trigger: TriggerCancel, confirmed: true}
 	if !out.Confirmed() && !(failpoint.Enabled && failpoint.Hit("handoff/unconfirmed-stop-is-stop")) {
 		in = input{trigger: TriggerCancelUnconfirmed, errMsg: fmt.Sprintf("the stop was not confirmed (%s%s); stop again", out, errSuffix(herr))}

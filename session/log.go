@@ -8,3 +8,5 @@ import (
 
 func zapSession(id baton.SessionID) zap.Field { return zap.String("session", string(id)) }
 func zapErr(err error) zap.Field              { return zap.Error(err) }
+
+func zapLaunch(id baton.LaunchID) zap.Field { return zap.String("launch", string(id)) }

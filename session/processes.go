@@ -41,6 +41,7 @@ type slot struct {
 
 type running struct {
 	session baton.SessionID
+	launch  baton.LaunchID
 	proc    engine.Process
 	halted  bool          // Halt confirmed the stop and recorded the end
 	cleared chan struct{} // closed once the slot is free of this run
@@ -100,6 +101,20 @@ func (s *Service) Launch(ctx context.Context, req LaunchRequest) (engine.Process
 	if ctx == nil {
 		return nil, baton.Errorf(baton.ErrInvalid, "nil context")
 	}
+	// The launch is this Service's from now on, so that a transaction that
+	// settles its transfer meanwhile never closes its record as unspawned;
+	// every path that spawns nothing closes it.
+	lid := req.LaunchID
+	s.own(lid)
+	p, err := s.launch(ctx, req)
+	if err != nil {
+		s.markGone(lid, "not launched: "+err.Error())
+		return nil, err
+	}
+	return p, nil
+}
+
+func (s *Service) launch(ctx context.Context, req LaunchRequest) (engine.Process, error) {
 	if err := s.enter(); err != nil {
 		return nil, err
 	}
@@ -127,7 +142,7 @@ func (s *Service) Launch(ctx context.Context, req LaunchRequest) (engine.Process
 	if err != nil {
 		return nil, err
 	}
-	r := &running{session: req.Session, proc: p, cleared: make(chan struct{})}
+	r := &running{session: req.Session, launch: req.LaunchID, proc: p, cleared: make(chan struct{})}
 	sl.run = r
 	s.wg.Add(1)
 	go s.watch(sl, r, req.OnExit)
@@ -143,6 +158,9 @@ func (s *Service) watch(sl *slot, r *running, onExit func(engine.ExitStatus)) {
 	if onExit != nil && !halted {
 		onExit(r.proc.Exit())
 	}
+	// Whoever recorded the end did not close the launch's record (a
+	// report-only turn records no session end): close it now.
+	s.markGone(r.launch, endReason(r.proc.Exit()))
 	sl.mu.Lock()
 	if sl.run == r {
 		sl.run = nil
@@ -187,7 +205,7 @@ func (s *Service) Halt(ctx context.Context, ws baton.WorkspaceID) (engine.StopOu
 		if !alive(r.proc) {
 			reason = endReason(r.proc.Exit())
 		}
-		s.ended(r.session, reason)
+		s.endWith(r.session, reason, false, false, r.launch)
 		sl.mu.Lock()
 		r.halted = true
 		sl.mu.Unlock()
@@ -215,4 +233,33 @@ func (s *Service) stopProc(ctx context.Context, p engine.Process) (engine.StopOu
 		out = engine.Failed
 	}
 	return out, err
+}
+
+func (s *Service) own(id baton.LaunchID) {
+	if id == "" {
+		return
+	}
+	s.mu.Lock()
+	s.launches[id] = true
+	s.mu.Unlock()
+}
+
+func (s *Service) disown(id baton.LaunchID) {
+	s.mu.Lock()
+	delete(s.launches, id)
+	s.mu.Unlock()
+}
+
+// markGone closes the record of a launch this Service made, once: its
+// process is confirmed ended. A launch already closed costs nothing.
+func (s *Service) markGone(id baton.LaunchID, reason string) {
+	if !s.owns(id) {
+		return
+	}
+	err := s.store.Update(context.Background(), func(tx store.Tx) error { return launchGone(tx, id, reason, s) })
+	if err != nil {
+		s.log.Warn("closing a launch record failed", zapLaunch(id), zapErr(err))
+		return
+	}
+	s.disown(id)
 }

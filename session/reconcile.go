@@ -3,19 +3,34 @@ package session
 import (
 	"context"
 
+	"github.com/batonhq/baton"
+
 	"github.com/batonhq/baton/store"
 )
 
-// Reconcile is run once at start, by the only process serving the store:
-// every session row still marked running whose process this Service did not
-// launch is marked ended ("interrupted by a restart"), and each workspace's
-// current session is refreshed. Without it a crash leaves rows running
-// forever, and the current-session rule prefers running rows. It launches
-// nothing and returns how many rows it ended. Errors: the store's; safe to
-// run again.
+// Reconcile is run once at start, by the only process serving the store.
+// First it reaps every launch an earlier process left live (Reap: the
+// engine finds its processes, even orphans of a crashed host, stops them
+// and confirms them gone). Then every session row still marked running
+// whose process this Service did not launch is marked ended ("interrupted
+// by a restart"), except a row whose launch could not be confirmed gone:
+// it stays running, and ordinary starts in its workspace are refused
+// (ErrSessionRunning) until a later Reconcile or Reap confirms it. Each
+// workspace's current session is refreshed. Without it a crash leaves rows
+// running forever, and the current-session rule prefers running rows. It
+// launches nothing and returns how many rows it ended. Errors: the
+// store's; safe to run again.
 func (s *Service) Reconcile(ctx context.Context) (int, error) {
+	reaped, err := s.Reap(ctx, "", nil)
+	if err != nil {
+		return 0, err
+	}
+	held := map[baton.SessionID]bool{}
+	for _, l := range reaped.Unconfirmed {
+		held[l.Session] = true
+	}
 	n := 0
-	err := s.store.Update(ctx, func(tx store.Tx) error {
+	err = s.store.Update(ctx, func(tx store.Tx) error {
 		n = 0
 		wss, err := tx.ListWorkspaces()
 		if err != nil {
@@ -32,7 +47,7 @@ func (s *Service) Reconcile(ctx context.Context) (int, error) {
 				if sess.Status != store.SessionRunning {
 					continue
 				}
-				if id, ok := s.Running(ws.ID); ok && id == sess.ID {
+				if id, ok := s.Running(ws.ID); (ok && id == sess.ID) || held[sess.ID] {
 					continue
 				}
 				sess.Status, sess.EndedAt, sess.EndReason = store.SessionEnded, now, "interrupted by a restart"

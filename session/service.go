@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -30,11 +31,14 @@ type Service struct {
 	clock    clock.Clock
 	log      *zap.Logger
 	stopTime time.Duration
+	id       string
+	host     string
 
-	mu     sync.Mutex
-	slots  map[baton.WorkspaceID]*slot
-	closed bool
-	wg     sync.WaitGroup
+	mu       sync.Mutex
+	slots    map[baton.WorkspaceID]*slot
+	launches map[baton.LaunchID]bool // launched here, not yet seen end
+	closed   bool
+	wg       sync.WaitGroup
 }
 
 // Option configures a Service.
@@ -45,6 +49,11 @@ func WithClock(c clock.Clock) Option { return func(s *Service) { s.clock = c } }
 
 // WithLogger sets the logger (default: zap.NewNop()).
 func WithLogger(l *zap.Logger) Option { return func(s *Service) { s.log = l } }
+
+// WithInstanceID names this process in the launch records it writes
+// (store.Launch.Holder; default: a random id). The transfer coordinator
+// gives the service it creates its own instance id.
+func WithInstanceID(id string) Option { return func(s *Service) { s.id = id } }
 
 // DefaultStopTimeout bounds a stop the Service asks of an engine.
 const DefaultStopTimeout = 30 * time.Second
@@ -61,7 +70,8 @@ func New(st store.Store, eng engine.Engine, opts ...Option) (*Service, error) {
 	if st == nil || eng == nil {
 		return nil, baton.Errorf(baton.ErrInvalid, "session.New: nil store or engine")
 	}
-	s := &Service{store: st, engine: eng, clock: clock.Real{}, log: zap.NewNop(), slots: map[baton.WorkspaceID]*slot{}}
+	s := &Service{store: st, engine: eng, clock: clock.Real{}, log: zap.NewNop(), slots: map[baton.WorkspaceID]*slot{},
+		launches: map[baton.LaunchID]bool{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -74,8 +84,20 @@ func New(st store.Store, eng engine.Engine, opts ...Option) (*Service, error) {
 	if s.stopTime <= 0 {
 		s.stopTime = DefaultStopTimeout
 	}
+	if s.id == "" {
+		s.id = ids.New("svc")
+	}
+	if h, err := os.Hostname(); err == nil {
+		s.host = h
+	}
 	return s, nil
 }
+
+// InstanceID returns the id this Service writes in launch records.
+func (s *Service) InstanceID() string { return s.id }
+
+// Host returns the machine name this Service writes in launch records.
+func (s *Service) Host() string { return s.host }
 
 // Store returns the store the Service writes to.
 func (s *Service) Store() store.Store { return s.store }

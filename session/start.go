@@ -73,6 +73,7 @@ func (s *Service) launchStart(ctx context.Context, req TurnRequest) (engine.Proc
 	sl.mu.Unlock()
 	var sess store.Session
 	var dir string
+	lid := NewLaunchID()
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		ws, err := GetWorkspace(tx, req.Workspace)
 		if err != nil {
@@ -84,44 +85,42 @@ func (s *Service) launchStart(ctx context.Context, req TurnRequest) (engine.Proc
 		if err := CheckWritable(tx, ws.ID, req.Owner); err != nil {
 			return err
 		}
+		if err := s.strayLaunch(tx, ws.ID); err != nil {
+			return err
+		}
 		dir = ws.Root
-		sess, err = s.choose(tx, ws, req)
-		return err
+		if sess, err = s.choose(tx, ws, req); err != nil {
+			return err
+		}
+		now := s.clock.Now()
+		return RecordLaunch(tx, store.Launch{ID: lid, Workspace: ws.ID, Session: sess.ID, Holder: s.id, Host: s.host,
+			Engine: sess.Config.Engine, Epoch: req.Owner.Epoch, CreatedAt: now, UpdatedAt: now})
 	})
 	if err != nil {
 		return nil, store.Session{}, err
 	}
-	p, err := s.launchRecorded(ctx, sess, req, dir)
+	p, err := s.launchRecorded(ctx, sess, req, dir, lid)
 	return p, sess, err
-}
-
-// run launches a session already recorded as running and waits for its
-// readiness.
-func (s *Service) run(ctx context.Context, sess store.Session, req TurnRequest, dir string) (store.Session, error) {
-	p, err := s.launchRecorded(ctx, sess, req, dir)
-	if err != nil {
-		return store.Session{}, err
-	}
-	return s.awaitReady(ctx, p, sess)
 }
 
 // launchRecorded launches a session recorded as running: a resume when it
 // has a native id, fresh otherwise. Its end is recorded when it exits; a
 // failed launch is recorded at once.
-func (s *Service) launchRecorded(ctx context.Context, sess store.Session, req TurnRequest, dir string) (engine.Process, error) {
+func (s *Service) launchRecorded(ctx context.Context, sess store.Session, req TurnRequest, dir string, lid baton.LaunchID) (engine.Process, error) {
 	sreq := engine.StartRequest{
 		Workspace: sess.Workspace, Session: sess.ID, Config: sess.Config,
 		Mode: engine.Fresh, Turn: engine.Normal, Prompt: req.Prompt, Dir: dir, Owner: req.Owner.Token,
+		LaunchID: lid,
 	}
 	if sess.NativeID != "" {
 		sreq.Mode, sreq.NativeID = engine.Resume, sess.NativeID
 	}
 	id := sess.ID
 	p, err := s.Launch(ctx, LaunchRequest{StartRequest: sreq, Epoch: req.Owner.Epoch, OnExit: func(st engine.ExitStatus) {
-		s.ended(id, endReason(st))
+		s.endWith(id, endReason(st), false, false, lid)
 	}})
 	if err != nil {
-		s.ended(id, "start failed: "+err.Error())
+		s.endWith(id, "start failed: "+err.Error(), false, false, lid)
 		return nil, err
 	}
 	return p, nil
@@ -183,7 +182,7 @@ func (s *Service) awaitReady(ctx context.Context, p engine.Process, sess store.S
 			}
 		default:
 		}
-		s.endWith(sess.ID, reason, true, false)
+		s.endWith(sess.ID, reason, true, false, "")
 		return store.Session{}, err
 	}
 	var out store.Session
@@ -200,7 +199,7 @@ func (s *Service) awaitReady(ctx context.Context, p engine.Process, sess store.S
 }
 
 // ended records that a session's process is gone, once.
-func (s *Service) ended(id baton.SessionID, reason string) { s.endWith(id, reason, false, false) }
+func (s *Service) ended(id baton.SessionID, reason string) { s.endWith(id, reason, false, false, "") }
 
 // endWith records a session's end. With overwrite, an end already recorded
 // by the exit watcher gets this more precise reason (a row running again
@@ -209,9 +208,13 @@ func (s *Service) ended(id baton.SessionID, reason string) { s.endWith(id, reaso
 // its row is idle until the completion commits, and an end that wins the
 // race against that commit must still be on record (the completion then
 // keeps it ended).
-func (s *Service) endWith(id baton.SessionID, reason string, overwrite, idle bool) {
+// With launch, the launch's record is closed in the same transaction.
+func (s *Service) endWith(id baton.SessionID, reason string, overwrite, idle bool, launch baton.LaunchID) {
 	ctx := context.Background()
 	err := s.store.Update(ctx, func(tx store.Tx) error {
+		if err := launchGone(tx, launch, reason, s); err != nil {
+			return err
+		}
 		cur, err := tx.GetSession(id)
 		if err != nil {
 			return err
@@ -232,6 +235,10 @@ func (s *Service) endWith(id baton.SessionID, reason string, overwrite, idle boo
 	})
 	if err != nil {
 		s.log.Warn("recording session end failed", zapSession(id), zapErr(err))
+		return
+	}
+	if launch != "" {
+		s.disown(launch)
 	}
 }
 
@@ -264,6 +271,9 @@ func (s *Service) Stop(ctx context.Context, ws baton.WorkspaceID, owner Owner) (
 // ended before its completion committed). Callers that launch through
 // Launch with their own session rows (the transfer coordinator) hand it to
 // LaunchRequest.OnExit.
-func (s *Service) RecordEnd(id baton.SessionID, st engine.ExitStatus) {
-	s.endWith(id, endReason(st), false, !(failpoint.Enabled && failpoint.Hit("session/record-end-skips-idle")))
+//
+// launch, when set, is the launch whose process ended: its record is
+// closed in the same transaction.
+func (s *Service) RecordEnd(id baton.SessionID, launch baton.LaunchID, st engine.ExitStatus) {
+	s.endWith(id, endReason(st), false, !(failpoint.Enabled && failpoint.Hit("session/record-end-skips-idle")), launch)
 }

@@ -235,6 +235,9 @@ type Launch struct {
 	Attempt int
 	// Holder is the coordinator or session service instance that spawned it.
 	Holder string
+	// Host names the machine it was spawned on: only a Reaper on that
+	// machine can find its processes and confirm them gone.
+	Host string
 	// Engine is the engine name the launch went to (the Reaper to ask).
 	Engine string
 	// Epoch is the reservation epoch the launch was made under (0 outside a

@@ -317,7 +317,11 @@ func (h *harness) launchedBy(n int) *node {
 // endRowsOfPreviousLife records the end of every session row still running
 // whose process node n launched in an earlier life.
 func (h *harness) endRowsOfPreviousLife(n *node) {
-	last := map[baton.SessionID]launchInfo{}
+	type last struct {
+		launchInfo
+		id baton.LaunchID
+	}
+	lasts := map[baton.SessionID]last{}
 	for _, l := range h.eng.Launches() {
 		if l.Failed || l.Req.Turn != engine.Normal {
 			continue
@@ -326,15 +330,15 @@ func (h *harness) endRowsOfPreviousLife(n *node) {
 		li, ok := h.launchNode[l.N]
 		h.mu.Unlock()
 		if ok {
-			last[l.Req.Session] = li
+			lasts[l.Req.Session] = last{li, l.Req.LaunchID}
 		}
 	}
-	for id, li := range last {
+	for id, li := range lasts {
 		if li.node != n.idx || li.life == n.life {
 			continue
 		}
 		if s, err := h.session(id); err == nil && s.Status == store.SessionRunning {
-			n.co.Sessions().RecordEnd(id, engine.ExitStatus{Err: errProcessGone, At: h.clk.Now()})
+			n.co.Sessions().RecordEnd(id, li.id, engine.ExitStatus{Err: errProcessGone, At: h.clk.Now()})
 		}
 	}
 }

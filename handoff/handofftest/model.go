@@ -301,11 +301,48 @@ func (h *harness) atRest() string {
 			}
 		}
 	}
+	for _, ws := range h.wss {
+		for _, p := range h.runningProcs(ws) {
+			if p.Script().EndAfterReady && h.launchedBy(p.N()) != nil && h.launchedBy(p.N()).gate.get() == nodeUp {
+				return fmt.Sprintf("launch %d: a first turn that ends on its own is still running", p.N())
+			}
+		}
+	}
 	if why := h.rowsMatchProcesses(h.read()); why != "" {
 		return why
 	}
 	if n := h.clk.PendingBy(h.clk.Now().Add(max(genTimeout, readyTimeout))); n < timers {
 		return fmt.Sprintf("%d timers armed, want %d (%s)", n, timers, strings.Join(want, ", "))
+	}
+	return h.launchesClosed()
+}
+
+// launchesClosed reports a launch whose record is still live although its
+// process has ended (its end is being recorded): not at rest yet.
+func (h *harness) launchesClosed() string {
+	var live []store.Launch
+	if err := h.raw.View(h.ctx, func(tx store.Tx) (err error) { live, err = tx.LiveLaunches(""); return err }); err != nil {
+		return err.Error()
+	}
+	running := map[baton.LaunchID]bool{}
+	byNode := map[baton.LaunchID]*node{} // the node (in its current life) that made each launch
+	for _, l := range h.eng.Launches() {
+		if l.Proc != nil && l.Proc.Running() {
+			running[l.Req.LaunchID] = true
+		}
+		if l.Req.LaunchID != "" {
+			byNode[l.Req.LaunchID] = h.launchedBy(l.N)
+		}
+	}
+	for _, l := range live {
+		// Only a node that runs closes its records; a gone or paused
+		// node's records stay live until it (or a reaper) settles them.
+		if n := byNode[l.ID]; n == nil || n.gate.get() != nodeUp {
+			continue
+		}
+		if !running[l.ID] {
+			return fmt.Sprintf("launch %s of session %s: record live, process gone", l.ID, l.Session)
+		}
 	}
 	return ""
 }

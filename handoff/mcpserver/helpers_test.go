@@ -105,7 +105,7 @@ func (f *fixture) workspace(t testing.TB, ws baton.WorkspaceID) store.Session {
 		Config: baton.EngineConfig{Engine: "demo", Model: "demo-1"}}); err != nil {
 		t.Fatal(err)
 	}
-	src, err := svc.Start(f.ctx, session.StartRequest{Workspace: ws, Prompt: "hello"})
+	src, err := svc.Start(f.ctx, session.TurnRequest{Workspace: ws, Prompt: "hello"})
 	if err != nil {
 		t.Fatal(err)
 	}

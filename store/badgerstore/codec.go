@@ -215,6 +215,7 @@ type launchV1 struct {
 	Handoff   baton.HandoffID   `json:"handoff,omitempty"`
 	Attempt   int               `json:"attempt,omitempty"`
 	Holder    string            `json:"holder,omitempty"`
+	Host      string            `json:"host,omitempty"`
 	Engine    string            `json:"engine,omitempty"`
 	Epoch     int64             `json:"epoch,omitempty"`
 	State     store.LaunchState `json:"state,omitempty"`
@@ -226,13 +227,13 @@ type launchV1 struct {
 }
 
 func toLaunch(l store.Launch, seq uint64) launchV1 {
-	return launchV1{l.ID, l.Workspace, l.Session, l.Handoff, l.Attempt, l.Holder, l.Engine, l.Epoch,
+	return launchV1{l.ID, l.Workspace, l.Session, l.Handoff, l.Attempt, l.Holder, l.Host, l.Engine, l.Epoch,
 		l.State, l.EndReason, utc(l.CreatedAt), utc(l.UpdatedAt), seq}
 }
 
 func (l launchV1) record() store.Launch {
 	return store.Launch{ID: l.ID, Workspace: l.Workspace, Session: l.Session, Handoff: l.Handoff,
-		Attempt: l.Attempt, Holder: l.Holder, Engine: l.Engine, Epoch: l.Epoch, State: l.State,
+		Attempt: l.Attempt, Holder: l.Holder, Host: l.Host, Engine: l.Engine, Epoch: l.Epoch, State: l.State,
 		EndReason: l.EndReason, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
 }
 

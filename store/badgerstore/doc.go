@@ -12,8 +12,9 @@
 //	...
 //	defer s.Close()
 //
-// The zero Options mean ProfileDefault (about 21 MiB of heap), fsync on
-// every commit (DurabilitySync), DefaultMaxConflictRetries and no logging.
+// The zero Options mean ProfileDefault (about 21 MiB of heap), every
+// commit fsynced before Update returns (DurabilitySync, with group commit),
+// DefaultMaxConflictRetries and no logging.
 // Open creates the directory if needed, locks it until Close, and writes a
 // format marker; it refuses a directory in use (ErrLocked) and one that
 // holds another format or a database baton did not write (ErrFormat).
@@ -66,6 +67,51 @@
 // workspace and across workspaces), and DueWakeups reads the pending
 // wakeups in (At, ID) order up to now.
 //
+// # Group commit
+//
+// With DurabilitySync on Linux, concurrent Updates share their fsyncs,
+// while each acknowledged commit stays exactly as durable as with
+// badger's per-commit fsync (SyncWrites), which Options.PerCommitSync
+// restores. badger with SyncWrites syncs its log once per transaction,
+// even when it writes several at once, so concurrent committers gain
+// little from it. Instead, badger runs without SyncWrites: a commit
+// returns once it is in badger's memory-mapped logs, and Update then
+// waits for a sync round that started after that. Rounds run one at a
+// time, on the goroutine of a waiting Update (the store starts none); one
+// round covers every commit that returned before it started, in any
+// workspace. No lock is held around a transaction: unrelated workspaces
+// never wait for each other, only for a shared round.
+//
+// A round must cover what SyncWrites would have synced, and DB.Sync does
+// not: it syncs only the active memtable's write-ahead log and the newest
+// value-log file, so a commit in a memtable rotated out just before it
+// stays unsynced until that memtable is flushed. A round therefore lists
+// the directory and fdatasyncs, through descriptors of its own, the newest
+// write-ahead log (*.mem), the newest value-log file (*.vlog) if a commit
+// wrote a value large enough for it since the last round, and every older
+// log file once, the first time it sees it: badger writes only to the
+// newest file of each kind, so an older one is closed and that sync covers
+// every write it ever gets. A commit's log file is thus synced by the
+// round, or was closed and synced by an earlier round, or is gone, which
+// badger does only after the memtable is flushed to a synced table
+// recorded in its synced manifest. On Linux an fdatasync of a file writes
+// back the pages dirtied through a memory map of it, which is all badger's
+// own msync does. Open checks that the directory holds log files named as
+// this relies on, and falls back to SyncWrites otherwise;
+// TestGroupCommitCoversEveryAck checks every acknowledgement of a
+// concurrent run with memtable and value-log rotations against the files
+// synced, and shows that rounds relying on the active log alone fail it.
+//
+// A commit is visible to other transactions before its round ends. So
+// that nothing acts on it before it is durable, a View or Update whose
+// snapshot may hold a commit not yet covered waits, before it returns,
+// for a round that started after its snapshot; one that sees only covered
+// commits (the usual case without concurrent writers) does not wait. The
+// change feed's notifications go out after the round. A round that fails
+// fails every later wait as well (ErrStorage): after a failed fsync the
+// kernel may have dropped pages, so the store must be closed and reopened
+// (badger then replays its logs).
+//
 // Besides the store sentinels, errors match ErrLocked, ErrFormat,
 // ErrStorage (badger failed, or a stored value does not decode) and
 // ErrTxDone (a Tx used after its function returned), and through them the
@@ -73,11 +119,12 @@
 //
 // # Caveats
 //
-// Durability: by default an Update returns only after badger's
-// write-ahead log is fsynced, which keeps baton's promise that nothing is
-// lost on a crash, of the process or of the machine. The fsync is most of
-// an Update's cost (about 0.3 ms on the virtual disk of the benchmark
-// machine against 0.03 ms without; concurrent commits share one).
+// Durability: by default an Update returns only after badger's logs are
+// fsynced, which keeps baton's promise that nothing is lost on a crash, of
+// the process or of the machine. The fsync is most of an Update's cost
+// (BenchmarkBadgerStoreCommit; concurrent commits share one, see Group
+// commit). Group commit depends on badger's file names (checked on Open)
+// and on Linux's fsync semantics; elsewhere every commit syncs alone.
 // DurabilityNoSync
 // survives a crash of the process (the log is memory-mapped and the OS
 // keeps its pages) but a power loss may drop the last commits, whole.

@@ -39,7 +39,7 @@ func (t *tx) byPointer(k key, what string) (store.Handoff, error) {
 	}
 	hs, err := load(t, []string{id}, handoffKeyOf, handoffV1.record)
 	if err != nil {
-		return store.Handoff{}, err
+		return store.Handoff{}, fmt.Errorf("%w (through key %q)", err, []byte(k))
 	}
 	return hs[0], nil
 }

@@ -124,7 +124,7 @@ func (t *tx) scan(l list, visit func(k, v []byte) bool) error {
 		item := it.Item()
 		var more bool
 		if err := item.Value(func(v []byte) error { more = visit(item.Key(), v); return nil }); err != nil {
-			return storageErr("scan", err)
+			return storageErr(fmt.Sprintf("scan (key %q)", item.KeyCopy(nil)), err)
 		}
 		if !more {
 			break
@@ -162,7 +162,7 @@ func load[W any, R any](t *tx, ids []string, keyOf func(string) key, record func
 			return nil, err
 		}
 		if !found {
-			return nil, storageErr("load", fmt.Errorf("index entry points to missing record %q", id))
+			return nil, storageErr("load", fmt.Errorf("index entry points to missing record %q (key %q)", id, []byte(keyOf(id))))
 		}
 		out = append(out, record(w))
 	}

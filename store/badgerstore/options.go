@@ -1,6 +1,7 @@
 package badgerstore
 
 import (
+	"runtime"
 	"strconv"
 
 	"github.com/dgraph-io/badger/v4"
@@ -47,11 +48,11 @@ type Durability int
 
 const (
 	// DurabilitySync (the default) makes every commit wait for an fsync of
-	// badger's write-ahead log: once Update returns nil, the transaction
-	// survives a crash of the process and of the machine. It costs one
-	// fsync per commit (concurrent commits share one: badger batches
-	// them), which dominates an Update's latency on most disks (see
-	// BenchmarkUpdate).
+	// badger's logs: once Update returns nil, the transaction survives a
+	// crash of the process and of the machine. The fsync dominates an
+	// Update's latency on most disks; on Linux, concurrent commits share
+	// one (group commit; see the package documentation and
+	// Options.PerCommitSync).
 	DurabilitySync Durability = iota
 	// DurabilityNoSync returns from a commit once it is in badger's
 	// memory-mapped write-ahead log: it survives a crash of the process
@@ -88,6 +89,13 @@ type Options struct {
 	Profile Profile
 	// Durability says whether a commit waits for an fsync; see Durability.
 	Durability Durability
+	// PerCommitSync turns group commit off: with DurabilitySync, every
+	// commit then runs badger's own fsync (SyncWrites) before it is
+	// acknowledged, alone. Group commit (the default on Linux; elsewhere
+	// every commit syncs alone) shares one sync among the commits that
+	// are concurrent, with the same guarantee; see the package
+	// documentation. It has no effect with DurabilityNoSync.
+	PerCommitSync bool
 	// MaxConflictRetries bounds how many times Update re-runs its function
 	// after badger reports a serialization conflict, before it returns
 	// store.ErrTxConflict. 0 means DefaultMaxConflictRetries; a negative
@@ -117,11 +125,29 @@ func (o Options) validate() error {
 	return nil
 }
 
-// badgerOptions translates o into badger's options for dir.
-func (o Options) badgerOptions(dir string, log *zap.Logger) badger.Options {
+// groupCommit reports whether o asks for group commit: DurabilitySync
+// without PerCommitSync, on Linux, where an fsync of a file writes back
+// the pages dirtied through another process's or descriptor's memory map
+// (the rounds of groupSync rely on it).
+func (o Options) groupCommit() bool {
+	return o.Durability == DurabilitySync && !o.PerCommitSync && runtime.GOOS == "linux"
+}
+
+// valueThreshold is the value size from which badger keeps a value in its
+// value log (see badgerOptions).
+func (o Options) valueThreshold() int {
+	if o.Profile == ProfileSmall {
+		return 64 << 10
+	}
+	return 1 << 20
+}
+
+// badgerOptions translates o into badger's options for dir. With group
+// commit, badger does not sync: groupSync does.
+func (o Options) badgerOptions(dir string, log *zap.Logger, group bool) badger.Options {
 	b := badger.DefaultOptions(dir).
 		WithLogger(newBadgerLogger(log)).
-		WithSyncWrites(o.Durability == DurabilitySync).
+		WithSyncWrites(o.Durability == DurabilitySync && !group).
 		WithDetectConflicts(true). // serializability rests on it
 		WithNumVersionsToKeep(1).
 		WithMetricsEnabled(false). // badger's metrics are process-wide expvars
@@ -131,7 +157,7 @@ func (o Options) badgerOptions(dir string, log *zap.Logger) badger.Options {
 	case ProfileSmall:
 		return b.
 			WithMemTableSize(1 << 20).
-			WithValueThreshold(64 << 10).
+			WithValueThreshold(int64(o.valueThreshold())).
 			WithBaseTableSize(1 << 20).
 			WithCompression(options.None).
 			WithBlockCacheSize(0). // allowed only without compression
@@ -139,7 +165,7 @@ func (o Options) badgerOptions(dir string, log *zap.Logger) badger.Options {
 	default:
 		return b.
 			WithMemTableSize(16 << 20).
-			WithValueThreshold(1 << 20).
+			WithValueThreshold(int64(o.valueThreshold())).
 			WithCompression(options.Snappy).
 			WithBlockCacheSize(8 << 20).
 			WithValueLogFileSize(64 << 20)

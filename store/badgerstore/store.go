@@ -45,6 +45,9 @@ type Store struct {
 	// incarnation is minted by Open (store.Exclusive).
 	incarnation string
 	subs        notify.Hub
+	// gs is the group commit of DurabilitySync; nil with per-commit
+	// fsync or DurabilityNoSync.
+	gs *groupSync
 
 	mu     sync.Mutex
 	idle   sync.Cond // signalled when active drops to 0
@@ -84,7 +87,17 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := badger.Open(opts.badgerOptions(dir, log))
+	group := opts.groupCommit()
+	db, err := badger.Open(opts.badgerOptions(dir, log, group))
+	if err == nil && group && !checkLayout(dir) {
+		// Not the log files a sync round knows how to cover: fall back
+		// to badger's per-commit fsync.
+		log.Warn("badgerstore: unexpected badger file layout, group commit disabled", zap.String("dir", dir))
+		group = false
+		if err = db.Close(); err == nil {
+			db, err = badger.Open(opts.badgerOptions(dir, log, false))
+		}
+	}
 	if err != nil {
 		_ = lock.release()
 		return nil, storageErr("open "+dir, err)
@@ -95,6 +108,9 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, lock: lock, log: log, maxRetries: opts.maxRetries(), incarnation: rand.Text()}
+	if group {
+		s.gs = newGroupSync(dir, opts.valueThreshold())
+	}
 	s.idle.L = &s.mu
 	return s, nil
 }
@@ -239,22 +255,50 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (
 		t.done = true
 		txn.Discard() // no iterator is open: tx methods close theirs
 	}()
+	// With group commit, the snapshot may show commits whose covering
+	// sync has not finished: whatever this try returns, it returns only
+	// once they are durable (a commit of its own waits for a later round).
+	var cover uint64
+	if s.gs != nil {
+		cover = s.gs.snapshot()
+		t.threshold = s.gs.threshold
+	}
+	settle := func(err error) error {
+		if cover == 0 {
+			return err
+		}
+		if serr := s.gs.await(cover); serr != nil {
+			return serr
+		}
+		return err
+	}
 	if err := fn(t); err != nil {
-		return false, nil, err
+		return false, nil, settle(err)
 	}
 	if !update {
-		return false, nil, nil
+		return false, nil, settle(nil)
 	}
 	t.done = true
 	if t.broken != nil {
-		return false, nil, t.broken
+		return false, nil, settle(t.broken)
 	}
 	grown, err = t.flushChanges()
 	if err == nil {
 		err = t.broken
 	}
 	if err != nil {
-		return false, nil, err
+		return false, nil, settle(err)
+	}
+	if !t.wrote {
+		// Nothing to commit (badger's Commit would do nothing).
+		return false, nil, settle(nil)
+	}
+	if s.gs != nil {
+		conflict, err := s.gs.commit(txn, t.bigValue)
+		if err != nil || conflict {
+			grown = nil
+		}
+		return conflict, grown, err
 	}
 	switch err := txn.Commit(); {
 	case errors.Is(err, badger.ErrConflict):

@@ -29,6 +29,12 @@ type tx struct {
 	broken error
 	// changes are the feed entries written at commit (see flushChanges).
 	changes pendingChanges
+	// wrote is set by the first write: only then is there a commit.
+	wrote bool
+	// bigValue is set by a write that badger may put in its value log
+	// (threshold: the store's; 0 when it does not matter).
+	bigValue  bool
+	threshold int
 }
 
 var _ store.Tx = (*tx)(nil)
@@ -64,7 +70,7 @@ func (t *tx) get(k key, v any) (found bool, err error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, storageErr("read", err)
+		return false, storageErr(fmt.Sprintf("read (key %q)", []byte(k)), err)
 	}
 	if err := item.Value(func(b []byte) error { return decode(b, v) }); err != nil {
 		return false, fmt.Errorf("%w (key %q)", err, []byte(k))
@@ -115,7 +121,7 @@ func (t *tx) exists(k key) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, storageErr("read", err)
+		return false, storageErr(fmt.Sprintf("read (key %q)", []byte(k)), err)
 	}
 	return true, nil
 }
@@ -133,18 +139,22 @@ func absent[K ~string](t *tx, k key, kind string, id K) error {
 	return nil
 }
 
-// getString returns the value under k as a string ("" if absent).
+// getString returns the value under k, the id of a record, as a string
+// ("" if absent; an empty value is corruption).
 func (t *tx) getString(k key) (string, error) {
 	item, err := t.txn.Get(k)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return "", nil
 	}
 	if err != nil {
-		return "", storageErr("read", err)
+		return "", storageErr(fmt.Sprintf("read (key %q)", []byte(k)), err)
 	}
 	b, err := item.ValueCopy(nil)
+	if err == nil && len(b) == 0 {
+		err = errors.New("empty value") // every pointer names a record
+	}
 	if err != nil {
-		return "", storageErr("read", err)
+		return "", storageErr(fmt.Sprintf("read (key %q)", []byte(k)), err)
 	}
 	return string(b), nil
 }
@@ -164,6 +174,10 @@ func (t *tx) set(k key, v []byte) error {
 	if t.broken != nil {
 		return t.broken
 	}
+	t.wrote = true
+	if t.threshold > 0 && len(k)+len(v) >= t.threshold/2 {
+		t.bigValue = true // conservative: badger compares the value alone
+	}
 	if err := t.txn.Set(k, v); err != nil {
 		t.broken = storageErr("write", err)
 		return t.broken
@@ -175,6 +189,7 @@ func (t *tx) del(k key) error {
 	if t.broken != nil {
 		return t.broken
 	}
+	t.wrote = true
 	if err := t.txn.Delete(k); err != nil {
 		t.broken = storageErr("delete", err)
 		return t.broken
@@ -207,7 +222,7 @@ func (t *tx) peekSeq(kind byte, ws baton.WorkspaceID) (uint64, error) {
 		err = fmt.Errorf("counter of %d bytes", len(b))
 	}
 	if err != nil {
-		return 0, storageErr("read counter", err)
+		return 0, storageErr(fmt.Sprintf("read counter (key %q)", []byte(counterKey(kind, ws))), err)
 	}
 	return binary.BigEndian.Uint64(b) + 1, nil
 }

@@ -1,6 +1,8 @@
 package badgerstore
 
 import (
+	"fmt"
+
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
 )
@@ -60,9 +62,10 @@ func (t *tx) ListWorkspaces() ([]store.Workspace, error) {
 	}
 	var out []store.Workspace
 	var derr error
-	err := t.scan(workspaces, func(_, v []byte) bool {
+	err := t.scan(workspaces, func(k, v []byte) bool {
 		var w workspaceV1
 		if derr = decode(v, &w); derr != nil {
+			derr = fmt.Errorf("%w (key %q)", derr, k)
 			return false
 		}
 		out = append(out, w.record())

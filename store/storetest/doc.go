@@ -37,7 +37,12 @@
 // Update, View, Diff and TakeSnapshot are exported for the tests of
 // packages built on a store: TakeSnapshot reads what a store holds through
 // the Tx interface, and Diff compares two snapshots, so a test can prove
-// that a refused operation changed nothing.
+// that a refused operation changed nothing. FaultStore wraps a store and
+// makes the Nth write fail (once, or from then on), or the Nth commit
+// (before or after it committed), with ErrInjected: a test of code built on
+// a store runs an operation once to count its writes, then fails each in
+// turn and checks that the error reaches the caller and that a snapshot
+// shows a consistent state.
 //
 // # Caveats
 //

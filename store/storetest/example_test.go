@@ -47,3 +47,28 @@ func ExampleTakeSnapshot() {
 	// unchanged: true
 	// pending: h-1
 }
+
+// A FaultStore makes a chosen write fail, so that a test can show that the
+// code under test reports the failure and leaves the store consistent.
+func ExampleFaultStore() {
+	ctx := context.Background()
+	s := storetest.NewFaultStore(memstore.New())
+	defer s.Close()
+	s.FailWrite(2, false) // the second write from now fails
+
+	err := s.Update(ctx, func(tx store.Tx) error {
+		if err := tx.InsertWorkspace(store.Workspace{ID: "ws-1"}); err != nil {
+			return err
+		}
+		return tx.PutReservation(store.Reservation{Workspace: "ws-1", Held: true, Epoch: 1})
+	})
+	fmt.Println("injected:", errors.Is(err, storetest.ErrInjected))
+	_ = s.View(ctx, func(tx store.Tx) error {
+		_, err := tx.GetWorkspace("ws-1")
+		fmt.Println("workspace kept:", err == nil)
+		return nil
+	})
+	// Output:
+	// injected: true
+	// workspace kept: false
+}

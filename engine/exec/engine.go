@@ -1,0 +1,436 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/clock"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/ids"
+	"github.com/batonhq/baton/internal/syncx"
+	"github.com/batonhq/baton/recap"
+)
+
+// ErrClosed is returned by Start once Close was called.
+var ErrClosed = baton.NewError(baton.EUNAVAILABLE, "exec: engine closed")
+
+var errNoProcSupport = errors.New("process groups, the parent-death signal and /proc are needed (Linux only)")
+
+// Defaults of Options.
+const (
+	DefaultStopGrace = 5 * time.Second
+	DefaultRingSize  = 256
+)
+
+// Options configure an Engine.
+type Options struct {
+	// Profile describes the agent CLI. Required: Command and Fresh.
+	Profile Profile
+	// DataDir holds the transcripts (DataDir/transcripts) and each
+	// launch's private files (DataDir/launches). Required.
+	DataDir string
+	// Env is the base environment of every child; nil means the host's
+	// environment at each Start. Any LaunchEnv entry in it is replaced.
+	Env []string
+	// StopGrace is how long a stop waits after SIGTERM before SIGKILL;
+	// zero means DefaultStopGrace, negative means SIGKILL at once.
+	StopGrace time.Duration
+	// DeathSignal is what the kernel sends a child when its host dies
+	// (Linux's parent-death signal); zero means SIGKILL.
+	DeathSignal syscall.Signal
+	// RingSize is how many of a session's newest events Tail serves from
+	// memory; zero means DefaultRingSize, negative none.
+	RingSize int
+	// Clock times readiness timeouts and stop graces; nil means clock.Real.
+	Clock clock.Clock
+	// Logger receives debug lines about launches; nil means zap.NewNop.
+	Logger *zap.Logger
+}
+
+// Engine is an engine.Engine that runs an agent CLI as a child process per
+// launch. It is also an engine.Reaper, an engine.Validator and an
+// engine.Reconfigurer. Safe for concurrent use.
+type Engine struct {
+	opts Options
+
+	mu      sync.Mutex
+	closed  bool
+	writers map[baton.SessionID]*writer
+	idle    []baton.SessionID // sessions whose writer no launch uses, oldest first
+	procs   map[*process]struct{}
+	wg      sync.WaitGroup
+}
+
+var (
+	_ engine.Engine       = (*Engine)(nil)
+	_ engine.Reaper       = (*Engine)(nil)
+	_ engine.Validator    = (*Engine)(nil)
+	_ engine.Reconfigurer = (*Engine)(nil)
+)
+
+// New returns an engine for opts. Errors: baton.ErrInvalid when the profile
+// has no Command or Fresh template, or DataDir is blank.
+func New(opts Options) (*Engine, error) {
+	p := &opts.Profile
+	if p.Command == "" || len(p.Fresh) == 0 {
+		return nil, baton.Errorf(baton.ErrInvalid, "exec: profile %q needs a command and a fresh template", p.Name)
+	}
+	if opts.DataDir == "" {
+		return nil, baton.Errorf(baton.ErrInvalid, "exec: a data directory is required")
+	}
+	if p.Name == "" {
+		p.Name = filepath.Base(p.Command)
+	}
+	if p.Prompt == "" {
+		p.Prompt = PromptArg
+	}
+	if p.ReadyTimeout <= 0 {
+		p.ReadyTimeout = DefaultReadyTimeout
+	}
+	switch {
+	case opts.StopGrace == 0:
+		opts.StopGrace = DefaultStopGrace
+	case opts.StopGrace < 0:
+		opts.StopGrace = 0
+	}
+	if opts.DeathSignal == 0 {
+		opts.DeathSignal = syscall.SIGKILL
+	}
+	switch {
+	case opts.RingSize == 0:
+		opts.RingSize = DefaultRingSize
+	case opts.RingSize < 0:
+		opts.RingSize = 0
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	return &Engine{opts: opts, writers: map[baton.SessionID]*writer{}, procs: map[*process]struct{}{}}, nil
+}
+
+// Profile returns the engine's profile, defaults applied.
+func (e *Engine) Profile() Profile { return e.opts.Profile }
+
+// Validate implements engine.Validator: it checks the model, effort and
+// permission mode against the profile. Errors: engine.ErrUnsupportedConfig.
+func (e *Engine) Validate(cfg baton.EngineConfig) error { return e.opts.Profile.validate(cfg) }
+
+// CanReconfigure implements engine.Reconfigurer: true when the profile says
+// its CLI resumes a native session under another configuration, both
+// configurations use the same engine and account, and the profile accepts
+// to.
+func (e *Engine) CanReconfigure(from, to baton.EngineConfig) bool {
+	return e.opts.Profile.Reconfigure && len(e.opts.Profile.Resume) > 0 && from.SameAccount(to) && e.Validate(to) == nil
+}
+
+// TranscriptPath returns where session sid's transcript is (it may not
+// exist yet): DataDir/transcripts/<sid>.jsonl, the id escaped for a file
+// name. Read it with OpenTranscript.
+func (e *Engine) TranscriptPath(sid baton.SessionID) string {
+	return filepath.Join(e.opts.DataDir, "transcripts", url.PathEscape(string(sid))+".jsonl")
+}
+
+// Tail serves live tailing from memory: the events of session sid with
+// index >= from that the ring still holds, the index of the first one
+// returned (greater than from when older events left the ring: read them
+// with OpenTranscript), and a channel closed at the next append. While no
+// launch of the session runs it returns from, no events and a nil channel.
+func (e *Engine) Tail(sid baton.SessionID, from int64) (int64, []recap.Event, <-chan struct{}) {
+	e.mu.Lock()
+	w := e.writers[sid]
+	if w != nil && w.live == 0 {
+		w = nil
+	}
+	e.mu.Unlock()
+	if w == nil {
+		return from, nil, nil
+	}
+	return w.tail(from)
+}
+
+// Start spawns the profile's command for req and returns at once; Ready
+// confirms the session. The child runs in req.Dir, in its own process
+// group, with LaunchEnv set to req.LaunchID (a fresh id when blank) and the
+// parent-death signal set. The launch id must name this launch only (baton
+// mints them from crypto/rand): the cleanup after the child's exit and
+// ReapLaunch kill every process that carries it. Errors: engine.ErrUnsupportedConfig (the profile
+// refuses the configuration, cannot resume, or the system is not Linux),
+// baton.ErrInvalid (a resume without a native id), ErrClosed,
+// ErrTranscriptBusy (another engine or process writes the session's
+// transcript), ctx's error, the error of the profile's LaunchFiles, or an
+// EUNAVAILABLE error when the spawn or the transcript fails. Nothing runs
+// after an error.
+func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Process, error) {
+	if !procSupported {
+		return nil, baton.Errorf(engine.ErrUnsupportedConfig, "exec: %v", errNoProcSupport)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	prof := &e.opts.Profile
+	if err := prof.validate(req.Config); err != nil {
+		return nil, err
+	}
+	if req.LaunchID == "" {
+		req.LaunchID = baton.LaunchID(ids.New("launch"))
+	}
+	l, err := e.prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		l.cleanup()
+		return nil, ErrClosed
+	}
+	var w *writer
+	if req.Session != "" {
+		if w, err = e.acquireLocked(req.Session); err != nil {
+			e.mu.Unlock()
+			l.cleanup()
+			return nil, err
+		}
+	}
+	p, err := e.spawn(req, l, w)
+	if err != nil {
+		if w != nil {
+			w.live--
+			e.releaseLocked(req.Session, w)
+		}
+		e.mu.Unlock()
+		l.cleanup()
+		return nil, err
+	}
+	e.procs[p] = struct{}{}
+	e.wg.Add(1)
+	e.mu.Unlock()
+	go p.run()
+	return p, nil
+}
+
+// launch is what prepare builds for one spawn.
+type launch struct {
+	argv   []string
+	env    []string
+	dir    string // private launch directory, "" when none
+	stdin  string // the prompt, for PromptStdin
+	stdinP bool
+}
+
+func (l *launch) cleanup() {
+	if l.dir != "" {
+		_ = os.RemoveAll(l.dir)
+	}
+}
+
+// prepare builds argv and environment and writes the launch's files.
+func (e *Engine) prepare(req engine.StartRequest) (*launch, error) {
+	prof := &e.opts.Profile
+	cfg := req.Config.Normalize()
+	v := vars{
+		"prompt": req.Prompt, "native_id": req.NativeID,
+		"model": cfg.Model, "effort": cfg.ReasoningEffort, "permission": cfg.PermissionMode,
+		"workspace": string(req.Workspace), "session": string(req.Session),
+		"launch": string(req.LaunchID), "dir": req.Dir,
+	}
+	if c := req.Report; c != nil && req.Turn == engine.ReportOnly {
+		v["handoff"], v["attempt"], v["report_token"] = string(c.Handoff), strconv.Itoa(c.Attempt), c.Token.Reveal()
+	}
+	files := prof.Files
+	if req.Turn == engine.ReportOnly && len(prof.ReportFiles) > 0 {
+		files = make(map[string]string, len(prof.Files)+len(prof.ReportFiles))
+		for k, s := range prof.Files {
+			files[k] = s
+		}
+		for k, s := range prof.ReportFiles {
+			files[k] = s
+		}
+	}
+	var dyn map[string][]byte
+	if prof.LaunchFiles != nil {
+		var err error
+		if dyn, err = prof.LaunchFiles(req); err != nil {
+			return nil, err
+		}
+	}
+	l := &launch{}
+	if len(files) > 0 || len(dyn) > 0 || prof.Prompt == PromptFile {
+		root := filepath.Join(e.opts.DataDir, "launches")
+		if err := os.MkdirAll(root, 0o700); err != nil {
+			return nil, baton.Errorf(baton.ErrUnavailable, "exec: %v", err)
+		}
+		dir, err := os.MkdirTemp(root, "launch-")
+		if err != nil {
+			return nil, baton.Errorf(baton.ErrUnavailable, "exec: %v", err)
+		}
+		l.dir = dir
+		for name := range files {
+			v["file:"+name] = filepath.Join(dir, filepath.Base(name))
+		}
+		for name, body := range dyn {
+			v["file:"+name] = filepath.Join(dir, filepath.Base(name))
+			if err := os.WriteFile(v["file:"+name], body, 0o600); err != nil {
+				l.cleanup()
+				return nil, baton.Errorf(baton.ErrUnavailable, "exec: %v", err)
+			}
+		}
+		if prof.Prompt == PromptFile {
+			v["prompt_file"] = filepath.Join(dir, "prompt")
+			if err := os.WriteFile(v["prompt_file"], []byte(req.Prompt), 0o600); err != nil {
+				l.cleanup()
+				return nil, baton.Errorf(baton.ErrUnavailable, "exec: %v", err)
+			}
+		}
+		for name, tmpl := range files {
+			body := v.expand(tmpl, strings.HasSuffix(name, ".json"))
+			if err := os.WriteFile(v["file:"+name], []byte(body), 0o600); err != nil {
+				l.cleanup()
+				return nil, baton.Errorf(baton.ErrUnavailable, "exec: %v", err)
+			}
+		}
+	}
+	argv, err := prof.argv(req, v)
+	if err != nil {
+		l.cleanup()
+		return nil, err
+	}
+	l.argv = argv
+	base := e.opts.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	l.env = make([]string, 0, len(base)+len(prof.Env)+1)
+	for _, kv := range base {
+		if !strings.HasPrefix(kv, LaunchEnv+"=") {
+			l.env = append(l.env, kv)
+		}
+	}
+	l.env = v.expandAll(l.env, prof.Env)
+	l.env = append(l.env, LaunchEnv+"="+string(req.LaunchID))
+	if prof.Prompt == PromptStdin {
+		l.stdin, l.stdinP = req.Prompt, true
+	}
+	return l, nil
+}
+
+// acquireLocked returns the session's writer, opening it if needed.
+func (e *Engine) acquireLocked(sid baton.SessionID) (*writer, error) {
+	w := e.writers[sid]
+	if w != nil && w.refs == 0 {
+		if i := slices.Index(e.idle, sid); i >= 0 {
+			e.idle = slices.Delete(e.idle, i, i+1)
+		}
+	}
+	if w == nil {
+		var err error
+		if w, err = openWriter(e.TranscriptPath(sid), e.opts.RingSize); err != nil {
+			if errors.Is(err, ErrTranscriptBusy) {
+				return nil, err
+			}
+			return nil, baton.Errorf(baton.ErrUnavailable, "exec: transcript of %s: %v", sid, err)
+		}
+		e.writers[sid] = w
+	}
+	w.refs++
+	w.live++
+	return w, nil
+}
+
+func (e *Engine) releaseLocked(sid baton.SessionID, w *writer) {
+	if w.refs--; w.refs > 0 {
+		return
+	}
+	// Keep the newest idle writers open: the next launch of a session
+	// usually follows soon (a resume, a handoff's target).
+	e.idle = append(e.idle, sid)
+	if len(e.idle) > maxIdleWriters {
+		e.closeWriterLocked(e.idle[0])
+		e.idle = slices.Delete(e.idle, 0, 1)
+	}
+}
+
+// maxIdleWriters bounds the transcripts an engine keeps open (and locked)
+// while no launch of their session runs.
+const maxIdleWriters = 8
+
+func (e *Engine) closeWriterLocked(sid baton.SessionID) {
+	w := e.writers[sid]
+	delete(e.writers, sid)
+	if err := w.close(); err != nil {
+		e.opts.Logger.Warn("exec: closing a transcript", zap.String("session", string(sid)), zap.Error(err))
+	}
+}
+
+// ended marks p's launch as no longer live (before its Done closes).
+func (e *Engine) ended(p *process) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p.w != nil {
+		p.w.live--
+	}
+}
+
+func (e *Engine) release(p *process) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.procs, p)
+	if p.w != nil {
+		e.releaseLocked(p.req.Session, p.w)
+	}
+}
+
+// Close stops every running launch (a confirmed stop each), waits for the
+// engine's goroutines and closes the transcripts it keeps open (the last
+// few sessions' stay open, and locked against other writers, between their
+// launches); Start fails with ErrClosed afterwards. Errors:
+// ctx's (some launch still runs), or an error naming the launches whose
+// stop was not confirmed. Safe to call more than once.
+func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	e.closed = true
+	procs := make([]*process, 0, len(e.procs))
+	for p := range e.procs {
+		procs = append(procs, p)
+	}
+	e.mu.Unlock()
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for _, p := range procs {
+		wg.Go(func() {
+			if o, err := p.Stop(ctx); !o.Confirmed() {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("launch %s: %s: %v", p.req.LaunchID, o, err))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if err := syncx.Wait(ctx, &e.wg); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	for _, sid := range e.idle {
+		e.closeWriterLocked(sid)
+	}
+	e.idle = nil
+	e.mu.Unlock()
+	return errors.Join(errs...)
+}

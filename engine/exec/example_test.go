@@ -1,0 +1,89 @@
+//go:build linux
+
+package exec_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/engine/exec"
+	"github.com/batonhq/baton/recap"
+)
+
+// A profile for a tiny shell "agent": it reads the native id and readiness
+// from text lines, and the transcript records the turn.
+func Example() {
+	dir, err := os.MkdirTemp("", "exec-example-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	e, err := exec.New(exec.Options{DataDir: dir, Profile: exec.Profile{
+		Name:    "echo-agent",
+		Command: "sh",
+		Fresh:   []string{"-c", `echo "working on: $0"; echo "session s-42 ready"`, "{prompt}"},
+		Output: exec.Output{
+			Format:   exec.Text,
+			NativeID: []exec.Rule{{Pattern: regexp.MustCompile(`^session (\S+) ready$`)}},
+			Ready:    []exec.Rule{{Pattern: regexp.MustCompile(`^session \S+ ready$`)}},
+		},
+	}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	defer e.Close(ctx)
+
+	p, err := e.Start(ctx, engine.StartRequest{Workspace: "ws", Session: "s1", Prompt: "fix the bug", Dir: dir})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(p.Ready(ctx))
+	<-p.Done()
+	fmt.Println("clean exit:", p.Exit().Clean())
+
+	tr, err := exec.OpenTranscript(e.TranscriptPath("s1"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer tr.Close()
+	n, _ := tr.Len(ctx)
+	evs, _ := tr.Events(ctx, 0, int(n))
+	for _, ev := range evs {
+		if ev.Kind == recap.Message {
+			fmt.Printf("%s: %s\n", ev.Speaker, ev.Text)
+		}
+	}
+	// Output:
+	// s-42 <nil>
+	// clean exit: true
+	// User: fix the bug
+	// Agent: working on: fix the bug
+	// Agent: session s-42 ready
+}
+
+// ReapLaunch after a restart: a launch id recorded before a crash is
+// reaped; one whose processes are all gone is not running.
+func ExampleEngine_ReapLaunch() {
+	dir, err := os.MkdirTemp("", "exec-example-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	e, err := exec.New(exec.Options{DataDir: dir, Profile: exec.Claude(exec.ClaudeOptions{})})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(e.ReapLaunch(context.Background(), "launch_recorded_before_the_crash"))
+	// Output:
+	// not-running <nil>
+}

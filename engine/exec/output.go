@@ -1,0 +1,141 @@
+package exec
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/recap"
+)
+
+// readLines calls fn for each line of f (without its line end).
+func readLines(f *os.File, fn func([]byte)) {
+	r := bufio.NewReaderSize(f, 64<<10)
+	var long []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			if len(long) < maxLine {
+				long = append(long, chunk[:min(len(chunk), maxLine-len(long))]...)
+			}
+			continue
+		}
+		line := chunk
+		if long != nil {
+			if len(long) < maxLine {
+				long = append(long, chunk[:min(len(chunk), maxLine-len(long))]...)
+			}
+			line, long = long, nil
+		}
+		if line = bytes.TrimRight(line, "\r\n"); len(line) > 0 {
+			fn(line)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *process) readStdout() {
+	defer p.readers.Done()
+	readLines(p.stdout, p.handleLine)
+}
+
+func (p *process) readStderr() {
+	defer p.readers.Done()
+	out := &p.e.opts.Profile.Output
+	readLines(p.stderr, func(line []byte) {
+		if p.w != nil {
+			p.w.append(p.clk.Now(), p.req.LaunchID, recap.Event{Kind: recap.Note, Text: "stderr: " + string(line)})
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.noteLocked(out, line)
+		p.errTail = append(p.errTail, line...)
+		p.errTail = append(p.errTail, '\n')
+		if n := len(p.errTail); n > tailBytes {
+			p.errTail = append(p.errTail[:0], p.errTail[n-tailBytes:]...)
+		}
+	})
+}
+
+func (p *process) noteLocked(out *Output, line []byte) {
+	if out.SessionMissing != nil && out.SessionMissing.Match(line) {
+		p.missing = true
+	}
+	if out.AuthFailed != nil && out.AuthFailed.Match(line) {
+		p.auth = true
+	}
+}
+
+// handleLine reads one line of standard output: native id, readiness,
+// transcript, turn end.
+func (p *process) handleLine(line []byte) {
+	out := &p.e.opts.Profile.Output
+	var obj map[string]any
+	if out.Format == JSON && line[0] == '{' {
+		d := json.NewDecoder(bytes.NewReader(line))
+		d.UseNumber()
+		if d.Decode(&obj) != nil {
+			obj = nil
+		}
+	}
+	unready := false
+	p.mu.Lock()
+	p.noteLocked(out, line)
+	if p.nativeID == "" {
+		if r, ok := matchAny(out.NativeID, line, obj); ok {
+			p.nativeID = r.id(line, obj)
+		}
+	}
+	if !p.readyResolved {
+		if _, ok := matchAny(out.Reject, line, obj); ok {
+			unready = p.resolveLocked("", p.readyFailure(engine.ErrReadyRejected, "the first turn was refused: "+clip(line, 512)))
+		} else if r, ok := matchAny(out.Ready, line, obj); ok {
+			id := p.nativeID
+			if id == "" {
+				id = r.id(line, obj)
+			}
+			if id == "" && p.req.Mode == engine.Resume {
+				id = p.req.NativeID
+			}
+			if id == "" {
+				unready = p.resolveLocked("", p.readyFailure(engine.ErrReadyRejected, "ready without a native session id"))
+			} else {
+				p.nativeID = id
+				p.resolveLocked(id, nil)
+			}
+		}
+	}
+	p.mu.Unlock()
+	// Readiness first, the transcript right after: a confirmation should
+	// not wait for a disk write.
+	if p.w != nil {
+		var evs []recap.Event
+		if out.Events != nil {
+			evs = out.Events(line)
+		} else {
+			evs = []recap.Event{{Speaker: recap.Agent, Kind: recap.Message, Text: string(line)}}
+		}
+		p.w.append(p.clk.Now(), p.req.LaunchID, evs...)
+	}
+	if unready {
+		p.stopUnready()
+	}
+	if _, ok := matchAny(out.TurnEnd, line, obj); ok && p.w != nil {
+		if err := p.w.sync(); err != nil {
+			p.e.opts.Logger.Warn("exec: transcript sync", zap.String("launch", string(p.req.LaunchID)), zap.Error(err))
+		}
+	}
+}
+
+func clip(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}

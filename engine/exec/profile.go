@@ -1,0 +1,345 @@
+package exec
+
+import (
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/recap"
+)
+
+// PromptMode says how a launch hands its opening prompt to the child.
+type PromptMode string
+
+const (
+	// PromptArg passes the prompt as an argument: the templates name it
+	// with the {prompt} placeholder. Anyone on the machine can read a
+	// process's arguments; prefer PromptStdin or PromptFile for prompts
+	// that must stay private.
+	PromptArg PromptMode = "arg"
+	// PromptStdin writes the prompt to the child's standard input and then
+	// closes it.
+	PromptStdin PromptMode = "stdin"
+	// PromptFile writes the prompt to a file readable only by the host's
+	// user; the templates name its path with {prompt_file}. The file is
+	// removed when the launch ends.
+	PromptFile PromptMode = "file"
+)
+
+// Format says how the child's standard output is read.
+type Format string
+
+const (
+	// Text reads each output line as text: rules match with their Pattern.
+	Text Format = "text"
+	// JSON reads each output line as a JSON object: rules match with their
+	// Fields (and Pattern, when set). A line that is not a JSON object
+	// matches no rule.
+	JSON Format = "json"
+)
+
+// Rule recognises one kind of output line. A rule with neither Fields nor
+// Pattern matches nothing.
+type Rule struct {
+	// Fields must all hold in a JSON line: the key is a dotted path into
+	// the object ("type", "error.kind"), the value the field's text (a
+	// string as is, a number or boolean as JSON writes it, "null").
+	Fields map[string]string
+	// Pattern must match the raw line.
+	Pattern *regexp.Regexp
+	// ID names where the native session id is: a dotted path into a JSON
+	// line, or, for a text line, the Pattern's subexpression named "id"
+	// (or its first one) when ID is "". Used only by Output.NativeID.
+	ID string
+}
+
+// Output says how the native id and readiness are read from the child's
+// standard output, and how each line becomes transcript events.
+type Output struct {
+	Format Format
+	// NativeID rules recognise the line that carries the native session id.
+	// The first id seen wins.
+	NativeID []Rule
+	// Ready rules recognise the line that confirms the session accepted its
+	// first turn. Readiness needs a native id: one seen earlier, or on
+	// the same line, or, for a resume, the id that was resumed.
+	Ready []Rule
+	// Reject rules recognise a line that refuses the first turn; Ready
+	// then returns engine.ErrReadyRejected and the launch is stopped.
+	Reject []Rule
+	// TurnEnd rules recognise the line that ends a turn: the transcript is
+	// synced to disk there (and always when the child exits).
+	TurnEnd []Rule
+	// SessionMissing matches a line (standard output or error) that says
+	// a resumed native session does not exist; a readiness failure after
+	// it matches engine.ErrSessionMissing as well.
+	SessionMissing *regexp.Regexp
+	// AuthFailed matches a line that says the credentials were refused; a
+	// readiness failure after it matches engine.ErrAuth as well.
+	AuthFailed *regexp.Regexp
+	// Events turns one output line into transcript events. Nil records
+	// each non-blank line as an agent message. A line for which it returns
+	// no event is not recorded.
+	Events func(line []byte) []recap.Event
+}
+
+// Profile describes one agent CLI: how to build its command line for a
+// fresh start, a resume and a report-only turn, which configurations it
+// accepts, and how its output is read.
+//
+// Templates are argument lists whose elements may hold placeholders,
+// replaced at each launch:
+//
+//	{prompt}        the opening prompt (PromptArg)
+//	{prompt_file}   the path of the prompt file (PromptFile)
+//	{native_id}     the native session being resumed
+//	{model} {effort} {permission}   the configuration's fields
+//	{workspace} {session} {launch} {dir}
+//	{handoff} {attempt} {report_token}   a report-only turn's credentials
+//	{file:NAME}     the path of the launch file NAME (see Files)
+//
+// An element that is exactly "{flags}" in Fresh or Resume is replaced by the
+// configuration flags (Model, Effort, then Permission or ReportOnly); without
+// it they are appended. Anyone on the machine can read a process's
+// arguments, so {report_token} belongs in Files or Env, never in argv.
+type Profile struct {
+	// Name names the profile in errors.
+	Name string
+	// Command is the program: a path, or a name looked up in PATH.
+	Command string
+	// Fresh is the argument template of a fresh start.
+	Fresh []string
+	// Resume is the argument template of a resume by native id; empty
+	// means the CLI cannot resume (a resume request fails at Start with
+	// engine.ErrUnsupportedConfig).
+	Resume []string
+	// Model, Effort and Permission are added when the configuration sets
+	// the field. Permission applies to normal turns only.
+	Model, Effort, Permission []string
+	// ReportOnly is added for a report-only turn instead of Permission: it
+	// must restrict the CLI to read-only tools plus the report tool.
+	ReportOnly []string
+	// Models, Efforts and PermissionModes list the accepted values; nil
+	// accepts any (Validate).
+	Models, Efforts, PermissionModes []string
+	// Env entries ("KEY=value" templates) are added to the child's
+	// environment.
+	Env []string
+	// Files are written for each launch, mode 0600, into a private
+	// directory removed when the launch ends: name -> content template
+	// (placeholder values are JSON-escaped in a name ending in ".json").
+	// ReportFiles are written for report-only turns only.
+	Files, ReportFiles map[string]string
+	// LaunchFiles, when set, returns more files for a launch (name ->
+	// content, written as is, mode 0600, beside Files; their paths are
+	// {file:NAME} too). An error fails Start with it.
+	LaunchFiles func(req engine.StartRequest) (map[string][]byte, error)
+	// Prompt says how the prompt is passed; "" means PromptArg.
+	Prompt PromptMode
+	// Output says how the child's output is read.
+	Output Output
+	// ReadyTimeout bounds the wait for readiness from the spawn; zero
+	// means DefaultReadyTimeout. When it passes, Ready returns
+	// engine.ErrReadyRejected and the launch is stopped.
+	ReadyTimeout time.Duration
+	// Reconfigure says a native session can be resumed under another
+	// model, effort or permission mode of the same account (the engine is
+	// then an engine.Reconfigurer that says so).
+	Reconfigure bool
+}
+
+// DefaultReadyTimeout is the readiness timeout of a profile that sets none.
+const DefaultReadyTimeout = 5 * time.Minute
+
+// validate checks cfg against the profile's accepted values.
+func (p *Profile) validate(cfg baton.EngineConfig) error {
+	cfg = cfg.Normalize()
+	check := func(what, v string, ok []string) error {
+		if v == "" || ok == nil || slices.Contains(ok, v) {
+			return nil
+		}
+		return baton.Errorf(engine.ErrUnsupportedConfig, "%s: %s %q (accepted: %s)", p.Name, what, v, strings.Join(ok, ", "))
+	}
+	if err := check("model", cfg.Model, p.Models); err != nil {
+		return err
+	}
+	if err := check("reasoning effort", cfg.ReasoningEffort, p.Efforts); err != nil {
+		return err
+	}
+	if cfg.ReasoningEffort != "" && len(p.Effort) == 0 {
+		return baton.Errorf(engine.ErrUnsupportedConfig, "%s: no reasoning effort flag", p.Name)
+	}
+	if cfg.PermissionMode != "" && len(p.Permission) == 0 {
+		return baton.Errorf(engine.ErrUnsupportedConfig, "%s: no permission flag", p.Name)
+	}
+	return check("permission mode", cfg.PermissionMode, p.PermissionModes)
+}
+
+// vars are the placeholder values of one launch.
+type vars map[string]string
+
+func (v vars) expand(s string, jsonEscape bool) string {
+	if !strings.Contains(s, "{") {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '{')
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		j := strings.IndexByte(s[i:], '}')
+		if j < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		name := s[i+1 : i+j]
+		val, ok := v[name]
+		b.WriteString(s[:i])
+		switch {
+		case !ok:
+			// Not a placeholder (JSON, say): keep the brace, look further.
+			b.WriteByte('{')
+			s = s[i+1:]
+			continue
+		case jsonEscape:
+			q, _ := json.Marshal(val)
+			b.Write(q[1 : len(q)-1])
+		default:
+			b.WriteString(val)
+		}
+		s = s[i+j+1:]
+	}
+}
+
+func (v vars) expandAll(dst []string, tmpl []string) []string {
+	for _, s := range tmpl {
+		dst = append(dst, v.expand(s, false))
+	}
+	return dst
+}
+
+// argv builds the child's arguments (without the program) for req.
+func (p *Profile) argv(req engine.StartRequest, v vars) ([]string, error) {
+	tmpl := p.Fresh
+	if req.Mode == engine.Resume {
+		if len(p.Resume) == 0 {
+			return nil, baton.Errorf(engine.ErrUnsupportedConfig, "%s: cannot resume a native session", p.Name)
+		}
+		if req.NativeID == "" {
+			return nil, baton.Errorf(baton.ErrInvalid, "%s: resume without a native id", p.Name)
+		}
+		tmpl = p.Resume
+	}
+	cfg := req.Config.Normalize()
+	var flags []string
+	if cfg.Model != "" {
+		flags = v.expandAll(flags, p.Model)
+	}
+	if cfg.ReasoningEffort != "" {
+		flags = v.expandAll(flags, p.Effort)
+	}
+	if req.Turn == engine.ReportOnly {
+		flags = v.expandAll(flags, p.ReportOnly)
+	} else if cfg.PermissionMode != "" {
+		flags = v.expandAll(flags, p.Permission)
+	}
+	out := make([]string, 0, len(tmpl)+len(flags))
+	spliced := false
+	for _, s := range tmpl {
+		if s == "{flags}" {
+			out = append(out, flags...)
+			spliced = true
+			continue
+		}
+		out = append(out, v.expand(s, false))
+	}
+	if !spliced {
+		out = append(out, flags...)
+	}
+	return out, nil
+}
+
+// match reports whether any rule matches the line (obj is its decoded
+// JSON object, nil for a text line or a line that is not an object).
+func matchAny(rules []Rule, line []byte, obj map[string]any) (Rule, bool) {
+	for _, r := range rules {
+		if r.match(line, obj) {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+func (r Rule) match(line []byte, obj map[string]any) bool {
+	if len(r.Fields) == 0 && r.Pattern == nil {
+		return false
+	}
+	if len(r.Fields) > 0 {
+		if obj == nil {
+			return false
+		}
+		for path, want := range r.Fields {
+			got, ok := fieldText(obj, path)
+			if !ok || got != want {
+				return false
+			}
+		}
+	}
+	return r.Pattern == nil || r.Pattern.Match(line)
+}
+
+// id extracts the native id a matching rule names.
+func (r Rule) id(line []byte, obj map[string]any) string {
+	if obj != nil && r.ID != "" {
+		s, _ := fieldText(obj, r.ID)
+		return s
+	}
+	if r.Pattern == nil {
+		return ""
+	}
+	m := r.Pattern.FindSubmatch(line)
+	if m == nil {
+		return ""
+	}
+	if i := r.Pattern.SubexpIndex("id"); i > 0 {
+		return string(m[i])
+	}
+	if len(m) > 1 {
+		return string(m[1])
+	}
+	return ""
+}
+
+// fieldText returns the text of a dotted path in obj.
+func fieldText(obj map[string]any, path string) (string, bool) {
+	var cur any = obj
+	for part := range strings.SplitSeq(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		if cur, ok = m[part]; !ok {
+			return "", false
+		}
+	}
+	switch x := cur.(type) {
+	case string:
+		return x, true
+	case bool:
+		return strconv.FormatBool(x), true
+	case nil:
+		return "null", true
+	case json.Number:
+		return x.String(), true
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64), true
+	}
+	return "", false
+}

@@ -1,0 +1,55 @@
+//go:build linux
+
+package exec
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton/recap"
+)
+
+// BenchmarkTranscriptEvents reads 10 events at the start, the middle and
+// the end of a transcript of about 100 MB: the offset index makes the three
+// cost the same.
+func BenchmarkTranscriptEvents(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "s.jsonl")
+	w, err := openWriter(path, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := strings.Repeat("x", 200)
+	at := time.Unix(0, 0)
+	const n = 400_000 // about 100 MB of lines
+	for i := range n {
+		w.append(at, "L", recap.Event{Speaker: recap.Agent, Kind: recap.Message, Text: fmt.Sprintf("%d %s", i, text)})
+	}
+	if err := w.sync(); err != nil {
+		b.Fatal(err)
+	}
+	w.close()
+	tr, err := OpenTranscript(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tr.Close()
+	ctx := context.Background()
+	for _, at := range []struct {
+		name string
+		from int64
+	}{{"start", 0}, {"middle", n / 2}, {"end", n - 10}} {
+		b.Run(at.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				evs, err := tr.Events(ctx, at.from, 10)
+				if err != nil || len(evs) != 10 || !strings.HasPrefix(evs[0].Text, fmt.Sprint(at.from, " ")) {
+					b.Fatalf("Events(%d) = %d events, %v", at.from, len(evs), err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,101 @@
+package session_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/session"
+	"github.com/batonhq/baton/store"
+)
+
+// reaper wraps an engine with a scripted engine.Reaper.
+type reaper struct {
+	engine.Engine
+	mu     sync.Mutex
+	out    engine.StopOutcome
+	reaped []baton.LaunchID
+}
+
+func (r *reaper) ReapLaunch(_ context.Context, id baton.LaunchID) (engine.StopOutcome, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reaped = append(r.reaped, id)
+	return r.out, nil
+}
+
+func (f *fixture) liveLaunches() []store.Launch {
+	f.t.Helper()
+	var live []store.Launch
+	if err := f.st.View(f.ctx, func(tx store.Tx) (err error) { live, err = tx.LiveLaunches(f.ws); return err }); err != nil {
+		f.t.Fatal(err)
+	}
+	return live
+}
+
+// Every launch is on record before it is spawned, and closed once its
+// process is confirmed gone; after a crash, a launch that cannot be
+// confirmed gone keeps its session running and refuses ordinary starts
+// until a reap confirms it.
+func TestLaunchRecordsAndReap(t *testing.T) {
+	f := newFixture(t)
+	r := &reaper{Engine: f.eng, out: engine.Timeout}
+	svc, err := session.New(f.st, r, session.WithClock(f.clk), session.WithInstanceID("host-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := svc.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := f.liveLaunches()
+	if len(live) != 1 || live[0].Session != s.ID || live[0].Holder != "host-a" || live[0].Host == "" {
+		t.Fatalf("live launches = %+v, want the session's, held by host-a", live)
+	}
+	if got := f.launches()[0].Req.LaunchID; got != live[0].ID {
+		t.Fatalf("the engine was given launch %q, the record is %q", got, live[0].ID)
+	}
+
+	// host-a crashes: its process runs on, unknown to the next Service.
+	next, err := session.New(f.st, r, session.WithClock(f.clk), session.WithInstanceID("host-b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = next.Close(context.Background()) })
+	if n, err := next.Reconcile(f.ctx); err != nil || n != 0 {
+		t.Fatalf("Reconcile with an unconfirmed reap = %d, %v; want the row left running", n, err)
+	}
+	if got := f.session(s.ID); got.Status != store.SessionRunning {
+		t.Fatalf("session %+v: want running while its launch may run", got)
+	}
+	_, err = next.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: "again"})
+	mustIs(t, err, session.ErrSessionRunning)
+
+	r.mu.Lock()
+	r.out = engine.Stopped
+	r.mu.Unlock()
+	if n, err := next.Reconcile(f.ctx); err != nil || n != 1 {
+		t.Fatalf("Reconcile with a confirmed reap = %d, %v", n, err)
+	}
+	if live := f.liveLaunches(); len(live) != 0 {
+		t.Fatalf("live launches after the reap = %+v", live)
+	}
+	if _, err := next.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: "again"}); err != nil {
+		t.Fatalf("Start after the reap: %v", err)
+	}
+	if out, err := next.Stop(f.ctx, f.ws, session.Owner{}); err != nil || !out.Confirmed() {
+		t.Fatalf("Stop = %s, %v", out, err)
+	}
+	if live := f.liveLaunches(); len(live) != 0 {
+		t.Fatalf("a confirmed stop left launches live: %+v", live)
+	}
+	// Let host-a's abandoned process end so the cleanup finishes.
+	for _, l := range f.launches() {
+		if l.Proc != nil && l.Proc.Running() {
+			l.Proc.Finish(0, nil)
+		}
+	}
+	_ = svc.Close(context.Background())
+}

@@ -1,0 +1,115 @@
+package badgerstore_test
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/badgerstore"
+)
+
+// commitShapes are the sub-benchmarks of the commit benchmarks: fsync on
+// with 1 and 16 concurrent committers, and fsync off.
+var commitShapes = []struct {
+	name string
+	sync bool
+	conc int
+}{
+	{"sync=on/conc=1", true, 1},
+	{"sync=on/conc=16", true, 16},
+	{"sync=off/conc=1", false, 1},
+}
+
+// runConcurrent calls commit b.N times from conc goroutines (each with its
+// own index) and reports commits/s.
+func runConcurrent(b *testing.B, conc int, commit func(worker int, n uint64) error) {
+	b.Helper()
+	var next atomic.Int64
+	var failed atomic.Value
+	b.ReportAllocs()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for w := range conc {
+		wg.Go(func() {
+			for {
+				n := next.Add(1)
+				if n > int64(b.N) {
+					return
+				}
+				if err := commit(w, uint64(n)); err != nil {
+					failed.CompareAndSwap(nil, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	if err, ok := failed.Load().(error); ok {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+}
+
+// BenchmarkBadgerRawCommit is the floor: raw badger (the options this
+// package uses, ProfileDefault), one small key per transaction, committed
+// with badger's own per-commit fsync (SyncWrites) or without fsync.
+func BenchmarkBadgerRawCommit(b *testing.B) {
+	for _, sh := range commitShapes {
+		b.Run(sh.name, func(b *testing.B) {
+			opts := badger.DefaultOptions(b.TempDir()).WithLogger(nil).WithSyncWrites(sh.sync).
+				WithDetectConflicts(true).WithNumVersionsToKeep(1).WithMetricsEnabled(false).
+				WithNumCompactors(2).WithNumMemtables(2).WithMemTableSize(16 << 20).
+				WithValueThreshold(1 << 20).WithBlockCacheSize(8 << 20).WithValueLogFileSize(64 << 20)
+			db, err := badger.Open(opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			runConcurrent(b, sh.conc, func(w int, n uint64) error {
+				return db.Update(func(txn *badger.Txn) error {
+					return txn.Set(binary.BigEndian.AppendUint64([]byte(fmt.Sprint("k", w, "/")), n), []byte("v"))
+				})
+			})
+		})
+	}
+}
+
+// BenchmarkBadgerStoreCommit is the same shape through Store.Update: one
+// small record (a wakeup, which leaves no change in the feed) per Update,
+// each goroutine in a workspace of its own. With sync=on it runs with group
+// commit (the default) and with PerCommitSync, badger's per-commit fsync.
+func BenchmarkBadgerStoreCommit(b *testing.B) {
+	for _, group := range []bool{true, false} {
+		for _, sh := range commitShapes {
+			if !sh.sync && !group {
+				continue
+			}
+			name := sh.name
+			if sh.sync {
+				name = fmt.Sprintf("group=%v/%s", group, name)
+			}
+			b.Run(name, func(b *testing.B) {
+				opts := badgerstore.Options{Durability: badgerstore.DurabilitySync, PerCommitSync: !group}
+				if !sh.sync {
+					opts.Durability = badgerstore.DurabilityNoSync
+				}
+				s := open(b, b.TempDir(), opts)
+				ctx := context.Background()
+				runConcurrent(b, sh.conc, func(w int, n uint64) error {
+					return s.Update(ctx, func(tx store.Tx) error {
+						return tx.InsertWakeup(store.Wakeup{ID: baton.WakeupID(fmt.Sprint("w-", n)),
+							Workspace: baton.WorkspaceID(fmt.Sprint("ws-", w)), Prompt: "p", Status: store.WakeupFired})
+					})
+				})
+			})
+		}
+	}
+}

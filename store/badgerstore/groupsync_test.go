@@ -1,0 +1,313 @@
+package badgerstore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+// syncLog records, in one order, what the group commit did: rounds, the
+// files each synced, commits and acknowledgements, with the test's own
+// listing of badger's log files at each round start and commit.
+type syncLog struct {
+	dir string
+
+	mu     sync.Mutex
+	seq    int
+	rounds map[uint64]*roundLog
+	commit map[uint64]*commitLog
+}
+
+type roundLog struct {
+	start, end int
+	files      map[string]bool // log files present at the start
+	// synced are the files synced, with the time their fsync started
+	// and whether a newer file of its kind existed then (it was closed).
+	synced map[string]fileSync
+	err    error
+}
+
+type fileSync struct {
+	at     int
+	closed bool
+}
+
+type commitLog struct {
+	at, ack int
+	vlog    bool
+	files   []string // log files present when the commit returned
+}
+
+// list returns the log files in dir and the newest of each kind.
+func (l *syncLog) list() (map[string]bool, map[string]string) {
+	entries, err := os.ReadDir(l.dir)
+	if err != nil {
+		panic(err)
+	}
+	files := map[string]bool{}
+	newest := map[string]logFile{}
+	for _, e := range entries {
+		if lf, ok := parseLogFile(e.Name()); ok {
+			files[lf.name] = true
+			if n, ok := newest[lf.ext]; !ok || lf.num > n.num {
+				newest[lf.ext] = lf
+			}
+		}
+	}
+	out := map[string]string{}
+	for ext, lf := range newest {
+		out[ext] = lf.name
+	}
+	return files, out
+}
+
+func (l *syncLog) hooks(skipClosed bool) *syncHooks {
+	l.rounds, l.commit = map[uint64]*roundLog{}, map[uint64]*commitLog{}
+	return &syncHooks{
+		skipClosed: skipClosed,
+		roundStart: func(r uint64) {
+			files, _ := l.list()
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.seq++
+			l.rounds[r] = &roundLog{start: l.seq, files: files, synced: map[string]fileSync{}}
+		},
+		syncing: func(r uint64, name string) {
+			_, newest := l.list()
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.seq++
+			l.rounds[r].synced[name] = fileSync{at: l.seq, closed: newest[name[strings.LastIndexByte(name, '.'):]] != name}
+		},
+		roundEnd: func(r uint64, err error) {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.seq++
+			l.rounds[r].end, l.rounds[r].err = l.seq, err
+		},
+		commit: func(id uint64, vlog bool) {
+			files, _ := l.list()
+			names := make([]string, 0, len(files))
+			for f := range files {
+				names = append(names, f)
+			}
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.seq++
+			l.commit[id] = &commitLog{at: l.seq, vlog: vlog, files: names}
+		},
+		ack: func(id uint64) {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.seq++
+			l.commit[id].ack = l.seq
+		},
+	}
+}
+
+// check returns every acknowledgement that no sync covered, and how many
+// commits relied on a closed (rotated) log file synced for them.
+//
+// A commit is covered when every log file it may have written to (every
+// *.mem file present when it returned, and every *.vlog file if it wrote
+// a large value) is, before its acknowledgement (and the end of the round
+// that synced it): synced by an fsync that started after the commit
+// returned; or synced, by any round, when a newer file of
+// its kind existed (the file was closed: nothing is written to it
+// afterwards); or missing at the start of such a round (badger
+// deletes a log only once its content is flushed and synced elsewhere).
+func (l *syncLog) check() (violations []string, rotated int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ids := make([]uint64, 0, len(l.commit))
+	for id := range l.commit {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		c := l.commit[id]
+		if c.ack == 0 {
+			violations = append(violations, fmt.Sprintf("commit %d never acknowledged", id))
+			continue
+		}
+		usedClosed := false
+		for _, f := range c.files {
+			if strings.HasSuffix(f, ".vlog") && !c.vlog {
+				continue
+			}
+			covered := false
+			for _, r := range l.rounds {
+				if r.end == 0 || r.end > c.ack || r.err != nil {
+					continue
+				}
+				fs, synced := r.synced[f]
+				switch {
+				case synced && fs.at > c.at:
+					covered = true
+					usedClosed = usedClosed || fs.closed
+				case r.start > c.at && !r.files[f]:
+					covered = true // flushed and deleted
+				case synced && fs.closed:
+					covered = true // synced after it closed
+					usedClosed = true
+				}
+				if covered {
+					break
+				}
+			}
+			if !covered {
+				violations = append(violations, fmt.Sprintf("commit %d acknowledged while %s was not synced since", id, f))
+			}
+		}
+		if usedClosed {
+			rotated++
+		}
+	}
+	return violations, rotated
+}
+
+// groupWorkload runs concurrent Updates in 8 workspaces on a ProfileSmall
+// store (1 MiB memtable and value-log files), with records of 8 KiB and,
+// every 16th, of 80 KiB (above the 64 KiB value threshold), so that
+// memtables and value-log files rotate many times, and returns the log.
+func groupWorkload(t *testing.T, skipClosed bool) *syncLog {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("group commit is used on Linux only")
+	}
+	dir := t.TempDir()
+	s, err := Open(dir, Options{Profile: ProfileSmall})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.gs == nil {
+		t.Fatal("group commit is off")
+	}
+	l := &syncLog{dir: dir}
+	s.gs.hooks = l.hooks(skipClosed)
+	const workers, perWorker = 8, 60
+	small, large := strings.Repeat("s", 8<<10), strings.Repeat("L", 80<<10)
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Go(func() {
+			for n := range perWorker {
+				prompt := small
+				if n%16 == 15 {
+					prompt = large
+				}
+				err := s.Update(context.Background(), func(tx store.Tx) error {
+					return tx.InsertWakeup(store.Wakeup{ID: baton.WakeupID(fmt.Sprintf("w-%d-%d", w, n)),
+						Workspace: baton.WorkspaceID(fmt.Sprint("ws-", w)), Prompt: prompt, Status: store.WakeupFired})
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("Update: %v", err)
+	}
+	return l
+}
+
+// TestGroupCommitCoversEveryAck proves the ordering group commit relies
+// on, memtable and value-log rotations included: no Update is acknowledged
+// before every log file its commit may be in is synced (see check).
+func TestGroupCommitCoversEveryAck(t *testing.T) {
+	l := groupWorkload(t, false)
+	violations, rotated := l.check()
+	for _, v := range violations[:min(len(violations), 10)] {
+		t.Error(v)
+	}
+	if len(violations) > 10 {
+		t.Errorf("... and %d more", len(violations)-10)
+	}
+	if rotated == 0 {
+		t.Error("no commit relied on a rotated log file: the workload proves nothing about rotation")
+	}
+	if len(l.commit) != 8*60 || len(l.rounds) >= len(l.commit) {
+		t.Errorf("%d commits shared %d rounds; want 480 commits and fewer rounds", len(l.commit), len(l.rounds))
+	}
+	t.Logf("%d commits, %d sync rounds, %d commits covered through a rotated log file", len(l.commit), len(l.rounds), rotated)
+}
+
+// TestGroupCommitCheckerCatchesRotationTrap runs the same workload with
+// rounds that never sync closed files (what relying on DB.Sync alone
+// does) and requires the checker to find acknowledgements no sync covered.
+func TestGroupCommitCheckerCatchesRotationTrap(t *testing.T) {
+	l := groupWorkload(t, true)
+	violations, _ := l.check()
+	if len(violations) == 0 {
+		t.Fatal("the checker accepted rounds that never sync a rotated log file")
+	}
+	t.Logf("%d uncovered acknowledgements found, e.g. %s", len(violations), violations[0])
+}
+
+// TestGroupCommitViewWaitsForSync checks the other half of the rule: a
+// commit is visible before its sync, so a View whose snapshot shows it
+// must not return (and let its caller act) before that sync.
+func TestGroupCommitViewWaitsForSync(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("group commit is used on Linux only")
+	}
+	s, err := Open(t.TempDir(), Options{Profile: ProfileSmall})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	committed, roundHeld, release := make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{})
+	waiting := make(chan struct{}, 8)
+	s.gs.hooks = &syncHooks{
+		roundStart: func(uint64) { roundHeld <- struct{}{}; <-release },
+		syncing:    func(uint64, string) {},
+		roundEnd:   func(uint64, error) {},
+		commit:     func(uint64, bool) { committed <- struct{}{} },
+		ack:        func(uint64) {},
+		wait:       func() { waiting <- struct{}{} },
+	}
+	ctx := t.Context()
+	w := store.Wakeup{ID: "w-1", Workspace: "ws-a", Status: store.WakeupPending}
+	updated := make(chan error, 1)
+	go func() { updated <- s.Update(ctx, func(tx store.Tx) error { return tx.InsertWakeup(w) }) }()
+	<-committed
+	<-roundHeld // the round covering the commit has started, and is held
+
+	saw, viewed := make(chan error, 1), make(chan error, 1)
+	go func() {
+		viewed <- s.View(ctx, func(tx store.Tx) error {
+			_, err := tx.GetWakeup("w-1")
+			saw <- err
+			return err
+		})
+	}()
+	if err := <-saw; err != nil {
+		t.Fatalf("the View does not see the commit: %v", err)
+	}
+	<-waiting // the View waits for the held round...
+	select {
+	case err := <-viewed:
+		t.Fatalf("View returned (%v) while the commit it saw was not synced", err)
+	default:
+	}
+	close(release) // ...and returns once it ends
+	if err := <-updated; err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	if err := <-viewed; err != nil {
+		t.Fatalf("View: %v", err)
+	}
+}
