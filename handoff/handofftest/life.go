@@ -3,6 +3,9 @@ package handofftest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
+	"strings"
 	"time"
 
 	"github.com/batonhq/baton"
@@ -80,7 +83,7 @@ func (h *harness) awaitLeases() {
 			}
 			for _, n := range h.nodes {
 				if n.id == r.LeaseHolder && n.gate.get() == nodeUp && !r.LeaseExpires.After(now.Add(leaseTTL/3)) {
-					stale = string(ws) + "'s lease held by " + n.id
+					stale = fmt.Sprintf("%s's lease held by %s (life %d) for %s until %v, epoch %d, store %q, now %v, pending clock timers %d", ws, n.id, n.life, r.Handoff, r.LeaseExpires, r.Epoch, r.LeaseStore, now, h.clk.Pending())
 				}
 			}
 		}
@@ -88,7 +91,15 @@ func (h *harness) awaitLeases() {
 			return
 		}
 		if time.Now().After(deadline) {
-			h.fatalf("lease not renewed after %v: %s", h.cfg.Wait, stale)
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			var keep []string
+			for _, g := range strings.Split(string(buf), "\n\n") {
+				if strings.Contains(g, "renewLoop") {
+					keep = append(keep, g)
+				}
+			}
+			h.fatalf("lease not renewed after %v: %s\n%s", h.cfg.Wait, stale, strings.Join(keep, "\n\n"))
 		}
 		time.Sleep(200 * time.Microsecond) // a bounded poll for the renewal goroutines
 	}
@@ -263,18 +274,7 @@ func activeState(s store.HandoffState) bool {
 // processes may still run: the model adopts either). It launches nothing.
 func (h *harness) reconcileOn(n *node) {
 	now := h.clk.Now()
-	if !h.cfg.KnownGaps {
-		// Nothing reaps a lapsed node's processes yet: let them end on
-		// their own before its transfers are taken over. The node learns of
-		// it (late) when it runs again.
-		for _, id := range h.order {
-			m := h.hs[id]
-			r := h.reservation(m.ws)
-			if d := h.nodeByID(r.LeaseHolder); m.pending() && d != nil && d != n && !r.LeaseExpires.After(now) {
-				h.endProcessesOf(d)
-			}
-		}
-	}
+
 	for _, id := range h.order {
 		m := h.hs[id]
 		if !m.pending() {
@@ -282,12 +282,16 @@ func (h *harness) reconcileOn(n *node) {
 		}
 		r := h.reservation(m.ws)
 		switch {
-		case r.LeaseHolder == n.id && (len(h.runningProcs(m.ws)) == 0 || m.stopUnconfirmed) && !m.uncertain:
-			m.state, m.genDeadline, m.readyAt, m.readyBy = store.StateInterrupted, zeroTime, zeroTime, zeroTime
-			h.epoch[m.ws]++
 		case r.LeaseHolder != n.id && r.LeaseExpires.After(now):
+			// Another live process drives it: left alone.
+		case m.uncertain:
 		default:
-			m.uncertain = true
+			// Its own lease, or a lapsed one: what the gone process
+			// launched there is reaped (the scripted engine is a Reaper),
+			// so the stop is confirmed.
+			m.state, m.stopUnconfirmed = store.StateInterrupted, false
+			m.genDeadline, m.readyAt, m.readyBy = zeroTime, zeroTime, zeroTime
+			h.epoch[m.ws]++
 		}
 	}
 	before := len(h.eng.Launches())

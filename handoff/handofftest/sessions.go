@@ -146,7 +146,9 @@ func (h *harness) actOrdinary(t *rapid.T) {
 	switch {
 	case h.pendingIn(ws) != nil:
 		expectErr(h, "ordinary start while reserved", err, session.ErrWorkspaceBusy)
-	case running && errors.Is(err, session.ErrSessionRunning):
+	case (running || h.liveLaunchIn(ws)) && errors.Is(err, session.ErrSessionRunning):
+		// A process runs there, on this node or (by its launch record)
+		// on another or a gone one.
 	case h.archived[ws]:
 		expectErr(h, "ordinary start in an archived workspace", err, session.ErrArchived)
 	case err != nil:
@@ -178,4 +180,11 @@ func (h *harness) actArchive(t *rapid.T) {
 		h.archived[ws] = true
 	}
 	h.await()
+}
+
+// liveLaunchIn reports whether ws has a launch record still live.
+func (h *harness) liveLaunchIn(ws baton.WorkspaceID) bool {
+	var live []store.Launch
+	_ = h.raw.View(h.ctx, func(tx store.Tx) (err error) { live, err = tx.LiveLaunches(ws); return err })
+	return len(live) > 0
 }
