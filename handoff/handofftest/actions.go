@@ -399,7 +399,7 @@ func (h *harness) actDecide(t *rapid.T) {
 		})
 		return
 	case action == handoff.Cancel:
-		h.cancel(t, m, func() error { _, err := n.co.Decide(h.ctx, m.ws, m.id, handoff.Cancel); return err })
+		h.cancel(t, m, func(ctx context.Context) error { _, err := n.co.Decide(ctx, m.ws, m.id, handoff.Cancel); return err })
 		return
 	case m.stopUnconfirmed:
 		h.unchanged("retry with an unconfirmed stop", func() {
@@ -472,7 +472,19 @@ func (h *harness) drivenByFrozen(m *model) bool {
 // the stop: failed, stop unconfirmed, and the receiving node takes the
 // reservation over. (A stop for a node that is frozen, or gone with its
 // lease still running, would wait for the lease: not generated.)
-func (h *harness) cancel(t *rapid.T, m *model, do func() error) {
+func (h *harness) cancel(t *rapid.T, m *model, stop func(context.Context) error) {
+	// A Stop sent to a node that does not drive the transfer waits for the
+	// driving node within its context: bounded, so that a stop nobody
+	// carries out fails the step instead of hanging it.
+	do := func() error {
+		ctx, cancel := h.bounded()
+		defer cancel()
+		err := stop(ctx)
+		if ctx.Err() != nil {
+			h.fatalf("stop of %s (%s) was not carried out within %v by the node that drives it (%s)", m.id, m.state, h.cfg.Wait, h.reservation(m.ws).LeaseHolder)
+		}
+		return err
+	}
 	r := h.reservation(m.ws)
 	if d := h.nodeByID(r.LeaseHolder); d != nil && d.gate.get() != nodeUp {
 		if d.gate.get() == nodeFrozen || r.LeaseExpires.After(h.clk.Now()) {
@@ -521,7 +533,7 @@ func (h *harness) actStop(t *rapid.T) {
 	ws := h.drawWS(t)
 	if m := h.pendingIn(ws); m != nil {
 		n := h.drawUp(t)
-		h.cancel(t, m, func() error { _, err := n.co.Stop(h.ctx, ws); return err })
+		h.cancel(t, m, func(ctx context.Context) error { _, err := n.co.Stop(ctx, ws); return err })
 		return
 	}
 	n := h.runsOn(ws)
