@@ -74,8 +74,10 @@
 //     latest of start and end, then start, then creation; rolled-back rows
 //     never).
 //
-// The invariants call no code under test: they read the store and the
-// engine's record. The reference model is the harness's own.
+// The invariants call no code under test but the one call invariant 8 is
+// about (AssertWritable): they read the store and the engine's record, and
+// the reference model (states, reports, epochs, wakeup placement, the
+// current-session rule) is the harness's own.
 //
 // # Planted bugs
 //
@@ -93,9 +95,45 @@
 //	PLANTED_TABLE=5 go test -tags baton_failpoints -run TestHarnessCatchesPlantedBugs -v ./handoff/handofftest/
 //
 // which catches each bug five times and prints the median count of
-// sequences (of at most 2,000) it took, and the check that caught it:
+// sequences (of at most 2,000 per run) it took, and the check that caught
+// it most often (measured on memstore, two nodes, 2026-11-30):
 //
-//	TABLE
+//	| planted bug | family | planted through | sequences to catch (median of 5) | caught by |
+//	|---|---|---|---|---|
+//	| EpochNotRaised | fencing | store wrapper | 4 | invariant 8 |
+//	| LeaseNeverRenewed | fencing | store wrapper | 4 | lease renewal |
+//	| ReleaseOnFailure | fencing | store wrapper | 2 | invariant 8 |
+//	| RebindOnFailure | sessions | store wrapper | 29 | invariant 4 |
+//	| NoRestoreConfig | sessions | store wrapper | 3 | invariant 5 |
+//	| CounterNotAdvancing | sessions | store wrapper | 5 | invariant 9 |
+//	| ArchiveNotRefused | sessions | store wrapper | 1 | request outcome |
+//	| ReportTurnFresh | launch shape | engine wrapper | 3 | invariant 3/8 |
+//	| TargetOnSourceConfig | launch shape | engine wrapper | 1 | invariant 3/8 |
+//	| OwnerTokenDropped | fencing | engine wrapper | 3 | invariant 3/8 |
+//	| TargetNoDir | launch shape | engine wrapper | 1 | invariant 3/8 |
+//	| StopOnAnyNodeConfirmed | fencing | failpoint | 158 | model state |
+//	| EarlyEndBeforeReadyLost | launch races | failpoint | 157 | invariant 2 (rows and processes) |
+//	| ShutdownKeepsUnconfirmed | shutdown | failpoint | 80 | model state |
+//	| ReplayAnyFingerprint | idempotency | failpoint | 2 | invariant 6 |
+//	| ReconcileRelaunches | fencing | failpoint | 2 | model state |
+//	| NoTokenCheck | attempt tagging | failpoint | 16 | model state |
+//	| UnconfirmedStopIsStop | attempt tagging | failpoint | 50 | model state |
+//	| ReconcileNoRetake | fencing | failpoint | 4 | invariant 8 |
+//	| OwnerNotChecked | fencing | failpoint | 2 | invariant 8 |
+//	| StaleCallbackApplied | attempt tagging | failpoint | 279 | stop carried out |
+//	| CallbackAfterStop | attempt tagging | failpoint | 305 | invariant 2 (rows and processes) |
+//	| TimeoutIgnoresUnconfirmed | attempt tagging | failpoint | 45 | model state |
+//	| RetryKeepsTarget | launch races | failpoint | 7 | invariant 3 |
+//	| TargetActivatedEarly | launch races | failpoint | 4 | invariant 5 |
+//	| ShutdownNoSettle | shutdown | failpoint | 5 | model state |
+//	| WakeupFiredWhileReserved | sessions | failpoint | 23 | invariant 8 (deferred wakeups) |
+//
+// Every bug was caught in 5 of 5 runs. The counts vary widely from run to
+// run (a race is caught when the scheduler lets it happen), and the
+// unplanted harness itself still fails a sequence now and then on races
+// not yet explained (see the caveats), so a bug that takes more than about
+// a hundred sequences may be caught by such a failure rather than by its
+// own.
 //
 // # Run size
 //
@@ -118,4 +156,10 @@
 // with it (and a restarted node ends the session rows of its previous
 // life); a lapsed node's processes end before another node takes its
 // transfers over, since nothing reaps them yet.
+//
+// Some failures of the unplanted harness are still open: now and then a
+// node that runs does not renew its lease in time ("lease not renewed"),
+// a reservation's epoch is one ahead of the takes the model counts, or a
+// process runs whose row says ended. They are rare (a few in a thousand
+// sequences) and timing-dependent, so rapid cannot shrink them.
 package handofftest
