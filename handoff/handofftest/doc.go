@@ -154,12 +154,11 @@
 // processes it launched, so a Create goes to the node that runs the
 // workspace's agent; a crash or shutdown takes the node's agent processes
 // with it (and a restarted node ends the session rows of its previous
-// life); a lapsed node's processes end before another node takes its
-// transfers over, since nothing reaps them yet.
+// life); Reconcile goes only to a node that runs no process of the
+// transfers it holds.
 //
-// Some failures of the unplanted harness are still open: now and then a
-// node that runs does not renew its lease in time ("lease not renewed"),
-// a reservation's epoch is one ahead of the takes the model counts, or a
-// process runs whose row says ended. They are rare (a few in a thousand
-// sequences) and timing-dependent, so rapid cannot shrink them.
+// Some failures of the unplanted harness are still open, rare and
+// timing-dependent (rapid cannot shrink them): a reservation's epoch one
+// ahead of the takes the model counts, or a transfer settling other than
+// the model predicts after a concurrent Create.
 package handofftest

@@ -50,11 +50,11 @@ type Config struct {
 	// guarantees across nodes, to show the gaps: a Create to a node that
 	// does not run the workspace's agent (it cannot stop another node's
 	// process), a crash that leaves the node's agent processes running,
-	// and a Reconcile that takes over a lapsed node's transfer while that
-	// node's processes still run (nothing reaps them). Off by default: the
-	// harness then routes a Create to the node running the agent, a crash
-	// takes the node's processes with it, and processes of a lapsed node
-	// end before another node takes its transfers over.
+	// a shutdown that leaves unconfirmed processes running, and a Reconcile
+	// sent to the node that still runs a failed transfer's process. Off by
+	// default: the harness then routes a Create to the node running the
+	// agent, a crash or shutdown takes the node's processes with it, and
+	// Reconcile goes only to nodes that run nothing of their transfers.
 	KnownGaps bool
 
 	// triage, set only by a test inside this package, ends a sequence
@@ -220,9 +220,21 @@ func (h *harness) newCoordinator(n *node) *handoff.Coordinator {
 	reg := engine.NewRegistry(map[string]engine.Engine{"demo": ge, "alt": ge})
 	opts := append([]handoff.Option{handoff.WithClock(h.clk), handoff.WithGenerationTimeout(genTimeout), handoff.WithReadyTimeout(readyTimeout),
 		handoff.WithInstanceID(n.id), handoff.WithLeaseTTL(leaseTTL)}, h.cfg.Options...)
+	renewAt := h.clk.Now().Add(leaseTTL / 3)
+	dueAt := func() int { return h.clk.PendingBy(renewAt) - h.clk.PendingBy(renewAt.Add(-time.Nanosecond)) }
+	before := dueAt()
 	co, err := handoff.New(withCaps(gatedStore{Store: h.shared, g: n.gate}, h.shared), reg, opts...)
 	if err != nil {
 		h.t.Fatalf("handoff.New: %v", err)
+	}
+	// The Coordinator arms its lease-renewal timer on a goroutine of its
+	// own: wait for it (a bounded poll), or a clock move could come first
+	// and put the node's renewals a step behind the clock.
+	for deadline := time.Now().Add(h.cfg.Wait); dueAt() <= before; {
+		if time.Now().After(deadline) {
+			break // seen to happen rarely; renewals then come one step late
+		}
+		time.Sleep(100 * time.Microsecond)
 	}
 	return co
 }

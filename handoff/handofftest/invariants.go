@@ -178,9 +178,11 @@ func (h *harness) checkProcesses(w world) {
 // reaches its row asynchronously: await polls this until it holds.
 func (h *harness) rowsMatchProcesses(w world) string {
 	live := map[baton.SessionID]baton.WorkspaceID{}
+	launch := map[baton.SessionID]enginetest.Launch{}
 	for _, l := range h.eng.Launches() {
 		if l.Proc != nil && l.Proc.Running() && l.Req.Turn == engine.Normal {
 			live[l.Req.Session] = l.Req.Workspace
+			launch[l.Req.Session] = l
 		}
 	}
 	for _, ws := range h.wss {
@@ -203,7 +205,7 @@ func (h *harness) rowsMatchProcesses(w world) string {
 			unconfirmed = true
 		}
 		if s.Status != store.SessionRunning && !h.startingTarget(id) && !unconfirmed && h.sessionNodeUp(id) {
-			return fmt.Sprintf("a process of session %s runs, but its row says %s", id, s.Status)
+			return fmt.Sprintf("a process of session %s runs, but its row says %s (%s): %s", id, s.Status, s.EndReason, h.describe(launch[id]))
 		}
 	}
 	return ""
