@@ -63,7 +63,11 @@ type Coordinator struct {
 	closed   bool
 	drivers  map[baton.HandoffID]*driver
 	stopping map[baton.HandoffID]bool // stops this process is carrying out
-	wg       sync.WaitGroup
+	// took holds the pending handoffs whose reservation this Coordinator
+	// took itself (not an earlier process under the same instance id):
+	// Reconcile leaves them alone while it still holds them.
+	took map[baton.HandoffID]bool
+	wg   sync.WaitGroup
 }
 
 // Option configures a Coordinator.
@@ -144,7 +148,7 @@ func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator
 		store: st, engines: engines, clock: clock.Real{}, log: zap.NewNop(),
 		id: ids.New("coord"), genTimeout: DefaultGenerationTimeout, readyTime: DefaultReadyTimeout,
 		leaseTTL: DefaultLeaseTTL, poll: DefaultPollInterval, briefing: DefaultBriefing,
-		drivers: map[baton.HandoffID]*driver{}, stopping: map[baton.HandoffID]bool{},
+		drivers: map[baton.HandoffID]*driver{}, stopping: map[baton.HandoffID]bool{}, took: map[baton.HandoffID]bool{},
 	}
 	for _, o := range opts {
 		o(c)

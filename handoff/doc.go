@@ -72,6 +72,34 @@
 // never through a symlink, never outside the root; a .gitignore there
 // ignores everything).
 //
+// # Commits
+//
+// A transfer costs one durable store commit per state change that must
+// survive a crash, and no more: 3 without a report, 5 with one, counted
+// from Create until the transfer is completed with its target ready
+// (whoever commits: the Coordinator, the session Service, engine
+// callbacks). Without a report:
+//
+//  1. Create: the handoff in stopping and the workspace's reservation, so
+//     that nothing else starts there and a crash leaves a pending transfer
+//     for Reconcile to find.
+//  2. SourceStopped: the source's end (its session row ended, its launch
+//     record closed), the target's session row and its launch record, so
+//     that the launch is on record before its spawn.
+//  3. TargetReady: completed, the target activated, wakeups rebound and
+//     the reservation released.
+//
+// With a report, SourceStopped moves to generating instead (the source's
+// end and the report-only turn's launch record, before its spawn), and two
+// more commits follow: SubmitReport stores the report (it must survive the
+// turn, which may go on or crash), and GenerationEnded records the turn's
+// exit (its launch record closed) with the target's session row and launch
+// record. A process end is recorded inside the transition that acts on it
+// (session.Service.HaltDeferred, session.Service.ExitEnd); only when that
+// transition is refused (a Stop was requested meanwhile, the attempt moved
+// on) does the end cost a commit of its own. Reads happen in the
+// transaction that needs them or in read-only views, which commit nothing.
+//
 // # Caveats
 //
 // A stop that is not confirmed is never treated as a stop: the handoff

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -44,8 +45,9 @@ func (c *Coordinator) startDriver(h store.Handoff, owner session.Owner) {
 	ctx, cancel := context.WithCancel(c.root)
 	d := &driver{attempt: h.Attempt, cancel: cancel}
 	c.drivers[h.ID] = d
-	c.wg.Add(1)
+	c.wg.Add(2)
 	go c.drive(ctx, d, h.ID, h.Attempt, owner)
+	go c.watchStops(ctx, h.ID, h.Workspace)
 }
 
 // cancelDriver stops the driver of a handoff, if any, without waiting.
@@ -86,7 +88,7 @@ func (c *Coordinator) drive(ctx context.Context, d *driver, id baton.HandoffID, 
 			f, err = c.stepStart(ctx, h, owner, launch)
 		}
 		if err != nil {
-			if ctx.Err() == nil && !errors.Is(err, ErrStaleAttempt) && !errors.Is(err, session.ErrLaunchRefused) {
+			if ctx.Err() == nil && !errors.Is(err, ErrStaleAttempt) && !errors.Is(err, session.ErrLaunchRefused) && !errors.Is(err, session.ErrStaleEpoch) {
 				c.log.Error("handoff driver stopped", zap.String("handoff", string(id)), zap.Int("attempt", attempt), zap.Error(err))
 			}
 			return
@@ -98,6 +100,18 @@ func (c *Coordinator) drive(ctx context.Context, d *driver, id baton.HandoffID, 
 			launch = f.launch
 		}
 	}
+}
+
+// fenced reports whether a launch was refused because another process took
+// the reservation since this one did (its epoch is stale), and logs it: the
+// transfer is no longer this process's to fail or to stop.
+func (c *Coordinator) fenced(h store.Handoff, err error) bool {
+	if !errors.Is(err, session.ErrStaleEpoch) {
+		return false
+	}
+	c.log.Warn("launch refused: another process took the reservation (stale epoch)",
+		zap.String("handoff", string(h.ID)), zap.Int("attempt", h.Attempt), zap.Error(err))
+	return true
 }
 
 // stillAt refuses a launch once the attempt has left state st or a Stop was
@@ -116,12 +130,15 @@ func stillAt(id baton.HandoffID, attempt int, st store.HandoffState) func(store.
 }
 
 func (c *Coordinator) stepStop(ctx context.Context, h store.Handoff) (*fire, error) {
-	out, err := c.sessions.Halt(ctx, h.Workspace)
+	// The source's end is recorded in the transition's commit (or alone,
+	// when the transition is refused or never fires).
+	out, end, err := c.sessions.HaltDeferred(ctx, h.Workspace)
+	defer end.Finish(false)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	out, err = c.reapStrays(ctx, h.Workspace, out, err)
-	in := input{trigger: TriggerSourceStopped, errMsg: "the source session cannot be resumed to write a report; skip to continue without a summary"}
+	in := input{trigger: TriggerSourceStopped, end: end, errMsg: "the source session cannot be resumed to write a report; skip to continue without a summary"}
 	if !out.Confirmed() {
 		in = input{trigger: TriggerSourceStopUnconfirmed, errMsg: fmt.Sprintf("the source's stop was not confirmed (%s%s)", out, errSuffix(err))}
 	} else if !h.GenerateSummary || h.Report != "" {
@@ -134,8 +151,8 @@ func (c *Coordinator) stepStop(ctx context.Context, h store.Handoff) (*fire, err
 }
 
 func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner session.Owner, gen baton.Token, launch baton.LaunchID) (*fire, error) {
-	ended := func(exit engine.ExitStatus, msg string) (*fire, error) {
-		in := input{trigger: TriggerGenerationEnded, exit: exit, errMsg: msg}
+	ended := func(exit engine.ExitStatus, msg string, end *session.End) (*fire, error) {
+		in := input{trigger: TriggerGenerationEnded, exit: exit, errMsg: msg, end: end}
 		if exit.Clean() {
 			in.facts = c.gatherFacts(ctx, h)
 		}
@@ -143,7 +160,7 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 		return f, err
 	}
 	if gen.IsZero() {
-		return ended(engine.ExitStatus{Err: errors.New("generation token lost")}, "the report-only turn was armed by another process")
+		return ended(engine.ExitStatus{Err: errors.New("generation token lost")}, "the report-only turn was armed by another process", nil)
 	}
 	src, err := c.session(ctx, h.SourceSession)
 	var ws store.Workspace
@@ -155,7 +172,7 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 			return nil, ctx.Err()
 		}
 		// Never leave the transfer generating with no turn and no timer.
-		return ended(engine.ExitStatus{Err: err}, "the source session could not be read: "+err.Error())
+		return ended(engine.ExitStatus{Err: err}, "the source session could not be read: "+err.Error(), nil)
 	}
 	p, err := c.sessions.Launch(ctx, session.LaunchRequest{
 		StartRequest: engine.StartRequest{
@@ -165,12 +182,14 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 			Attempt: h.Attempt, LaunchID: launch,
 		},
 		Epoch: owner.Epoch, Precheck: stillAt(h.ID, h.Attempt, store.StateGenerating),
+		// The turn's exit is recorded with GenerationEnded.
+		KeepRecord: true,
 	})
 	if err != nil {
-		if ctx.Err() != nil || errors.Is(err, session.ErrLaunchRefused) {
+		if ctx.Err() != nil || errors.Is(err, session.ErrLaunchRefused) || c.fenced(h, err) {
 			return nil, err
 		}
-		return ended(engine.ExitStatus{Err: err}, "the report-only turn did not start: "+err.Error())
+		return ended(engine.ExitStatus{Err: err}, "the report-only turn did not start: "+err.Error(), nil)
 	}
 	timer := c.clock.NewTimer(h.GenerationDeadline.Sub(c.clock.Now()))
 	defer timer.Stop()
@@ -181,9 +200,10 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 		if !exit.Clean() {
 			msg = "the report-only turn failed: " + describeExit(exit)
 		}
-		return ended(exit, msg)
+		return ended(exit, msg, c.sessions.ExitEnd(launch, exit))
 	case <-timer.C():
-		out, err := c.sessions.Halt(ctx, h.Workspace)
+		out, end, err := c.sessions.HaltDeferred(ctx, h.Workspace)
+		defer end.Finish(false)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -191,7 +211,7 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 		if !out.Confirmed() {
 			msg += fmt.Sprintf("; its stop was not confirmed (%s%s)", out, errSuffix(err))
 		}
-		in := input{trigger: TriggerGenerationTimedOut, confirmed: out.Confirmed(), errMsg: msg}
+		in := input{trigger: TriggerGenerationTimedOut, confirmed: out.Confirmed(), errMsg: msg, end: end}
 		in.confirmed = in.confirmed || failpoint.Enabled && failpoint.Hit("handoff/timeout-ignores-unconfirmed")
 		if out.Confirmed() {
 			in.facts = c.gatherFacts(ctx, h)
@@ -250,7 +270,7 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner sess
 		OnExit: func(st engine.ExitStatus) { c.sessions.RecordEnd(target, launch, st) },
 	})
 	if err != nil {
-		if ctx.Err() != nil || errors.Is(err, session.ErrLaunchRefused) {
+		if ctx.Err() != nil || errors.Is(err, session.ErrLaunchRefused) || c.fenced(h, err) {
 			return nil, err
 		}
 		return failed("the target did not start: " + err.Error())
@@ -346,4 +366,32 @@ func (c *Coordinator) reapStrays(ctx context.Context, ws baton.WorkspaceID, out 
 		return engine.Timeout, fmt.Errorf("launch %s of session %s by %s on %s may still run", l.ID, l.Session, l.Holder, l.Host)
 	}
 	return out, err
+}
+
+// watchStops follows the workspace of a transfer this process drives, for
+// as long as its driver runs, and carries out at once a stop another
+// process requested (it learns of it through the store's Notifier; without
+// one, the lease renewal finds it every third of the lease TTL). It costs
+// one read per commit of that workspace, none for other workspaces.
+func (c *Coordinator) watchStops(ctx context.Context, id baton.HandoffID, ws baton.WorkspaceID) {
+	defer c.wg.Done()
+	n, ok := c.store.(store.Notifier)
+	if !ok {
+		return
+	}
+	ch, cancel := n.Subscribe(ws)
+	defer cancel()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ch:
+		}
+		h, err := c.load(ctx, id)
+		if err != nil || !h.StopRequested || !h.State.Pending() {
+			continue
+		}
+		c.serveStop(id, false, time.Time{})
+		return
+	}
 }

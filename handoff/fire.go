@@ -31,6 +31,10 @@ type input struct {
 	req       Request
 	id        string // Create: the new handoff's id
 	fp        string // Create: the request's fingerprint
+	// end is a process end left to this firing (session.HaltDeferred,
+	// session.Service.ExitEnd): recorded in its transaction when it
+	// commits, so that the end costs no commit of its own.
+	end *session.End
 }
 
 // fire is one firing of the machine inside one store transaction. The
@@ -101,6 +105,9 @@ func (c *Coordinator) apply(ctx context.Context, id string, in input, check func
 				return err
 			}
 		}
+		if err := f.end.Record(tx); err != nil {
+			return err
+		}
 		f.now = c.clock.Now()
 		f.from = f.row.State
 		if err := c.sm.FireCtx(context.WithValue(ctx, fireKey{}, f), f.trigger); err != nil {
@@ -119,8 +126,36 @@ func (c *Coordinator) apply(ctx context.Context, id string, in input, check func
 		return store.Handoff{}, nil, err
 	}
 	f.tx = nil
+	c.noteTake(f)
 	c.observe(f.trigger, f.row)
 	return f.row, f, nil
+}
+
+// noteTake remembers the handoffs whose reservation this Coordinator took
+// in a committed firing, until they settle.
+func (c *Coordinator) noteTake(f *fire) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case f.row.State.Terminal():
+		delete(c.took, f.row.ID)
+	case !f.owner.Token.IsZero():
+		c.took[f.row.ID] = true
+	}
+}
+
+// tookHere reports whether this Coordinator itself took the reservation of
+// handoff h and still holds it: it drives the transfer, or keeps it for a
+// decision, and Reconcile must leave it alone.
+func (c *Coordinator) tookHere(tx store.Tx, h store.Handoff) bool {
+	c.mu.Lock()
+	took := c.took[h.ID]
+	c.mu.Unlock()
+	if !took {
+		return false
+	}
+	r, err := tx.GetReservation(h.Workspace)
+	return err == nil && r.Held && r.Handoff == h.ID && c.holds(r)
 }
 
 // src loads the source session on first use (most transitions never need
@@ -163,9 +198,12 @@ func isActive(s store.HandoffState) bool {
 }
 
 // event applies an engine trigger of attempt; a refusal is ErrStaleAttempt.
+// The process end the input carries is finished either way: recorded with
+// the trigger, or committed alone when the trigger is refused.
 func (c *Coordinator) event(ctx context.Context, id string, attempt int, in input) (store.Handoff, *fire, error) {
 	in.attempt = attempt
 	h, f, err := c.apply(ctx, id, in, c.engineCheck(attempt))
+	in.end.Finish(err == nil)
 	if errors.Is(err, errNotPermitted) {
 		err = ErrStaleAttempt
 	}

@@ -12,32 +12,21 @@ import (
 
 // renewLoop renews, every third of the lease TTL, the runtime leases of the
 // reservations this Coordinator holds, and carries out the stops other
-// processes requested of the transfers it drives: at once when the store
-// notifies a commit (store.Notifier), else at each renewal. It runs until
-// Shutdown. A process that dies stops renewing; once its leases lapse,
-// another process's Reconcile interrupts its transfers (and never replays
-// them).
+// processes requested of the transfers it holds (those it drives are
+// followed at once: see watchStops). It runs until Shutdown. A process
+// that dies stops renewing; once its leases lapse, another process's
+// Reconcile interrupts its transfers (and never replays them).
 func (c *Coordinator) renewLoop() {
 	defer c.wg.Done()
-	var notify <-chan struct{}
-	if n, ok := c.store.(store.Notifier); ok {
-		ch, cancel := n.Subscribe("")
-		defer cancel()
-		notify = ch
-	}
 	every := c.leaseTTL / 3
-	t := c.clock.NewTimer(every)
-	defer func() { t.Stop() }()
 	for {
+		t := c.clock.NewTimer(every)
 		select {
 		case <-c.root.Done():
+			t.Stop()
 			return
-		case <-notify:
-			c.serveStops(c.root)
-			continue
 		case <-t.C():
 		}
-		t = c.clock.NewTimer(every)
 		if _, err := c.renewLeases(c.root); err != nil && c.root.Err() == nil {
 			c.log.Warn("lease renewal failed", zap.Error(err))
 		}

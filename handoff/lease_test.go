@@ -80,3 +80,26 @@ func (f *fixture) waitLease(ok func(time.Time) bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A Coordinator's own Reconcile, run periodically as hosts on a shared
+// store do, leaves the transfers it drives, or keeps for a decision, alone:
+// it neither interrupts them nor stops what they launched.
+func TestReconcileLeavesOwnTransfers(t *testing.T) {
+	f := newFixture(t, handoff.WithInstanceID("node-a"))
+	f.eng.Push(enginetest.Script{Ready: enginetest.ReadyHold})
+	h := f.create("r1", false)
+	f.wait(h.ID, store.StateStarting)
+	f.launches(2)
+	for range 2 {
+		got, err := f.co.Reconcile(f.ctx)
+		if err != nil || len(got) != 0 {
+			t.Fatalf("reconcile of its own transfer = %+v, %v", got, err)
+		}
+	}
+	if cur, _ := f.co.Get(f.ctx, f.ws, h.ID); cur.State != store.StateStarting {
+		t.Fatalf("state = %s, want starting", cur.State)
+	}
+	if n := f.eng.Running(f.ws); n != 1 {
+		t.Fatalf("%d processes run, want the target", n)
+	}
+}

@@ -84,7 +84,10 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 // store was opened belongs to a process that is gone and is taken at once;
 // on a shared store (PostgreSQL) another process's lease is taken once it
 // lapses, so run Reconcile again later, or give a restarted process its
-// previous WithInstanceID. Session rows are not touched: see Recover.
+// previous WithInstanceID. A transfer whose reservation this Coordinator
+// took itself, and still holds (it drives it, or keeps it for a decision),
+// is left alone as well, so a host on a shared store can run Reconcile
+// periodically. Session rows are not touched: see Recover.
 // Errors: the store's (Reconcile may be run again).
 func (c *Coordinator) Reconcile(ctx context.Context) ([]Handoff, error) {
 	if err := checkCtx(ctx); err != nil {
@@ -105,12 +108,19 @@ func (c *Coordinator) Reconcile(ctx context.Context) ([]Handoff, error) {
 			in = input{trigger: TriggerCancelUnconfirmed, takeOver: true,
 				errMsg: "the stop was not confirmed: the process driving the transfer is gone, so its engine processes may still run; stop again to cancel"}
 		}
-		var lease leaseState
+		var (
+			lease leaseState
+			own   bool
+		)
 		if err := c.store.View(ctx, func(tx store.Tx) error {
 			lease, until = c.leaseOf(tx, p, c.clock.Now())
+			own = c.tookHere(tx, p)
 			return nil
 		}); err != nil {
 			return out, err
+		}
+		if own {
+			continue // this Coordinator drives it, or keeps it for a decision
 		}
 		if lease != leaseLive {
 			// Whatever the dead process launched in the workspace must be
@@ -129,8 +139,8 @@ func (c *Coordinator) Reconcile(ctx context.Context) ([]Handoff, error) {
 			}
 			var l leaseState
 			l, until = c.leaseOf(f.tx, f.row, c.clock.Now())
-			if l == leaseLive {
-				return &unchanged{h: f.row} // another live process drives it
+			if l == leaseLive || c.tookHere(f.tx, f.row) {
+				return &unchanged{h: f.row} // a live process drives it
 			}
 			return nil
 		})

@@ -231,8 +231,10 @@ func (c *Coordinator) stopTimedOut(ctx context.Context, id baton.HandoffID) (Han
 }
 
 // serveStops carries out, in the background, the stops other processes
-// requested of transfers this Coordinator drives, and settles those whose
-// driving process is gone. It costs O(pending handoffs).
+// requested of transfers this Coordinator holds the lease of (waiting for a
+// decision, or driven), and settles those whose driving process is gone.
+// It costs O(pending handoffs) and runs at each lease renewal; a transfer
+// being driven is followed at once by watchStops.
 func (c *Coordinator) serveStops(ctx context.Context) {
 	type job struct {
 		id    baton.HandoffID
@@ -269,31 +271,39 @@ func (c *Coordinator) serveStops(ctx context.Context) {
 		return
 	}
 	for _, j := range jobs {
-		if !c.claimStop(j.id) {
-			continue
-		}
-		c.mu.Lock()
-		if c.closed {
-			c.mu.Unlock()
-			c.releaseStop(j.id)
-			return
-		}
-		c.wg.Add(1)
-		c.mu.Unlock()
-		go func() {
-			defer c.wg.Done()
-			defer c.releaseStop(j.id)
-			var err error
-			if j.dead {
-				_, _, err = c.stopOrphaned(ctx, j.id, j.until)
-			} else {
-				_, _, err = c.finishStop(ctx, j.id)
-			}
-			if err != nil && ctx.Err() == nil && !errors.Is(err, ErrNotFound) {
-				c.log.Warn("carrying out a requested stop failed", zap.String("handoff", string(j.id)), zap.Error(err))
-			}
-		}()
+		c.serveStop(j.id, j.dead, j.until)
 	}
+}
+
+// serveStop carries out, in the background, a stop requested of handoff id
+// (settled as orphaned when its driving process is dead), unless this
+// process is carrying it out already.
+func (c *Coordinator) serveStop(id baton.HandoffID, dead bool, until time.Time) {
+	if !c.claimStop(id) {
+		return
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		c.releaseStop(id)
+		return
+	}
+	c.wg.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.wg.Done()
+		defer c.releaseStop(id)
+		ctx := c.root
+		var err error
+		if dead {
+			_, _, err = c.stopOrphaned(ctx, id, until)
+		} else {
+			_, _, err = c.finishStop(ctx, id)
+		}
+		if err != nil && ctx.Err() == nil && !errors.Is(err, ErrNotFound) {
+			c.log.Warn("carrying out a requested stop failed", zap.String("handoff", string(id)), zap.Error(err))
+		}
+	}()
 }
 
 func terminalUnchanged(f *fire) error {

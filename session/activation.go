@@ -79,6 +79,12 @@ func selectBest(sessions []store.Session, keep func(store.Session) bool) (store.
 // (max+1) and refreshes the workspace's current session. Every start,
 // resume and restoration calls it inside the transaction that records it.
 // A session that already holds the highest order keeps it.
+//
+// Its cost does not grow with the workspace's sessions: the activated
+// session holds the highest order, so it is the current session unless
+// another session runs (the cached current session says whether one does:
+// a running session is always the current one). Only then are the
+// sessions read to apply the rule in full.
 func Activate(tx store.Tx, id baton.SessionID, now time.Time) (store.Session, error) {
 	s, err := tx.GetSession(id)
 	if err != nil {
@@ -95,7 +101,18 @@ func Activate(tx store.Tx, id baton.SessionID, now time.Time) (store.Session, er
 			return store.Session{}, err
 		}
 	}
-	return s, refresh(tx, ws, now)
+	if s.Status != store.SessionRunning && ws.CurrentSession != "" && ws.CurrentSession != s.ID {
+		prev, err := tx.GetSession(ws.CurrentSession)
+		switch {
+		case err == nil && prev.Status == store.SessionRunning:
+			// Another session runs: the rule in full.
+			return s, refresh(tx, ws, now)
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			return store.Session{}, err
+		}
+	}
+	ws.CurrentSession, ws.UpdatedAt = s.ID, now
+	return s, tx.PutWorkspace(ws)
 }
 
 // Rollback marks session id rolled back (order -1), and ended with reason

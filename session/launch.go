@@ -137,7 +137,9 @@ func (s *Service) reapOne(ctx context.Context, l store.Launch) (engine.StopOutco
 
 // CloseUnspawned closes, inside tx, the records of handoff h's launches
 // that this Service recorded but is not running: launches that were never
-// spawned (the transfer moved on first) or whose end is being recorded.
+// spawned (the transfer moved on first), whose end is being recorded, or
+// whose process ended with its record left to the caller
+// (LaunchRequest.KeepRecord).
 // Launches of other processes are left alone: only a Reap may close them.
 // The transfer coordinator calls it whenever an attempt settles.
 func (s *Service) CloseUnspawned(tx store.Tx, ws baton.WorkspaceID, h baton.HandoffID) error {
@@ -149,7 +151,15 @@ func (s *Service) CloseUnspawned(tx store.Tx, ws baton.WorkspaceID, h baton.Hand
 		if l.Handoff != h || l.Holder != s.id || s.owns(l.ID) {
 			continue
 		}
-		if err := launchGone(tx, l.ID, "not spawned", s); err != nil {
+		reason := "not spawned"
+		if r, ok := s.exitReason(l.ID); ok {
+			// Forgotten here already: should this transaction not
+			// commit, the launch is still not this Service's, and the
+			// next settling closes it.
+			reason = r
+			s.forgetExit(l.ID)
+		}
+		if err := launchGone(tx, l.ID, reason, s); err != nil {
 			return err
 		}
 	}

@@ -27,6 +27,14 @@ type LaunchRequest struct {
 	// OnExit, when set, runs after the process has ended (in the watcher
 	// goroutine), with the exit status.
 	OnExit func(engine.ExitStatus)
+	// KeepRecord leaves the launch's record to the caller when the process
+	// ends on its own: the caller closes it inside the transaction that acts
+	// on the exit (ExitEnd), so that the exit costs no commit of its own.
+	// Until then CloseUnspawned treats the launch as ended and closes it
+	// when its transfer settles another way. Without KeepRecord the
+	// Service closes the record in a commit of its own when the process
+	// ends.
+	KeepRecord bool
 }
 
 // slot is a workspace's launch lock and its process. Invariant: at most one
@@ -35,6 +43,7 @@ type LaunchRequest struct {
 // the previous run's end is on record.
 type slot struct {
 	mu    sync.Mutex
+	cond  *sync.Cond // on mu: signalled when a run's halting count drops
 	run   *running
 	start sync.Mutex // serializes ordinary Starts: choosing a row and launching
 }
@@ -43,7 +52,10 @@ type running struct {
 	session baton.SessionID
 	launch  baton.LaunchID
 	proc    engine.Process
-	halted  bool          // Halt confirmed the stop and recorded the end
+	halted  bool          // a Halt confirmed the stop and recorded the end (or left it to end)
+	halting int           // Halts under way: the watcher waits for them
+	end     *End          // the end a HaltDeferred left to its caller
+	keep    bool          // LaunchRequest.KeepRecord
 	cleared chan struct{} // closed once the slot is free of this run
 }
 
@@ -75,6 +87,7 @@ func (s *Service) slot(ws baton.WorkspaceID) *slot {
 	sl, ok := s.slots[ws]
 	if !ok {
 		sl = &slot{}
+		sl.cond = sync.NewCond(&sl.mu)
 		s.slots[ws] = sl
 	}
 	return sl
@@ -142,7 +155,7 @@ func (s *Service) launch(ctx context.Context, req LaunchRequest) (engine.Process
 	if err != nil {
 		return nil, err
 	}
-	r := &running{session: req.Session, launch: req.LaunchID, proc: p, cleared: make(chan struct{})}
+	r := &running{session: req.Session, launch: req.LaunchID, proc: p, keep: req.KeepRecord, cleared: make(chan struct{})}
 	sl.run = r
 	s.wg.Add(1)
 	go s.watch(sl, r, req.OnExit)
@@ -153,14 +166,31 @@ func (s *Service) watch(sl *slot, r *running, onExit func(engine.ExitStatus)) {
 	defer s.wg.Done()
 	<-r.proc.Done()
 	sl.mu.Lock()
-	halted := r.halted
-	sl.mu.Unlock()
-	if onExit != nil && !halted {
-		onExit(r.proc.Exit())
+	// A Halt under way decides who records the end: wait for it, so that
+	// an end is never recorded twice (once here, once by the Halt).
+	for r.halting > 0 {
+		sl.cond.Wait()
 	}
-	// Whoever recorded the end did not close the launch's record (a
-	// report-only turn records no session end): close it now.
-	s.markGone(r.launch, endReason(r.proc.Exit()))
+	halted, end := r.halted, r.end
+	sl.mu.Unlock()
+	switch {
+	case end != nil:
+		// HaltDeferred's caller records the end in its own transaction:
+		// the slot stays taken until it has (or has given up and
+		// committed it alone).
+		<-end.finished
+	case r.keep && !halted:
+		// The caller closes the record in the transaction that acts on
+		// the exit; until then CloseUnspawned may.
+		s.exit(r.launch, endReason(r.proc.Exit()))
+	default:
+		if onExit != nil && !halted {
+			onExit(r.proc.Exit())
+		}
+		// Whoever recorded the end did not close the launch's record (a
+		// report-only turn records no session end): close it now.
+		s.markGone(r.launch, endReason(r.proc.Exit()))
+	}
 	sl.mu.Lock()
 	if sl.run == r {
 		sl.run = nil
@@ -185,32 +215,69 @@ func (s *Service) Running(ws baton.WorkspaceID) (baton.SessionID, bool) {
 // returns the confirmed outcome: engine.NotRunning when nothing runs. It
 // makes no reservation check: it is the transfer coordinator's tool (and
 // Stop's, after the check). A confirmed outcome frees the workspace's slot.
+// The end is on record (in a commit of its own) when Halt returns.
 func (s *Service) Halt(ctx context.Context, ws baton.WorkspaceID) (engine.StopOutcome, error) {
+	out, _, err := s.halt(ctx, ws, false)
+	return out, err
+}
+
+// HaltDeferred is Halt without the commit: when the stop is confirmed and a
+// process of this Service was there, it returns the End to record, which
+// the caller records inside the transaction that acts on the stop
+// (End.Record) and then finishes (End.Finish) whatever became of that
+// transaction. Until Finish the workspace's slot stays taken (no new
+// process starts there through this Service), so Finish must always be
+// called. A nil End means there is nothing left to record.
+func (s *Service) HaltDeferred(ctx context.Context, ws baton.WorkspaceID) (engine.StopOutcome, *End, error) {
+	return s.halt(ctx, ws, true)
+}
+
+func (s *Service) halt(ctx context.Context, ws baton.WorkspaceID, deferred bool) (engine.StopOutcome, *End, error) {
 	sl := s.slot(ws)
 	sl.mu.Lock()
 	r := sl.run
-	sl.mu.Unlock()
 	if r == nil {
-		return engine.NotRunning, nil
+		sl.mu.Unlock()
+		return engine.NotRunning, nil, nil
 	}
+	// The watcher waits for this Halt before it records anything.
+	r.halting++
+	sl.mu.Unlock()
+	defer func() {
+		sl.mu.Lock()
+		r.halting--
+		sl.cond.Broadcast()
+		sl.mu.Unlock()
+	}()
 	out, err := engine.NotRunning, error(nil)
 	if alive(r.proc) {
 		out, err = s.stopProc(ctx, r.proc)
 	}
-	if out.Confirmed() {
-		// Record the end now rather than when the watcher gets to it, so
-		// that the row says "ended" as soon as Halt returns; the watcher
-		// then only frees the slot.
-		reason := "stopped"
-		if !alive(r.proc) {
-			reason = endReason(r.proc.Exit())
-		}
-		s.endWith(r.session, reason, false, false, r.launch)
-		sl.mu.Lock()
-		r.halted = true
-		sl.mu.Unlock()
+	if !out.Confirmed() {
+		return out, nil, err
 	}
-	return out, err
+	reason := "stopped"
+	if !alive(r.proc) {
+		reason = endReason(r.proc.Exit())
+	}
+	end := &End{s: s, session: r.session, launch: r.launch, reason: reason, endSession: true, finished: make(chan struct{})}
+	sl.mu.Lock()
+	if deferred && r.end == nil && !r.halted {
+		r.end, r.halted = end, true
+		sl.mu.Unlock()
+		return out, end, err
+	}
+	sl.mu.Unlock()
+	// Record the end now rather than when the watcher gets to it, so that
+	// the row says "ended" as soon as Halt returns; the watcher then only
+	// frees the slot. (A run whose end another caller was left, or has
+	// recorded, gets a committed end here too: two callers cannot both
+	// hold its slot.)
+	end.Finish(false)
+	sl.mu.Lock()
+	r.halted = true
+	sl.mu.Unlock()
+	return out, nil, err
 }
 
 // stopProc asks p to stop within the Service's stop timeout. An outcome
@@ -247,7 +314,34 @@ func (s *Service) own(id baton.LaunchID) {
 func (s *Service) disown(id baton.LaunchID) {
 	s.mu.Lock()
 	delete(s.launches, id)
+	delete(s.exited, id)
 	s.mu.Unlock()
+}
+
+// exit moves a KeepRecord launch whose process ended from the launches
+// this Service runs to those whose record its caller has yet to close.
+func (s *Service) exit(id baton.LaunchID, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.launches[id] {
+		delete(s.launches, id)
+		s.exited[id] = reason
+	}
+}
+
+func (s *Service) forgetExit(id baton.LaunchID) {
+	s.mu.Lock()
+	delete(s.exited, id)
+	s.mu.Unlock()
+}
+
+// exitReason returns why a KeepRecord launch ended, if its process ended
+// with its record still open.
+func (s *Service) exitReason(id baton.LaunchID) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.exited[id]
+	return r, ok
 }
 
 // markGone closes the record of a launch this Service made, once: its

@@ -37,8 +37,12 @@ type Service struct {
 	mu       sync.Mutex
 	slots    map[baton.WorkspaceID]*slot
 	launches map[baton.LaunchID]bool // launched here, not yet seen end
-	closed   bool
-	wg       sync.WaitGroup
+	// exited are launches made with LaunchRequest.KeepRecord whose process
+	// ended before their caller closed the record: the end's reason, for
+	// CloseUnspawned.
+	exited map[baton.LaunchID]string
+	closed bool
+	wg     sync.WaitGroup
 }
 
 // Option configures a Service.
@@ -71,7 +75,7 @@ func New(st store.Store, eng engine.Engine, opts ...Option) (*Service, error) {
 		return nil, baton.Errorf(baton.ErrInvalid, "session.New: nil store or engine")
 	}
 	s := &Service{store: st, engine: eng, clock: clock.Real{}, log: zap.NewNop(), slots: map[baton.WorkspaceID]*slot{},
-		launches: map[baton.LaunchID]bool{}}
+		launches: map[baton.LaunchID]bool{}, exited: map[baton.LaunchID]string{}}
 	for _, o := range opts {
 		o(s)
 	}

@@ -118,6 +118,7 @@ func (s *Service) launchRecorded(ctx context.Context, sess store.Session, req Tu
 	id := sess.ID
 	p, err := s.Launch(ctx, LaunchRequest{StartRequest: sreq, Epoch: req.Owner.Epoch, OnExit: func(st engine.ExitStatus) {
 		s.endWith(id, endReason(st), false, false, lid)
+		s.afterTurn(sess.Workspace) // the next queued instruction, if any
 	}})
 	if err != nil {
 		s.endWith(id, "start failed: "+err.Error(), false, false, lid)
@@ -274,6 +275,17 @@ func (s *Service) Stop(ctx context.Context, ws baton.WorkspaceID, owner Owner) (
 //
 // launch, when set, is the launch whose process ended: its record is
 // closed in the same transaction.
+//
+// Once the workspace is not reserved, its next queued instruction is
+// delivered (see Message).
 func (s *Service) RecordEnd(id baton.SessionID, launch baton.LaunchID, st engine.ExitStatus) {
 	s.endWith(id, endReason(st), false, !(failpoint.Enabled && failpoint.Hit("session/record-end-skips-idle")), launch)
+	var ws baton.WorkspaceID
+	if err := s.store.View(context.Background(), func(tx store.Tx) error {
+		sess, err := tx.GetSession(id)
+		ws = sess.Workspace
+		return err
+	}); err == nil {
+		s.afterTurn(ws)
+	}
 }

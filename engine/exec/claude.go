@@ -29,6 +29,10 @@ type ClaudeOptions struct {
 	// MCPServer is the server's name in MCPConfig; "" means "baton". The
 	// report tool is then mcp__<MCPServer>__submit_session_handoff.
 	MCPServer string
+	// ReportMCPTools are the tools of MCPServer a report-only turn may
+	// call, without the mcp__<MCPServer>__ prefix; nil means ReportTool
+	// only.
+	ReportMCPTools []string
 	// ReadOnlyTools are the built-in tools of a report-only turn; nil
 	// means Read, Grep and Glob.
 	ReadOnlyTools []string
@@ -50,12 +54,12 @@ const ReportTool = "submit_session_handoff"
 //
 // with --model, --effort and --permission-mode for the configuration. A
 // report-only turn gets --tools with the read-only tools, --allowedTools
-// with those and mcp__<server>__submit_session_handoff, and the MCP
-// configuration. The native id is the session_id of the first line
-// ({"type":"system","subtype":"init",...}); readiness is the first
-// assistant message or a successful result line; a result line with
-// is_error refuses the turn; "No conversation found" marks a missing
-// session. The profile is a Reconfigurer: Claude Code resumes a session
+// with those and mcp__<server>__submit_session_handoff (or the
+// ReportMCPTools), and the MCP configuration. The native id is the
+// session_id of the first line ({"type":"system","subtype":"init",...});
+// readiness is the first assistant message or a successful result line; a
+// result line with is_error refuses the turn; "No conversation found"
+// marks a missing session. The profile is a Reconfigurer: Claude Code resumes a session
 // under another --model.
 func Claude(o ClaudeOptions) Profile {
 	if o.Command == "" {
@@ -71,9 +75,17 @@ func Claude(o ClaudeOptions) Profile {
 	if o.ReadyTimeout <= 0 {
 		o.ReadyTimeout = 10 * time.Minute
 	}
+	mcpTools := o.ReportMCPTools
+	if mcpTools == nil {
+		mcpTools = []string{ReportTool}
+	}
+	allowed := append([]string{}, tools...)
+	for _, t := range mcpTools {
+		allowed = append(allowed, "mcp__"+o.MCPServer+"__"+t)
+	}
 	report := []string{
 		"--tools", strings.Join(tools, ","),
-		"--allowedTools", strings.Join(append(append([]string{}, tools...), "mcp__"+o.MCPServer+"__"+ReportTool), ","),
+		"--allowedTools", strings.Join(allowed, ","),
 	}
 	var files map[string]string
 	var render func(engine.StartRequest) (map[string][]byte, error)

@@ -60,7 +60,12 @@
 // --model, so the engine is an engine.Reconfigurer for this profile. A
 // report-only turn was run against an MCP server: the CLI calls the report
 // tool with the credentials of the launch's MCP configuration, and refuses
-// the model's call of any other tool.
+// the model's call of any other tool. Package batonmcp wires the profile
+// to baton's MCP server (package mcpserver); a transfer with a report, and
+// a target turn reading the source's history, were run with the CLI
+// through it (the CLI refuses an MCP tool that --allowedTools does not
+// name in ordinary turns too). Profile.LaunchExtra gives such per-launch flags and files to
+// any profile.
 //
 // Codex follows the Codex CLI's non-interactive mode
 // (https://github.com/openai/codex/blob/main/docs/exec.md). Checked against
@@ -78,9 +83,11 @@
 // documentation: the item types other than agent_message and error that
 // count as readiness (reasoning, command_execution, file_change,
 // mcp_tool_call, web_search, todo_list), the accepted values of
-// model_reasoning_effort (the CLI passes any value on to the API), and
-// ReportConfig's MCP server settings (no report-only turn of Codex was run
-// against an MCP server). Codex warns when a thread is resumed under
+// model_reasoning_effort (the CLI passes any value on to the API). A
+// transfer with a report over baton's MCP server was run with the CLI
+// through package batonmcp, which passes the server as -c overrides and
+// the token in the environment (Extra.Env); a hand-written ReportConfig
+// was not run. Codex warns when a thread is resumed under
 // another model, so the Codex profile declares the native path only when
 // CodexOptions.Reconfigure asks for it.
 //

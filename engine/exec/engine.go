@@ -173,7 +173,7 @@ func (e *Engine) Tail(sid baton.SessionID, from int64) (int64, []recap.Event, <-
 // refuses the configuration, cannot resume, or the system is not Linux),
 // baton.ErrInvalid (a resume without a native id), ErrClosed,
 // ErrTranscriptBusy (another engine or process writes the session's
-// transcript), ctx's error, the error of the profile's LaunchFiles, or an
+// transcript), ctx's error, the error of the profile's LaunchFiles or LaunchExtra, or an
 // EUNAVAILABLE error when the spawn or the transcript fails. Nothing runs
 // after an error.
 func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Process, error) {
@@ -190,7 +190,7 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 	if req.LaunchID == "" {
 		req.LaunchID = baton.LaunchID(ids.New("launch"))
 	}
-	l, err := e.prepare(req)
+	l, err := e.prepare(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +241,14 @@ func (l *launch) cleanup() {
 }
 
 // prepare builds argv and environment and writes the launch's files.
-func (e *Engine) prepare(req engine.StartRequest) (*launch, error) {
+func (e *Engine) prepare(ctx context.Context, req engine.StartRequest) (*launch, error) {
+	if req.Dir != "" {
+		// Go reports a missing working directory as the binary's absence:
+		// say what is missing.
+		if fi, err := os.Stat(req.Dir); err != nil || !fi.IsDir() {
+			return nil, baton.Errorf(baton.ErrUnavailable, "exec: working directory %q is not a directory", req.Dir)
+		}
+	}
 	prof := &e.opts.Profile
 	cfg := req.Config.Normalize()
 	v := vars{
@@ -268,6 +275,23 @@ func (e *Engine) prepare(req engine.StartRequest) (*launch, error) {
 		var err error
 		if dyn, err = prof.LaunchFiles(req); err != nil {
 			return nil, err
+		}
+	}
+	var extra Extra
+	if prof.LaunchExtra != nil {
+		var err error
+		if extra, err = prof.LaunchExtra(ctx, req); err != nil {
+			return nil, err
+		}
+		if len(extra.Files) > 0 {
+			merged := make(map[string][]byte, len(dyn)+len(extra.Files))
+			for k, b := range dyn {
+				merged[k] = b
+			}
+			for k, b := range extra.Files {
+				merged[k] = b
+			}
+			dyn = merged
 		}
 	}
 	l := &launch{}
@@ -306,7 +330,7 @@ func (e *Engine) prepare(req engine.StartRequest) (*launch, error) {
 			}
 		}
 	}
-	argv, err := prof.argv(req, v)
+	argv, err := prof.argv(req, v, extra.Flags)
 	if err != nil {
 		l.cleanup()
 		return nil, err
@@ -323,6 +347,11 @@ func (e *Engine) prepare(req engine.StartRequest) (*launch, error) {
 		}
 	}
 	l.env = v.expandAll(l.env, prof.Env)
+	for _, kv := range extra.Env {
+		if !strings.HasPrefix(kv, LaunchEnv+"=") {
+			l.env = append(l.env, kv)
+		}
+	}
 	l.env = append(l.env, LaunchEnv+"="+string(req.LaunchID))
 	if prof.Prompt == PromptStdin {
 		l.stdin, l.stdinP = req.Prompt, true

@@ -3,6 +3,7 @@
 package exec_test
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -345,5 +346,15 @@ func TestConcurrentStopAndClose(t *testing.T) {
 	}
 	if _, err := e.Start(ctx, engine.StartRequest{Session: "s3"}); !errors.Is(err, exec.ErrClosed) {
 		t.Errorf("Start after Close = %v; want ErrClosed", err)
+	}
+}
+
+// A missing working directory is named as such, not as a missing binary.
+func TestMissingDirIsNamed(t *testing.T) {
+	e := newEngine(t, exec.Options{Profile: agentProfile()})
+	_, err := e.Start(context.Background(), engine.StartRequest{Workspace: "ws", Session: "s", Config: baton.EngineConfig{Engine: "agent"},
+		Mode: engine.Fresh, Turn: engine.Normal, Prompt: "p", Dir: filepath.Join(t.TempDir(), "nope"), LaunchID: newLaunchID("dir")})
+	if err == nil || !strings.Contains(err.Error(), "working directory") {
+		t.Fatalf("Start in a missing directory: %v", err)
 	}
 }

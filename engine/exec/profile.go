@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"encoding/json"
 	"regexp"
 	"slices"
@@ -139,6 +140,12 @@ type Profile struct {
 	// content, written as is, mode 0600, beside Files; their paths are
 	// {file:NAME} too). An error fails Start with it.
 	LaunchFiles func(req engine.StartRequest) (map[string][]byte, error)
+	// LaunchExtra, when set, returns more files and flags for a launch
+	// (called once per launch, after LaunchFiles): its Files are written as
+	// LaunchFiles' are, and its Flags, templates where {file:NAME} names
+	// any file of the launch, follow the configuration flags (ReportOnly
+	// included). An error fails Start with it.
+	LaunchExtra func(ctx context.Context, req engine.StartRequest) (Extra, error)
 	// Prompt says how the prompt is passed; "" means PromptArg.
 	Prompt PromptMode
 	// Output says how the child's output is read.
@@ -151,6 +158,18 @@ type Profile struct {
 	// model, effort or permission mode of the same account (the engine is
 	// then an engine.Reconfigurer that says so).
 	Reconfigure bool
+}
+
+// Extra is what Profile.LaunchExtra adds to one launch.
+type Extra struct {
+	// Files are written for the launch (name -> content, mode 0600).
+	Files map[string][]byte
+	// Flags are argument templates added after the configuration flags.
+	Flags []string
+	// Env entries ("KEY=value", taken as they are) are added to the
+	// child's environment after the profile's: the place for a secret
+	// the CLI reads from its environment.
+	Env []string
 }
 
 // DefaultReadyTimeout is the readiness timeout of a profile that sets none.
@@ -226,7 +245,7 @@ func (v vars) expandAll(dst []string, tmpl []string) []string {
 }
 
 // argv builds the child's arguments (without the program) for req.
-func (p *Profile) argv(req engine.StartRequest, v vars) ([]string, error) {
+func (p *Profile) argv(req engine.StartRequest, v vars, extra []string) ([]string, error) {
 	tmpl := p.Fresh
 	if req.Mode == engine.Resume {
 		if len(p.Resume) == 0 {
@@ -250,6 +269,7 @@ func (p *Profile) argv(req engine.StartRequest, v vars) ([]string, error) {
 	} else if cfg.PermissionMode != "" {
 		flags = v.expandAll(flags, p.Permission)
 	}
+	flags = v.expandAll(flags, extra)
 	out := make([]string, 0, len(tmpl)+len(flags))
 	spliced := false
 	for _, s := range tmpl {

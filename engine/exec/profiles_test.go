@@ -3,10 +3,12 @@
 package exec_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -266,4 +268,93 @@ func TestClaudeMCPConfigFor(t *testing.T) {
 		wantFiles: map[string]string{"mcp.json": `{"mcpServers":{"relay":{"args":["mcp-bridge"],"command":"host-bin","env":{"X_HANDOFF":"h7","X_TOKEN":"secret-token"},"type":"stdio"}}}`},
 		wantID:    sid,
 	})
+}
+
+// TestLaunchExtra: a profile's LaunchExtra adds files and flags to the
+// launches it chooses (here Claude's ordinary turns, with an MCP
+// configuration), after the configuration flags; ReportMCPTools widens
+// what a report-only turn may call.
+func TestLaunchExtra(t *testing.T) {
+	const sid = "92fecc85-b97f-4daa-b84c-ebc3a8dfdea7"
+	prof := exec.Claude(exec.ClaudeOptions{ReportMCPTools: []string{"submit_session_handoff", "get_handoff_facts"}})
+	prof.LaunchExtra = func(ctx context.Context, req engine.StartRequest) (exec.Extra, error) {
+		if req.Turn == engine.ReportOnly {
+			return exec.Extra{}, nil
+		}
+		return exec.Extra{
+			Files: map[string][]byte{"mcp.json": []byte(`{"mcpServers":{"baton":{"type":"http","url":"http://127.0.0.1:1/` + string(req.Session) + `"}}}`)},
+			Flags: []string{"--mcp-config", "{file:mcp.json}", "--allowedTools", "mcp__baton__read_source_history"},
+		}, nil
+	}
+	for _, tc := range []replayCase{
+		{
+			name: "ordinary turn",
+			req:  engine.StartRequest{Prompt: "go on", Config: baton.EngineConfig{Model: "m1"}},
+			wantArgs: []string{"-p", "--output-format", "stream-json", "--verbose", "--model", "m1",
+				"--mcp-config", "<file:mcp.json>", "--allowedTools", "mcp__baton__read_source_history", "--", "go on"},
+			wantFiles: map[string]string{"mcp.json": `{"mcpServers":{"baton":{"type":"http","url":"http://127.0.0.1:1/s1"}}}`},
+		},
+		{
+			name: "report-only turn",
+			req: engine.StartRequest{Prompt: "report", Mode: engine.Resume, NativeID: sid, Turn: engine.ReportOnly,
+				Report: &engine.ReportCredentials{Handoff: "h7", Attempt: 1, Token: baton.ParseToken("secret-token")}},
+			wantArgs: []string{"-p", "--output-format", "stream-json", "--verbose", "--resume", sid,
+				"--tools", "Read,Grep,Glob", "--allowedTools",
+				"Read,Grep,Glob,mcp__baton__submit_session_handoff,mcp__baton__get_handoff_facts", "--", "report"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.stdout, tc.wantID = "testdata/claude/resume.jsonl", sid
+			runReplay(t, prof, tc)
+		})
+	}
+}
+
+// TestLaunchExtraError: an error of LaunchExtra fails Start with it, and
+// nothing runs.
+func TestLaunchExtraError(t *testing.T) {
+	boom := baton.NewError(baton.EUNAVAILABLE, "no grant")
+	prof := agentProfile()
+	prof.LaunchExtra = func(context.Context, engine.StartRequest) (exec.Extra, error) { return exec.Extra{}, boom }
+	e := newEngine(t, exec.Options{Profile: prof})
+	if p, err := e.Start(testCtx(t), engine.StartRequest{Workspace: "ws", Session: "s1", Prompt: "hi"}); !errors.Is(err, boom) || p != nil {
+		t.Fatalf("Start = %v, %v; want the LaunchExtra error", p, err)
+	}
+}
+
+// TestLaunchExtraEnv: Extra.Env reaches the child's environment (and
+// cannot replace the launch marker); Extra.Flags are expanded.
+func TestLaunchExtraEnv(t *testing.T) {
+	prof := exec.Profile{
+		Name:    "sh",
+		Command: "sh",
+		Fresh:   []string{"-c", `echo "session $1 ready $X_SECRET $2 $` + exec.LaunchEnv + `"`, "sh", "{session}"},
+		Output: exec.Output{
+			Format:   exec.Text,
+			NativeID: []exec.Rule{{Pattern: regexp.MustCompile(`^session (\S+) ready`)}},
+			Ready:    []exec.Rule{{Pattern: regexp.MustCompile(`^session \S+ ready`)}},
+		},
+		LaunchExtra: func(_ context.Context, req engine.StartRequest) (exec.Extra, error) {
+			return exec.Extra{Flags: []string{"{launch}"}, Env: []string{"X_SECRET=s3cret", exec.LaunchEnv + "=forged"}}, nil
+		},
+	}
+	e := newEngine(t, exec.Options{Profile: prof, Env: []string{"PATH=" + os.Getenv("PATH")}})
+	ctx := testCtx(t)
+	launch := newLaunchID("env")
+	p, err := e.Start(ctx, engine.StartRequest{Workspace: "ws", Session: "s1", Prompt: "hi", LaunchID: launch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, p)
+	want := "session s1 ready s3cret " + string(launch) + " " + string(launch)
+	var found bool
+	for _, ev := range events(t, e, "s1") {
+		found = found || ev.Text == want
+	}
+	if !found {
+		t.Errorf("no transcript line %q: %+v", want, events(t, e, "s1"))
+	}
 }

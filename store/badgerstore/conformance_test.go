@@ -31,14 +31,19 @@ func open(t testing.TB, dir string, opts badgerstore.Options) *badgerstore.Store
 }
 
 // TestConformance runs the store suite, each subtest on a fresh directory,
-// in the durable default mode with each profile, and once without fsync.
+// in the durable default mode (group commit), with badger's per-commit
+// fsync, and without fsync.
 func TestConformance(t *testing.T) {
 	for _, opts := range []badgerstore.Options{
 		{Profile: badgerstore.ProfileSmall},
-		{Profile: badgerstore.ProfileDefault},
+		{Profile: badgerstore.ProfileDefault, PerCommitSync: true},
 		testOptions,
 	} {
-		t.Run(opts.Profile.String()+"/"+opts.Durability.String(), func(t *testing.T) {
+		name := opts.Profile.String() + "/" + opts.Durability.String()
+		if opts.PerCommitSync {
+			name += "/percommit"
+		}
+		t.Run(name, func(t *testing.T) {
 			storetest.Run(t, func(t *testing.T) store.Store { return open(t, t.TempDir(), opts) })
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -111,16 +112,22 @@ func TestCorruptValues(t *testing.T) {
 		"truncated": func(good []byte) []byte { return good[:len(good)/2] },
 		"empty":     func([]byte) []byte { return []byte{} },
 	}
-	base := t.TempDir()
-	n := 0
+	// One seeded directory, copied for each case.
+	seeded := t.TempDir()
+	goods := map[string][]byte{}
+	for _, r := range reads {
+		goods[string(r.key)] = nil
+	}
+	seed(t, seeded, goods)
 	for _, r := range reads {
 		for vname, value := range values {
 			t.Run(fmt.Sprintf("%q/%s", []byte(r.key), vname), func(t *testing.T) {
-				n++
-				dir := fmt.Sprintf("%s/%d", base, n)
-				good := seedAndRead(t, dir, r.key)
-				bad := value(good)
-				corrupt(t, dir, r.key, bad)
+				t.Parallel()
+				dir := t.TempDir()
+				if err := os.CopyFS(dir, os.DirFS(seeded)); err != nil {
+					t.Fatal(err)
+				}
+				corrupt(t, dir, r.key, value(goods[string(r.key)]))
 				s, err := Open(dir, Options{Profile: ProfileSmall, Durability: DurabilityNoSync})
 				if err != nil {
 					t.Fatal(err)
@@ -149,9 +156,9 @@ func TestCorruptValues(t *testing.T) {
 	}
 }
 
-// seedAndRead seeds a store in dir, closes it, and returns the value
-// stored under k.
-func seedAndRead(t *testing.T, dir string, k key) []byte {
+// seed seeds a store in dir, closes it, and fills goods (keyed by the
+// keys it holds) with the values stored under them.
+func seed(t *testing.T, dir string, goods map[string][]byte) {
 	t.Helper()
 	s, err := Open(dir, Options{Profile: ProfileSmall, Durability: DurabilityNoSync})
 	if err != nil {
@@ -160,20 +167,22 @@ func seedAndRead(t *testing.T, dir string, k key) []byte {
 	if err := s.Update(context.Background(), seedAll); err != nil {
 		t.Fatal(err)
 	}
-	var good []byte
 	err = s.db.View(func(txn *badger.Txn) error {
-		item, err := txn.Get(k)
-		if err != nil {
-			return err
+		for k := range goods {
+			item, err := txn.Get([]byte(k))
+			if err != nil {
+				return fmt.Errorf("read %q: %w", k, err)
+			}
+			if goods[k], err = item.ValueCopy(nil); err != nil {
+				return err
+			}
 		}
-		good, err = item.ValueCopy(nil)
-		return err
+		return nil
 	})
 	if cerr := s.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		t.Fatalf("read %q: %v", []byte(k), err)
+		t.Fatal(err)
 	}
-	return good
 }

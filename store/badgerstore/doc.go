@@ -58,7 +58,7 @@
 //     same counter, so a feed read inside an Update is serializable too.
 //
 // Store implements store.Notifier (in process: subscribers are woken after
-// a commit has returned from badger, coalesced, never blocking the
+// a commit is durable and visible, coalesced, never blocking the
 // committer) and store.Exclusive (Incarnation is a random id minted by
 // each Open: one process holds the directory at a time).
 //
@@ -94,7 +94,9 @@
 // every write it ever gets. A commit's log file is thus synced by the
 // round, or was closed and synced by an earlier round, or is gone, which
 // badger does only after the memtable is flushed to a synced table
-// recorded in its synced manifest. On Linux an fdatasync of a file writes
+// recorded in its synced manifest. When a new log file appears, the round
+// also syncs the directory, which badger itself never does for them. On
+// Linux an fdatasync of a file writes
 // back the pages dirtied through a memory map of it, which is all badger's
 // own msync does. Open checks that the directory holds log files named as
 // this relies on, and falls back to SyncWrites otherwise;
@@ -107,10 +109,11 @@
 // snapshot may hold a commit not yet covered waits, before it returns,
 // for a round that started after its snapshot; one that sees only covered
 // commits (the usual case without concurrent writers) does not wait. The
-// change feed's notifications go out after the round. A round that fails
-// fails every later wait as well (ErrStorage): after a failed fsync the
-// kernel may have dropped pages, so the store must be closed and reopened
-// (badger then replays its logs).
+// change feed's notifications go out after the round. Once a round fails,
+// its commits and every later transaction return ErrStorage: after a
+// failed fsync the kernel may have dropped pages, so nothing visible is
+// known to be durable; the store must be closed and opened again (badger
+// then replays its logs), as PostgreSQL restarts after a failed fsync.
 //
 // Besides the store sentinels, errors match ErrLocked, ErrFormat,
 // ErrStorage (badger failed, or a stored value does not decode) and

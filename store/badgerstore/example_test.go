@@ -60,3 +60,39 @@ func Example() {
 	// second pending handoff refused: true
 	// pending after reopen: h-1 <nil>
 }
+
+// A reader of a workspace's change feed waits on Subscribe and reads the
+// changes after the last Seq it saw; the notification comes once the
+// commit is durable.
+func ExampleStore_Subscribe() {
+	dir, err := os.MkdirTemp("", "baton-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	s, err := badgerstore.Open(dir, badgerstore.Options{Profile: badgerstore.ProfileSmall})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+
+	ch, cancel := s.Subscribe("ws-1")
+	defer cancel()
+	err = s.Update(ctx, func(tx store.Tx) error {
+		return tx.InsertInstruction(store.Instruction{ID: "i-1", Workspace: "ws-1", Text: "add tests", State: store.InstructionPending})
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	<-ch
+	_ = s.View(ctx, func(tx store.Tx) error {
+		changes, err := tx.Changes("ws-1", 0, 0)
+		for _, c := range changes {
+			fmt.Println(c.Seq, c.Kind, c.Instruction.Text)
+		}
+		return err
+	})
+	// Output:
+	// 1 instruction add tests
+}

@@ -62,8 +62,10 @@ type groupSync struct {
 	// or a later one returns err.
 	err         error
 	failedRound uint64
-	// closedSynced are the closed log files already fsynced.
+	// closedSynced are the closed log files already fsynced; known are
+	// the log files whose directory entry is synced (round only).
 	closedSynced map[string]struct{}
+	known        map[string]struct{}
 
 	hooks *syncHooks // nil outside this package's tests
 	ids   atomic.Uint64
@@ -72,6 +74,14 @@ type groupSync struct {
 	// vlogSynced is its value when the last round started (round only).
 	vlogWrites atomic.Uint64
 	vlogSynced uint64
+}
+
+// failed returns the error of a failed round, if one failed: the store
+// can no longer tell what is durable, so it refuses every transaction.
+func (g *groupSync) failed() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.err
 }
 
 // snapshot is called right after a transaction took its snapshot. If
@@ -123,10 +133,13 @@ func (g *groupSync) commit(txn *badger.Txn, vlog bool) (conflict bool, err error
 type syncHooks struct {
 	roundStart func(round uint64)
 	syncing    func(round uint64, name string) // just before the file's fsync
-	roundEnd   func(round uint64, err error)
-	commit     func(id uint64, vlog bool)
-	ack        func(id uint64)
-	wait       func() // a goroutine waits for a running round (under the lock)
+	// fail, if set, is called before each fsync and replaces its result
+	// when it returns an error.
+	fail     func(round uint64, name string) error
+	roundEnd func(round uint64, err error)
+	commit   func(id uint64, vlog bool)
+	ack      func(id uint64)
+	wait     func() // a goroutine waits for a running round (under the lock)
 	// skipClosed breaks the rounds the way DB.Sync is broken (closed
 	// files are never synced), so that a test can show its checker
 	// catches the rotation trap.
@@ -223,6 +236,11 @@ func (g *groupSync) round(round uint64) (err error) {
 			}
 			if h != nil {
 				h.syncing(round, lf.name)
+				if h.fail != nil {
+					if err := h.fail(round, lf.name); err != nil {
+						return err
+					}
+				}
 			}
 			if err := fsyncFile(filepath.Join(g.dir, lf.name)); err != nil {
 				return err
@@ -231,6 +249,21 @@ func (g *groupSync) round(round uint64) (err error) {
 				g.closedSynced[lf.name] = struct{}{}
 			}
 		}
+	}
+	// A log file created since the last round has a directory entry
+	// badger never syncs; sync it too (more than SyncWrites does, and
+	// only once per rotation).
+	newFile := false
+	for name := range present {
+		if _, ok := g.known[name]; !ok {
+			newFile = true
+		}
+	}
+	if newFile {
+		if err := fsyncFile(g.dir); err != nil {
+			return err
+		}
+		g.known = present
 	}
 	g.vlogSynced = vlogWrites
 	return nil

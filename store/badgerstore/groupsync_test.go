@@ -2,6 +2,7 @@ package badgerstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -309,5 +310,64 @@ func TestGroupCommitViewWaitsForSync(t *testing.T) {
 	}
 	if err := <-viewed; err != nil {
 		t.Fatalf("View: %v", err)
+	}
+}
+
+// TestGroupCommitSyncFailure fails the first sync round: the Update it
+// covers returns ErrStorage, and so does every later transaction, until
+// the store is opened again, which finds the commit (badger replays its
+// log; the page cache still held it).
+func TestGroupCommitSyncFailure(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("group commit is used on Linux only")
+	}
+	dir := t.TempDir()
+	s, err := Open(dir, Options{Profile: ProfileSmall})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	boom := errors.New("disk on fire")
+	s.gs.hooks = &syncHooks{
+		roundStart: func(uint64) {},
+		syncing:    func(uint64, string) {},
+		roundEnd:   func(uint64, error) {},
+		commit:     func(uint64, bool) {},
+		ack:        func(uint64) {},
+		fail: func(round uint64, _ string) error {
+			if round == 1 {
+				return boom
+			}
+			return nil
+		},
+	}
+	ctx := t.Context()
+	insert := func(id baton.WakeupID) func(store.Tx) error {
+		return func(tx store.Tx) error {
+			return tx.InsertWakeup(store.Wakeup{ID: id, Workspace: "ws-a", Status: store.WakeupFired})
+		}
+	}
+	err = s.Update(ctx, insert("w-1"))
+	if !errors.Is(err, ErrStorage) || !errors.Is(err, boom) {
+		t.Fatalf("Update covered by a failed sync: err = %v, want ErrStorage wrapping the sync's error", err)
+	}
+	for name, err := range map[string]error{
+		"Update": s.Update(ctx, insert("w-2")),
+		"View":   s.View(ctx, func(tx store.Tx) error { _, err := tx.GetWakeup("w-1"); return err }),
+	} {
+		if !errors.Is(err, ErrStorage) {
+			t.Errorf("%s after a failed sync: err = %v, want ErrStorage", name, err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	s, err = Open(dir, Options{Profile: ProfileSmall})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.View(ctx, func(tx store.Tx) error { _, err := tx.GetWakeup("w-1"); return err }); err != nil {
+		t.Errorf("after reopening: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -87,6 +88,10 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := dropEmptyMemtables(dir); err != nil {
+		_ = lock.release()
+		return nil, storageErr("open "+dir, err)
+	}
 	group := opts.groupCommit()
 	db, err := badger.Open(opts.badgerOptions(dir, log, group))
 	if err == nil && group && !checkLayout(dir) {
@@ -113,6 +118,33 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s.idle.L = &s.mu
 	return s, nil
+}
+
+// dropEmptyMemtables removes the empty (0-byte) memtable and value logs a
+// crash can leave between the creation of such a file and its sizing:
+// they hold no entry (nothing can point into them), and badger v4 refuses
+// to open a directory with one (z.NewFile, badger issue #2207). Files with
+// content are left alone.
+func dropEmptyMemtables(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if ext := filepath.Ext(e.Name()); e.IsDir() || (ext != ".mem" && ext != ".vlog") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			return err
+		}
+		if info.Size() == 0 {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // checkFormat writes the format marker into an empty database, and refuses
@@ -174,7 +206,11 @@ func (s *Store) end() {
 // outside the transaction. If fn returns an error or panics, nothing it
 // wrote is kept; its error is returned as is (a panic goes on).
 //
-// With DurabilitySync, Update returns nil only once the commit is fsynced.
+// With DurabilitySync, Update returns nil only once the commit is fsynced
+// (with group commit: once a sync round that started after the commit has
+// ended; an Update whose snapshot may show a commit not yet synced also
+// waits for that commit's round before it returns, whatever it returns).
+// The wait for a sync does not watch ctx: the commit is already visible.
 // The Tx carries ctx: once ctx is done, its methods return an error
 // wrapping ctx.Err().
 //
@@ -186,8 +222,11 @@ func (s *Store) end() {
 // Errors: baton.ErrInvalid for a nil fn; store.ErrClosed after Close; an
 // error wrapping ctx.Err() if ctx is done before a try (fn is not called
 // again); store.ErrTxConflict when the conflict retries are exhausted (safe
-// to retry the whole Update); ErrStorage if badger fails to commit, or if
-// a write inside fn failed with ErrStorage (a half-done write is never
+// to retry the whole Update); ErrStorage if badger fails to commit, if a
+// group commit sync fails (the commit may be visible but is not known to
+// be durable: from then on every Update and View returns that error; close
+// the store and open it again),
+// or if a write inside fn failed with ErrStorage (a half-done write is never
 // committed, even when fn ignores its error and returns nil); otherwise
 // fn's error, as is.
 func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
@@ -222,14 +261,18 @@ func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
 // View runs fn in a read-only badger transaction: a consistent snapshot,
 // never blocked by Updates and never retried. Every write method of the Tx
 // returns store.ErrReadOnly and changes nothing; once ctx is done, every
-// method returns an error wrapping ctx.Err().
+// method returns an error wrapping ctx.Err(). With group commit, a View
+// whose snapshot may show a commit whose sync has not ended waits for it
+// before it returns, so that its caller never acts on a commit that is
+// not durable; fn itself must not act outside the store on what it reads.
 //
 // fn must not keep the Tx (afterwards every method returns ErrTxDone) nor
 // call Close.
 //
 // Errors: baton.ErrInvalid for a nil fn; store.ErrClosed after Close; an
 // error wrapping ctx.Err() if ctx is done before fn starts (fn is not
-// called); otherwise fn's error, as is.
+// called); ErrStorage once a group commit sync failed (see Update);
+// otherwise fn's error, as is.
 func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
 	if fn == nil {
 		return baton.Errorf(baton.ErrInvalid, "badgerstore: View: nil function")
@@ -260,6 +303,9 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (
 	// once they are durable (a commit of its own waits for a later round).
 	var cover uint64
 	if s.gs != nil {
+		if err := s.gs.failed(); err != nil {
+			return false, nil, err
+		}
 		cover = s.gs.snapshot()
 		t.threshold = s.gs.threshold
 	}

@@ -256,3 +256,33 @@ func BenchmarkView(b *testing.B) {
 		}
 	}
 }
+
+// TestSubscribe checks the Notifier side beyond the suite: Close wakes
+// every subscriber, and a cancelled subscription hears nothing more.
+func TestSubscribe(t *testing.T) {
+	s := memstore.New()
+	a, cancelA := s.Subscribe("ws-a")
+	all, cancelAll := s.Subscribe("")
+	defer cancelAll()
+	cancelA()
+	err := s.Update(t.Context(), func(tx store.Tx) error {
+		return tx.InsertInstruction(store.Instruction{ID: "i-1", Workspace: "ws-a"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a:
+		t.Error("a cancelled subscription was notified")
+	default:
+	}
+	<-all // notified by the commit (the channel holds it)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-all:
+	default:
+		t.Error("Close did not wake the subscriber")
+	}
+}

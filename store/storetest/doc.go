@@ -30,7 +30,8 @@
 // handoff, session or instruction a committed transaction wrote, with its
 // last value, none from other kinds or from a rolled-back transaction, none
 // of a transaction's own listed inside it, Changes paging by after and
-// limit, and numbering that follows commit order under concurrent Updates.
+// limit, changes returned as the caller's copies, and numbering that
+// follows commit order under concurrent Updates.
 // A store that implements store.Notifier is checked to notify after a
 // commit, once its changes are visible, and only then.
 //

@@ -18,6 +18,7 @@ var feedTests = []testCase{
 	{"RollbackLeavesNoChange", testRollbackLeavesNoChange},
 	{"OwnChangesNotListed", testOwnChangesNotListed},
 	{"Paging", testChangesPaging},
+	{"ChangesAreValues", testChangesAreValues},
 	{"ConcurrentCommitOrder", testFeedCommitOrder},
 	{"Notifier", testNotifier},
 }
@@ -517,4 +518,31 @@ func testNotifier(t *testing.T, s store.Store) {
 	quiet("for a commit to another workspace", chA)
 	cancelA()
 	cancelA() // idempotent
+}
+
+// testChangesAreValues checks that a change read from the feed is the
+// caller's copy: scribbling on it, History included, changes nothing.
+func testChangesAreValues(t *testing.T, s store.Store) {
+	h := fullHandoff()
+	Update(t, s, func(tx store.Tx) error { return tx.InsertHandoff(h) })
+	want := numbered(1, change(fullHandoff())) // built anew: shares nothing with the store
+	View(t, s, func(tx store.Tx) error {
+		got, err := tx.Changes(h.Workspace, 0, 0)
+		if err != nil {
+			return err
+		}
+		diff(t, "the feed", want, got)
+		if len(got) != 1 || got[0].Handoff == nil || len(got[0].Handoff.History) == 0 {
+			t.Fatalf("feed = %v; want one handoff change with a History", got)
+		}
+		got[0].Seq = 99
+		got[0].Handoff.Report = "scribbled"
+		got[0].Handoff.History[0].Error = "scribbled"
+		again, err := tx.Changes(h.Workspace, 0, 0)
+		if err != nil {
+			return err
+		}
+		diff(t, "the feed after scribbling on a change read from it", want, again)
+		return nil
+	})
 }

@@ -247,6 +247,9 @@ func (t *mutantTx) Changes(ws baton.WorkspaceID, after int64, limit int) ([]stor
 		if limit > 0 && len(out) == limit && t.m.name != "feed-ignores-limit" {
 			break
 		}
+		if t.m.name != "feed-shares-changes" {
+			c = copyChange(c)
+		}
 		out = append(out, c)
 	}
 	return out, nil
@@ -342,4 +345,21 @@ func (m *mutant) dropHandoffFields(h store.Handoff) store.Handoff {
 		h.Facts = ""
 	}
 	return h
+}
+
+// copyChange returns c with records of its own.
+func copyChange(c store.Change) store.Change {
+	switch {
+	case c.Handoff != nil:
+		h := *c.Handoff
+		h.History = slices.Clone(h.History)
+		c.Handoff = &h
+	case c.Session != nil:
+		s := *c.Session
+		c.Session = &s
+	case c.Instruction != nil:
+		i := *c.Instruction
+		c.Instruction = &i
+	}
+	return c
 }

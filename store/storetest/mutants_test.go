@@ -61,6 +61,7 @@ var mutants = []struct {
 	{"feed-control", "Feed/RollbackLeavesNoChange", true},
 	{"feed-control", "Feed/OwnChangesNotListed", true},
 	{"feed-control", "Feed/Paging", true},
+	{"feed-control", "Feed/ChangesAreValues", true},
 	{"feed-global-seq", "Feed/Numbering", false},
 	{"feed-change-per-write", "Feed/OneChangePerRecord", false},
 	{"feed-first-value", "Feed/OneChangePerRecord", false},
@@ -69,6 +70,7 @@ var mutants = []struct {
 	{"feed-lists-own", "Feed/OwnChangesNotListed", false},
 	{"feed-ignores-after", "Feed/Paging", false},
 	{"feed-ignores-limit", "Feed/Paging", false},
+	{"feed-shares-changes", "Feed/ChangesAreValues", false},
 
 	// Notifier: the mutant's own notifications.
 	{"notify-control", "Feed/Notifier", true},

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+var updateScreenshot = flag.Bool("update-screenshot", false, "write the browser test's completed-transfer screenshot to screenshot.png (for the README)")
+
+// chromiumPath finds a Chromium binary; without one the browser test is
+// skipped, except in CI (CI=true), where it fails.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no chromium on PATH (CI=true): install the chromium package")
+	}
+	t.Skip("no chromium on PATH: install the chromium package to run the browser test")
+	return ""
+}
+
+// TestBrowser drives the page in a real headless Chromium: it creates a
+// workspace, starts a session, hands it off with the dialog and watches
+// the transfer reach completed through the event stream; then a fail-ready
+// target fails, the retry button is clicked, and it completes. Screenshots
+// go to the test's artifact directory (go test -artifacts keeps them).
+func TestBrowser(t *testing.T) {
+	t.Parallel()
+	bin := chromiumPath(t)
+	p := startBinary(t, "")
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin),
+		chromedp.Headless,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-default-browser-check", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1100),
+	}
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox)
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	browser, cancelBrowser := chromedp.NewContext(allocCtx)
+	defer cancelBrowser()
+	if err := chromedp.Do(browser); err != nil { // start the browser, no timeout
+		t.Fatalf("starting chromium: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(browser, 90*time.Second)
+	defer cancel()
+
+	shots := t.ArtifactDir()
+	shot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(shots, name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if *updateScreenshot && name == "completed.png" {
+			if err := os.WriteFile("screenshot.png", png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			shot("error.png")
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	until := func(what, js string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+			shot("error.png")
+			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("notice").textContent + " | " + document.getElementById("transfer").textContent + " | " + document.getElementById("event-log").textContent`))
+			t.Fatalf("waiting for %s: %v\npage: %s\nserver log:\n%s", what, err, page, p.logs.String())
+		}
+	}
+	stateIs := func(s string) string {
+		return `document.getElementById("handoff-state").textContent === "` + s + `"`
+	}
+	sawEvent := func(prefix string) string {
+		return `[...document.querySelectorAll("#event-log li")].some(li => li.textContent.startsWith("` + prefix + `"))`
+	}
+
+	do("open the page", chromedp.Navigate(p.base+"/"), chromedp.WaitVisible(chromedp.ID("new-ws")))
+	until("the machine picture", `document.querySelectorAll("#machine svg g.state").length === 8`)
+	do("create a workspace",
+		chromedp.SetValue(chromedp.ID("new-ws-name"), "browser demo"),
+		chromedp.SetValue(chromedp.ID("new-ws-model"), "demo-1"),
+		chromedp.Click(chromedp.ID("create-ws")),
+		chromedp.WaitVisible(chromedp.ID("workspace")))
+	do("start a session", chromedp.Click(chromedp.ID("start-session")))
+	until("a current session", `document.querySelectorAll('#sessions tr[aria-current="true"]').length === 1`)
+
+	// A transfer with a report, through the dialog.
+	do("hand off",
+		chromedp.Click(chromedp.ID("open-handoff")),
+		chromedp.WaitVisible(chromedp.ID("handoff-dialog")),
+		chromedp.SetValue(chromedp.ID("target-model"), "demo-2"),
+		chromedp.Click(chromedp.ID("start-handoff")))
+	until("completed", stateIs("completed"))
+	until("the completed event on the stream", sawEvent("handoff: completed"))
+	for _, st := range []string{"stopping", "generating", "starting"} {
+		until(st+" on the stream", sawEvent("handoff: "+st))
+	}
+	until("the report", `document.getElementById("report").textContent.includes("# Handoff report")`)
+	until("the target as current", `document.querySelectorAll("#sessions tr").length === 2 && document.querySelector('#sessions tr[aria-current="true"]') === document.querySelectorAll("#sessions tr")[1]`)
+	until("the machine highlighting completed", `document.querySelector('#machine g.state.active').dataset.state === "completed"`)
+	shot("completed.png")
+
+	// A target that fails, then retry.
+	do("hand off to fail-ready",
+		chromedp.Click(chromedp.ID("open-handoff")),
+		chromedp.WaitVisible(chromedp.ID("handoff-dialog")),
+		chromedp.SetValue(chromedp.ID("target-model"), "fail-ready"),
+		chromedp.Click(chromedp.ID("start-handoff")))
+	until("failed", stateIs("failed"))
+	until("the error shown", `!document.getElementById("handoff-error").hidden && document.getElementById("handoff-error").textContent.length > 0`)
+	until("the retry button", `!document.getElementById("decision").hidden && !document.getElementById("btn-retry").hidden`)
+	shot("failed.png")
+	do("retry", chromedp.Click(chromedp.ID("btn-retry")))
+	until("completed after retry", stateIs("completed")+` && document.getElementById("handoff-attempt").textContent === "2"`)
+	shot("retried.png")
+
+	// The queue: a message while a turn runs is listed with its state.
+	do("send a message", chromedp.SetValue(chromedp.ID("message-text"), "also update the docs"), chromedp.Click(chromedp.ID("send-message")))
+	until("the instruction listed", `[...document.querySelectorAll("#instructions tr")].some(tr => tr.textContent.includes("also update the docs"))`)
+	shot("instructions.png")
+	got, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("notice")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(got) != "" {
+		t.Errorf("the page reported an error: %q", got)
+	}
+	t.Logf("screenshots in %s", shots)
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton/engine"
+)
+
+// TestReportRouteWithTheToken drives the report route with the attempt's
+// real token, which only the engine holds: the server runs in this process
+// (memory store, real HTTP on loopback) so that the test can read the
+// token the demo engine received. The first report is accepted, the same
+// text again too (a retry), a different one is refused.
+func TestReportRouteWithTheToken(t *testing.T) {
+	t.Parallel()
+	cfg := config{Store: "memory", Heartbeat: time.Minute, Grace: time.Second,
+		Demo: DemoTimings{Ready: time.Millisecond, Report: time.Hour, Turn: time.Hour, SlowReady: time.Second}}
+	s, err := newServer(context.Background(), cfg, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.hosts = allowedHosts("127.0.0.1", nil)
+	hs := &http.Server{Handler: s.routes()}
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() {
+		s.stopBackground()
+		_ = hs.Close()
+		if err := s.shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	p := &proc{t: t, base: "http://" + ln.Addr().String(), addr: ln.Addr().String()}
+
+	ws := p.workspace("demo-1")
+	src := p.session(ws)
+	hid := p.handoff(ws, "tok-1", src, "demo-2", true)
+	p.waitHandoff(ws, hid, "generating")
+	var token string
+	for _, l := range s.demo.inner.Launches() {
+		if l.Req.Turn == engine.ReportOnly && string(l.Req.Report.Handoff) == hid {
+			token = l.Req.Report.Token.Reveal()
+		}
+	}
+	if token == "" {
+		t.Fatal("no report-only launch recorded")
+	}
+	path := "/api/workspaces/" + ws + "/session-handoffs/" + hid + "/report"
+	for _, c := range []struct {
+		name   string
+		token  string
+		report string
+		status int
+		code   string
+	}{
+		{"over-long with the right token", token, strings.Repeat("x", 24001), 400, "invalid-request"},
+		{"wrong token", "nope", "# A", 409, "generation-inactive"},
+		{"first report", token, "# A", 200, ""},
+		{"same text again", token, "# A", 200, ""},
+		{"another text", token, "# B", 409, "report-conflict"},
+	} {
+		r := p.do("POST", path, map[string]any{"token": c.token, "report": c.report})
+		if r.Status != c.status || r.code() != c.code {
+			t.Errorf("%s: %d %s, want %d %s", c.name, r.Status, r.Raw, c.status, c.code)
+		}
+	}
+	if strings.Contains(string(p.do("GET", "/api/workspaces/"+ws+"/session-handoffs/"+hid, nil).Raw), token) {
+		t.Error("the handoff JSON contains the token")
+	}
+}

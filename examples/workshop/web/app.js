@@ -1,0 +1,225 @@
+// The workshop page: plain JavaScript over the server's JSON API and its
+// event stream. No framework, no build step.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+let current = null;      // selected workspace id
+let source = null;       // EventSource of the selected workspace
+let handoff = null;      // latest handoff seen
+let currentSession = ""; // the workspace's current session id
+
+async function api(method, path, body) {
+  const init = { method, headers: {} };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(path, init);
+  if (res.status === 204) return {};
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(`${data.code || res.status}: ${data.error || res.statusText}`);
+  return data;
+}
+
+function notice(msg) { $("notice").textContent = msg; }
+
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v; else if (k.startsWith("on")) e.addEventListener(k.slice(2), v); else e.setAttribute(k, v);
+  }
+  for (const k of kids) e.append(k);
+  return e;
+}
+
+async function loadEngines() {
+  const d = await api("GET", "/api/engines");
+  const sel = $("target-engine");
+  sel.replaceChildren(...d.engines.map((n) => el("option", { value: n }, n)));
+  $("demo-models").replaceChildren(...d.demoModels.map((m) => el("option", { value: m })));
+}
+
+async function loadWorkspaces() {
+  const d = await api("GET", "/api/workspaces");
+  $("ws-list").replaceChildren(...d.workspaces.map((w) =>
+    el("li", {}, el("button", { type: "button", "data-ws": w.id, "aria-current": String(w.id === current), onclick: () => select(w.id) }, `${w.name} (${w.model})`))));
+}
+
+async function select(id) {
+  current = id;
+  handoff = null;
+  $("workspace").hidden = false;
+  $("event-log").replaceChildren();
+  await loadWorkspaces();
+  await refresh();
+  const cur = await api("GET", `/api/workspaces/${id}/session-handoffs/current`);
+  const all = await api("GET", `/api/workspaces/${id}/session-handoffs`);
+  const last = cur.handoff || all.handoffs[all.handoffs.length - 1] || null;
+  showHandoff(last);
+  follow(id);
+}
+
+async function refresh() {
+  if (!current) return;
+  const w = await api("GET", `/api/workspaces/${current}`);
+  loadWorkspaces().catch(() => {});
+  $("cur-ws-name").textContent = w.workspace.name;
+  $("cur-ws-id").textContent = w.workspace.id;
+  $("cur-ws-config").textContent = `${w.workspace.engine} / ${w.workspace.model}`;
+  currentSession = w.workspace.currentSessionId;
+  const s = await api("GET", `/api/workspaces/${current}/sessions`);
+  $("sessions").replaceChildren(...s.sessions.map((x) => {
+    const tr = el("tr", { class: x.current ? "current" : "", "data-session": x.id },
+      el("td", {}, x.id, x.current ? " (current)" : ""), el("td", {}, x.model), el("td", {}, x.status),
+      el("td", {}, String(x.activationOrder)), el("td", {}, x.nativeId || "—"));
+    if (x.current) tr.setAttribute("aria-current", "true");
+    return tr;
+  }));
+  await loadInstructions();
+}
+
+async function loadInstructions() {
+  const d = await api("GET", `/api/workspaces/${current}/instructions`);
+  $("instructions").replaceChildren(...d.instructions.map((i) => el("tr", { "data-instruction": i.id },
+    el("td", {}, i.text), el("td", { class: `state-${i.state}` }, i.state),
+    el("td", {},
+      i.state === "unknown" || i.state === "delivered" ? el("button", { type: "button", onclick: () => act("POST", `/instructions/${i.id}/resend`) }, "Resend") : "",
+      i.state === "pending" || i.state === "unknown" ? el("button", { type: "button", onclick: () => act("DELETE", `/instructions/${i.id}`) }, "Cancel") : ""))));
+}
+
+async function act(method, suffix, body) {
+  try {
+    await api(method, `/api/workspaces/${current}${suffix}`, body);
+    notice("");
+  } catch (e) { notice(e.message); }
+  await refresh().catch(() => {});
+}
+
+const order = ["stopping", "generating", "starting", "completed"];
+
+// newer reports whether h is not older than the handoff shown: a POST's
+// answer can arrive after the event stream already showed later states.
+function newer(h) {
+  if (!handoff || !h || handoff.id !== h.id) return true;
+  if (h.attempt !== handoff.attempt) return h.attempt > handoff.attempt;
+  const settled = ["completed", "cancelled", "failed", "interrupted"];
+  if (settled.includes(handoff.state) && !settled.includes(h.state)) return Date.parse(h.updatedAt) > Date.parse(handoff.updatedAt);
+  return Date.parse(h.updatedAt) >= Date.parse(handoff.updatedAt);
+}
+
+function showHandoff(h) {
+  if (!newer(h)) return;
+  handoff = h;
+  $("no-transfer").hidden = !!h;
+  $("transfer-body").hidden = !h;
+  highlight(h ? h.state : "");
+  if (!h) return;
+  $("handoff-id").textContent = h.id;
+  $("handoff-attempt").textContent = String(h.attempt);
+  $("handoff-state").textContent = h.state;
+  const idx = order.indexOf(h.state);
+  for (const li of $("steps").children) {
+    const i = order.indexOf(li.dataset.step);
+    li.className = "";
+    li.removeAttribute("aria-current");
+    if (h.state === "completed" || (idx >= 0 && i < idx)) li.className = "done";
+    if (idx >= 0 && i === idx && h.state !== "completed") { li.className = "active"; li.setAttribute("aria-current", "step"); }
+  }
+  if (h.state === "failed" || h.state === "interrupted") {
+    // The step that failed: the target's start once it has a session, the
+    // report while one was asked for and is missing, else the stop.
+    const failedAt = h.targetSessionId ? "starting" : (h.generateSummary && !h.hasReport ? "generating" : "stopping");
+    const at = order.indexOf(failedAt);
+    for (const li of $("steps").children) {
+      const i = order.indexOf(li.dataset.step);
+      if (i < at) li.className = "done";
+      if (i === at) { li.className = "bad"; li.setAttribute("aria-current", "step"); }
+    }
+  }
+  $("handoff-error").hidden = !h.error;
+  $("handoff-error").textContent = h.error || "";
+  const deciding = h.state === "failed" || h.state === "interrupted";
+  $("decision").hidden = !(deciding || (h.state !== "completed" && h.state !== "cancelled"));
+  $("btn-retry").hidden = !deciding;
+  $("btn-skip").hidden = !deciding;
+  $("btn-cancel").hidden = h.state === "completed" || h.state === "cancelled";
+  $("report-box").hidden = !h.report;
+  $("report").textContent = h.report || "";
+}
+
+function follow(id) {
+  if (source) source.close();
+  source = new EventSource(`/api/workspaces/${id}/events`);
+  const log = (kind, text) => {
+    const li = el("li", {}, `${kind}: ${text}`);
+    $("event-log").append(li);
+    $("event-log").scrollTop = $("event-log").scrollHeight;
+  };
+  source.addEventListener("handoff", (e) => {
+    const d = JSON.parse(e.data);
+    log("handoff", `${d.handoff.state} (attempt ${d.handoff.attempt})`);
+    if (!handoff || handoff.id === d.handoff.id || d.handoff.createdAt >= handoff.createdAt) showHandoff(d.handoff);
+    if (d.handoff.state === "completed" || d.handoff.state === "cancelled") refresh().catch(() => {});
+  });
+  source.addEventListener("session", (e) => {
+    const d = JSON.parse(e.data);
+    log("session", `${d.session.id} ${d.session.status}`);
+    refresh().catch(() => {});
+  });
+  source.addEventListener("instruction", (e) => {
+    const d = JSON.parse(e.data);
+    log("instruction", `${d.instruction.text} → ${d.instruction.state}`);
+    loadInstructions().catch(() => {});
+  });
+}
+
+async function loadMachine() {
+  const res = await fetch("/api/machine.svg");
+  const doc = new DOMParser().parseFromString(await res.text(), "image/svg+xml");
+  $("machine").replaceChildren(document.importNode(doc.documentElement, true));
+  highlight(handoff ? handoff.state : "");
+}
+
+function highlight(state) {
+  for (const g of document.querySelectorAll("#machine g.state")) g.classList.toggle("active", g.dataset.state === state);
+}
+
+function wire() {
+  $("new-ws").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const d = await api("POST", "/api/workspaces", { name: $("new-ws-name").value, engine: "demo", model: $("new-ws-model").value });
+      await select(d.workspace.id);
+    } catch (err) { notice(err.message); }
+  });
+  $("start-form").addEventListener("submit", (e) => { e.preventDefault(); act("POST", "/sessions", { prompt: $("start-prompt").value }); });
+  $("message-form").addEventListener("submit", (e) => { e.preventDefault(); act("POST", "/messages", { text: $("message-text").value }); });
+  $("stop").addEventListener("click", () => act("POST", "/stop"));
+  $("open-handoff").addEventListener("click", () => $("handoff-dialog").showModal());
+  $("close-handoff").addEventListener("click", () => $("handoff-dialog").close());
+  $("handoff-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    $("handoff-dialog").close();
+    try {
+      const d = await api("POST", `/api/workspaces/${current}/session-handoffs`, {
+        requestId: crypto.randomUUID(), sourceSessionId: currentSession, generateSummary: $("generate-summary").checked,
+        target: { engine: $("target-engine").value, model: $("target-model").value },
+      });
+      showHandoff(d.handoff);
+      notice("");
+    } catch (err) { notice(err.message); }
+  });
+  for (const [btn, action] of [["btn-retry", "retry"], ["btn-skip", "skip"], ["btn-cancel", "cancel"]]) {
+    $(btn).addEventListener("click", async () => {
+      if (!handoff) return;
+      try {
+        const d = await api("POST", `/api/workspaces/${current}/session-handoffs/${handoff.id}/decision`, { action });
+        showHandoff(d.handoff);
+        notice("");
+      } catch (err) { notice(err.message); }
+    });
+  }
+}
+
+wire();
+Promise.all([loadEngines(), loadWorkspaces(), loadMachine()]).catch((e) => notice(e.message));

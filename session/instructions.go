@@ -1,0 +1,353 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/ids"
+	"github.com/batonhq/baton/store"
+)
+
+// Errors of the instruction queue. Match them with errors.Is.
+var (
+	// ErrInstructionNotFound: no such instruction in that workspace.
+	ErrInstructionNotFound = baton.NewError(baton.ENOTFOUND, "no such instruction")
+	// ErrInstructionCancelled: a resend of a cancelled instruction.
+	ErrInstructionCancelled = baton.NewError(baton.ECONFLICT, "the instruction was cancelled")
+	// ErrInstructionDelivered: a cancel of an instruction already handed
+	// to the agent.
+	ErrInstructionDelivered = baton.NewError(baton.ECONFLICT, "the instruction was already delivered")
+)
+
+// Message sends text to the workspace's agent. Every message is recorded as
+// a store.Instruction, so that it is listed with its delivery state until
+// the user sees it through:
+//
+//   - While a process runs in the workspace (the agent is busy with a
+//     turn), or earlier instructions still wait, the message is queued:
+//     it is returned pending and delivered, oldest first, when the running
+//     turn ends (see DeliverPending).
+//   - Otherwise it is delivered at once as the prompt of a new turn (a
+//     resume of the current session when the implicit-resume rule allows,
+//     else a fresh session), and Message waits, until ctx is done, for the
+//     engine to confirm readiness.
+//
+// Delivery is write-ahead: an instruction is marked unknown before its
+// engine is asked, and delivered once the engine confirmed the turn. An
+// instruction whose turn was launched but not confirmed (the process
+// ended, a transfer or a crash cut in) stays unknown: it is never
+// delivered again unless ResendInstruction is called. A launch refused
+// before anything ran puts it back to pending.
+//
+// Errors: baton.ErrInvalid (empty or over MaxPromptChars text, malformed
+// workspace id), ErrNoWorkspace, ErrArchived, ErrWorkspaceBusy or
+// ErrStaleEpoch (a transfer holds the workspace: nothing is queued), the
+// store's. An engine failure of the delivery is not an error of Message:
+// the returned instruction says how it went (pending or unknown).
+func (s *Service) Message(ctx context.Context, ws baton.WorkspaceID, text string) (store.Instruction, error) {
+	if ctx == nil {
+		return store.Instruction{}, baton.Errorf(baton.ErrInvalid, "nil context")
+	}
+	if strings.TrimSpace(text) == "" || len(text) > MaxPromptChars {
+		return store.Instruction{}, baton.Errorf(baton.ErrInvalid, "message must be 1..%d bytes", MaxPromptChars)
+	}
+	now := s.clock.Now()
+	in := store.Instruction{
+		ID: newInstructionID(), Workspace: ws, Text: text,
+		State: store.InstructionPending, CreatedAt: now, UpdatedAt: now,
+	}
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		w, err := GetWorkspace(tx, ws)
+		if err != nil {
+			return err
+		}
+		if w.Archived {
+			return ErrArchived
+		}
+		if err := CheckWritable(tx, ws, Owner{}); err != nil {
+			return err
+		}
+		return tx.InsertInstruction(in)
+	})
+	if err != nil {
+		return store.Instruction{}, err
+	}
+	if _, running := s.Running(ws); running {
+		return in, nil
+	}
+	// Nothing runs: deliver the oldest pending instruction now (this one,
+	// unless older ones still wait: order is kept).
+	got, ok, err := s.deliverNext(ctx, ws)
+	if err == nil && ok && got.ID == in.ID {
+		return got, nil
+	}
+	return s.instruction(ctx, ws, in.ID)
+}
+
+// Instructions returns a workspace's instructions, oldest first, in every
+// state. Errors: ErrNoWorkspace, the store's.
+func (s *Service) Instructions(ctx context.Context, ws baton.WorkspaceID) (out []store.Instruction, err error) {
+	err = s.store.View(ctx, func(tx store.Tx) error {
+		if _, err := GetWorkspace(tx, ws); err != nil {
+			return err
+		}
+		out, err = tx.ListInstructions(ws)
+		return err
+	})
+	return out, err
+}
+
+// DeliverPending delivers the workspace's oldest pending instruction when
+// nothing runs there and no transfer holds it, and reports whether it
+// launched one (its turn's end delivers the next). A host calls it when a
+// turn it did not start through Message ends (an ordinary Start, a
+// transfer's target), so that queued instructions are not left waiting.
+// It is safe to call at any time and concurrently: an instruction is
+// delivered once. Errors: the store's; ErrWorkspaceBusy and
+// ErrSessionRunning are not errors here (ok is false).
+func (s *Service) DeliverPending(ctx context.Context, ws baton.WorkspaceID) (store.Instruction, bool, error) {
+	if ctx == nil {
+		return store.Instruction{}, false, baton.Errorf(baton.ErrInvalid, "nil context")
+	}
+	return s.deliverNext(ctx, ws)
+}
+
+// ResendInstruction delivers an instruction again, on the user's explicit
+// request: an unknown or delivered one is queued as pending again (and a
+// pending one stays so), then delivered at once if nothing runs, oldest
+// pending first. It returns the instruction as it is then.
+// Errors: ErrInstructionNotFound, ErrInstructionCancelled,
+// ErrWorkspaceBusy / ErrStaleEpoch while a transfer holds the workspace,
+// the store's.
+func (s *Service) ResendInstruction(ctx context.Context, ws baton.WorkspaceID, id baton.InstructionID) (store.Instruction, error) {
+	if ctx == nil {
+		return store.Instruction{}, baton.Errorf(baton.ErrInvalid, "nil context")
+	}
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		in, err := getInstruction(tx, ws, id)
+		if err != nil {
+			return err
+		}
+		if err := CheckWritable(tx, ws, Owner{}); err != nil {
+			return err
+		}
+		switch in.State {
+		case store.InstructionCancelled:
+			return baton.Errorf(ErrInstructionCancelled, "%s", id)
+		case store.InstructionPending:
+			return nil
+		}
+		in.State, in.Session, in.UpdatedAt = store.InstructionPending, "", s.clock.Now()
+		return tx.PutInstruction(in)
+	})
+	if err != nil {
+		return store.Instruction{}, err
+	}
+	if _, running := s.Running(ws); !running {
+		if _, _, err := s.deliverNext(ctx, ws); err != nil {
+			return store.Instruction{}, err
+		}
+	}
+	return s.instruction(ctx, ws, id)
+}
+
+// CancelInstruction withdraws an instruction that was not delivered
+// (pending or unknown): it is kept, cancelled, and never delivered.
+// Cancelling a cancelled one returns it unchanged. Errors:
+// ErrInstructionNotFound, ErrInstructionDelivered, ErrWorkspaceBusy /
+// ErrStaleEpoch while a transfer holds the workspace, the store's.
+func (s *Service) CancelInstruction(ctx context.Context, ws baton.WorkspaceID, id baton.InstructionID) (out store.Instruction, err error) {
+	if ctx == nil {
+		return store.Instruction{}, baton.Errorf(baton.ErrInvalid, "nil context")
+	}
+	err = s.store.Update(ctx, func(tx store.Tx) error {
+		in, err := getInstruction(tx, ws, id)
+		if err != nil {
+			return err
+		}
+		if err := CheckWritable(tx, ws, Owner{}); err != nil {
+			return err
+		}
+		switch in.State {
+		case store.InstructionCancelled:
+			out = in
+			return nil
+		case store.InstructionDelivered:
+			return baton.Errorf(ErrInstructionDelivered, "%s", id)
+		}
+		in.State, in.UpdatedAt = store.InstructionCancelled, s.clock.Now()
+		out = in
+		return tx.PutInstruction(in)
+	})
+	return out, err
+}
+
+// deliverNext launches a turn with the oldest pending instruction (see
+// launchNext) and waits for the engine to confirm it.
+func (s *Service) deliverNext(ctx context.Context, ws baton.WorkspaceID) (store.Instruction, bool, error) {
+	in, sess, p, err := s.launchNext(ctx, ws)
+	if err != nil || p == nil {
+		return in, false, err
+	}
+	if _, err := s.awaitReady(ctx, p, sess); err != nil {
+		s.log.Warn("instruction delivery not confirmed", zapSession(sess.ID), zapErr(err))
+		in, err = s.instruction(context.WithoutCancel(ctx), ws, in.ID) // stays unknown
+		return in, true, err
+	}
+	in, err = s.settleInstruction(ctx, in, store.InstructionDelivered)
+	return in, true, err
+}
+
+// launchNext picks the oldest pending instruction and launches its turn
+// under the workspace's start lock, like Start, so that two deliveries
+// never pick the same instruction nor race for the process slot. A nil
+// process means nothing was launched.
+func (s *Service) launchNext(ctx context.Context, ws baton.WorkspaceID) (store.Instruction, store.Session, engine.Process, error) {
+	sl := s.slot(ws)
+	sl.start.Lock()
+	defer sl.start.Unlock()
+	if err := sl.acquire(ctx); err != nil {
+		if errors.Is(err, ErrSessionRunning) {
+			err = nil // the running turn's end delivers it
+		}
+		return store.Instruction{}, store.Session{}, nil, err
+	}
+	sl.mu.Unlock()
+	var (
+		in   store.Instruction
+		sess store.Session
+		dir  string
+	)
+	lid := NewLaunchID()
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		in = store.Instruction{}
+		w, err := GetWorkspace(tx, ws)
+		if err != nil {
+			return err
+		}
+		if w.Archived || CheckWritable(tx, ws, Owner{}) != nil {
+			return nil // a transfer keeps the queue as it is
+		}
+		if err := s.strayLaunch(tx, ws); errors.Is(err, ErrSessionRunning) {
+			return nil // an earlier process's launch may still run
+		} else if err != nil {
+			return err
+		}
+		all, err := tx.ListInstructions(ws)
+		if err != nil {
+			return err
+		}
+		i := nextPending(all)
+		if i < 0 {
+			return nil
+		}
+		sess, err = s.choose(tx, w, TurnRequest{Workspace: ws, Prompt: all[i].Text})
+		if err != nil {
+			return err
+		}
+		dir = w.Root
+		in = all[i]
+		// Write-ahead: from here a crash leaves it unknown, never pending.
+		now := s.clock.Now()
+		in.State, in.Session, in.UpdatedAt = store.InstructionUnknown, sess.ID, now
+		if err := tx.PutInstruction(in); err != nil {
+			return err
+		}
+		return RecordLaunch(tx, store.Launch{ID: lid, Workspace: ws, Session: sess.ID, Holder: s.id, Host: s.host,
+			Engine: sess.Config.Engine, CreatedAt: now, UpdatedAt: now})
+	})
+	if err != nil || in.ID == "" {
+		return store.Instruction{}, store.Session{}, nil, err
+	}
+	p, err := s.launchInstruction(ctx, sess, in, dir, lid)
+	if err != nil {
+		// Nothing ran: the instruction waits for the next turn's end.
+		s.endWith(sess.ID, "start failed: "+err.Error(), false, false, lid)
+		s.log.Warn("instruction delivery refused", zapSession(sess.ID), zapErr(err))
+		in, err = s.settleInstruction(ctx, in, store.InstructionPending)
+		return in, sess, nil, err
+	}
+	return in, sess, p, nil
+}
+
+// launchInstruction launches the turn that delivers in; when the turn ends
+// the next pending instruction is delivered.
+func (s *Service) launchInstruction(ctx context.Context, sess store.Session, in store.Instruction, dir string, lid baton.LaunchID) (engine.Process, error) {
+	sreq := engine.StartRequest{
+		Workspace: sess.Workspace, Session: sess.ID, Config: sess.Config,
+		Mode: engine.Fresh, Turn: engine.Normal, Prompt: in.Text, Dir: dir, LaunchID: lid,
+	}
+	if sess.NativeID != "" {
+		sreq.Mode, sreq.NativeID = engine.Resume, sess.NativeID
+	}
+	id, ws := sess.ID, sess.Workspace
+	return s.Launch(ctx, LaunchRequest{StartRequest: sreq, OnExit: func(st engine.ExitStatus) {
+		s.endWith(id, endReason(st), false, false, lid)
+		s.afterTurn(ws)
+	}})
+}
+
+// afterTurn delivers the next pending instruction once the turn that just
+// ended has left its slot. It runs in its own goroutine, counted in the
+// Service's wait group, and does nothing once the Service is closed.
+func (s *Service) afterTurn(ws baton.WorkspaceID) {
+	if err := s.enter(); err != nil {
+		return
+	}
+	go func() {
+		defer s.wg.Done()
+		if _, _, err := s.deliverNext(context.Background(), ws); err != nil {
+			s.log.Warn("delivering a queued instruction failed", zapErr(err))
+		}
+	}()
+}
+
+// settleInstruction moves in from unknown to state, unless something else
+// (a cancel, a resend) changed it since.
+func (s *Service) settleInstruction(ctx context.Context, in store.Instruction, state store.InstructionState) (out store.Instruction, err error) {
+	err = s.store.Update(context.WithoutCancel(ctx), func(tx store.Tx) error {
+		cur, err := tx.GetInstruction(in.ID)
+		if err != nil {
+			return err
+		}
+		out = cur
+		if cur.State != store.InstructionUnknown || cur.Session != in.Session {
+			return nil
+		}
+		cur.State, cur.UpdatedAt = state, s.clock.Now()
+		if state == store.InstructionPending {
+			cur.Session = ""
+		}
+		out = cur
+		return tx.PutInstruction(cur)
+	})
+	return out, err
+}
+
+func (s *Service) instruction(ctx context.Context, ws baton.WorkspaceID, id baton.InstructionID) (out store.Instruction, err error) {
+	err = s.store.View(ctx, func(tx store.Tx) error { out, err = getInstruction(tx, ws, id); return err })
+	return out, err
+}
+
+func getInstruction(tx store.Tx, ws baton.WorkspaceID, id baton.InstructionID) (store.Instruction, error) {
+	in, err := tx.GetInstruction(id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && in.Workspace != ws) {
+		return store.Instruction{}, baton.Errorf(ErrInstructionNotFound, "%s", id)
+	}
+	return in, err
+}
+
+// nextPending returns the index of the oldest pending instruction, or -1.
+func nextPending(all []store.Instruction) int {
+	for i, in := range all {
+		if in.State == store.InstructionPending {
+			return i
+		}
+	}
+	return -1
+}
+
+func newInstructionID() baton.InstructionID { return baton.InstructionID(ids.New("ins")) }

@@ -1,0 +1,346 @@
+package badgerstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/engine/enginetest"
+	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/session"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/badgerstore"
+)
+
+// The benchmarks of the embedded store under the transfer coordinator.
+// Their targets (read from the figures, never asserted by time):
+//
+//   - BenchmarkBadgerTransition/sync=on <= 1.3x BenchmarkBadgerRawCommit/sync=on/conc=1;
+//   - BenchmarkBadgerLifecycle reports commits/handoff: 3 without a report,
+//     5 with one, and handoffs/s (conc=16 against conc=1);
+//   - BenchmarkBadgerActivate/sessions=10000 <= 2x sessions=10;
+//   - BenchmarkBadgerReconcile/history=100000 <= 1.2x history=1000.
+
+// countedStore counts the Updates that commit, keeping the store's
+// capabilities (store.Notifier, store.Exclusive).
+type countedStore struct {
+	*badgerstore.Store
+	commits atomic.Int64
+}
+
+func (c *countedStore) Update(ctx context.Context, fn func(store.Tx) error) error {
+	err := c.Store.Update(ctx, fn)
+	if err == nil {
+		c.commits.Add(1)
+	}
+	return err
+}
+
+// benchCoordinator is a Coordinator over st with an instant scripted
+// engine whose report-only turns submit a report, or hang when hang is set.
+func benchCoordinator(b *testing.B, st store.Store, hang bool) (*handoff.Coordinator, *enginetest.Engine) {
+	b.Helper()
+	var co *handoff.Coordinator
+	eng := enginetest.New(enginetest.Options{
+		ScriptFor: func(req engine.StartRequest) (enginetest.Script, bool) {
+			switch {
+			case req.Turn == engine.ReportOnly && hang:
+				return enginetest.Script{Hang: true}, true
+			case req.Turn == engine.ReportOnly:
+				return enginetest.Script{Report: "# Report\nbenchmark", ReportToken: enginetest.RightToken}, true
+			}
+			return enginetest.Script{}, true
+		},
+		Submit: func(ctx context.Context, cred engine.ReportCredentials, text string) error {
+			return co.SubmitReport(ctx, cred.Workspace, cred.Handoff, cred.Token.Reveal(), text)
+		},
+	})
+	b.Cleanup(eng.Close)
+	co, err := handoff.New(st, engine.NewRegistry(map[string]engine.Engine{"demo": eng}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = co.Shutdown(context.Background()) })
+	return co, eng
+}
+
+var (
+	benchSource = baton.EngineConfig{Engine: "demo", Model: "a"}
+	benchTarget = baton.EngineConfig{Engine: "demo", Model: "b"}
+)
+
+// sourceIn creates workspace ws with a running source session.
+func sourceIn(b *testing.B, ctx context.Context, svc *session.Service, ws baton.WorkspaceID) store.Session {
+	b.Helper()
+	if _, err := svc.CreateWorkspace(ctx, store.Workspace{ID: ws, Mission: "benchmark", Config: benchSource}); err != nil {
+		b.Fatal(err)
+	}
+	src, err := svc.Start(ctx, session.TurnRequest{Workspace: ws, Prompt: "benchmark"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return src
+}
+
+// BenchmarkBadgerTransition is one coordinator transition on badger: a
+// second, different report submitted while the report-only turn runs
+// (SubmitReport firing ReportRefused, an internal transition: one Update
+// that reads the handoff, checks the token, fires the machine and writes
+// the row with the refusal).
+func BenchmarkBadgerTransition(b *testing.B) {
+	for _, sync := range []bool{true, false} {
+		b.Run(fmt.Sprintf("sync=%s", onOff(sync)), func(b *testing.B) {
+			opts := badgerstore.Options{}
+			if !sync {
+				opts.Durability = badgerstore.DurabilityNoSync
+			}
+			st := open(b, b.TempDir(), opts)
+			co, eng := benchCoordinator(b, st, true)
+			ctx := context.Background()
+			src := sourceIn(b, ctx, co.Sessions(), "ws-bench")
+			h, err := co.Create(ctx, handoff.Request{Workspace: "ws-bench", RequestID: "r", SourceSession: src.ID, GenerateSummary: true, Target: benchTarget})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ls, err := eng.WaitLaunches(ctx, 2)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cred := ls[1].Req.Report
+			if cred == nil {
+				b.Fatal("the second launch is not the report-only turn")
+			}
+			tok := cred.Token.Reveal()
+			if err := co.SubmitReport(ctx, "ws-bench", h.ID, tok, "# Report\nbenchmark"); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				// A different report each time: the ReportRefused
+				// transition records the refusal (an identical one would
+				// change nothing and commit nothing).
+				i++
+				if err := co.SubmitReport(ctx, "ws-bench", h.ID, tok, fmt.Sprint("# Report\nbenchmark ", i)); !errors.Is(err, handoff.ErrReportConflict) {
+					b.Fatalf("SubmitReport = %v, want ErrReportConflict", err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "transitions/s")
+		})
+	}
+}
+
+func onOff(v bool) string {
+	if v {
+		return "on"
+	}
+	return "off"
+}
+
+// BenchmarkBadgerLifecycle is whole transfers, Create to completed, on
+// badger with sync on and an instant scripted engine: conc goroutines,
+// each transfer in a workspace of its own (made, with its running source,
+// before the timer starts). It reports handoffs/s and the durable commits
+// per handoff, counted by a wrapping store from Create until completed.
+func BenchmarkBadgerLifecycle(b *testing.B) {
+	for _, summary := range []bool{false, true} {
+		for _, conc := range []int{1, 16} {
+			b.Run(fmt.Sprintf("summary=%v/conc=%d", summary, conc), func(b *testing.B) {
+				cs := &countedStore{Store: open(b, b.TempDir(), badgerstore.Options{})}
+				co, _ := benchCoordinator(b, cs, false)
+				ctx := context.Background()
+				srcs := make([]store.Session, b.N)
+				for i := range srcs {
+					srcs[i] = sourceIn(b, ctx, co.Sessions(), baton.WorkspaceID(fmt.Sprint("ws-", i)))
+				}
+				before := cs.commits.Load()
+				var next atomic.Int64
+				var failed atomic.Value
+				b.ReportAllocs()
+				b.ResetTimer()
+				var wg sync.WaitGroup
+				for range conc {
+					wg.Go(func() {
+						for {
+							i := next.Add(1) - 1
+							if i >= int64(b.N) {
+								return
+							}
+							src := srcs[i]
+							h, err := co.Create(ctx, handoff.Request{Workspace: src.Workspace, RequestID: "r", SourceSession: src.ID,
+								GenerateSummary: summary, Target: benchTarget})
+							if err == nil {
+								h, err = co.Wait(ctx, src.Workspace, h.ID)
+							}
+							if err == nil && h.State != store.StateCompleted {
+								err = fmt.Errorf("handoff %s settled in %s: %s", h.ID, h.State, h.Error)
+							}
+							if err != nil {
+								failed.CompareAndSwap(nil, err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				b.StopTimer()
+				if err, ok := failed.Load().(error); ok {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "handoffs/s")
+				b.ReportMetric(float64(cs.commits.Load()-before)/float64(b.N), "commits/handoff")
+			})
+		}
+	}
+}
+
+// BenchmarkBadgerActivate is one session activation on badger (sync on):
+// an Update that gives a session of the workspace the next activation
+// order and refreshes the workspace's current session, in a workspace of
+// 10 or 10,000 sessions.
+func BenchmarkBadgerActivate(b *testing.B) {
+	for _, n := range []int{10, 10_000} {
+		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
+			st := open(b, b.TempDir(), badgerstore.Options{})
+			ctx := context.Background()
+			now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+			const ws = baton.WorkspaceID("ws-bench")
+			ids := make([]baton.SessionID, n)
+			err := st.Update(ctx, func(tx store.Tx) error {
+				return tx.InsertWorkspace(store.Workspace{ID: ws, Config: benchSource, CreatedAt: now})
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for lo := 0; lo < n; lo += 500 {
+				err := st.Update(ctx, func(tx store.Tx) error {
+					for i := lo; i < min(lo+500, n); i++ {
+						ids[i] = baton.SessionID(fmt.Sprintf("ses-%06d", i))
+						if _, err := tx.InsertSession(store.Session{ID: ids[i], Workspace: ws, Config: benchSource, Status: store.SessionEnded,
+							NativeID: "native", ActivationOrder: int64(i + 1), StartedAt: now, EndedAt: now, CreatedAt: now}); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			err = st.Update(ctx, func(tx store.Tx) error { return session.Refresh(tx, ws, now) })
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				// Alternate between two sessions, so that every op moves the
+				// highest order.
+				id := ids[i%2]
+				i++
+				err := st.Update(ctx, func(tx store.Tx) error {
+					_, err := session.Activate(tx, id, now)
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "activations/s")
+		})
+	}
+}
+
+// BenchmarkBadgerReconcile is Reconcile of 1,000 pending transfers left
+// by a dead process (their leases written under another incarnation of
+// the store), with 1,000 handoffs stored in all (history=1000) or 100,000
+// (99,000 settled ones besides). The pending rows are reset before each
+// op, with the timer stopped.
+func BenchmarkBadgerReconcile(b *testing.B) {
+	const pending = 1000
+	for _, history := range []int{1000, 100_000} {
+		b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) {
+			st := open(b, b.TempDir(), badgerstore.Options{})
+			ctx := context.Background()
+			now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+			ws := func(i int) baton.WorkspaceID { return baton.WorkspaceID(fmt.Sprintf("ws-%04d", i)) }
+			batch := func(n int, fn func(tx store.Tx, i int) error) {
+				b.Helper()
+				for lo := 0; lo < n; lo += 500 {
+					err := st.Update(ctx, func(tx store.Tx) error {
+						for i := lo; i < min(lo+500, n); i++ {
+							if err := fn(tx, i); err != nil {
+								return err
+							}
+						}
+						return nil
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			batch(pending, func(tx store.Tx, i int) error {
+				if err := tx.InsertWorkspace(store.Workspace{ID: ws(i), Config: benchSource, CreatedAt: now}); err != nil {
+					return err
+				}
+				_, err := tx.InsertSession(store.Session{ID: baton.SessionID(fmt.Sprintf("src-%04d", i)), Workspace: ws(i),
+					Config: benchSource, Status: store.SessionEnded, NativeID: "native", ActivationOrder: 1, StartedAt: now, EndedAt: now, CreatedAt: now})
+				return err
+			})
+			settled := history - pending
+			batch(settled, func(tx store.Tx, i int) error {
+				return tx.InsertHandoff(store.Handoff{ID: baton.HandoffID(fmt.Sprintf("old-%06d", i)), Workspace: ws(i % pending),
+					RequestID: fmt.Sprintf("old-%06d", i), State: store.StateCompleted, Attempt: 1, SourceSession: baton.SessionID(fmt.Sprintf("src-%04d", i%pending)),
+					SourceConfig: benchSource, TargetConfig: benchTarget, CreatedAt: now, UpdatedAt: now})
+			})
+			hid := func(i int) baton.HandoffID { return baton.HandoffID(fmt.Sprintf("live-%04d", i)) }
+			reset := func(first bool) {
+				batch(pending, func(tx store.Tx, i int) error {
+					h := store.Handoff{ID: hid(i), Workspace: ws(i), RequestID: "live", State: store.StateStarting, Attempt: 1,
+						SourceSession: baton.SessionID(fmt.Sprintf("src-%04d", i)), SourceConfig: benchSource, TargetConfig: benchTarget,
+						CreatedAt: now, UpdatedAt: now}
+					var err error
+					if first {
+						err = tx.InsertHandoff(h)
+					} else {
+						err = tx.PutHandoff(h)
+					}
+					if err != nil {
+						return err
+					}
+					return tx.PutReservation(store.Reservation{Workspace: ws(i), Held: true, Handoff: hid(i), Epoch: 1,
+						LeaseHolder: "dead", LeaseExpires: now.Add(time.Hour), LeaseStore: "an earlier opening", UpdatedAt: now})
+				})
+			}
+			reset(true)
+			co, _ := benchCoordinator(b, st, false)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if i > 0 {
+					b.StopTimer()
+					reset(false)
+					b.StartTimer()
+				}
+				got, err := co.Reconcile(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(got) != pending {
+					b.Fatalf("reconciled %d, want %d", len(got), pending)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.N*pending)/b.Elapsed().Seconds(), "handoffs/s")
+		})
+	}
+}

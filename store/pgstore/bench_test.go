@@ -1,0 +1,254 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/pgstore"
+)
+
+// benchConcurrency are the sub-benchmarks: committers at once, each on a
+// row (a workspace) of its own.
+var benchConcurrency = []int{1, 16}
+
+// runConcurrent calls op b.N times in total from conc goroutines, worker
+// w passing its own index, and reports transitions/s.
+func runConcurrent(b *testing.B, conc int, op func(ctx context.Context, w int) error) {
+	runConcurrentUnit(b, conc, "transitions/s", op)
+}
+
+// runConcurrentUnit is runConcurrent reporting operations per second
+// under the given unit.
+func runConcurrentUnit(b *testing.B, conc int, unit string, op func(ctx context.Context, w int) error) {
+	b.Helper()
+	ctx := b.Context()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, conc)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for w := range conc {
+		wg.Go(func() {
+			for next.Add(1) <= int64(b.N) {
+				if err := op(ctx, w); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), unit)
+}
+
+// BenchmarkPGRawCommit is the floor: one single-row UPDATE, committed on
+// its own (autocommit), per operation.
+func BenchmarkPGRawCommit(b *testing.B) {
+	for _, conc := range benchConcurrency {
+		b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) {
+			pool := benchTable(b, conc)
+			runConcurrent(b, conc, func(ctx context.Context, w int) error {
+				_, err := pool.Exec(ctx, "UPDATE bench SET n = n + 1 WHERE id = $1", w)
+				return err
+			})
+		})
+	}
+}
+
+// BenchmarkPGReadThenCommit is the floor of any transaction that reads
+// before it writes: two round trips, BEGIN SERIALIZABLE with a
+// single-row SELECT, then the UPDATE with the COMMIT.
+func BenchmarkPGReadThenCommit(b *testing.B) {
+	for _, conc := range benchConcurrency {
+		b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) {
+			pool := benchTable(b, conc)
+			runConcurrent(b, conc, func(ctx context.Context, w int) error {
+				conn, err := pool.Acquire(ctx)
+				if err != nil {
+					return err
+				}
+				defer conn.Release()
+				for {
+					err := readThenCommit(ctx, conn, w)
+					var pe *pgconn.PgError
+					if !errors.As(err, &pe) || pe.Code != "40001" {
+						return err
+					}
+					if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+						return err
+					}
+				}
+			})
+		})
+	}
+}
+
+func readThenCommit(ctx context.Context, conn *pgxpool.Conn, w int) error {
+	var n int64
+	read := &pgx.Batch{}
+	read.Queue("BEGIN ISOLATION LEVEL SERIALIZABLE")
+	read.Queue("SELECT n FROM bench WHERE id = $1", w).QueryRow(func(row pgx.Row) error { return row.Scan(&n) })
+	if err := conn.SendBatch(ctx, read).Close(); err != nil {
+		return err
+	}
+	write := &pgx.Batch{}
+	write.Queue("UPDATE bench SET n = $2 WHERE id = $1", w, n+1)
+	write.Queue("COMMIT")
+	return conn.SendBatch(ctx, write).Close()
+}
+
+// benchTable returns a pool of conc connections on a fresh schema with a
+// table bench of conc+1 rows.
+func benchTable(b *testing.B, conc int) *pgxpool.Pool {
+	b.Helper()
+	cfg, err := pgxpool.ParseConfig(serverURL(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = freshSchema(b)
+	cfg.MaxConns = int32(conc)
+	pool, err := pgxpool.NewWithConfig(b.Context(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(pool.Close)
+	for _, sql := range []string{
+		"CREATE SCHEMA " + cfg.ConnConfig.RuntimeParams["search_path"],
+		"CREATE TABLE bench (id integer PRIMARY KEY, n bigint NOT NULL)",
+		fmt.Sprintf("INSERT INTO bench SELECT g, 0 FROM generate_series(0, %d) g", conc),
+	} {
+		if _, err := pool.Exec(b.Context(), sql); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return pool
+}
+
+// BenchmarkPGTransition runs a typical transfer transition through Update:
+// read the handoff and the reservation, write the handoff (it stays
+// pending, so its change goes to the feed and a NOTIFY) and the workspace.
+func BenchmarkPGTransition(b *testing.B) {
+	for _, conc := range benchConcurrency {
+		b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) {
+			s := open(b, "", pgstore.Options{MaxConns: int32(conc)})
+			spaces := make([]store.Workspace, conc)
+			for w := range conc {
+				spaces[w] = seedTransfer(b, s, w)
+			}
+			runConcurrent(b, conc, func(ctx context.Context, w int) error {
+				return transition(ctx, s, spaces[w])
+			})
+		})
+	}
+}
+
+// transition is the benchmarked transition on workspace ws.
+func transition(ctx context.Context, s store.Store, ws store.Workspace) error {
+	return s.Update(ctx, func(tx store.Tx) error {
+		h, err := tx.GetHandoff(baton.HandoffID("h-" + ws.ID))
+		if err != nil {
+			return err
+		}
+		r, err := tx.GetReservation(ws.ID)
+		if err != nil {
+			return err
+		}
+		h.Attempt++
+		h.Error = fmt.Sprint("epoch ", r.Epoch)
+		if err := tx.PutHandoff(h); err != nil {
+			return err
+		}
+		ws.ActivationCounter = int64(h.Attempt)
+		return tx.PutWorkspace(ws)
+	})
+}
+
+// BenchmarkPGTransitionVsRaw alternates, in every worker, a raw commit
+// and a transition, and reports their mean latencies and the ratio. Run
+// back to back, the two benchmarks above see a shared machine's load
+// change between them; interleaved, both kinds see the same load.
+func BenchmarkPGTransitionVsRaw(b *testing.B) {
+	for _, conc := range benchConcurrency {
+		b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) {
+			pool := benchTable(b, conc)
+			s := open(b, "", pgstore.Options{MaxConns: int32(conc)})
+			spaces := make([]store.Workspace, conc)
+			for w := range conc {
+				spaces[w] = seedTransfer(b, s, w)
+			}
+			var rawNs, transNs, rawN, transN atomic.Int64
+			var turn atomic.Int64
+			runConcurrentUnit(b, conc, "ops/s", func(ctx context.Context, w int) error {
+				start := time.Now()
+				if turn.Add(1)%2 == 0 {
+					_, err := pool.Exec(ctx, "UPDATE bench SET n = n + 1 WHERE id = $1", w)
+					rawNs.Add(int64(time.Since(start)))
+					rawN.Add(1)
+					return err
+				}
+				err := transition(ctx, s, spaces[w])
+				transNs.Add(int64(time.Since(start)))
+				transN.Add(1)
+				return err
+			})
+			if rawN.Load() == 0 || transN.Load() == 0 {
+				return
+			}
+			raw := float64(rawNs.Load()) / float64(rawN.Load())
+			trans := float64(transNs.Load()) / float64(transN.Load())
+			b.ReportMetric(raw/1e3, "raw-us/op")
+			b.ReportMetric(trans/1e3, "transition-us/op")
+			b.ReportMetric(trans/raw, "transition/raw")
+		})
+	}
+}
+
+// seedTransfer stores workspace number w with a pending handoff and a
+// held reservation.
+func seedTransfer(b *testing.B, s store.Store, w int) store.Workspace {
+	b.Helper()
+	now := time.Now()
+	ws := store.Workspace{ID: baton.WorkspaceID(fmt.Sprint("ws-", w)), Name: "bench", Config: baton.EngineConfig{Engine: "demo"},
+		CreatedAt: now, UpdatedAt: now}
+	err := s.Update(b.Context(), func(tx store.Tx) error {
+		return firstErr(
+			tx.InsertWorkspace(ws),
+			tx.InsertHandoff(store.Handoff{ID: baton.HandoffID("h-" + ws.ID), Workspace: ws.ID, RequestID: "r",
+				State: store.StateGenerating, Attempt: 1, SourceConfig: ws.Config, TargetConfig: ws.Config,
+				CreatedAt: now, UpdatedAt: now}),
+			tx.PutReservation(store.Reservation{Workspace: ws.ID, Held: true, Handoff: baton.HandoffID("h-" + ws.ID),
+				Epoch: 1, UpdatedAt: now}),
+		)
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ws
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

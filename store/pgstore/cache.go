@@ -1,0 +1,117 @@
+package pgstore
+
+import (
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+// A transaction remembers the workspace, reservation and handoff rows it
+// has read or written, and answers a second read of one from memory. That
+// is what the server would answer: the transaction reads one snapshot,
+// which only its own writes change, and those pass through the cache too.
+//
+// Read-ahead: in an Update, the first read of one of a workspace's rows
+// also fetches, in the same round trip, the workspace and reservation rows
+// of that workspace, which nearly every transition of a transfer reads or
+// writes next. A Put of a row the transaction knows can then be queued,
+// and a transition costs two round trips: its first read, and the COMMIT
+// with its writes. (The extra reads are index lookups; under SERIALIZABLE
+// they may only add conflicts, never hide one.)
+type cache struct {
+	workspaces   map[baton.WorkspaceID]cached[store.Workspace]
+	reservations map[baton.WorkspaceID]cached[store.Reservation]
+	handoffs     map[baton.HandoffID]cached[store.Handoff]
+}
+
+// cached is a row, or its known absence (!ok).
+type cached[R any] struct {
+	r  R
+	ok bool
+}
+
+func remember[K comparable, R any](m *map[K]cached[R], k K, r R, ok bool) {
+	if *m == nil {
+		*m = map[K]cached[R]{}
+	}
+	(*m)[k] = cached[R]{r, ok}
+}
+
+// learn is remember that keeps what is there: a row the transaction has
+// already seen is at least as recent as one read ahead.
+func learn[K comparable, R any](m *map[K]cached[R], k K, r R, ok bool) {
+	if _, have := (*m)[k]; !have {
+		remember(m, k, r, ok)
+	}
+}
+
+func (t *tx) seeWorkspace(w store.Workspace) {
+	remember(&t.cache.workspaces, w.ID, w, true)
+}
+
+func (t *tx) seeReservation(r store.Reservation) {
+	remember(&t.cache.reservations, r.Workspace, r, true)
+}
+
+// seeHandoff remembers h as the handoff's current value.
+func (t *tx) seeHandoff(h store.Handoff) {
+	h.History = slices.Clone(h.History)
+	remember(&t.cache.handoffs, h.ID, h, true)
+}
+
+// cachedHandoff returns a copy of the remembered handoff.
+func (t *tx) cachedHandoff(id baton.HandoffID) (c cached[store.Handoff], have bool) {
+	c, have = t.cache.handoffs[id]
+	c.r.History = slices.Clone(c.r.History)
+	return c, have
+}
+
+// readAhead queues on b the reads of the workspace and reservation rows of
+// ws (an SQL expression over $1) that the transaction does not know yet;
+// the rows land in the cache, keyed by the workspace the row names. known
+// is the workspace id when the caller knows it ("" otherwise), so that a
+// missing row can be remembered as missing.
+func (t *tx) readAhead(b *pgx.Batch, wsExpr string, arg any, known baton.WorkspaceID) {
+	if !t.update {
+		return
+	}
+	_, haveW := t.cache.workspaces[known]
+	_, haveR := t.cache.reservations[known]
+	if known == "" || !haveW {
+		b.Queue(workspaces.selectSQL+" WHERE id = "+wsExpr, arg).Query(func(rows pgx.Rows) error {
+			found := false
+			for rows.Next() {
+				w, err := workspaces.scan(rows)
+				if err != nil {
+					return err
+				}
+				found = true
+				learn(&t.cache.workspaces, w.ID, w, true)
+			}
+			if !found && known != "" {
+				learn(&t.cache.workspaces, known, store.Workspace{}, false)
+			}
+			return rows.Err()
+		})
+	}
+	if known == "" || !haveR {
+		b.Queue(reservations.selectSQL+" WHERE workspace = "+wsExpr, arg).Query(func(rows pgx.Rows) error {
+			found := false
+			for rows.Next() {
+				r, err := reservations.scan(rows)
+				if err != nil {
+					return err
+				}
+				found = true
+				learn(&t.cache.reservations, r.Workspace, r, true)
+			}
+			if !found && known != "" {
+				learn(&t.cache.reservations, known, store.Reservation{}, false)
+			}
+			return rows.Err()
+		})
+	}
+}

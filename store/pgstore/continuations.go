@@ -1,0 +1,62 @@
+package pgstore
+
+import (
+	"github.com/jackc/pgx/v5"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+var continuations = newTable(kindContinuation, "continuations",
+	[]string{"id", "workspace", "session", "task", "ending", "prompt", "target", "automated", "state", "reason",
+		"created_at", "updated_at"},
+	func(row pgx.Row) (store.Continuation, error) {
+		var c store.Continuation
+		err := row.Scan(&c.ID, &c.Workspace, &c.Session, &c.Task, &c.Ending, &c.Prompt, &c.Target, &c.Automated,
+			&c.State, &c.Reason, &c.CreatedAt, &c.UpdatedAt)
+		return c, err
+	},
+	func(c store.Continuation) []any {
+		return []any{string(c.ID), string(c.Workspace), string(c.Session), c.Task, c.Ending, c.Prompt, c.Target,
+			c.Automated, string(c.State), c.Reason, c.CreatedAt, c.UpdatedAt}
+	})
+
+// GetContinuation returns the continuation id; store.ErrNotFound if absent.
+func (t *tx) GetContinuation(id baton.ContinuationID) (store.Continuation, error) {
+	return get(t, continuations, string(id))
+}
+
+// InsertContinuation adds c; store.ErrDuplicate if its id exists,
+// baton.ErrInvalid for an empty ID or Workspace.
+func (t *tx) InsertContinuation(c store.Continuation) error {
+	if err := t.writable("InsertContinuation"); err != nil {
+		return err
+	}
+	if err := firstErr(required(kindContinuation, "ID", c.ID), required(kindContinuation, "Workspace", c.Workspace)); err != nil {
+		return err
+	}
+	return insert(t, continuations, string(c.ID), c)
+}
+
+// PutContinuation replaces c; store.ErrNotFound if absent, baton.ErrInvalid
+// for an empty ID or Workspace.
+func (t *tx) PutContinuation(c store.Continuation) error {
+	if err := t.writable("PutContinuation"); err != nil {
+		return err
+	}
+	if err := firstErr(required(kindContinuation, "ID", c.ID), required(kindContinuation, "Workspace", c.Workspace)); err != nil {
+		return err
+	}
+	return put(t, continuations, string(c.ID), c)
+}
+
+// QueuedContinuations returns the queued continuations of every workspace,
+// oldest first, from the index of queued ones.
+func (t *tx) QueuedContinuations() ([]store.Continuation, error) {
+	return list(t, continuations, "WHERE state = 'queued' ORDER BY ord")
+}
+
+// ListContinuations returns the continuations of ws, oldest first.
+func (t *tx) ListContinuations(ws baton.WorkspaceID) ([]store.Continuation, error) {
+	return list(t, continuations, "WHERE workspace = $1 ORDER BY ord", string(ws))
+}

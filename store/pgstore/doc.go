@@ -1,0 +1,99 @@
+// Package pgstore is baton's store.Store on PostgreSQL, for several
+// coordinator processes, on several machines, sharing one database. A
+// single process on one machine is better served by store/badgerstore,
+// which needs no server.
+//
+// # Basics
+//
+// Open connects a pool (github.com/jackc/pgx/v5/pgxpool) and brings the
+// store's schema up to date; Close releases both:
+//
+//	s, err := pgstore.Open(ctx, "postgres://baton@db.internal/baton", pgstore.Options{Logger: logger})
+//	...
+//	defer s.Close()
+//
+// Every record kind has a table with a column per field, and the indexes
+// the store's rules need: the primary keys; a unique index on (workspace,
+// request id), the idempotency key of a handoff; a unique partial index on
+// the workspace of the pending handoffs, which both enforces one pending
+// handoff per workspace and lists the pending ones in O(pending); partial
+// indexes of the pending wakeups by due time, of the queued continuations
+// and of the live launches; and a change feed table per workspace and
+// Seq. The tables live in one schema (Options.Schema, "baton" by
+// default), so several stores, or a test per schema, can share a database.
+// Open creates the schema and applies the migrations embedded in this
+// package that it lacks, in one transaction under an advisory lock, so
+// processes that start together migrate once; it refuses a schema written
+// by a newer version (ErrSchema).
+//
+// Update runs its function in a SERIALIZABLE transaction. When PostgreSQL
+// reports a serialization failure (SQLSTATE 40001), a deadlock (40P01) or a
+// uniqueness race with a concurrent transaction, Update rolls back and
+// calls the function again, after a short random pause, up to
+// Options.MaxConflictRetries more times, then returns store.ErrTxConflict.
+// The uniqueness rules are answered, not raised: an insert that would
+// break one (ON CONFLICT DO NOTHING) or a handoff that would take a held
+// pending slot (a NOT EXISTS guard) writes nothing and returns
+// store.ErrDuplicate, and the transaction goes on, as the store.Tx
+// contract allows. View runs its function in a REPEATABLE READ, READ ONLY
+// transaction: one consistent snapshot, never retried.
+//
+// Round trips: a Tx method is synchronous, but not every statement costs
+// a round trip. BEGIN travels with the first statement; writes whose
+// outcome is already known (a Put of a row the transaction has read, a
+// reservation upsert) are queued and sent, in one pgx batch, with the next
+// read or with the COMMIT; the first read of a workspace's rows in an
+// Update also reads its workspace and reservation rows, and the
+// transaction answers later reads of rows it has read or written from
+// memory. A typical transition of a transfer (read the handoff, the
+// reservation and the workspace, write the handoff and the workspace) thus
+// takes two round trips: the first read, and the writes with the change
+// feed entries and the COMMIT. No connection is held between transactions.
+//
+// The store is a store.Notifier. Open starts a listener on a connection of
+// its own (LISTEN on the channel "<schema>_changes"); after each commit
+// that appends to a workspace's change feed, the store wakes its own
+// subscribers at once and sends a NOTIFY with the workspace id, which
+// wakes the subscribers of every other Store on the schema, in this
+// process or another. When the listener's connection is lost it reconnects
+// and wakes every subscriber, since changes may have been missed.
+//
+// Besides the store sentinels, errors match ErrDatabase (the server could
+// not be reached or failed a statement), ErrSchema and ErrTxDone, and
+// through them the root codes of package baton; text PostgreSQL cannot
+// store (a NUL byte, invalid UTF-8) is refused with baton.ErrInvalid.
+//
+// # Caveats
+//
+// The NOTIFY of a commit is sent just after the commit, not inside it:
+// PostgreSQL serializes the commits of all transactions that notify, under
+// one lock held across the WAL flush, which would cost most of the
+// throughput of concurrent commits. So a process that dies between a
+// commit and its notification (a few milliseconds) leaves the other
+// processes unaware of that change until something else wakes them; a
+// reader that must not depend on notifications reads the feed on a timer
+// as well. Notifications are wake-ups, never data: read Tx.Changes.
+//
+// Serializable transactions abort more often than they must: PostgreSQL
+// tracks reads by index page, so two Updates of different workspaces whose
+// rows share a page can conflict, and one of them runs again. Keep
+// functions given to Update short and free of side effects.
+//
+// Times are stored to the microsecond (truncated), as PostgreSQL keeps
+// them, and come back in UTC. PostgreSQL text holds neither NUL bytes nor
+// invalid UTF-8: such a string makes the write fail with baton.ErrInvalid,
+// at the statement or, for a queued write, at the commit, and the Update
+// does not commit. A queued write's other failures also surface at the
+// next statement or at the commit.
+//
+// If the connection is lost while the COMMIT is under way, Update returns
+// ErrDatabase without knowing whether the transaction committed; the
+// store's rules make a retry of a baton operation safe, but a caller that
+// counts on exactly one commit must check.
+//
+// A function given to Update or View must not call Close (Close waits for
+// the pool's connections) and must not share its Tx with other goroutines.
+// The pool's connections use the schema as search_path and UTC as time
+// zone; the store needs Options.MaxConns plus two connections (the
+// listener and the notification publisher).
+package pgstore

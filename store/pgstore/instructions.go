@@ -1,0 +1,61 @@
+package pgstore
+
+import (
+	"github.com/jackc/pgx/v5"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+var instructions = newTable(kindInstruction, "instructions",
+	[]string{"id", "workspace", "text", "state", "session", "created_at", "updated_at"},
+	func(row pgx.Row) (store.Instruction, error) {
+		var i store.Instruction
+		err := row.Scan(&i.ID, &i.Workspace, &i.Text, &i.State, &i.Session, &i.CreatedAt, &i.UpdatedAt)
+		return i, err
+	},
+	func(i store.Instruction) []any {
+		return []any{string(i.ID), string(i.Workspace), i.Text, string(i.State), string(i.Session), i.CreatedAt, i.UpdatedAt}
+	})
+
+// GetInstruction returns the instruction id; store.ErrNotFound if absent.
+func (t *tx) GetInstruction(id baton.InstructionID) (store.Instruction, error) {
+	return get(t, instructions, string(id))
+}
+
+// InsertInstruction adds i; store.ErrDuplicate if its id exists,
+// baton.ErrInvalid for an empty ID or Workspace.
+func (t *tx) InsertInstruction(i store.Instruction) error {
+	if err := t.writable("InsertInstruction"); err != nil {
+		return err
+	}
+	if err := firstErr(required(kindInstruction, "ID", i.ID), required(kindInstruction, "Workspace", i.Workspace)); err != nil {
+		return err
+	}
+	if err := insert(t, instructions, string(i.ID), i); err != nil {
+		return err
+	}
+	t.changes(i.Workspace, kindInstruction, string(i.ID), i)
+	return nil
+}
+
+// PutInstruction replaces i; store.ErrNotFound if absent, baton.ErrInvalid
+// for an empty ID or Workspace.
+func (t *tx) PutInstruction(i store.Instruction) error {
+	if err := t.writable("PutInstruction"); err != nil {
+		return err
+	}
+	if err := firstErr(required(kindInstruction, "ID", i.ID), required(kindInstruction, "Workspace", i.Workspace)); err != nil {
+		return err
+	}
+	if err := put(t, instructions, string(i.ID), i); err != nil {
+		return err
+	}
+	t.changes(i.Workspace, kindInstruction, string(i.ID), i)
+	return nil
+}
+
+// ListInstructions returns the instructions of ws, oldest first.
+func (t *tx) ListInstructions(ws baton.WorkspaceID) ([]store.Instruction, error) {
+	return list(t, instructions, "WHERE workspace = $1 ORDER BY ord", string(ws))
+}

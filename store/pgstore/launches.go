@@ -1,0 +1,60 @@
+package pgstore
+
+import (
+	"github.com/jackc/pgx/v5"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+var launches = newTable(kindLaunch, "launches",
+	[]string{"id", "workspace", "session", "handoff", "attempt", "holder", "host", "engine", "epoch", "state", "end_reason",
+		"created_at", "updated_at"},
+	func(row pgx.Row) (store.Launch, error) {
+		var l store.Launch
+		err := row.Scan(&l.ID, &l.Workspace, &l.Session, &l.Handoff, &l.Attempt, &l.Holder, &l.Host, &l.Engine, &l.Epoch,
+			&l.State, &l.EndReason, &l.CreatedAt, &l.UpdatedAt)
+		return l, err
+	},
+	func(l store.Launch) []any {
+		return []any{string(l.ID), string(l.Workspace), string(l.Session), string(l.Handoff), l.Attempt, l.Holder,
+			l.Host, l.Engine, l.Epoch, string(l.State), l.EndReason, l.CreatedAt, l.UpdatedAt}
+	})
+
+// GetLaunch returns the launch id; store.ErrNotFound if absent.
+func (t *tx) GetLaunch(id baton.LaunchID) (store.Launch, error) {
+	return get(t, launches, string(id))
+}
+
+// InsertLaunch adds l; store.ErrDuplicate if its id exists, baton.ErrInvalid
+// for an empty ID or Workspace.
+func (t *tx) InsertLaunch(l store.Launch) error {
+	if err := t.writable("InsertLaunch"); err != nil {
+		return err
+	}
+	if err := firstErr(required(kindLaunch, "ID", l.ID), required(kindLaunch, "Workspace", l.Workspace)); err != nil {
+		return err
+	}
+	return insert(t, launches, string(l.ID), l)
+}
+
+// PutLaunch replaces l; store.ErrNotFound if absent, baton.ErrInvalid for
+// an empty ID or Workspace.
+func (t *tx) PutLaunch(l store.Launch) error {
+	if err := t.writable("PutLaunch"); err != nil {
+		return err
+	}
+	if err := firstErr(required(kindLaunch, "ID", l.ID), required(kindLaunch, "Workspace", l.Workspace)); err != nil {
+		return err
+	}
+	return put(t, launches, string(l.ID), l)
+}
+
+// LiveLaunches returns the live launches of every workspace (ws == "") or
+// of ws, oldest first, from the partial indexes that hold only live ones.
+func (t *tx) LiveLaunches(ws baton.WorkspaceID) ([]store.Launch, error) {
+	if ws == "" {
+		return list(t, launches, "WHERE state = 'live' ORDER BY ord")
+	}
+	return list(t, launches, "WHERE workspace = $1 AND state = 'live' ORDER BY ord", string(ws))
+}

@@ -1,0 +1,23 @@
+// Package multiproc holds tests, and nothing else, of several baton
+// coordinator processes on one PostgreSQL database: separate OS processes,
+// each a handoff.Coordinator over store/pgstore with the scripted engine of
+// engine/enginetest, driven by the test over stdin and stdout.
+//
+// # Basics
+//
+// The test binary is also the node program: started with
+// BATON_MULTIPROC_NODE=1 it runs one node, which reads one JSON command a
+// line on stdin (create a workspace, create a transfer, get, decide, stop,
+// reconcile) and answers one JSON line on stdout. Each node appends what it
+// launches and stops, and its coordinator's log, to a file of its own, so
+// a test can assert which process launched what, even after killing it.
+// The tests need a server: they read BATON_PG_URL and skip without it,
+// except under CI=true, where a missing server fails them:
+//
+//	.ci/postgres.sh go test -race ./store/pgstore/multiproc
+//
+// # Caveats
+//
+// The nodes use a lease TTL of 2 s, so each test waits a few seconds for a
+// lease to lapse; the package's tests take about 10 s.
+package multiproc

@@ -1,0 +1,246 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton"
+)
+
+// Listener timing. The listener checks an idle connection with a ping
+// every pingEvery, so that a connection lost without a word (a dropped
+// network path) is noticed within about pingEvery+pingTimeout; it waits
+// retryMin, doubling up to retryMax, between failed reconnections.
+const (
+	pingEvery   = 30 * time.Second
+	pingTimeout = 5 * time.Second
+	retryMin    = 50 * time.Millisecond
+	retryMax    = 5 * time.Second
+)
+
+// notifier dispatches the schema's notifications to in-process
+// subscribers. Its listener holds one connection of its own, outside the
+// pool (LISTEN belongs to a session).
+//
+// Commits of this store notify its subscribers directly, when the commit
+// returns; the server's notifications of those commits, recognised by the
+// backend process id of the pool connection that sent them, are dropped,
+// so that each commit notifies once. Notifications from any other backend
+// (another process, another Store) are dispatched as they arrive.
+type notifier struct {
+	cfg     *pgx.ConnConfig
+	channel string
+	log     *zap.Logger
+
+	mu     sync.Mutex
+	subs   map[*subscription]struct{}
+	own    map[uint32]struct{} // backend pids of the pool's connections
+	closed bool
+	stop   context.CancelFunc
+	done   chan struct{} // closed when the listener has returned
+
+	// The publisher (publish.go) sends the notifications of commits.
+	unsent    map[baton.WorkspaceID]struct{}
+	kick      chan struct{}
+	published chan struct{} // closed when the publisher has returned
+}
+
+type subscription struct {
+	ws baton.WorkspaceID // "" for every workspace
+	ch chan struct{}
+}
+
+func newNotifier(cfg *pgx.ConnConfig, channel string, log *zap.Logger) *notifier {
+	return &notifier{
+		cfg: cfg, channel: channel, log: log,
+		subs:   map[*subscription]struct{}{},
+		own:    map[uint32]struct{}{},
+		unsent: map[baton.WorkspaceID]struct{}{},
+		kick:   make(chan struct{}, 1),
+	}
+}
+
+// start listens on a first connection, so that nothing committed after
+// Open returns can be missed, hands it to the listener goroutine, and
+// starts the publisher.
+func (n *notifier) start(ctx context.Context) error {
+	conn, err := n.connect(ctx)
+	if err != nil {
+		return dbErr("listen", err)
+	}
+	lctx, stop := context.WithCancel(context.Background())
+	n.stop, n.done, n.published = stop, make(chan struct{}), make(chan struct{})
+	go n.listen(lctx, conn)
+	go n.publisher(lctx)
+	return nil
+}
+
+// addOwn and dropOwn track the pool's connections (pgxpool hooks).
+func (n *notifier) addOwn(pid uint32) {
+	n.mu.Lock()
+	n.own[pid] = struct{}{}
+	n.mu.Unlock()
+}
+
+func (n *notifier) dropOwn(pid uint32) {
+	n.mu.Lock()
+	delete(n.own, pid)
+	n.mu.Unlock()
+}
+
+// subscribe registers a subscriber. After close its channel never
+// receives.
+func (n *notifier) subscribe(ws baton.WorkspaceID) (<-chan struct{}, func()) {
+	sub := &subscription{ws: ws, ch: make(chan struct{}, 1)}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return sub.ch, func() {}
+	}
+	n.subs[sub] = struct{}{}
+	return sub.ch, sync.OnceFunc(func() {
+		n.mu.Lock()
+		delete(n.subs, sub)
+		n.mu.Unlock()
+	})
+}
+
+// close stops the listener and the publisher (which sends what is queued
+// first) and waits for them; later notifications go nowhere.
+func (n *notifier) close() {
+	n.mu.Lock()
+	n.closed = true
+	n.subs = map[*subscription]struct{}{}
+	stop, done, published := n.stop, n.done, n.published
+	n.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+		<-published
+	}
+}
+
+// wake notifies the subscribers of ws and those of every workspace (all:
+// every subscriber), unless from is the pid of one of the pool's
+// connections (0: a local commit). It never blocks: a channel holding a
+// value already has a notification pending.
+func (n *notifier) wake(ws baton.WorkspaceID, all bool, from uint32) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, own := n.own[from]; own && from != 0 {
+		return
+	}
+	for sub := range n.subs {
+		if all || sub.ws == "" || sub.ws == ws {
+			select {
+			case sub.ch <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// local notifies in-process subscribers of a commit of this store.
+func (n *notifier) local(changed []baton.WorkspaceID) {
+	for _, ws := range changed {
+		n.wake(ws, false, 0)
+	}
+}
+
+// listenerName is the application_name of the listener's connection (in
+// pg_stat_activity).
+const listenerName = "baton-pgstore-listener"
+
+func (n *notifier) connect(ctx context.Context) (*pgx.Conn, error) {
+	cfg := n.cfg.Copy()
+	cfg.RuntimeParams["application_name"] = listenerName
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{n.channel}.Sanitize()); err != nil {
+		closeConn(conn)
+		return nil, err
+	}
+	n.log.Debug("pgstore: listening", zap.String("channel", n.channel))
+	return conn, nil
+}
+
+func closeConn(conn *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	defer cancel()
+	_ = conn.Close(ctx)
+}
+
+// listen serves conn until it fails, then reconnects, until ctx ends.
+// After each reconnection every subscriber is notified: changes committed
+// while nobody listened would be missed otherwise.
+func (n *notifier) listen(ctx context.Context, conn *pgx.Conn) {
+	defer close(n.done)
+	for {
+		err := n.serve(ctx, conn)
+		closeConn(conn)
+		if ctx.Err() != nil {
+			return
+		}
+		n.log.Warn("pgstore: notification listener lost its connection; reconnecting",
+			zap.String("channel", n.channel), zap.Error(err))
+		if conn = n.reconnect(ctx); conn == nil {
+			return
+		}
+		n.wake("", true, 0)
+	}
+}
+
+// reconnect retries connect with a growing pause; nil once ctx ends.
+func (n *notifier) reconnect(ctx context.Context) *pgx.Conn {
+	wait := retryMin
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		conn, err := n.connect(ctx)
+		if err == nil {
+			return conn
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		wait = min(2*wait, retryMax)
+		n.log.Warn("pgstore: notification listener cannot reconnect", zap.Duration("retry in", wait), zap.Error(err))
+	}
+}
+
+// serve dispatches the notifications of conn until it fails or ctx ends.
+func (n *notifier) serve(ctx context.Context, conn *pgx.Conn) error {
+	for {
+		wctx, cancel := context.WithTimeout(ctx, pingEvery)
+		nt, err := conn.WaitForNotification(wctx)
+		cancel()
+		switch {
+		case err == nil:
+			n.wake(baton.WorkspaceID(nt.Payload), false, nt.PID)
+			continue
+		case ctx.Err() != nil:
+			return nil
+		case !errors.Is(err, context.DeadlineExceeded) || conn.IsClosed():
+			return err
+		}
+		// Idle for pingEvery: make sure the connection is still there.
+		pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+		err = conn.Ping(pctx)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+}

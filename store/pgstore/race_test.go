@@ -1,0 +1,156 @@
+package pgstore_test
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/pgstore"
+)
+
+// Two stores (two pools, as two processes would have) race to insert a
+// pending handoff into the same empty slot: exactly one wins each round,
+// the other gets store.ErrDuplicate, and the slot holds the winner.
+func TestTwoStoresRaceForThePendingSlot(t *testing.T) {
+	schema := freshSchema(t)
+	stores := []*pgstore.Store{open(t, schema, pgstore.Options{}), open(t, schema, pgstore.Options{})}
+	const rounds = 20
+	for round := range rounds {
+		ws := baton.WorkspaceID(fmt.Sprint("ws-", round))
+		if err := stores[0].Update(t.Context(), func(tx store.Tx) error {
+			return tx.InsertWorkspace(store.Workspace{ID: ws, Name: "race"})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		start := make(chan struct{})
+		errs := make([]error, len(stores))
+		var wg sync.WaitGroup
+		for i, s := range stores {
+			wg.Go(func() {
+				<-start
+				errs[i] = s.Update(t.Context(), func(tx store.Tx) error {
+					return tx.InsertHandoff(store.Handoff{
+						ID: baton.HandoffID(fmt.Sprintf("h-%d-%d", round, i)), Workspace: ws,
+						RequestID: fmt.Sprint("r-", i), State: store.StateStopping, Attempt: 1,
+						CreatedAt: time.Now(), UpdatedAt: time.Now(),
+					})
+				})
+			})
+		}
+		close(start)
+		wg.Wait()
+		winner := -1
+		for i, err := range errs {
+			switch {
+			case err == nil:
+				if winner >= 0 {
+					t.Fatalf("round %d: both stores inserted a pending handoff", round)
+				}
+				winner = i
+			case !errors.Is(err, store.ErrDuplicate):
+				t.Fatalf("round %d: store %d: err = %v, want nil or store.ErrDuplicate", round, i, err)
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("round %d: no store won: %v", round, errs)
+		}
+		// Both stores see the winner in the slot.
+		for i, s := range stores {
+			if err := s.View(t.Context(), func(tx store.Tx) error {
+				h, err := tx.PendingHandoff(ws)
+				if err != nil {
+					return err
+				}
+				if want := baton.HandoffID(fmt.Sprintf("h-%d-%d", round, winner)); h.ID != want {
+					t.Errorf("round %d: store %d sees %s in the slot, want %s", round, i, h.ID, want)
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// A lost serialization race is retried, and reported as
+// store.ErrTxConflict when retries are exhausted.
+func TestConflictRetries(t *testing.T) {
+	tests := []struct {
+		name     string
+		retries  int
+		wantErr  error
+		wantRuns int
+	}{
+		{"retried", 0, nil, 2},
+		{"never retried", -1, store.ErrTxConflict, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			schema := freshSchema(t)
+			s := open(t, schema, pgstore.Options{MaxConflictRetries: tt.retries})
+			other := open(t, schema, pgstore.Options{})
+			if err := s.Update(t.Context(), func(tx store.Tx) error {
+				return tx.InsertWorkspace(store.Workspace{ID: "ws-a", Name: "a"})
+			}); err != nil {
+				t.Fatal(err)
+			}
+			runs := 0
+			err := s.Update(t.Context(), func(tx store.Tx) error {
+				runs++
+				w, err := tx.GetWorkspace("ws-a")
+				if err != nil {
+					return err
+				}
+				if runs == 1 {
+					// Another store changes the row this one has read.
+					if err := other.Update(t.Context(), func(tx store.Tx) error {
+						return tx.PutWorkspace(store.Workspace{ID: "ws-a", Name: "other"})
+					}); err != nil {
+						return err
+					}
+				}
+				w.Name += "+mine"
+				return tx.PutWorkspace(w)
+			})
+			if !errors.Is(err, tt.wantErr) || (err != nil) != (tt.wantErr != nil) {
+				t.Fatalf("Update: err = %v, want %v", err, tt.wantErr)
+			}
+			if runs != tt.wantRuns {
+				t.Errorf("fn ran %d times, want %d", runs, tt.wantRuns)
+			}
+			want := map[bool]string{true: "other+mine", false: "other"}[tt.wantErr == nil]
+			if err := s.View(t.Context(), func(tx store.Tx) error {
+				w, err := tx.GetWorkspace("ws-a")
+				if err == nil && w.Name != want {
+					t.Errorf("name = %q, want %q", w.Name, want)
+				}
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// Text PostgreSQL cannot hold is refused as invalid, and nothing is kept.
+func TestTextPostgreSQLRefuses(t *testing.T) {
+	s := open(t, "", pgstore.Options{})
+	for _, name := range []string{"nul \x00 byte", "bad utf-8 \xff"} {
+		err := s.Update(t.Context(), func(tx store.Tx) error {
+			return tx.InsertWorkspace(store.Workspace{ID: "ws-a", Name: name})
+		})
+		if !errors.Is(err, baton.ErrInvalid) {
+			t.Errorf("InsertWorkspace(Name %q): err = %v, want baton.ErrInvalid", name, err)
+		}
+	}
+	if err := s.View(t.Context(), func(tx store.Tx) error {
+		_, err := tx.GetWorkspace("ws-a")
+		return err
+	}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetWorkspace after refused inserts: err = %v, want store.ErrNotFound", err)
+	}
+}

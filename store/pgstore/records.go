@@ -1,0 +1,143 @@
+package pgstore
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+// table describes how one record kind maps onto its table: cols are the
+// columns in the order args writes them, id first; scan reads them
+// followed by the read-only columns (set by the server).
+type table[R any] struct {
+	kind string // "workspace", ...: for errors and the seen set
+	name string
+	cols []string
+	scan func(pgx.Row) (R, error)
+	args func(R) []any
+
+	selectSQL string // SELECT cols FROM name (no WHERE)
+	getSQL    string // ... WHERE <key> = $1 (the key is the first column)
+	insertSQL string // INSERT ... ON CONFLICT DO NOTHING
+	updateSQL string // UPDATE ... SET every column but the key WHERE <key> = $1
+}
+
+func newTable[R any](kind, name string, cols []string, scan func(pgx.Row) (R, error), args func(R) []any, readOnly ...string) *table[R] {
+	t := &table[R]{kind: kind, name: name, cols: cols, scan: scan, args: args}
+	list := strings.Join(cols, ", ")
+	t.selectSQL = "SELECT " + strings.Join(append(slices.Clone(cols), readOnly...), ", ") + " FROM " + name
+	t.getSQL = t.selectSQL + " WHERE " + cols[0] + " = $1"
+	params := make([]string, len(cols))
+	sets := make([]string, 0, len(cols)-1)
+	for i, c := range cols {
+		params[i] = "$" + strconv.Itoa(i+1)
+		if i > 0 {
+			sets = append(sets, c+" = "+params[i])
+		}
+	}
+	t.insertSQL = "INSERT INTO " + name + " (" + list + ") VALUES (" + strings.Join(params, ", ") + ") ON CONFLICT DO NOTHING"
+	t.updateSQL = "UPDATE " + name + " SET " + strings.Join(sets, ", ") + " WHERE " + cols[0] + " = $1"
+	return t
+}
+
+// get reads the record id; store.ErrNotFound if absent.
+func get[R any](t *tx, tb *table[R], id string) (R, error) {
+	var r R
+	if err := t.readable(); err != nil {
+		return r, err
+	}
+	found, err := t.queryRow("get "+tb.kind, tb.getSQL, []any{id}, func(row pgx.Row) error {
+		var err error
+		r, err = tb.scan(row)
+		return err
+	})
+	if err != nil {
+		return r, err
+	}
+	if !found {
+		return r, notFound(tb.kind, id)
+	}
+	t.see(tb.kind, id)
+	return r, nil
+}
+
+// list runs a query of tb's columns (where and order appended to its
+// SELECT) and returns the records.
+func list[R any](t *tx, tb *table[R], rest string, args ...any) ([]R, error) {
+	if err := t.readable(); err != nil {
+		return nil, err
+	}
+	var rs []R
+	err := t.query("list "+tb.name, tb.selectSQL+" "+rest, args, func(rows pgx.Rows) error {
+		r, err := tb.scan(rows)
+		if err != nil {
+			return err
+		}
+		rs = append(rs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rs, nil
+}
+
+// insert adds r; store.ErrDuplicate if a uniqueness rule refuses it.
+func insert[R any](t *tx, tb *table[R], id string, r R) error {
+	n, err := t.exec("insert "+tb.kind, tb.insertSQL, tb.args(r)...)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return duplicate(tb.kind, id)
+	}
+	t.see(tb.kind, id)
+	return nil
+}
+
+// put replaces the record id with r; store.ErrNotFound if absent. A
+// record this transaction has seen is queued (its row exists); another is
+// written now, to learn whether it exists.
+func put[R any](t *tx, tb *table[R], id string, r R) error {
+	if t.known(tb.kind, id) {
+		t.queue(tb.updateSQL, tb.args(r)...)
+		return nil
+	}
+	n, err := t.exec("put "+tb.kind, tb.updateSQL, tb.args(r)...)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return notFound(tb.kind, id)
+	}
+	t.see(tb.kind, id)
+	return nil
+}
+
+// tokenHash converts a scanned bytea back into a TokenHash.
+func tokenHash(b []byte) (baton.TokenHash, error) {
+	var h baton.TokenHash
+	if len(b) != 0 && len(b) != len(h) {
+		return h, fmt.Errorf("%w: a token hash of %d bytes", ErrDatabase, len(b))
+	}
+	copy(h[:], b)
+	return h, nil
+}
+
+// Record kinds, also the change feed's kinds where they have one.
+const (
+	kindWorkspace    = "workspace"
+	kindSession      = string(store.ChangeSession)
+	kindHandoff      = string(store.ChangeHandoff)
+	kindInstruction  = string(store.ChangeInstruction)
+	kindReservation  = "reservation"
+	kindWakeup       = "wakeup"
+	kindContinuation = "continuation"
+	kindLaunch       = "launch"
+)

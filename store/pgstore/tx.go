@@ -1,0 +1,302 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+// tx is a store.Tx on one pooled connection.
+//
+// Round trips: BEGIN is not sent on its own but with the first statement,
+// and writes whose outcome is already known are not sent when they are
+// made but queued, and go with the next statement that needs an answer (a
+// read, a write that may fail) or with the COMMIT, all in one pgx batch.
+// The server runs a batch's statements in order and skips the rest of it
+// after a failure, so a read still sees every earlier write of the
+// transaction, and a COMMIT never follows a failed write.
+//
+// A write's outcome is known when it cannot fail: records are never
+// deleted, so a Put of a record this transaction has read or written
+// matches its row, and a PutHandoff that does not newly take the pending
+// slot cannot break a uniqueness rule. Inserts, a Put of a record the
+// transaction has not seen, and a PutHandoff that takes the slot are sent
+// at once, and written so that a broken rule is an answer rather than an
+// error (ON CONFLICT DO NOTHING, a NOT EXISTS guard): an error aborts a
+// PostgreSQL transaction, and the contract lets fn go on after
+// store.ErrDuplicate.
+type tx struct {
+	ctx    context.Context
+	conn   *pgxpool.Conn
+	update bool
+	begun  bool // BEGIN has been sent
+	done   bool
+
+	queued []queuedWrite
+	// err is the first failed statement: the server has aborted the
+	// transaction, so every later call returns it and the Update does not
+	// commit. conflict says it is worth a retry.
+	err      error
+	conflict bool
+
+	// seen holds the records known to exist (read or written here), by
+	// kind and id; cache the rows a transition reads most (cache.go).
+	seen  map[recordKey]struct{}
+	cache cache
+	// feed holds, per workspace, the records to append to its change
+	// feed at commit (their last values), in the order first written;
+	// changed lists those workspaces in the same order. sessionSeqs are
+	// the Seqs of the sessions seen, which a session's change carries.
+	feed        map[baton.WorkspaceID][]feedEntry
+	changed     []baton.WorkspaceID
+	sessionSeqs map[baton.SessionID]int64
+}
+
+var _ store.Tx = (*tx)(nil)
+
+// recordKey names one record: its table and id.
+type recordKey struct {
+	kind string
+	id   string
+}
+
+type queuedWrite struct {
+	sql  string
+	args []any
+}
+
+func newTx(ctx context.Context, conn *pgxpool.Conn, update bool) *tx {
+	return &tx{ctx: ctx, conn: conn, update: update}
+}
+
+// readable returns ErrTxDone once fn has returned, the failure of an
+// earlier statement, and the context's error once it is done.
+func (t *tx) readable() error {
+	if t.done {
+		return ErrTxDone
+	}
+	if t.err != nil {
+		return t.err
+	}
+	if err := t.ctx.Err(); err != nil {
+		return fmt.Errorf("pgstore: %w", err)
+	}
+	return nil
+}
+
+// writable adds store.ErrReadOnly inside a View.
+func (t *tx) writable(op string) error {
+	if err := t.readable(); err != nil {
+		return err
+	}
+	if !t.update {
+		return baton.Errorf(store.ErrReadOnly, "pgstore: %s", op)
+	}
+	return nil
+}
+
+func (t *tx) beginSQL() string {
+	if t.update {
+		return "BEGIN ISOLATION LEVEL SERIALIZABLE"
+	}
+	return "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+}
+
+// send runs, in one round trip, BEGIN if it was not sent yet, the queued
+// writes, then what add queues (its callbacks see the answers).
+func (t *tx) send(op string, add func(b *pgx.Batch)) error {
+	b := &pgx.Batch{}
+	if !t.begun {
+		b.Queue(t.beginSQL())
+	}
+	for _, w := range t.queued {
+		b.Queue(w.sql, w.args...).Exec(expectOne)
+	}
+	if add != nil {
+		add(b)
+	}
+	t.begun = true
+	t.queued = t.queued[:0]
+	if err := t.conn.SendBatch(t.ctx, b).Close(); err != nil {
+		return t.fail(op, err)
+	}
+	return nil
+}
+
+// expectOne checks a queued write: it was queued because its row is known
+// to exist, so anything but one row means the store is not what this
+// package wrote (a row deleted from outside).
+func expectOne(ct pgconn.CommandTag) error {
+	if ct.RowsAffected() != 1 {
+		return fmt.Errorf("%w: a write matched %d rows, want 1: a row was deleted behind the store", ErrDatabase, ct.RowsAffected())
+	}
+	return nil
+}
+
+// fail records the first failure of the transaction and returns it.
+func (t *tx) fail(op string, err error) error {
+	if t.err != nil {
+		return t.err
+	}
+	switch {
+	case isConflict(err):
+		t.conflict = true
+		t.err = fmt.Errorf("%w: pgstore: %s: %w", store.ErrTxConflict, op, err)
+	case t.ctx.Err() != nil:
+		t.err = fmt.Errorf("pgstore: %s: %w", op, t.ctx.Err())
+	default:
+		t.err = dbErr(op, err)
+	}
+	return t.err
+}
+
+// queue defers a write whose outcome is known until the next round trip.
+func (t *tx) queue(sql string, args ...any) {
+	t.queued = append(t.queued, queuedWrite{sql: sql, args: args})
+}
+
+// exec runs a write now (with the queued ones) and returns its row count.
+func (t *tx) exec(op, sql string, args ...any) (int64, error) {
+	var n int64
+	err := t.send(op, func(b *pgx.Batch) {
+		b.Queue(sql, args...).Exec(func(ct pgconn.CommandTag) error {
+			n = ct.RowsAffected()
+			return nil
+		})
+	})
+	return n, err
+}
+
+// queryRow runs a single-row query now; found is false when it returned no
+// row. scan is called with the row.
+func (t *tx) queryRow(op, sql string, args []any, scan func(pgx.Row) error) (found bool, err error) {
+	err = t.send(op, func(b *pgx.Batch) {
+		b.Queue(sql, args...).QueryRow(func(row pgx.Row) error {
+			err := scan(row)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			found = err == nil
+			return err
+		})
+	})
+	return found, err
+}
+
+// query runs a query now and calls each for every row.
+func (t *tx) query(op, sql string, args []any, each func(pgx.Rows) error) error {
+	return t.send(op, func(b *pgx.Batch) {
+		b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				if err := each(rows); err != nil {
+					return err
+				}
+			}
+			return rows.Err()
+		})
+	})
+}
+
+// see records that a record exists.
+func (t *tx) see(kind, id string) {
+	if t.seen == nil {
+		t.seen = map[recordKey]struct{}{}
+	}
+	t.seen[recordKey{kind, id}] = struct{}{}
+}
+
+func (t *tx) known(kind, id string) bool {
+	_, ok := t.seen[recordKey{kind, id}]
+	return ok
+}
+
+// changes records the value a write left a feed record with: at commit
+// the workspace's feed gets one change per record, with its last value.
+func (t *tx) changes(ws baton.WorkspaceID, kind, id string, rec any) {
+	if t.feed == nil {
+		t.feed = map[baton.WorkspaceID][]feedEntry{}
+	}
+	entries, ok := t.feed[ws]
+	if !ok {
+		t.changed = append(t.changed, ws)
+	}
+	k := recordKey{kind, id}
+	for i := range entries {
+		if entries[i].key == k {
+			entries[i].rec = rec
+			return
+		}
+	}
+	t.feed[ws] = append(entries, feedEntry{key: k, rec: rec})
+}
+
+// commit sends the queued writes, the change feed entries and COMMIT in
+// one round trip. (The notifications follow it: publish.go says why.)
+func (t *tx) commit() error {
+	if !t.begun && len(t.queued) == 0 && len(t.changed) == 0 {
+		return nil // nothing was read or written
+	}
+	var ok bool
+	err := t.send("commit", func(b *pgx.Batch) {
+		for _, ws := range t.changed {
+			kinds, records := encodeFeed(t.feed[ws])
+			b.Queue(appendFeedSQL, string(ws), kinds, records)
+		}
+		b.Queue("COMMIT").Exec(func(ct pgconn.CommandTag) error {
+			ok = ct.String() == "COMMIT"
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return t.fail("commit", errors.New("the server rolled the transaction back"))
+	}
+	t.begun = false
+	return nil
+}
+
+// rollback ends a transaction that will not commit. On a done context it
+// uses a short one of its own; if even that fails, the connection is left
+// in a transaction and the pool destroys it on release.
+func (t *tx) rollback() {
+	if !t.begun {
+		return
+	}
+	t.begun = false
+	if t.conn.Conn().PgConn().TxStatus() == 'I' {
+		return // the failed COMMIT already ended it
+	}
+	ctx := t.ctx
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+	}
+	_, _ = t.conn.Exec(ctx, "ROLLBACK")
+}
+
+// required refuses an empty key field.
+func required[K ~string](kind, field string, k K) error {
+	if k == "" {
+		return baton.Errorf(baton.ErrInvalid, "pgstore: %s: %s is empty", kind, field)
+	}
+	return nil
+}
+
+func notFound[K ~string](kind string, k K) error {
+	return baton.Errorf(store.ErrNotFound, "pgstore: %s %q", kind, string(k))
+}
+
+func duplicate[K ~string](kind string, k K) error {
+	return baton.Errorf(store.ErrDuplicate, "pgstore: %s %q exists", kind, string(k))
+}

@@ -1,0 +1,177 @@
+package pgstore
+
+import (
+	"github.com/jackc/pgx/v5"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+var workspaces = newTable(kindWorkspace, "workspaces",
+	[]string{"id", "name", "mission", "root", "config", "current_session", "activation_counter", "archived", "created_at", "updated_at"},
+	func(row pgx.Row) (store.Workspace, error) {
+		var w store.Workspace
+		err := row.Scan(&w.ID, &w.Name, &w.Mission, &w.Root, &w.Config, &w.CurrentSession,
+			&w.ActivationCounter, &w.Archived, &w.CreatedAt, &w.UpdatedAt)
+		return w, err
+	},
+	func(w store.Workspace) []any {
+		return []any{string(w.ID), w.Name, w.Mission, w.Root, w.Config, string(w.CurrentSession),
+			w.ActivationCounter, w.Archived, w.CreatedAt, w.UpdatedAt}
+	})
+
+// GetWorkspace returns the workspace id; store.ErrNotFound if absent.
+func (t *tx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
+	if err := t.readable(); err != nil {
+		return store.Workspace{}, err
+	}
+	if _, have := t.cache.workspaces[id]; !have {
+		err := t.send("get workspace", func(b *pgx.Batch) {
+			b.Queue(workspaces.getSQL, string(id)).Query(func(rows pgx.Rows) error {
+				found := false
+				for rows.Next() {
+					w, err := workspaces.scan(rows)
+					if err != nil {
+						return err
+					}
+					found = true
+					t.seeWorkspace(w)
+				}
+				if !found {
+					remember(&t.cache.workspaces, id, store.Workspace{}, false)
+				}
+				return rows.Err()
+			})
+			t.readAhead(b, "$1", string(id), id)
+		})
+		if err != nil {
+			return store.Workspace{}, err
+		}
+	}
+	c := t.cache.workspaces[id]
+	if !c.ok {
+		return store.Workspace{}, notFound(kindWorkspace, id)
+	}
+	return c.r, nil
+}
+
+// InsertWorkspace adds w; store.ErrDuplicate if its id exists,
+// baton.ErrInvalid if it is empty.
+func (t *tx) InsertWorkspace(w store.Workspace) error {
+	if err := t.writable("InsertWorkspace"); err != nil {
+		return err
+	}
+	if err := required("workspace", "ID", w.ID); err != nil {
+		return err
+	}
+	if c, have := t.cache.workspaces[w.ID]; have && c.ok {
+		return duplicate(kindWorkspace, w.ID)
+	}
+	if err := insert(t, workspaces, string(w.ID), w); err != nil {
+		return err
+	}
+	t.seeWorkspace(w)
+	return nil
+}
+
+// PutWorkspace replaces w; store.ErrNotFound if absent. A workspace the
+// transaction has read or written is queued.
+func (t *tx) PutWorkspace(w store.Workspace) error {
+	if err := t.writable("PutWorkspace"); err != nil {
+		return err
+	}
+	if err := required("workspace", "ID", w.ID); err != nil {
+		return err
+	}
+	if c, have := t.cache.workspaces[w.ID]; have {
+		if !c.ok {
+			return notFound(kindWorkspace, w.ID)
+		}
+		t.see(kindWorkspace, string(w.ID))
+	}
+	if err := put(t, workspaces, string(w.ID), w); err != nil {
+		return err
+	}
+	t.seeWorkspace(w)
+	return nil
+}
+
+// ListWorkspaces returns every workspace in insert order.
+func (t *tx) ListWorkspaces() ([]store.Workspace, error) {
+	return list(t, workspaces, "ORDER BY ord")
+}
+
+// reservations are keyed by workspace, and written by an upsert
+// (PutReservation inserts or replaces).
+var reservations = newTable(kindReservation, "reservations",
+	[]string{"workspace", "held", "handoff", "owner", "epoch", "lease_holder", "lease_expires", "lease_store", "updated_at"},
+	func(row pgx.Row) (store.Reservation, error) {
+		var r store.Reservation
+		var owner []byte
+		err := row.Scan(&r.Workspace, &r.Held, &r.Handoff, &owner, &r.Epoch, &r.LeaseHolder,
+			&r.LeaseExpires, &r.LeaseStore, &r.UpdatedAt)
+		if err != nil {
+			return r, err
+		}
+		r.Owner, err = tokenHash(owner)
+		return r, err
+	},
+	func(r store.Reservation) []any {
+		return []any{string(r.Workspace), r.Held, string(r.Handoff), r.Owner[:], r.Epoch, r.LeaseHolder,
+			r.LeaseExpires, r.LeaseStore, r.UpdatedAt}
+	})
+
+const putReservationSQL = `INSERT INTO reservations (workspace, held, handoff, owner, epoch, lease_holder, lease_expires, lease_store, updated_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	ON CONFLICT (workspace) DO UPDATE SET held = $2, handoff = $3, owner = $4, epoch = $5,
+		lease_holder = $6, lease_expires = $7, lease_store = $8, updated_at = $9`
+
+// GetReservation returns the reservation row of ws; store.ErrNotFound if
+// it was never taken.
+func (t *tx) GetReservation(ws baton.WorkspaceID) (store.Reservation, error) {
+	if err := t.readable(); err != nil {
+		return store.Reservation{}, err
+	}
+	if _, have := t.cache.reservations[ws]; !have {
+		err := t.send("get reservation", func(b *pgx.Batch) {
+			b.Queue(reservations.getSQL, string(ws)).Query(func(rows pgx.Rows) error {
+				found := false
+				for rows.Next() {
+					r, err := reservations.scan(rows)
+					if err != nil {
+						return err
+					}
+					found = true
+					t.seeReservation(r)
+				}
+				if !found {
+					remember(&t.cache.reservations, ws, store.Reservation{}, false)
+				}
+				return rows.Err()
+			})
+			t.readAhead(b, "$1", string(ws), ws)
+		})
+		if err != nil {
+			return store.Reservation{}, err
+		}
+	}
+	c := t.cache.reservations[ws]
+	if !c.ok {
+		return store.Reservation{}, notFound("reservation of workspace", ws)
+	}
+	return c.r, nil
+}
+
+// PutReservation inserts or replaces the row of r.Workspace; baton.ErrInvalid
+// if r.Workspace is empty. It cannot fail otherwise, so it is queued.
+func (t *tx) PutReservation(r store.Reservation) error {
+	if err := t.writable("PutReservation"); err != nil {
+		return err
+	}
+	if err := required("reservation", "Workspace", r.Workspace); err != nil {
+		return err
+	}
+	t.queue(putReservationSQL, reservations.args(r)...)
+	t.seeReservation(r)
+	return nil
+}
