@@ -220,6 +220,7 @@ func (h *harness) actCreate(t *rapid.T) {
 		h.fatalf("create %+v on %s: %v", req, n.id, err)
 	}
 	m := h.track(got, req, srcCfg)
+	m.takenBy, m.takenLife = n, n.life
 	h.settleFromStopping(m, confirmed)
 	m.uncertain = orphan
 	h.await()
@@ -359,6 +360,9 @@ func (h *harness) actConcurrent(t *rapid.T) {
 		}
 	}
 	m := h.track(got[0], req, srcCfg)
+	if d := h.nodeByID(h.reservation(ws).LeaseHolder); d != nil {
+		m.takenBy, m.takenLife = d, d.life
+	}
 	h.settleFromStopping(m, confirmed)
 	m.uncertain = orphan
 	h.await()
@@ -420,6 +424,7 @@ func (h *harness) actDecide(t *rapid.T) {
 	}
 	m.attempt++
 	h.epoch[m.ws]++
+	m.takenBy, m.takenLife = n, n.life
 	if action == handoff.Skip {
 		m.summary, m.report = false, ""
 	}
@@ -495,6 +500,7 @@ func (h *harness) cancel(t *rapid.T, m *model, stop func(context.Context) error)
 		}
 		m.state, m.stopUnconfirmed, m.genDeadline, m.readyAt, m.readyBy = store.StateFailed, true, zeroTime, zeroTime, zeroTime
 		h.epoch[m.ws]++
+		m.takenBy, m.takenLife = h.nodeByID(h.reservation(m.ws).LeaseHolder), -1 // the receiving node, as its Reconcile sees it
 		h.await()
 		return
 	}

@@ -289,6 +289,8 @@ func (h *harness) reconcileOn(n *node) {
 		switch {
 		case r.LeaseHolder != n.id && r.LeaseExpires.After(now):
 			// Another live process drives it: left alone.
+		case r.LeaseHolder == n.id && m.takenBy == n && (m.takenLife == n.life || m.takenLife == -1):
+			// This Coordinator took it itself: its own Reconcile leaves it.
 		case m.uncertain:
 		default:
 			// Its own lease, or a lapsed one: what the gone process
@@ -297,6 +299,7 @@ func (h *harness) reconcileOn(n *node) {
 			m.state, m.stopUnconfirmed = store.StateInterrupted, false
 			m.genDeadline, m.readyAt, m.readyBy = zeroTime, zeroTime, zeroTime
 			h.epoch[m.ws]++
+			m.takenBy, m.takenLife = n, n.life
 		}
 	}
 	before := len(h.eng.Launches())

@@ -138,6 +138,10 @@ type model struct {
 	// over, or the node came back): the harness waits for it to rest, checks
 	// the state is one it may be in, and adopts it.
 	uncertain bool
+	// takenBy and takenLife name the node (and its life) that last took the
+	// reservation: a Coordinator's own Reconcile leaves those alone.
+	takenBy   *node
+	takenLife int
 	// frozen is the row as it became terminal; it must never change.
 	frozen *handoff.Handoff
 	// launchesAtEnd counts the engine's launches for this handoff when it
