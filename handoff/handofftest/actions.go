@@ -500,7 +500,9 @@ func (h *harness) cancel(t *rapid.T, m *model, stop func(context.Context) error)
 		}
 		m.state, m.stopUnconfirmed, m.genDeadline, m.readyAt, m.readyBy = store.StateFailed, true, zeroTime, zeroTime, zeroTime
 		h.epoch[m.ws]++
-		m.takenBy, m.takenLife = h.nodeByID(h.reservation(m.ws).LeaseHolder), -1 // the receiving node, as its Reconcile sees it
+		if d := h.nodeByID(h.reservation(m.ws).LeaseHolder); d != nil {
+			m.takenBy, m.takenLife = d, d.life // the receiving node took it over
+		}
 		h.await()
 		return
 	}

@@ -289,7 +289,7 @@ func (h *harness) reconcileOn(n *node) {
 		switch {
 		case r.LeaseHolder != n.id && r.LeaseExpires.After(now):
 			// Another live process drives it: left alone.
-		case r.LeaseHolder == n.id && m.takenBy == n && (m.takenLife == n.life || m.takenLife == -1):
+		case r.LeaseHolder == n.id && m.takenBy == n && m.takenLife == n.life:
 			// This Coordinator took it itself: its own Reconcile leaves it.
 		case m.uncertain:
 		default:
