@@ -157,8 +157,11 @@
 // life); Reconcile goes only to a node that runs no process of the
 // transfers it holds.
 //
-// Some failures of the unplanted harness are still open, rare and
-// timing-dependent (rapid cannot shrink them): a reservation's epoch one
-// ahead of the takes the model counts, or a transfer settling other than
-// the model predicts after a concurrent Create.
+// Some failures of the unplanted harness are still open and
+// timing-dependent (rapid cannot always replay them; sequences are kept
+// under testdata/findings): a Stop sent to a node that does not drive a
+// failed transfer is sometimes never carried out by the node that does
+// (the step fails after Config.Wait), a reservation's epoch is one ahead
+// of the takes the model counts, or a step that should change nothing
+// races with a late write.
 package handofftest
