@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/failpoint"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -193,7 +194,9 @@ func (f *fire) src() *store.Session {
 // active state, with no Stop requested.
 func (c *Coordinator) engineCheck(attempt int) func(*fire) error {
 	return func(f *fire) error {
-		if h := f.row; h.Attempt != attempt || h.StopRequested || !isActive(h.State) {
+		stale := failpoint.Enabled && failpoint.Hit("handoff/stale-callback-applied")
+		late := failpoint.Enabled && failpoint.Hit("handoff/callback-after-stop")
+		if h := f.row; (h.Attempt != attempt && !stale) || (h.StopRequested && !late) || !isActive(h.State) {
 			return ErrStaleAttempt
 		}
 		return nil

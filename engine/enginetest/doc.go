@@ -2,8 +2,9 @@
 // every start follows a Script that says whether it fails, how and when
 // readiness resolves, whether a report-only turn submits a report (with the
 // right or a wrong token), how the process ends, and what Stop answers. It
-// records every launch, so a test can assert "launched exactly once", and
-// tracks how many processes run per workspace at once.
+// records every launch with its process's lifetime, so a test can assert
+// "launched exactly once" and "never two processes in a workspace at the
+// same moment" (Overlaps, MaxRunning), across every caller sharing it.
 //
 // # Basics
 //
@@ -22,7 +23,9 @@
 //
 // A Process can also be driven by hand: Release, Reject and Finish resolve
 // a held readiness or end the process; SetStopOutcome changes what the next
-// Stop returns; CrashAll ends every running process as if the host died.
+// Stop returns; CrashAll ends every running process as if the host died. The
+// engine is an engine.Reaper: ReapLaunch ends every process of a launch
+// (StartRequest.LaunchID), whoever started it.
 //
 // # Caveats
 //

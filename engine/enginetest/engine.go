@@ -64,6 +64,12 @@ type Launch struct {
 	// ReportErr is what Options.Submit returned for this launch's report
 	// (or ErrNoSubmit), once the report step has run.
 	ReportErr error
+	// Began and Ended bound the process's lifetime on the engine's event
+	// counter (one tick per start and per exit, across every workspace):
+	// two processes of a workspace ran at the same moment exactly when
+	// their [Began, Ended) intervals overlap. Ended is 0 while the process
+	// runs (and for a failed start).
+	Began, Ended int64
 }
 
 // Engine is a scripted engine.Engine and engine.Validator. It is safe for
@@ -83,11 +89,13 @@ type Engine struct {
 	running    map[baton.WorkspaceID]int
 	maxRunning map[baton.WorkspaceID]int
 	live       map[*Process]struct{}
+	tick       int64 // the lifetime event counter (Launch.Began, Ended)
 }
 
 var (
 	_ engine.Engine    = (*Engine)(nil)
 	_ engine.Validator = (*Engine)(nil)
+	_ engine.Reaper    = (*Engine)(nil)
 )
 
 // New returns an engine configured by opts.
@@ -169,7 +177,8 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 		e.mu.Unlock()
 		return nil, err
 	}
-	rec := &Launch{Req: req, Script: script}
+	e.tick++
+	rec := &Launch{Req: req, Script: script, Began: e.tick}
 	e.recordLocked(rec)
 	p := newProcess(e, rec, req, script)
 	rec.Proc = p
@@ -294,6 +303,58 @@ func (e *Engine) noteExit(p *Process) {
 	defer e.mu.Unlock()
 	delete(e.live, p)
 	e.running[p.req.Workspace]--
+	e.tick++
+	p.rec.Ended = e.tick
+}
+
+// Overlap names two processes of one workspace that ran at the same moment.
+type Overlap struct {
+	Workspace baton.WorkspaceID
+	// First and Second are the launch numbers (Launch.N), First began first.
+	First, Second int
+}
+
+// Overlaps returns every pair of processes of the same workspace whose
+// lifetimes overlapped, in order of the later one's start. baton's
+// invariant is that there is none.
+func (e *Engine) Overlaps() []Overlap {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []Overlap
+	for j, b := range e.launches {
+		if b.Proc == nil {
+			continue
+		}
+		for _, a := range e.launches[:j] {
+			if a.Proc == nil || a.Req.Workspace != b.Req.Workspace {
+				continue
+			}
+			if a.Ended == 0 || a.Ended > b.Began {
+				out = append(out, Overlap{Workspace: b.Req.Workspace, First: a.N, Second: b.N})
+			}
+		}
+	}
+	return out
+}
+
+// ReapLaunch implements engine.Reaper: it ends every running process whose
+// request carries launch id, as a confirmed stop would (Exit().Stopped set),
+// whichever Stop outcome their script holds: a reaper kills the whole tree.
+// It returns engine.Stopped when it ended one, engine.NotRunning when none
+// ran (an unknown id included), and ctx's error (with engine.Timeout) when
+// ctx is done.
+func (e *Engine) ReapLaunch(ctx context.Context, id baton.LaunchID) (engine.StopOutcome, error) {
+	if err := ctx.Err(); err != nil {
+		return engine.Timeout, err
+	}
+	out := engine.NotRunning
+	for _, p := range e.liveProcs() {
+		if id != "" && p.req.LaunchID == id && p.Running() {
+			p.end(0, nil, true)
+			out = engine.Stopped
+		}
+	}
+	return out, nil
 }
 
 func (e *Engine) noteReport(rec *Launch, err error) {

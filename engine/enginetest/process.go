@@ -184,6 +184,14 @@ func (p *Process) SetStopOutcome(o engine.StopOutcome) {
 	p.stopOutcome = o
 }
 
+// StopOutcome returns what the next Stop returns while the process runs
+// (the script's, or what SetStopOutcome set last).
+func (p *Process) StopOutcome() engine.StopOutcome {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stopOutcome
+}
+
 // Running reports whether the process has not exited yet.
 func (p *Process) Running() bool {
 	p.mu.Lock()

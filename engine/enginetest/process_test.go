@@ -188,6 +188,9 @@ func TestStop(t *testing.T) {
 			if tt.set != "" {
 				p.SetStopOutcome(tt.set)
 			}
+			if want := map[bool]engine.StopOutcome{true: tt.set, false: tt.script.StopOutcome}[tt.set != ""]; want != "" && p.StopOutcome() != want {
+				t.Fatalf("StopOutcome = %v before the stop, want %v", p.StopOutcome(), want)
+			}
 			o, err := p.Stop(tt.ctx)
 			if o != tt.want || !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
 				t.Fatalf("Stop = %v, %v; want %v, %v", o, err, tt.want, tt.wantErr)

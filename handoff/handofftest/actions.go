@@ -5,27 +5,29 @@ import (
 	"errors"
 	"strings"
 	"sync"
-	"time"
 
 	"pgregory.net/rapid"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
-	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storetest"
 )
 
 func (h *harness) actions() map[string]func(*rapid.T) {
-	return map[string]func(*rapid.T){
-		"":                 func(*rapid.T) { h.check() },
+	acts := map[string]func(*rapid.T){
+		"": func(*rapid.T) {
+			if !h.ended {
+				h.await() // every invariant, once what the last step set off has come to rest
+			}
+		},
 		"create":           h.actCreate,
 		"replay":           h.actReplay,
 		"mismatch":         h.actMismatch,
 		"createStale":      h.actStale,
 		"createMalformed":  h.actMalformed,
 		"createConcurrent": h.actConcurrent,
+		"unknownWorkspace": h.actUnknownWorkspace,
 		"decide":           h.actDecide,
 		"decideBad":        h.actDecideBad,
 		"stop":             h.actStop,
@@ -33,11 +35,21 @@ func (h *harness) actions() map[string]func(*rapid.T) {
 		"advanceClock":     h.actAdvance,
 		"report":           h.actReport,
 		"lateReport":       h.actLateReport,
+		"invalidReport":    h.actInvalidReport,
 		"wakeup":           h.actWakeup,
+		"fireDue":          h.actFireDue,
 		"ordinaryStart":    h.actOrdinary,
+		"archive":          h.actArchive,
 		"shutdown":         h.actShutdown,
 		"crash":            h.actCrash,
+		"restart":          h.actRestart,
+		"reconcile":        h.actReconcile,
 	}
+	if len(h.nodes) > 1 {
+		acts["freeze"] = h.actFreeze
+		acts["thaw"] = h.actThaw
+	}
+	return acts
 }
 
 func (h *harness) drawWS(t *rapid.T) baton.WorkspaceID {
@@ -51,8 +63,51 @@ func (h *harness) drawModel(t *rapid.T) *model {
 	return h.hs[rapid.SampledFrom(h.order).Draw(t, "handoff")]
 }
 
+// drawUp draws a node that is up; it skips the step when none is.
+func (h *harness) drawUp(t *rapid.T) *node {
+	return h.drawNode(t, "node", nodeUp)
+}
+
+// drawNode draws, by name, a node in one of the states; it skips the step
+// when none is.
+func (h *harness) drawNode(t *rapid.T, label string, states ...nodeState) *node {
+	var names []string
+	byName := map[string]*node{}
+	for _, n := range h.nodes {
+		for _, st := range states {
+			if n.gate.get() == st {
+				names = append(names, n.id)
+				byName[n.id] = n
+			}
+		}
+	}
+	if len(names) == 0 {
+		t.Skipf("no node is %v", states)
+	}
+	return byName[rapid.SampledFrom(names).Draw(t, label)]
+}
+
+// runsOn returns the node whose live process runs in ws, else ws's home
+// node: a host routes a workspace's ordinary messages to the node that
+// runs its agent.
+func (h *harness) runsOn(ws baton.WorkspaceID) *node {
+	ls := h.eng.Launches()
+	for i := len(ls) - 1; i >= 0; i-- {
+		if p := ls[i].Proc; p != nil && ls[i].Req.Workspace == ws && p.Running() {
+			h.mu.Lock()
+			li, ok := h.launchNode[ls[i].N]
+			h.mu.Unlock()
+			if ok {
+				return h.nodes[li.node]
+			}
+		}
+	}
+	return h.homeNode(ws)
+}
+
 func (h *harness) current(ws baton.WorkspaceID) baton.SessionID {
-	w, err := h.co.Sessions().Workspace(h.ctx, ws)
+	var w store.Workspace
+	err := h.raw.View(h.ctx, func(tx store.Tx) (err error) { w, err = tx.GetWorkspace(ws); return err })
 	if err != nil {
 		h.fatalf("workspace %s: %v", ws, err)
 	}
@@ -71,14 +126,23 @@ func (h *harness) newRequest(t *rapid.T, ws baton.WorkspaceID) handoff.Request {
 // begin scripts a new attempt in ws and returns whether the stop of what
 // runs there will be confirmed.
 func (h *harness) begin(t *rapid.T, ws baton.WorkspaceID) bool {
-	h.setPlan(ws, drawPlan(t, ws, h.nextSeq()))
+	h.setPlan(ws, drawPlan(t, ws, h.nextSeq(), len(h.nodes)))
 	return h.scriptStop(ws, "sourceStop")
 }
 
 func (h *harness) snapshot() storetest.Snapshot {
-	s, err := storetest.TakeSnapshot(h.ctx, h.st, h.wss...)
+	s, err := storetest.TakeSnapshot(h.ctx, h.raw, h.wss...)
 	if err != nil {
 		h.fatalf("snapshot: %v", err)
+	}
+	// Lease renewals are the only writes a step may race with.
+	for id, w := range s.ByWorkspace {
+		if w.Reservation != nil {
+			r := *w.Reservation
+			r.LeaseExpires, r.UpdatedAt = zeroTime, zeroTime
+			w.Reservation = &r
+			s.ByWorkspace[id] = w
+		}
 	}
 	return s
 }
@@ -98,36 +162,75 @@ func (h *harness) unchanged(what string, fn func()) {
 func (h *harness) track(got handoff.Handoff, req handoff.Request, sourceConfig baton.EngineConfig) *model {
 	m := &model{id: got.ID, ws: req.Workspace, req: req, attempt: 1, summary: req.GenerateSummary,
 		source: req.SourceSession, sourceConfig: sourceConfig, state: store.StateStopping}
+	h.mu.Lock()
 	h.hs[got.ID] = m
+	h.mu.Unlock()
 	h.order = append(h.order, got.ID)
 	h.movedOn[req.Workspace] = false
+	h.epoch[req.Workspace]++
 	return m
+}
+
+// createNode is the node a Create for ws goes to: any node that is up while
+// nothing runs in the workspace, else the node that runs its process (a
+// node can stop only what it launched; see the package's Caveats).
+func (h *harness) createNode(t *rapid.T, ws baton.WorkspaceID) *node {
+	if h.cfg.KnownGaps {
+		return h.drawUp(t)
+	}
+	if h.staleRow(ws) {
+		t.Skip("a node that is gone left a session row of the workspace running")
+	}
+	if len(h.runningProcs(ws)) == 0 {
+		return h.drawUp(t)
+	}
+	if h.orphaned(ws) {
+		t.Skip("the workspace's agent runs on a node that is not up")
+	}
+	n := h.runsOn(ws)
+	if n.gate.get() != nodeUp {
+		t.Skip("the node running the workspace is not up")
+	}
+	return n
 }
 
 func (h *harness) actCreate(t *rapid.T) {
 	ws := h.drawWS(t)
+	n := h.createNode(t, ws)
 	req := h.newRequest(t, ws)
-	if p := h.pendingIn(ws); p != nil {
+	switch {
+	case h.archived[ws]:
+		h.unchanged("create in an archived workspace", func() {
+			_, err := n.co.Create(h.ctx, req)
+			expectErr(h, "create in an archived workspace", err, handoff.ErrWorkspaceArchived)
+		})
+		return
+	case h.pendingIn(ws) != nil:
 		h.unchanged("create while pending", func() {
-			_, err := h.co.Create(h.ctx, req)
+			_, err := n.co.Create(h.ctx, req)
 			expectErr(h, "create while pending", err, handoff.ErrTransferPending)
 		})
 		return
 	}
 	srcCfg := h.workspaceConfig(ws)
+	orphan := h.orphaned(ws)
 	confirmed := h.begin(t, ws)
-	got, err := h.co.Create(h.ctx, req)
+	got, err := n.co.Create(h.ctx, req)
 	if err != nil {
-		h.fatalf("create %+v: %v", req, err)
+		h.fatalf("create %+v on %s: %v", req, n.id, err)
 	}
 	m := h.track(got, req, srcCfg)
+	m.takenBy, m.takenLife = n, n.life
 	h.settleFromStopping(m, confirmed)
+	m.uncertain = orphan
 	h.await()
 }
 
+// workspaceConfig is the configuration the model expects a transfer to
+// restore: the current session's, else the workspace's.
 func (h *harness) workspaceConfig(ws baton.WorkspaceID) baton.EngineConfig {
-	w, err := h.co.Sessions().Workspace(h.ctx, ws)
-	if err != nil {
+	var w store.Workspace
+	if err := h.raw.View(h.ctx, func(tx store.Tx) (err error) { w, err = tx.GetWorkspace(ws); return err }); err != nil {
 		h.fatalf("workspace: %v", err)
 	}
 	if w.CurrentSession != "" {
@@ -140,20 +243,22 @@ func (h *harness) workspaceConfig(ws baton.WorkspaceID) baton.EngineConfig {
 
 func (h *harness) actReplay(t *rapid.T) {
 	m := h.drawModel(t)
+	n := h.drawUp(t)
 	req := m.req
 	// The same request in another spelling: white space around the ids.
 	req.RequestID = "  " + req.RequestID + "\t"
 	req.Target.Model = " " + req.Target.Model
 	h.unchanged("exact replay", func() {
-		got, err := h.co.Create(h.ctx, req)
+		got, err := n.co.Create(h.ctx, req)
 		if err != nil || got.ID != m.id {
-			h.fatalf("replay of %s: %v, %v", m.id, got.ID, err)
+			h.fatalf("replay of %s on %s: %v, %v", m.id, n.id, got.ID, err)
 		}
 	})
 }
 
 func (h *harness) actMismatch(t *rapid.T) {
 	m := h.drawModel(t)
+	n := h.drawUp(t)
 	req := m.req
 	if rapid.Bool().Draw(t, "flipSummary") {
 		req.GenerateSummary = !req.GenerateSummary
@@ -161,26 +266,31 @@ func (h *harness) actMismatch(t *rapid.T) {
 		req.Target.PermissionMode = "other-" + req.Target.PermissionMode
 	}
 	h.unchanged("replay with another fingerprint", func() {
-		_, err := h.co.Create(h.ctx, req)
+		_, err := n.co.Create(h.ctx, req)
 		expectErr(h, "fingerprint mismatch", err, handoff.ErrIdempotencyMismatch)
 	})
 }
 
 func (h *harness) actStale(t *rapid.T) {
+	n := h.drawUp(t)
 	ws := h.drawWS(t)
 	req := h.newRequest(t, ws)
 	req.SourceSession = "ses_gone"
 	want := handoff.ErrSourceChanged
-	if h.pendingIn(ws) != nil {
+	switch {
+	case h.archived[ws]:
+		want = handoff.ErrWorkspaceArchived
+	case h.pendingIn(ws) != nil:
 		want = handoff.ErrTransferPending
 	}
 	h.unchanged("stale source", func() {
-		_, err := h.co.Create(h.ctx, req)
+		_, err := n.co.Create(h.ctx, req)
 		expectErr(h, "stale source", err, want)
 	})
 }
 
 func (h *harness) actMalformed(t *rapid.T) {
+	n := h.drawUp(t)
 	ws := h.drawWS(t)
 	req := h.newRequest(t, ws)
 	switch rapid.IntRange(0, 3).Draw(t, "malformation") {
@@ -192,34 +302,56 @@ func (h *harness) actMalformed(t *rapid.T) {
 		req.Target = baton.EngineConfig{Model: "no-engine"}
 	case 3:
 		req.Target = baton.EngineConfig{Engine: "nope"}
-		if h.pendingIn(ws) != nil {
-			h.unchanged("unknown engine while pending", func() {
-				_, err := h.co.Create(h.ctx, req)
-				expectErr(h, "unknown engine while pending", err, handoff.ErrTransferPending)
+		var want error
+		switch {
+		case h.archived[ws]:
+			want = handoff.ErrWorkspaceArchived
+		case h.pendingIn(ws) != nil:
+			want = handoff.ErrTransferPending
+		}
+		if want != nil {
+			h.unchanged("unknown engine in a busy workspace", func() {
+				_, err := n.co.Create(h.ctx, req)
+				expectErr(h, "unknown engine in a busy workspace", err, want)
 			})
 			return
 		}
 	}
 	h.unchanged("malformed create", func() {
-		_, err := h.co.Create(h.ctx, req)
+		_, err := n.co.Create(h.ctx, req)
 		expectErr(h, "malformed create", err, handoff.ErrInvalidRequest)
 	})
 }
 
+// actConcurrent sends one request to every up node at once: one handoff.
 func (h *harness) actConcurrent(t *rapid.T) {
 	ws := h.drawWS(t)
-	if h.pendingIn(ws) != nil {
-		t.Skip("pending")
+	if h.pendingIn(ws) != nil || h.archived[ws] {
+		t.Skip("busy or archived")
+	}
+	var up []*node
+	for _, n := range h.nodes {
+		if n.gate.get() == nodeUp {
+			up = append(up, n, n)
+		}
+	}
+	if len(up) == 0 {
+		t.Skip("no node is up")
+	}
+	if !h.cfg.KnownGaps && (len(h.runningProcs(ws)) > 0 || h.staleRow(ws)) {
+		n := h.createNode(t, ws)
+		up = []*node{n, n, n}
 	}
 	req := h.newRequest(t, ws)
 	srcCfg := h.workspaceConfig(ws)
+	orphan := h.orphaned(ws)
 	confirmed := h.begin(t, ws)
 	var wg sync.WaitGroup
-	got := make([]handoff.Handoff, 3)
-	errs := make([]error, 3)
-	for i := range got {
+	got := make([]handoff.Handoff, len(up))
+	errs := make([]error, len(up))
+	for i, n := range up {
 		wg.Add(1)
-		go func() { defer wg.Done(); got[i], errs[i] = h.co.Create(h.ctx, req) }()
+		go func() { defer wg.Done(); got[i], errs[i] = n.co.Create(h.ctx, req) }()
 	}
 	wg.Wait()
 	for i := range got {
@@ -228,53 +360,153 @@ func (h *harness) actConcurrent(t *rapid.T) {
 		}
 	}
 	m := h.track(got[0], req, srcCfg)
+	if d := h.nodeByID(h.reservation(ws).LeaseHolder); d != nil {
+		m.takenBy, m.takenLife = d, d.life
+	}
 	h.settleFromStopping(m, confirmed)
+	m.uncertain = orphan
 	h.await()
+}
+
+// actUnknownWorkspace sends requests naming a workspace that does not
+// exist: each is refused as not found and changes nothing.
+func (h *harness) actUnknownWorkspace(t *rapid.T) {
+	n := h.drawUp(t)
+	const ws = baton.WorkspaceID("ws-unknown")
+	h.unchanged("requests on an unknown workspace", func() {
+		_, err := n.co.Create(h.ctx, handoff.Request{Workspace: ws, RequestID: "req-unknown", Target: engineA})
+		expectErr(h, "create on an unknown workspace", err, handoff.ErrWorkspaceNotFound)
+		_, err = n.co.Stop(h.ctx, ws)
+		if err == nil {
+			h.fatalf("stop on an unknown workspace: no error")
+		}
+		_, _, err = n.co.Current(h.ctx, ws)
+		expectErr(h, "current of an unknown workspace", err, handoff.ErrWorkspaceNotFound)
+		if len(h.order) > 0 {
+			_, err = n.co.Decide(h.ctx, ws, h.order[0], handoff.Cancel)
+			expectErr(h, "decide on an unknown workspace", err, handoff.ErrNotFound)
+		}
+	})
 }
 
 func (h *harness) actDecide(t *rapid.T) {
 	m := h.drawModel(t)
+	n := h.drawUp(t)
 	action := rapid.SampledFrom([]handoff.Action{handoff.Retry, handoff.Skip, handoff.Cancel}).Draw(t, "action")
 	switch {
 	case m.state.Terminal():
 		h.unchanged("decide on a terminal handoff", func() {
-			got, err := h.co.Decide(h.ctx, m.ws, m.id, action)
+			got, err := n.co.Decide(h.ctx, m.ws, m.id, action)
 			if err != nil || got.State != m.state {
 				h.fatalf("decide %s on %s: %v, %v", action, m.state, got.State, err)
 			}
 		})
 		return
 	case action == handoff.Cancel:
-		h.cancel(m, func() error { _, err := h.co.Decide(h.ctx, m.ws, m.id, handoff.Cancel); return err })
+		h.cancel(t, m, func(ctx context.Context) error { _, err := n.co.Decide(ctx, m.ws, m.id, handoff.Cancel); return err })
 		return
 	case m.stopUnconfirmed:
 		h.unchanged("retry with an unconfirmed stop", func() {
-			_, err := h.co.Decide(h.ctx, m.ws, m.id, action)
+			_, err := n.co.Decide(h.ctx, m.ws, m.id, action)
 			expectErr(h, "retry with an unconfirmed stop", err, handoff.ErrStopUnconfirmed)
 		})
 		return
 	case m.state != store.StateFailed && m.state != store.StateInterrupted:
 		h.unchanged("retry while running", func() {
-			_, err := h.co.Decide(h.ctx, m.ws, m.id, action)
+			_, err := n.co.Decide(h.ctx, m.ws, m.id, action)
 			expectErr(h, "retry while running", err, handoff.ErrTransferRunning)
 		})
 		return
 	}
 	confirmed := h.begin(t, m.ws)
-	if _, err := h.co.Decide(h.ctx, m.ws, m.id, action); err != nil {
-		h.fatalf("decide %s on %s: %v", action, m.state, err)
+	if _, err := n.co.Decide(h.ctx, m.ws, m.id, action); err != nil {
+		h.fatalf("decide %s on %s (node %s): %v", action, m.state, n.id, err)
 	}
 	m.attempt++
+	h.epoch[m.ws]++
+	m.takenBy, m.takenLife = n, n.life
 	if action == handoff.Skip {
 		m.summary, m.report = false, ""
 	}
+	m.genDeadline, m.readyAt, m.readyBy = zeroTime, zeroTime, zeroTime
 	h.settleFromStopping(m, confirmed)
 	h.await()
 }
 
+// staleRow reports whether a session row of ws says running while the
+// node that launched it is gone (crashed or shut down, not restarted).
+func (h *harness) staleRow(ws baton.WorkspaceID) bool {
+	var rows []store.Session
+	_ = h.raw.View(h.ctx, func(tx store.Tx) (err error) { rows, err = tx.ListSessions(ws); return err })
+	for _, s := range rows {
+		if s.Status == store.SessionRunning && !h.sessionNodeUp(s.ID) {
+			if n := h.lastLauncher(s.ID); n == nil || n.gate.get() != nodeFrozen {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nodeByID returns the node with instance id, nil when none has it.
+func (h *harness) nodeByID(id string) *node {
+	for _, n := range h.nodes {
+		if n.id == id {
+			return n
+		}
+	}
+	return nil
+}
+
+// drivenByFrozen reports whether m's lease is held by a frozen node, which
+// is the only one that may confirm its stop.
+func (h *harness) drivenByFrozen(m *model) bool {
+	r := h.reservation(m.ws)
+	for _, n := range h.nodes {
+		if n.id == r.LeaseHolder && r.Held {
+			return n.gate.get() == nodeFrozen
+		}
+	}
+	return false
+}
+
 // cancel scripts the stop of what runs in m's workspace, runs do, and
-// predicts cancelled (confirmed) or failed with the stop unconfirmed.
-func (h *harness) cancel(m *model, do func() error) {
+// predicts cancelled (confirmed) or failed with the stop unconfirmed,
+// whichever node received it: the node that drives the transfer carries
+// it out. When that node is gone and its lease lapsed, nobody can confirm
+// the stop: failed, stop unconfirmed, and the receiving node takes the
+// reservation over. (A stop for a node that is frozen, or gone with its
+// lease still running, would wait for the lease: not generated.)
+func (h *harness) cancel(t *rapid.T, m *model, stop func(context.Context) error) {
+	// A Stop sent to a node that does not drive the transfer waits for the
+	// driving node within its context: bounded, so that a stop nobody
+	// carries out fails the step instead of hanging it.
+	do := func() error {
+		ctx, cancel := h.bounded()
+		defer cancel()
+		err := stop(ctx)
+		if ctx.Err() != nil {
+			h.fatalf("stop of %s (%s) was not carried out within %v by the node that drives it (%s)", m.id, m.state, h.cfg.Wait, h.reservation(m.ws).LeaseHolder)
+		}
+		return err
+	}
+	r := h.reservation(m.ws)
+	if d := h.nodeByID(r.LeaseHolder); d != nil && d.gate.get() != nodeUp {
+		if d.gate.get() == nodeFrozen || r.LeaseExpires.After(h.clk.Now()) {
+			t.Skip("the driving node is frozen, or gone with its lease still running")
+		}
+		if err := do(); err != nil {
+			h.fatalf("cancel %s: %v", m.id, err)
+		}
+		m.state, m.stopUnconfirmed, m.genDeadline, m.readyAt, m.readyBy = store.StateFailed, true, zeroTime, zeroTime, zeroTime
+		h.epoch[m.ws]++
+		if d := h.nodeByID(h.reservation(m.ws).LeaseHolder); d != nil {
+			m.takenBy, m.takenLife = d, d.life // the receiving node took it over
+		}
+		h.await()
+		return
+	}
+	orphan := h.orphaned(m.ws)
 	confirmed := h.scriptStop(m.ws, "cancelStop")
 	if err := do(); err != nil {
 		h.fatalf("cancel %s: %v", m.id, err)
@@ -284,21 +516,23 @@ func (h *harness) cancel(m *model, do func() error) {
 	} else {
 		m.state, m.stopUnconfirmed = store.StateFailed, true
 	}
+	m.uncertain = m.uncertain || orphan
 	h.await()
 }
 
 func (h *harness) actDecideBad(t *rapid.T) {
 	m := h.drawModel(t)
+	n := h.drawUp(t)
 	other := h.wss[0]
 	if other == m.ws {
 		other = h.wss[1]
 	}
 	h.unchanged("bad decisions", func() {
-		_, err := h.co.Decide(h.ctx, m.ws, m.id, "explode")
+		_, err := n.co.Decide(h.ctx, m.ws, m.id, "explode")
 		expectErr(h, "unknown action", err, handoff.ErrInvalidRequest)
-		_, err = h.co.Decide(h.ctx, other, m.id, handoff.Cancel)
+		_, err = n.co.Decide(h.ctx, other, m.id, handoff.Cancel)
 		expectErr(h, "another workspace's handoff", err, handoff.ErrNotFound)
-		_, err = h.co.Decide(h.ctx, m.ws, "hof_unknown", handoff.Retry)
+		_, err = n.co.Decide(h.ctx, m.ws, "hof_unknown", handoff.Retry)
 		expectErr(h, "unknown handoff", err, handoff.ErrNotFound)
 	})
 }
@@ -306,19 +540,27 @@ func (h *harness) actDecideBad(t *rapid.T) {
 func (h *harness) actStop(t *rapid.T) {
 	ws := h.drawWS(t)
 	if m := h.pendingIn(ws); m != nil {
-		h.cancel(m, func() error { _, err := h.co.Stop(h.ctx, ws); return err })
+		n := h.drawUp(t)
+		h.cancel(t, m, func(ctx context.Context) error { _, err := n.co.Stop(ctx, ws); return err })
 		return
 	}
-	if _, err := h.co.Stop(h.ctx, ws); err != nil {
-		h.fatalf("stop %s: %v", ws, err)
+	n := h.runsOn(ws)
+	if n.gate.get() != nodeUp {
+		t.Skip("the node running the workspace is not up")
 	}
+	if _, err := n.co.Stop(h.ctx, ws); err != nil {
+		h.fatalf("stop %s on %s: %v", ws, n.id, err)
+	}
+	h.movedOn[ws] = true
 	h.await()
 }
 
+// actRelease resolves a held target's readiness, either way, on whatever
+// node launched it.
 func (h *harness) actRelease(t *rapid.T) {
 	var held []*model
 	for _, id := range h.order {
-		if m := h.hs[id]; m.state == store.StateStarting {
+		if m := h.hs[id]; m.state == store.StateStarting && m.readyAt.IsZero() && !m.uncertain {
 			held = append(held, m)
 		}
 	}
@@ -331,59 +573,45 @@ func (h *harness) actRelease(t *rapid.T) {
 		h.fatalf("load: %v", err)
 	}
 	l := h.targetLaunch(m, got.TargetSession)
-	if rapid.Bool().Draw(t, "ready") {
+	if l == nil || l.Proc == nil {
+		h.fatalf("handoff %s: no target launch to release", m.id)
+	}
+	next := store.StateCompleted
+	switch rapid.IntRange(0, 2).Draw(t, "readiness") {
+	case 0:
 		l.Proc.Release("")
-		m.state = store.StateCompleted
-	} else {
+	case 1:
 		l.Proc.Reject()
-		m.state = store.StateFailed
+		next = store.StateFailed
+	case 2: // the first turn ends right as readiness is confirmed
+		l.Proc.Release("")
+		l.Proc.Finish(0, nil)
+	}
+	if h.drivenByUp(m) { // else nobody is there to learn of it (yet)
+		m.state = next
 	}
 	h.await()
 }
 
-func (h *harness) actAdvance(t *rapid.T) {
-	var gen []*model
-	for _, id := range h.order {
-		if m := h.hs[id]; m.state == store.StateGenerating {
-			gen = append(gen, m)
-		}
-	}
-	if len(gen) == 0 {
-		t.Skip("nothing generating")
-	}
-	confirmed := map[*model]bool{}
-	for _, m := range gen {
-		confirmed[m] = h.scriptStop(m.ws, "generationStop")
-	}
-	h.clk.Advance(genTimeout)
-	for _, m := range gen {
-		switch {
-		case confirmed[m] && m.report != "":
-			h.settleFromStarting(m)
-		default:
-			m.state, m.stopUnconfirmed = store.StateFailed, m.stopUnconfirmed || !confirmed[m]
-		}
-	}
-	h.await()
-}
-
-// actReport submits a report with the current attempt's own credentials.
+// actReport submits a report with the current attempt's own credentials,
+// to any node.
 func (h *harness) actReport(t *rapid.T) {
 	m := h.drawModel(t)
-	if m.state != store.StateGenerating {
+	if m.state != store.StateGenerating || m.uncertain {
 		t.Skip("not generating")
 	}
+	n := h.drawUp(t)
 	l := h.reportLaunch(m)
 	cred := l.Req.Report
 	text := rapid.SampledFrom([]string{m.report, "another report " + itoa(h.nextSeq()), "  " + h.planOf(m.ws).reportText + "\n"}).Draw(t, "text")
 	if strings.TrimSpace(text) == "" {
 		text = "a report"
 	}
-	err := h.co.SubmitReport(h.ctx, m.ws, m.id, cred.Token.Reveal(), text)
+	err := n.co.SubmitReport(h.ctx, m.ws, m.id, cred.Token.Reveal(), text)
 	switch trimmed := strings.TrimSpace(text); {
 	case m.report == "":
 		if err != nil {
-			h.fatalf("first report with the right token: %v", err)
+			h.fatalf("first report with the right token on %s: %v", n.id, err)
 		}
 		m.report = trimmed
 	case m.report == trimmed:
@@ -401,6 +629,7 @@ func (h *harness) actReport(t *rapid.T) {
 // nothing.
 func (h *harness) actLateReport(t *rapid.T) {
 	m := h.drawModel(t)
+	n := h.drawUp(t)
 	tok := baton.NewToken().Reveal()
 	for _, l := range h.eng.Launches() {
 		if r := l.Req.Report; r != nil && r.Handoff == m.id && (r.Attempt != m.attempt || m.state != store.StateGenerating) && rapid.Bool().Draw(t, "useOldToken") {
@@ -409,107 +638,28 @@ func (h *harness) actLateReport(t *rapid.T) {
 		}
 	}
 	h.unchanged("report with a stale or forged token", func() {
-		err := h.co.SubmitReport(h.ctx, m.ws, m.id, tok, "late report "+itoa(h.nextSeq()))
+		err := n.co.SubmitReport(h.ctx, m.ws, m.id, tok, "late report "+itoa(h.nextSeq()))
 		if !errors.Is(err, handoff.ErrTokenRejected) && !errors.Is(err, handoff.ErrGenerationInactive) {
 			h.fatalf("stale report: %v, want ErrTokenRejected or ErrGenerationInactive", err)
 		}
 	})
 }
 
-func (h *harness) actWakeup(t *rapid.T) {
-	ws := h.drawWS(t)
-	sessions, err := h.co.Sessions().Sessions(h.ctx, ws)
-	if err != nil {
-		h.fatalf("sessions: %v", err)
+// actInvalidReport submits text that is no report (blank, or over the
+// limit) with the right token: refused, nothing changes.
+func (h *harness) actInvalidReport(t *rapid.T) {
+	m := h.drawModel(t)
+	if m.state != store.StateGenerating || m.uncertain {
+		t.Skip("not generating")
 	}
-	pin := baton.SessionID("")
-	switch rapid.IntRange(0, 2).Draw(t, "pin") {
-	case 0:
-		pin = h.current(ws)
-	case 1:
-		if len(sessions) > 0 {
-			pin = rapid.SampledFrom(sessions).Draw(t, "pinned").ID
-		}
-	}
-	w, err := h.co.Sessions().ScheduleWakeup(h.ctx, store.Wakeup{Workspace: ws, Session: pin, Prompt: "wake " + itoa(h.nextSeq()), At: h.clk.Now().Add(24 * time.Hour)})
-	if err != nil {
-		h.fatalf("schedule wakeup: %v", err)
-	}
-	h.wakeups[w.ID] = w
-}
-
-func (h *harness) actOrdinary(t *rapid.T) {
-	ws := h.drawWS(t)
-	_, err := h.co.Sessions().Start(h.ctx, session.TurnRequest{Workspace: ws, Prompt: "ordinary " + itoa(h.nextSeq())})
-	_, running := h.co.Sessions().Running(ws)
-	switch {
-	case h.pendingIn(ws) != nil:
-		expectErr(h, "ordinary start while reserved", err, session.ErrWorkspaceBusy)
-	case err != nil && !(running && errors.Is(err, session.ErrSessionRunning)):
-		h.fatalf("ordinary start: %v", err)
-	case err == nil:
-		h.movedOn[ws] = true
-	}
+	n := h.drawUp(t)
+	tok := h.reportLaunch(m).Req.Report.Token.Reveal()
+	text := rapid.SampledFrom([]string{"", " \n\t ", strings.Repeat("é", handoff.MaxReportChars+1), "bad \xff utf-8"}).Draw(t, "invalidText")
+	// Refused, and kept in the handoff's error for the user (a valid
+	// token's refusal); the state and the report do not change.
+	err := n.co.SubmitReport(h.ctx, m.ws, m.id, tok, text)
+	expectErr(h, "an invalid report", err, handoff.ErrInvalidRequest)
 	h.await()
-}
-
-// restart replaces the Coordinator with a new one on the same store and
-// runs Reconcile, which must launch nothing.
-func (h *harness) restart() {
-	h.setCoordinator(h.newCoordinator())
-	before := len(h.eng.Launches())
-	if _, err := h.co.Reconcile(h.ctx); err != nil {
-		h.fatalf("reconcile: %v", err)
-	}
-	for _, id := range h.order {
-		if m := h.hs[id]; m.pending() {
-			// The dead process's engine processes died with it (the
-			// scripted engine is not a Reaper): nothing may run, so no stop
-			// is left unconfirmed.
-			m.state, m.stopUnconfirmed = store.StateInterrupted, false
-		}
-	}
-	h.await()
-	if n := len(h.eng.Launches()); n != before {
-		h.fatalf("Reconcile launched %d engine processes", n-before)
-	}
-}
-
-func (h *harness) actShutdown(*rapid.T) {
-	for _, ws := range h.wss {
-		if p := h.runningProc(ws); p != nil {
-			p.SetStopOutcome(engine.Stopped)
-		}
-	}
-	ctx, cancel := context.WithTimeout(h.ctx, 10*time.Second)
-	defer cancel()
-	if err := h.co.Shutdown(ctx); err != nil {
-		h.fatalf("shutdown: %v", err)
-	}
-	for _, id := range h.order {
-		if m := h.hs[id]; m.pending() {
-			// Every stop was confirmed: nothing may run, so nothing is
-			// left unconfirmed.
-			m.state, m.stopUnconfirmed = store.StateInterrupted, false
-		}
-	}
-	h.await()
-	h.eng.CrashAll() // the host process exits
-	h.restart()
-}
-
-func (h *harness) actCrash(*rapid.T) {
-	old := h.co
-	dead, cancel := context.WithCancel(h.ctx)
-	cancel()
-	_ = old.Shutdown(dead) // a crash: no graceful transition runs
-	h.eng.CrashAll()
-	ctx, cancelWait := context.WithTimeout(h.ctx, 10*time.Second)
-	defer cancelWait()
-	if err := old.Sessions().Close(ctx); err != nil {
-		h.fatalf("waiting for the dead coordinator's watchers: %v", err)
-	}
-	h.restart()
 }
 
 func itoa(n int) string {
@@ -523,4 +673,9 @@ func itoa(n int) string {
 			return string(b[i:])
 		}
 	}
+}
+
+// bounded returns a context for a call that must not hang the harness.
+func (h *harness) bounded() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(h.ctx, h.cfg.Wait)
 }

@@ -1,9 +1,10 @@
 // Package handofftest is an exported property-test harness for session
 // transfers: Run drives random sequences of requests, engine outcomes,
-// decisions, stops, shutdowns, crashes and restarts against a
-// handoff.Coordinator over any store.Store and the scripted engine
-// (engine/enginetest), and after every step checks the nine invariants below against a reference
-// model.
+// decisions, stops, clock moves, node pauses, crashes, shutdowns and
+// restarts against several handoff.Coordinators sharing one store.Store, one
+// fake clock and one scripted engine (engine/enginetest), and checks after
+// every step that the guarantees below hold, against a reference model of
+// its own.
 //
 // # Basics
 //
@@ -13,37 +14,154 @@
 //		handofftest.Run(t, handofftest.Config{NewStore: openMyStore})
 //	}
 //
-// Each step's engine behaviour is scripted before the step (how the source
+// Each sequence runs two nodes (Config.Nodes): Coordinators with distinct
+// instance ids, each with its own session service, reaching the shared
+// store and engine through a gate. A node can be frozen (its store and
+// engine calls wait, its leases lapse while the clock moves, the callbacks
+// of its processes reach it late when it thaws), crash (its Coordinator is
+// abandoned without Shutdown), shut down without a Reconcile after it, and
+// restart with its instance id. Create, Stop, Decide, SubmitReport and
+// Reconcile go to any node that runs.
+//
+// Each step's engine behaviour is scripted before the step (how what runs
 // stops, whether the report-only turn submits a report with the right
-// token, how the target becomes ready), so the model predicts the state the
-// transfer comes to rest in; the harness waits for it (bounded) and then
-// checks:
+// token, whether readiness comes at once, after a delay, never, or right
+// before the first turn ends), so the model predicts where the transfer
+// comes to rest; the harness waits for that (bounded) and checks. Where the
+// model cannot tell (a paused node thawing, a transfer taken over from a
+// lapsed node), it checks the transfer rests in a legal state and adopts it.
 //
-//  1. at most one pending handoff per workspace; terminal states never change;
-//  2. at most one engine process runs in a workspace at any moment;
-//  3. a target is launched at most once per attempt, never after a cancel or
-//     Stop, never by Reconcile;
-//  4. completed: the target is current and the source's wakeups point at it
-//     with prompt and deadline unchanged;
-//  5. failed, interrupted, cancelled: the source (if any) is current with its
-//     configuration, and no rolled-back target is a default choice;
-//  6. replaying a request id with the same fingerprint changes nothing;
-//  7. a report is stored only with the current attempt's token in generating;
-//  8. the reservation is held exactly while a handoff is pending, and a launch
-//     without the owner token is refused while it is held;
-//  9. activation orders are unique among those > 0 and the current session has
-//     the highest.
+// # The invariants
 //
-// The run's size follows rapid's flags: -rapid.checks (sequences) and
-// -rapid.steps (steps per sequence). A failure is shrunk to a minimal
-// sequence and saved under testdata/rapid/ to replay on every later run.
+// After every step, and at every moment for the engine's record:
+//
+//  1. At most one pending handoff per workspace; a completed or cancelled
+//     handoff never changes again.
+//  2. At most one engine process runs in a workspace at any moment, a
+//     report-only turn included: checked on the engine's record of every
+//     process's lifetime across every node, not only at rest. A transfer
+//     that failed or was interrupted with its stop confirmed leaves nothing
+//     running; a session row says running exactly while its process runs.
+//  3. A target is launched at most once per attempt (and a target session
+//     serves one attempt), never after a cancel or Stop was requested, never
+//     by Reconcile, never after the handoff became terminal. Every launch
+//     has the shape the model expects, checked at the moment of the start:
+//     a report-only turn resumes the source's native id on the source's
+//     configuration; a target starts fresh on the requested configuration,
+//     for the current attempt; an ordinary turn resumes its session's
+//     native id if it has one; Dir is the workspace's root.
+//  4. A completed handoff's target is the current session, and every wakeup
+//     pinned to its source now points at the target with prompt and
+//     deadline unchanged; no other wakeup moved.
+//  5. A failed, interrupted or cancelled handoff leaves its source (if any)
+//     current with its configuration and every target it started rolled
+//     back; until a transfer completes, its source stays current.
+//  6. Replaying a request id with the same fingerprint (in any spelling, on
+//     any node) changes nothing observable.
+//  7. A report is stored only when submitted with the current attempt's
+//     token while generating; a stale, forged or invalid one changes no
+//     report.
+//  8. The reservation is held exactly while a handoff is pending, at the
+//     epoch the model counts (one more per take); a write without the owner
+//     token is refused while it is held; every launch while it is held
+//     carries its current owner token. A wakeup that comes due while a
+//     workspace is reserved is deferred, never fired.
+//  9. Activation orders of a workspace's sessions are unique among those
+//     above 0, the activation counter is never below them, the current
+//     session has the highest, and the cached current session is the one
+//     the harness's own statement of the current-session rule selects
+//     (running first, then the highest order, then for rows at order 0 the
+//     latest of start and end, then start, then creation; rolled-back rows
+//     never).
+//
+// The invariants call no code under test but the one call invariant 8 is
+// about (AssertWritable): they read the store and the engine's record, and
+// the reference model (states, reports, epochs, wakeup placement, the
+// current-session rule) is the harness's own.
+//
+// # Planted bugs
+//
+// TestHarnessCatchesPlantedBugs (in this package's tests) plants each bug
+// below and asserts the harness catches it. Wrapper bugs go through
+// Config.WrapStore and Config.WrapEngine; failpoint bugs through named
+// points compiled into handoff and session only with the baton_failpoints
+// build tag (a release build has neither the branch nor the hook):
+//
+//	go test -tags baton_failpoints -run TestHarnessCatchesPlantedBugs ./handoff/handofftest/
+//
+// Without the tag, the test plants the wrapper bugs only. The table below
+// was produced once (not in CI) by
+//
+//	PLANTED_TABLE=5 go test -tags baton_failpoints -run TestHarnessCatchesPlantedBugs -v ./handoff/handofftest/
+//
+// which catches each bug five times and prints the median count of
+// sequences (of at most 2,000 per run) it took, and the check that caught
+// it most often (measured on memstore, two nodes, 2026-11-30):
+//
+//	| planted bug | family | planted through | sequences to catch (median of 5) | caught by |
+//	|---|---|---|---|---|
+//	| EpochNotRaised | fencing | store wrapper | 4 | invariant 8 |
+//	| LeaseNeverRenewed | fencing | store wrapper | 4 | lease renewal |
+//	| ReleaseOnFailure | fencing | store wrapper | 2 | invariant 8 |
+//	| RebindOnFailure | sessions | store wrapper | 29 | invariant 4 |
+//	| NoRestoreConfig | sessions | store wrapper | 3 | invariant 5 |
+//	| CounterNotAdvancing | sessions | store wrapper | 5 | invariant 9 |
+//	| ArchiveNotRefused | sessions | store wrapper | 1 | request outcome |
+//	| ReportTurnFresh | launch shape | engine wrapper | 3 | invariant 3/8 |
+//	| TargetOnSourceConfig | launch shape | engine wrapper | 1 | invariant 3/8 |
+//	| OwnerTokenDropped | fencing | engine wrapper | 3 | invariant 3/8 |
+//	| TargetNoDir | launch shape | engine wrapper | 1 | invariant 3/8 |
+//	| StopOnAnyNodeConfirmed | fencing | failpoint | 158 | model state |
+//	| EarlyEndBeforeReadyLost | launch races | failpoint | 157 | invariant 2 (rows and processes) |
+//	| ShutdownKeepsUnconfirmed | shutdown | failpoint | 80 | model state |
+//	| ReplayAnyFingerprint | idempotency | failpoint | 2 | invariant 6 |
+//	| ReconcileRelaunches | fencing | failpoint | 2 | model state |
+//	| NoTokenCheck | attempt tagging | failpoint | 16 | model state |
+//	| UnconfirmedStopIsStop | attempt tagging | failpoint | 50 | model state |
+//	| ReconcileNoRetake | fencing | failpoint | 4 | invariant 8 |
+//	| OwnerNotChecked | fencing | failpoint | 2 | invariant 8 |
+//	| StaleCallbackApplied | attempt tagging | failpoint | 279 | stop carried out |
+//	| CallbackAfterStop | attempt tagging | failpoint | 305 | invariant 2 (rows and processes) |
+//	| TimeoutIgnoresUnconfirmed | attempt tagging | failpoint | 45 | model state |
+//	| RetryKeepsTarget | launch races | failpoint | 7 | invariant 3 |
+//	| TargetActivatedEarly | launch races | failpoint | 4 | invariant 5 |
+//	| ShutdownNoSettle | shutdown | failpoint | 5 | model state |
+//	| WakeupFiredWhileReserved | sessions | failpoint | 23 | invariant 8 (deferred wakeups) |
+//
+// Every bug was caught in 5 of 5 runs. The counts vary widely from run to
+// run (a race is caught when the scheduler lets it happen), and the
+// unplanted harness itself still fails a sequence now and then on races
+// not yet explained (see the caveats), so a bug that takes more than about
+// a hundred sequences may be caught by such a failure rather than by its
+// own.
+//
+// # Run size
+//
+// The run's size follows rapid's flags: -rapid.checks (sequences, 100 by
+// default) and -rapid.steps (steps per sequence). This package's own tests
+// also read BATON_RAPID_CHECKS when -rapid.checks is left alone, for long
+// runs: BATON_RAPID_CHECKS=100000 go test ./handoff/handofftest/. A failure is shrunk to a minimal sequence and
+// saved under testdata/rapid/ to replay on every later run.
 //
 // # Caveats
 //
 // The harness owns the engine (it must script it) and the clock (a fake:
-// generation timeouts are reached by advancing it), so it tests the
-// Coordinator with a store, not a host's own engine. A "crash" drops the
-// Coordinator without Shutdown and kills every engine process, as the death
-// of the host process would; a "shutdown" is the graceful path. Both are
-// followed by a new Coordinator on the same store and Reconcile.
+// timeouts, lease lapses and readiness delays come from advancing it), so
+// it tests Coordinators with a store, not a host's own engine.
+//
+// By default the harness steers around what baton does not yet guarantee
+// across nodes (Config.KnownGaps turns that off): a node stops only the
+// processes it launched, so a Create goes to the node that runs the
+// workspace's agent; a crash or shutdown takes the node's agent processes
+// with it (and a restarted node ends the session rows of its previous
+// life); Reconcile goes only to a node that runs no process of the
+// transfers it holds.
+//
+// Some failures of the unplanted harness are still open and
+// timing-dependent (rapid cannot always replay them; sequences are kept
+// under testdata/findings): a Stop sent to a node that does not drive a
+// failed transfer is sometimes never carried out by the node that does
+// (the step fails after Config.Wait), a reservation's epoch is one ahead
+// of the takes the model counts, or a step that should change nothing
+// races with a late write.
 package handofftest

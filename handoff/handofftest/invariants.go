@@ -2,39 +2,45 @@ package handofftest
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/engine/enginetest"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
 
-// check verifies the nine invariants of the package doc against the store, the
-// engine and the model.
-func (h *harness) check() {
-	h.t.Helper()
-	var (
-		pend     []store.Handoff
-		all      = map[baton.HandoffID]store.Handoff{}
-		wss      = map[baton.WorkspaceID]store.Workspace{}
-		sessions = map[baton.WorkspaceID][]store.Session{}
-		reserved = map[baton.WorkspaceID]bool{}
-		wakeups  = map[baton.WakeupID]store.Wakeup{}
-	)
-	err := h.st.View(h.ctx, func(tx store.Tx) error {
+// world is everything the invariants read, in one View of the store plus
+// the engine's record.
+type world struct {
+	pend     []store.Handoff
+	all      map[baton.HandoffID]store.Handoff
+	wss      map[baton.WorkspaceID]store.Workspace
+	sessions map[baton.WorkspaceID][]store.Session
+	res      map[baton.WorkspaceID]store.Reservation
+	wakeups  map[baton.WakeupID]store.Wakeup
+}
+
+func (h *harness) read() world {
+	w := world{
+		all: map[baton.HandoffID]store.Handoff{}, wss: map[baton.WorkspaceID]store.Workspace{},
+		sessions: map[baton.WorkspaceID][]store.Session{}, res: map[baton.WorkspaceID]store.Reservation{},
+		wakeups: map[baton.WakeupID]store.Wakeup{},
+	}
+	err := h.raw.View(h.ctx, func(tx store.Tx) error {
 		var err error
-		if pend, err = tx.ListPendingHandoffs(); err != nil {
+		if w.pend, err = tx.ListPendingHandoffs(); err != nil {
 			return err
 		}
 		for _, ws := range h.wss {
-			w, err := tx.GetWorkspace(ws)
-			if err != nil {
+			if w.wss[ws], err = tx.GetWorkspace(ws); err != nil {
 				return err
 			}
-			wss[ws] = w
-			if sessions[ws], err = tx.ListSessions(ws); err != nil {
+			if w.sessions[ws], err = tx.ListSessions(ws); err != nil {
 				return err
 			}
 			hs, err := tx.ListHandoffs(ws)
@@ -42,19 +48,19 @@ func (h *harness) check() {
 				return err
 			}
 			for _, x := range hs {
-				all[x.ID] = x
+				w.all[x.ID] = x
 			}
 			r, err := tx.GetReservation(ws)
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
-			reserved[ws] = err == nil && r.Held
-			ws, err := tx.ListWakeups(ws)
+			w.res[ws] = r
+			wks, err := tx.ListWakeups(ws)
 			if err != nil {
 				return err
 			}
-			for _, w := range ws {
-				wakeups[w.ID] = w
+			for _, x := range wks {
+				w.wakeups[x.ID] = x
 			}
 		}
 		return nil
@@ -62,10 +68,56 @@ func (h *harness) check() {
 	if err != nil {
 		h.fatalf("reading the store: %v", err)
 	}
+	return w
+}
 
-	// 1. At most one pending handoff per workspace; terminal rows frozen.
+// check verifies the nine invariants (see the package documentation)
+// against the store, the engine's record of every process and the model.
+// It calls nothing of the code under test but the store it reads and one
+// AssertWritable (the call invariant 8 is about).
+func (h *harness) check() {
+	h.t.Helper()
+	h.mu.Lock()
+	deferred := h.deferred
+	h.deferred = nil
+	h.mu.Unlock()
+	for _, fn := range deferred {
+		fn()
+	}
+	h.mu.Lock()
+	violations := h.violations
+	h.violations = nil
+	h.mu.Unlock()
+	if len(violations) > 0 {
+		h.fatalf("%s", strings.Join(violations, "\n"))
+	}
+	w := h.read()
+	h.checkHandoffs(w)
+	h.checkProcesses(w)
+	h.checkLaunchCounts()
+	for _, ws := range h.wss {
+		h.checkWorkspace(w, ws)
+	}
+	// 4 (wakeups). Wakeups pinned to a completed transfer's source moved to
+	// its target with prompt and deadline unchanged; nothing else moved.
+	for id, want := range h.wakeups {
+		got, ok := w.wakeups[id]
+		if !ok {
+			h.fatalf("wakeup %s vanished", id)
+		}
+		if got.Session != want.Session || got.Prompt != want.Prompt || !got.At.Equal(want.At) {
+			h.fatalf("invariant 4: wakeup %s is pinned to %q (%q at %v), want %q (%q at %v)", id, got.Session, got.Prompt, got.At, want.Session, want.Prompt, want.At)
+		}
+		if h.pendingIn(want.Workspace) != nil && want.Status == store.WakeupPending && got.Status != store.WakeupPending {
+			h.fatalf("wakeup %s is %s while %s is reserved", id, got.Status, want.Workspace)
+		}
+	}
+}
+
+// checkHandoffs: invariants 1 and 7, and the model's states.
+func (h *harness) checkHandoffs(w world) {
 	perWS := map[baton.WorkspaceID]int{}
-	for _, p := range pend {
+	for _, p := range w.pend {
 		perWS[p.Workspace]++
 		if perWS[p.Workspace] > 1 {
 			h.fatalf("invariant 1: %d pending handoffs in %s", perWS[p.Workspace], p.Workspace)
@@ -73,21 +125,20 @@ func (h *harness) check() {
 	}
 	for _, id := range h.order {
 		m := h.hs[id]
-		got, ok := all[id]
+		got, ok := w.all[id]
 		if !ok {
 			h.fatalf("invariant 1: handoff %s vanished", id)
 		}
-		if got.State != m.state {
-			h.fatalf("model: handoff %s is %s, model says %s (error %q)", id, got.State, m.state, got.Error)
-		}
 		if m.frozen != nil {
-			now, err := h.co.Get(h.ctx, m.ws, id)
-			if err != nil {
-				h.fatalf("get %s: %v", id, err)
-			}
-			if d := cmp.Diff(*m.frozen, now); d != "" {
+			if d := cmp.Diff(*m.frozen, viewOf(got)); d != "" {
 				h.fatalf("invariant 1: terminal handoff %s changed (-then +now):\n%s", id, d)
 			}
+		}
+		if m.uncertain {
+			continue
+		}
+		if got.State != m.state {
+			h.fatalf("model: handoff %s is %s, model says %s (error %q)", id, got.State, m.state, got.Error)
 		}
 		// 7. A report only from the current attempt's token in generating:
 		// the model stores exactly what such submissions sent.
@@ -95,31 +146,126 @@ func (h *harness) check() {
 			h.fatalf("invariant 7: handoff %s stores report %q, model %q", id, got.Report, m.report)
 		}
 		if got.StopUnconfirmed != m.stopUnconfirmed {
-			h.fatalf("model: handoff %s StopUnconfirmed=%v, model %v", id, got.StopUnconfirmed, m.stopUnconfirmed)
+			h.fatalf("model: handoff %s (%s) StopUnconfirmed=%v, model %v (error %q)", id, got.State, got.StopUnconfirmed, m.stopUnconfirmed, got.Error)
+		}
+		if got.Attempt != m.attempt {
+			h.fatalf("model: handoff %s at attempt %d, model %d", id, got.Attempt, m.attempt)
 		}
 	}
+}
 
-	// 2. At most one engine process per workspace, ever.
+// checkProcesses: invariant 2 from the engine's record of every process's
+// lifetime across every node (never two at the same moment in a workspace,
+// a report-only turn included), and, at rest, that what runs is what the
+// records and the model allow.
+func (h *harness) checkProcesses(w world) {
+	if ov := h.eng.Overlaps(); len(ov) > 0 {
+		ls := h.eng.Launches()
+		o := ov[0]
+		h.fatalf("invariant 2: two processes ran at once in %s: %s and %s (%d overlaps in all)",
+			o.Workspace, h.describe(ls[o.First-1]), h.describe(ls[o.Second-1]), len(ov))
+	}
+	if why := h.rowsMatchProcesses(w); why != "" {
+		h.fatalf("%s", why)
+	}
+}
+
+// rowsMatchProcesses says how the session rows disagree with the processes
+// that run, or "": a row says running exactly while its process runs
+// (unless the node that ran it is gone or paused), and a process runs only
+// for a row that says running (unless it is a target still starting, or a
+// process whose stop its transfer knows is unconfirmed). A process's end
+// reaches its row asynchronously: await polls this until it holds.
+func (h *harness) rowsMatchProcesses(w world) string {
+	live := map[baton.SessionID]baton.WorkspaceID{}
+	launch := map[baton.SessionID]enginetest.Launch{}
+	for _, l := range h.eng.Launches() {
+		if l.Proc != nil && l.Proc.Running() && l.Req.Turn == engine.Normal {
+			live[l.Req.Session] = l.Req.Workspace
+			launch[l.Req.Session] = l
+		}
+	}
 	for _, ws := range h.wss {
-		if n := h.eng.MaxRunning(ws); n > 1 {
-			h.fatalf("invariant 2: %d processes ran at once in %s", n, ws)
+		for _, s := range w.sessions[ws] {
+			if _, runs := live[s.ID]; s.Status == store.SessionRunning && !runs && h.sessionNodeUp(s.ID) {
+				return fmt.Sprintf("session %s in %s is recorded running, but no process of it runs (and the node that launched it still runs)", s.ID, ws)
+			}
 		}
 	}
+	for id, ws := range live {
+		s, err := h.session(id)
+		if err != nil {
+			return fmt.Sprintf("a process runs for session %s the store does not hold: %v", id, err)
+		}
+		// A row may say ended while its process runs only when the
+		// transfer that ended it knows its stop is unconfirmed, or the node
+		// that ran it is gone.
+		unconfirmed := false
+		if m := h.pendingIn(ws); m != nil && (m.stopUnconfirmed || m.uncertain) {
+			unconfirmed = true
+		}
+		if s.Status != store.SessionRunning && !h.startingTarget(id) && !unconfirmed && h.sessionNodeUp(id) {
+			return fmt.Sprintf("a process of session %s runs, but its row says %s (%s): %s", id, s.Status, s.EndReason, h.describe(launch[id]))
+		}
+	}
+	return ""
+}
 
-	// 3. A target at most once per attempt; a report-only turn at most once
-	// per attempt; nothing for a cancelled handoff after it ended.
+// sessionNodeUp reports whether the node that last launched session id
+// still runs the life it launched it in (a crashed or shut-down node leaves
+// rows behind for its restart to settle).
+func (h *harness) sessionNodeUp(id baton.SessionID) bool {
+	n := h.lastLauncher(id)
+	return n != nil && n.gate.get() == nodeUp
+}
+
+// lastLauncher returns the node that made the latest normal launch of
+// session id, nil when that launch was made in a life that is over.
+func (h *harness) lastLauncher(id baton.SessionID) *node {
+	ls := h.eng.Launches()
+	for i := len(ls) - 1; i >= 0; i-- {
+		if ls[i].Req.Session != id || ls[i].Failed || ls[i].Req.Turn == engine.ReportOnly {
+			continue
+		}
+		return h.launchedBy(ls[i].N)
+	}
+	return nil
+}
+
+// startingTarget reports whether id is the target of an attempt still
+// starting (its row stays idle until readiness).
+func (h *harness) startingTarget(id baton.SessionID) bool {
+	for _, hid := range h.order {
+		if m := h.hs[hid]; m.pending() {
+			if got, err := h.load(hid); err == nil && got.TargetSession == id && got.State == store.StateStarting {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkLaunchCounts: invariant 3. A target at most once per attempt, a
+// report-only turn at most once per attempt, nothing for a handoff after it
+// became terminal.
+func (h *harness) checkLaunchCounts() {
 	type key struct {
 		id      string
 		attempt int
 		report  bool
 	}
 	seen := map[key]int{}
+	targets := map[baton.SessionID]int{} // a target session is a fresh session of one attempt
 	for _, l := range h.eng.Launches() {
 		switch {
 		case l.Req.Report != nil:
 			seen[key{string(l.Req.Report.Handoff), l.Req.Attempt, true}]++
 		case l.Req.Attempt > 0 && l.Req.Turn == engine.Normal:
 			seen[key{string(l.Req.Session), l.Req.Attempt, false}]++
+			if prev, ok := targets[l.Req.Session]; ok && prev != l.Req.Attempt {
+				h.fatalf("invariant 3: session %s was the target of attempts %d and %d", l.Req.Session, prev, l.Req.Attempt)
+			}
+			targets[l.Req.Session] = l.Req.Attempt
 		}
 	}
 	for k, n := range seen {
@@ -128,91 +274,147 @@ func (h *harness) check() {
 		}
 	}
 	for _, id := range h.order {
-		if m := h.hs[id]; m.state == store.StateCancelled && m.frozen != nil {
+		if m := h.hs[id]; m.frozen != nil {
 			if n := h.launchesOf(m); n != m.launchesAtEnd {
-				h.fatalf("invariant 3: %d launches for handoff %s after it was cancelled", n-m.launchesAtEnd, id)
+				h.fatalf("invariant 3: %d launches for handoff %s after it became %s", n-m.launchesAtEnd, id, m.state)
 			}
 		}
 	}
+}
 
-	for _, ws := range h.wss {
-		w := wss[ws]
-		latest := h.latest(ws)
-		if h.movedOn[ws] {
-			latest = nil
-		}
-		// 4. completed: the target is current (while nothing newer happened).
-		if latest != nil && latest.state == store.StateCompleted {
-			got := all[latest.id]
-			if w.CurrentSession != got.TargetSession {
-				h.fatalf("invariant 4: %s completed but current is %q, not the target %q", latest.id, w.CurrentSession, got.TargetSession)
+// checkWorkspace: invariants 4, 5, 8 and 9 of one workspace.
+func (h *harness) checkWorkspace(w world, ws baton.WorkspaceID) {
+	wsr := w.wss[ws]
+	sessions := w.sessions[ws]
+	latest := h.latest(ws)
+	if h.movedOn[ws] || (latest != nil && latest.uncertain) {
+		latest = nil
+	}
+	// The reference rule, computed here from the rows: the cached current
+	// session must be the one it selects.
+	if want := refCurrent(sessions); wsr.CurrentSession != want {
+		h.fatalf("invariant 5/9: %s's current session is %q, the current-session rule selects %q", ws, wsr.CurrentSession, want)
+	}
+	if latest != nil {
+		got := w.all[latest.id]
+		switch latest.state {
+		case store.StateStopping, store.StateGenerating, store.StateStarting:
+			// 5. Until it completes, the transfer's source stays current:
+			// the target is activated only by the completion.
+			if wsr.CurrentSession != latest.source {
+				h.fatalf("invariant 5: %s is %s but current is %q, not the source %q", latest.id, latest.state, wsr.CurrentSession, latest.source)
 			}
-		}
-		// 5. failed, interrupted, cancelled: the source is current with its
-		// configuration; the target is rolled back.
-		if latest != nil && (latest.state == store.StateFailed || latest.state == store.StateInterrupted || latest.state == store.StateCancelled) {
-			got := all[latest.id]
-			if w.CurrentSession != latest.source {
-				h.fatalf("invariant 5: %s is %s but current is %q, not the source %q", latest.id, latest.state, w.CurrentSession, latest.source)
+		case store.StateCompleted:
+			// 4. completed: the target is current.
+			if wsr.CurrentSession != got.TargetSession {
+				h.fatalf("invariant 4: %s completed but current is %q, not the target %q; sessions:\n%s", latest.id, wsr.CurrentSession, got.TargetSession, sessionTable(sessions))
 			}
-			if w.Config != latest.sourceConfig {
-				h.fatalf("invariant 5: %s is %s but the workspace runs %+v, not the source's %+v", latest.id, latest.state, w.Config, latest.sourceConfig)
+		case store.StateFailed, store.StateInterrupted, store.StateCancelled:
+			// 5. The source is current with its configuration; every
+			// target is rolled back.
+			if wsr.CurrentSession != latest.source {
+				h.fatalf("invariant 5: %s is %s but current is %q, not the source %q", latest.id, latest.state, wsr.CurrentSession, latest.source)
 			}
-			for _, s := range sessions[ws] {
-				if s.ID == got.TargetSession && s.ActivationOrder != session.RolledBack {
+			if wsr.Config != latest.sourceConfig {
+				h.fatalf("invariant 5: %s is %s but the workspace runs %+v, not the source's %+v", latest.id, latest.state, wsr.Config, latest.sourceConfig)
+			}
+			targets := map[baton.SessionID]bool{got.TargetSession: true}
+			for _, a := range got.History {
+				targets[a.TargetSession] = true
+			}
+			for _, s := range sessions {
+				if targets[s.ID] && s.ActivationOrder != rolledBack {
 					h.fatalf("invariant 5: target %s of %s has order %d, want rolled back", s.ID, latest.id, s.ActivationOrder)
 				}
 			}
 		}
-		if cur, ok := session.SelectCurrent(sessions[ws]); ok != (w.CurrentSession != "") || (ok && cur.ID != w.CurrentSession) {
-			h.fatalf("invariant 5/9: cached current %q, the rule selects %q", w.CurrentSession, cur.ID)
-		}
-		if imp, ok := session.SelectImplicitResume(sessions[ws], w.Config); ok && imp.ActivationOrder < 0 {
-			h.fatalf("invariant 5: rolled-back session %s is the implicit-resume choice", imp.ID)
-		}
+	}
 
-		// 8. Reservation held exactly while pending; a launch without the
-		// owner token is refused while it is held.
-		pending := h.pendingIn(ws) != nil
-		if reserved[ws] != pending {
-			h.fatalf("invariant 8: %s reserved=%v, pending=%v", ws, reserved[ws], pending)
+	// 8. Reservation held exactly while pending, at the epoch the model
+	// counted; a launch without the owner token is refused while it is held.
+	pm := h.pendingIn(ws)
+	res := w.res[ws]
+	if res.Held != (pm != nil) {
+		h.fatalf("invariant 8: %s reserved=%v, pending=%v", ws, res.Held, pm != nil)
+	}
+	if pm == nil || !pm.uncertain {
+		if res.Epoch != h.epoch[ws] {
+			h.fatalf("invariant 8: %s's reservation is at epoch %d after %d takes", ws, res.Epoch, h.epoch[ws])
 		}
-		err := h.co.AssertWritable(h.ctx, ws, session.Owner{})
-		if pending != errors.Is(err, session.ErrWorkspaceBusy) || (!pending && err != nil) {
-			h.fatalf("invariant 8: %s pending=%v but AssertWritable without owner = %v", ws, pending, err)
-		}
-
-		// 9. Orders unique among > 0; the current session has the highest.
-		orders := map[int64]baton.SessionID{}
-		var max int64
-		for _, s := range sessions[ws] {
-			if s.ActivationOrder <= 0 {
-				continue
-			}
-			if prev, dup := orders[s.ActivationOrder]; dup {
-				h.fatalf("invariant 9: sessions %s and %s share order %d", prev, s.ID, s.ActivationOrder)
-			}
-			orders[s.ActivationOrder] = s.ID
-			if s.ActivationOrder > max {
-				max = s.ActivationOrder
-			}
-		}
-		if w.CurrentSession != "" && max > 0 && orders[max] != w.CurrentSession {
-			h.fatalf("invariant 9: current %s does not have the highest order %d (%s)", w.CurrentSession, max, orders[max])
+	}
+	if co := h.coordinatorFor(-1); co != nil {
+		err := co.AssertWritable(h.ctx, ws, session.Owner{})
+		if (pm != nil) != errors.Is(err, session.ErrWorkspaceBusy) || (pm == nil && err != nil) {
+			h.fatalf("invariant 8: %s pending=%v but AssertWritable without owner = %v", ws, pm != nil, err)
 		}
 	}
 
-	// 4 (wakeups). Wakeups pinned to a completed transfer's source moved to
-	// its target with prompt and deadline unchanged; nothing else moved.
-	for id, want := range h.wakeups {
-		got, ok := wakeups[id]
-		if !ok {
-			h.fatalf("wakeup %s vanished", id)
+	// 9. Orders unique among > 0; the current session has the highest.
+	orders := map[int64]baton.SessionID{}
+	var top int64
+	for _, s := range sessions {
+		if s.ActivationOrder <= 0 {
+			continue
 		}
-		if got.Session != want.Session || got.Prompt != want.Prompt || !got.At.Equal(want.At) {
-			h.fatalf("invariant 4: wakeup %s is pinned to %q (%q at %v), want %q (%q at %v)", id, got.Session, got.Prompt, got.At, want.Session, want.Prompt, want.At)
+		if prev, dup := orders[s.ActivationOrder]; dup {
+			h.fatalf("invariant 9: sessions %s and %s of %s share order %d", prev, s.ID, ws, s.ActivationOrder)
+		}
+		orders[s.ActivationOrder] = s.ID
+		top = max(top, s.ActivationOrder)
+	}
+	if top > wsr.ActivationCounter {
+		h.fatalf("invariant 9: %s's activation counter %d is below order %d", ws, wsr.ActivationCounter, top)
+	}
+	if wsr.CurrentSession != "" && top > 0 && orders[top] != wsr.CurrentSession {
+		h.fatalf("invariant 9: current %s does not have the highest order %d (%s)", wsr.CurrentSession, top, orders[top])
+	}
+}
+
+// rolledBack is the activation order of a rolled-back session.
+const rolledBack = -1
+
+// refCurrent is the harness's own statement of the current-session rule:
+// a running session first; else the highest activation order >= 0, rows
+// at 0 ordered by their latest of start and end, then start, then creation;
+// rolled-back rows never.
+func refCurrent(sessions []store.Session) baton.SessionID {
+	var best *store.Session
+	better := func(a, b store.Session) bool { // a more current than b
+		ar, br := a.Status == store.SessionRunning, b.Status == store.SessionRunning
+		if ar != br {
+			return ar
+		}
+		if a.ActivationOrder != b.ActivationOrder {
+			return a.ActivationOrder > b.ActivationOrder
+		}
+		la, lb := a.StartedAt, b.StartedAt
+		if a.EndedAt.After(la) {
+			la = a.EndedAt
+		}
+		if b.EndedAt.After(lb) {
+			lb = b.EndedAt
+		}
+		if !la.Equal(lb) {
+			return la.After(lb)
+		}
+		if !a.StartedAt.Equal(b.StartedAt) {
+			return a.StartedAt.After(b.StartedAt)
+		}
+		return a.Seq > b.Seq
+	}
+	for i := range sessions {
+		s := sessions[i]
+		if s.ActivationOrder < 0 {
+			continue
+		}
+		if best == nil || better(s, *best) {
+			best = &sessions[i]
 		}
 	}
+	if best == nil {
+		return ""
+	}
+	return best.ID
 }
 
 // latest returns the newest modelled handoff of ws, if any.
@@ -223,4 +425,36 @@ func (h *harness) latest(ws baton.WorkspaceID) *model {
 		}
 	}
 	return nil
+}
+
+// describe names a launch for a failure message.
+func (h *harness) describe(l enginetest.Launch) string {
+	h.mu.Lock()
+	li, ok := h.launchNode[l.N]
+	h.mu.Unlock()
+	who := "an unknown node"
+	if ok {
+		who = fmt.Sprintf("node %d (life %d)", li.node, li.life)
+	}
+	what := "an ordinary turn"
+	switch {
+	case l.Req.Report != nil:
+		what = fmt.Sprintf("the report-only turn of %s attempt %d", l.Req.Report.Handoff, l.Req.Attempt)
+	case l.Req.Attempt > 0:
+		what = fmt.Sprintf("the target of attempt %d", l.Req.Attempt)
+	}
+	end := "still running"
+	if l.Ended > 0 {
+		end = fmt.Sprintf("ended at %d", l.Ended)
+	}
+	return fmt.Sprintf("launch %d (%s of session %s by %s, began at %d, %s)", l.N, what, l.Req.Session, who, l.Began, end)
+}
+
+func sessionTable(sessions []store.Session) string {
+	var b strings.Builder
+	for _, s := range sessions {
+		fmt.Fprintf(&b, "  %s %s order %d native %q started %s ended %s (%s)\n", s.ID, s.Status, s.ActivationOrder, s.NativeID,
+			s.StartedAt.Format("15:04:05"), s.EndedAt.Format("15:04:05"), s.EndReason)
+	}
+	return b.String()
 }

@@ -3,6 +3,7 @@ package handofftest
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"pgregory.net/rapid"
@@ -30,26 +31,33 @@ const (
 type targetPlan int
 
 const (
-	targetReady     targetPlan = iota // ready at once
-	targetReject                      // readiness rejected
-	targetExitClean                   // the first turn ends cleanly before readiness
-	targetExitError                   // exits with an error before readiness
-	targetHold                        // readiness held until the harness decides
-	targetStartErr                    // spawn error
+	targetReady         targetPlan = iota // ready at once
+	targetReject                          // readiness rejected
+	targetExitClean                       // the first turn ends cleanly before readiness
+	targetExitError                       // exits with an error before readiness
+	targetHold                            // readiness held until the harness decides
+	targetStartErr                        // spawn error
+	targetEndAfterReady                   // ready, and the first turn ends right after
+	targetDelayed                         // ready once the clock passes readyDelay
 )
+
+const readyDelay = 10 * time.Second
 
 // attemptPlan is the script of one attempt in one workspace.
 type attemptPlan struct {
 	report     reportPlan
 	target     targetPlan
 	reportText string
+	// reportNode is the node the report-only turn submits its report to.
+	reportNode int
 }
 
-func drawPlan(t *rapid.T, ws baton.WorkspaceID, n int) attemptPlan {
+func drawPlan(t *rapid.T, ws baton.WorkspaceID, n, nodes int) attemptPlan {
 	return attemptPlan{
 		report:     reportPlan(rapid.IntRange(0, int(hangNoReport)).Draw(t, "reportPlan")),
-		target:     targetPlan(rapid.IntRange(0, int(targetStartErr)).Draw(t, "targetPlan")),
+		target:     targetPlan(rapid.IntRange(0, int(targetDelayed)).Draw(t, "targetPlan")),
 		reportText: reportText(ws, n),
+		reportNode: rapid.IntRange(0, nodes-1).Draw(t, "reportNode"),
 	}
 }
 
@@ -89,6 +97,10 @@ func (h *harness) scriptFor(req engine.StartRequest) (enginetest.Script, bool) {
 		return enginetest.Script{Ready: enginetest.ReadyHold}, true
 	case targetStartErr:
 		return enginetest.Script{StartErr: baton.Errorf(baton.ErrUnavailable, "spawn failed")}, true
+	case targetEndAfterReady:
+		return enginetest.Script{EndAfterReady: true}, true
+	case targetDelayed:
+		return enginetest.Script{ReadyDelay: readyDelay}, true
 	}
 	return enginetest.Script{}, true
 }
@@ -117,10 +129,23 @@ type model struct {
 	stopUnconfirmed bool
 	source          baton.SessionID
 	sourceConfig    baton.EngineConfig
+	// genDeadline is when a generating attempt times out; readyAt is when a
+	// delayed target becomes ready; readyBy is when a starting target that
+	// is not ready times out.
+	genDeadline, readyAt, readyBy time.Time
+	// uncertain marks a handoff whose next resting state the model cannot
+	// tell (its driving node was frozen or crashed and another node took
+	// over, or the node came back): the harness waits for it to rest, checks
+	// the state is one it may be in, and adopts it.
+	uncertain bool
+	// takenBy and takenLife name the node (and its life) that last took the
+	// reservation: a Coordinator's own Reconcile leaves those alone.
+	takenBy   *node
+	takenLife int
 	// frozen is the row as it became terminal; it must never change.
 	frozen *handoff.Handoff
 	// launchesAtEnd counts the engine's launches for this handoff when it
-	// was cancelled: no launch may follow.
+	// became terminal: no launch may follow.
 	launchesAtEnd int
 }
 
@@ -133,6 +158,7 @@ func (h *harness) settleFromStopping(m *model, stopConfirmed bool) {
 		m.state, m.stopUnconfirmed = store.StateFailed, true
 		return
 	}
+	m.stopUnconfirmed = false
 	p := h.planOf(m.ws)
 	if m.summary && m.report == "" {
 		if !h.sourceResumable(m) {
@@ -143,10 +169,10 @@ func (h *harness) settleFromStopping(m *model, stopConfirmed bool) {
 		case reportClean:
 			m.report = p.reportText
 		case reportHang:
-			m.report, m.state = p.reportText, store.StateGenerating
+			m.report, m.state, m.genDeadline = p.reportText, store.StateGenerating, h.clk.Now().Add(genTimeout)
 			return
 		case hangNoReport:
-			m.state = store.StateGenerating
+			m.state, m.genDeadline = store.StateGenerating, h.clk.Now().Add(genTimeout)
 			return
 		case reportErrorExit:
 			m.report, m.state = p.reportText, store.StateFailed
@@ -161,15 +187,19 @@ func (h *harness) settleFromStopping(m *model, stopConfirmed bool) {
 
 func (h *harness) settleFromStarting(m *model) {
 	switch h.planOf(m.ws).target {
-	case targetReady, targetExitClean:
+	case targetReady, targetExitClean, targetEndAfterReady:
 		m.state = store.StateCompleted
 	case targetHold:
-		m.state = store.StateStarting
+		m.state, m.readyBy = store.StateStarting, h.clk.Now().Add(readyTimeout)
+	case targetDelayed:
+		m.state, m.readyAt, m.readyBy = store.StateStarting, h.clk.Now().Add(readyDelay), h.clk.Now().Add(readyTimeout)
 	default:
 		m.state = store.StateFailed
 	}
 }
 
+// sourceResumable is the model's own reading of "the source can resume
+// for a report": it has a native id, on the engine of its configuration.
 func (h *harness) sourceResumable(m *model) bool {
 	if m.source == "" {
 		return false
@@ -179,13 +209,30 @@ func (h *harness) sourceResumable(m *model) bool {
 }
 
 func (h *harness) session(id baton.SessionID) (s store.Session, err error) {
-	err = h.st.View(h.ctx, func(tx store.Tx) error { s, err = tx.GetSession(id); return err })
+	err = h.raw.View(h.ctx, func(tx store.Tx) error { s, err = tx.GetSession(id); return err })
 	return s, err
+}
+
+func (h *harness) load(id baton.HandoffID) (hf store.Handoff, err error) {
+	err = h.raw.View(h.ctx, func(tx store.Tx) error { hf, err = tx.GetHandoff(id); return err })
+	return hf, err
+}
+
+func (h *harness) reservation(ws baton.WorkspaceID) (r store.Reservation) {
+	_ = h.raw.View(h.ctx, func(tx store.Tx) error {
+		var err error
+		if r, err = tx.GetReservation(ws); errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		return err
+	})
+	return r
 }
 
 // await waits until every modelled handoff is at rest where the model says:
 // the stored state matches, and a held target or hanging report turn has
-// actually been launched (and its timeout armed).
+// actually been launched (and its timeout armed). Then it checks every
+// invariant.
 func (h *harness) await() {
 	h.t.Helper()
 	deadline := time.Now().Add(h.cfg.Wait)
@@ -193,22 +240,36 @@ func (h *harness) await() {
 		why := h.atRest()
 		if why == "" {
 			h.afterRest()
+			h.check()
 			return
 		}
 		if time.Now().After(deadline) {
 			h.fatalf("not at rest after %v: %s", h.cfg.Wait, why)
 		}
-		time.Sleep(200 * time.Microsecond)
+		time.Sleep(200 * time.Microsecond) // a bounded poll: the engine's goroutines settle
 	}
 }
 
 func (h *harness) atRest() string {
-	generating := 0
+	timers := 0
+	var want []string
+	for _, n := range h.nodes {
+		if st := n.gate.get(); st == nodeUp || st == nodeCrashed {
+			timers++ // its lease-renewal timer
+			want = append(want, n.id+"'s lease renewal")
+		}
+	}
 	for _, id := range h.order {
 		m := h.hs[id]
 		got, err := h.load(id)
 		if err != nil {
 			return err.Error()
+		}
+		if m.uncertain {
+			if why := h.restingUncertain(m, got); why != "" {
+				return why
+			}
+			continue
 		}
 		if got.State != m.state {
 			if settled(got.State) {
@@ -220,21 +281,42 @@ func (h *harness) atRest() string {
 		}
 		switch m.state {
 		case store.StateGenerating:
-			generating++
 			if h.reportLaunch(m) == nil {
 				return fmt.Sprintf("handoff %s: report-only turn not launched yet", id)
 			}
 			if m.report != "" && got.Report == "" {
 				return fmt.Sprintf("handoff %s: report not submitted yet", id)
 			}
+			if h.drivenByUp(m) {
+				timers++
+				want = append(want, string(id)+"'s generation timeout")
+			}
 		case store.StateStarting:
 			if h.targetLaunch(m, got.TargetSession) == nil {
 				return fmt.Sprintf("handoff %s: target not launched yet", id)
 			}
+			if m.readyAt.After(h.clk.Now()) && h.drivenByUp(m) {
+				timers++
+				want = append(want, string(id)+"'s readiness delay")
+			}
+			if h.drivenByUp(m) {
+				timers++
+				want = append(want, string(id)+"'s readiness timeout")
+			}
 		}
 	}
-	if n := h.clk.PendingBy(h.clk.Now().Add(genTimeout)); n < generating {
-		return fmt.Sprintf("%d generation timers armed, want %d", n, generating)
+	for _, ws := range h.wss {
+		for _, p := range h.runningProcs(ws) {
+			if p.Script().EndAfterReady && h.launchedBy(p.N()) != nil && h.launchedBy(p.N()).gate.get() == nodeUp {
+				return fmt.Sprintf("launch %d: a first turn that ends on its own is still running", p.N())
+			}
+		}
+	}
+	if why := h.rowsMatchProcesses(h.read()); why != "" {
+		return why
+	}
+	if n := h.clk.PendingBy(h.clk.Now().Add(max(genTimeout, readyTimeout))); n < timers {
+		return fmt.Sprintf("%d timers armed, want %d (%s)", n, timers, strings.Join(want, ", "))
 	}
 	return h.launchesClosed()
 }
@@ -243,21 +325,75 @@ func (h *harness) atRest() string {
 // process has ended (its end is being recorded): not at rest yet.
 func (h *harness) launchesClosed() string {
 	var live []store.Launch
-	if err := h.st.View(h.ctx, func(tx store.Tx) (err error) { live, err = tx.LiveLaunches(""); return err }); err != nil {
+	if err := h.raw.View(h.ctx, func(tx store.Tx) (err error) { live, err = tx.LiveLaunches(""); return err }); err != nil {
 		return err.Error()
 	}
 	running := map[baton.LaunchID]bool{}
+	byNode := map[baton.LaunchID]*node{} // the node (in its current life) that made each launch
 	for _, l := range h.eng.Launches() {
 		if l.Proc != nil && l.Proc.Running() {
 			running[l.Req.LaunchID] = true
 		}
+		if l.Req.LaunchID != "" {
+			byNode[l.Req.LaunchID] = h.launchedBy(l.N)
+		}
 	}
 	for _, l := range live {
+		// Only a node that runs closes its records; a gone or paused
+		// node's records stay live until it (or a reaper) settles them.
+		if n := byNode[l.ID]; n == nil || n.gate.get() != nodeUp {
+			continue
+		}
 		if !running[l.ID] {
 			return fmt.Sprintf("launch %s of session %s: record live, process gone", l.ID, l.Session)
 		}
 	}
 	return ""
+}
+
+// restingUncertain says why an uncertain handoff is not at rest yet, or
+// adopts where it rests.
+func (h *harness) restingUncertain(m *model, got store.Handoff) string {
+	switch got.State {
+	case store.StateStopping:
+		return fmt.Sprintf("handoff %s: still stopping", m.id)
+	case store.StateGenerating:
+		if h.reportLaunchOf(m.id, got.Attempt) == nil {
+			return fmt.Sprintf("handoff %s: report-only turn not launched yet", m.id)
+		}
+	case store.StateStarting:
+		if h.targetLaunch(&model{attempt: got.Attempt}, got.TargetSession) == nil {
+			return fmt.Sprintf("handoff %s: target not launched yet", m.id)
+		}
+	}
+	if m.frozen != nil && got.State != m.frozen.State {
+		h.fatalf("invariant 1: terminal handoff %s went from %s to %s", m.id, m.frozen.State, got.State)
+	}
+	if got.Attempt != m.attempt {
+		h.fatalf("model: handoff %s moved from attempt %d to %d on its own", m.id, m.attempt, got.Attempt)
+	}
+	if got.Report != m.report && m.report != "" && got.Report != "" {
+		h.fatalf("invariant 7: handoff %s report changed from %q to %q", m.id, m.report, got.Report)
+	}
+	m.state, m.report, m.stopUnconfirmed = got.State, got.Report, got.StopUnconfirmed
+	m.genDeadline, m.readyAt, m.readyBy = got.GenerationDeadline, time.Time{}, time.Time{}
+	// A transfer adopted while still active stays uncertain: the model did
+	// not see when its timers were armed.
+	m.uncertain = activeState(got.State)
+	h.epoch[m.ws] = h.reservation(m.ws).Epoch
+	return ""
+}
+
+// drivenByUp reports whether the node holding m's lease is up (its timers
+// run and its calls pass).
+func (h *harness) drivenByUp(m *model) bool {
+	r := h.reservation(m.ws)
+	for _, n := range h.nodes {
+		if n.id == r.LeaseHolder {
+			return n.gate.get() == nodeUp
+		}
+	}
+	return false
 }
 
 // afterRest records what only becomes known once at rest: frozen terminal
@@ -268,11 +404,12 @@ func (h *harness) afterRest() {
 		if !m.state.Terminal() || m.frozen != nil {
 			continue
 		}
-		got, err := h.co.Get(h.ctx, m.ws, id)
+		got, err := h.load(id)
 		if err != nil {
 			h.fatalf("get %s: %v", id, err)
 		}
-		m.frozen = &got
+		pub := viewOf(got)
+		m.frozen = &pub
 		m.launchesAtEnd = h.launchesOf(m)
 		if m.state == store.StateCompleted {
 			for wid, w := range h.wakeups {
@@ -285,20 +422,23 @@ func (h *harness) afterRest() {
 	}
 }
 
+// viewOf is the part of a row that must never change once terminal.
+func viewOf(h store.Handoff) handoff.Handoff {
+	return handoff.Handoff{ID: h.ID, Workspace: h.Workspace, RequestID: h.RequestID, State: h.State, Attempt: h.Attempt,
+		SourceSession: h.SourceSession, TargetSession: h.TargetSession, Report: h.Report, Error: h.Error}
+}
+
 // settled states change only when a caller acts.
 func settled(s store.HandoffState) bool {
 	return s == store.StateCompleted || s == store.StateCancelled || s == store.StateFailed || s == store.StateInterrupted
 }
 
-func (h *harness) load(id baton.HandoffID) (hf store.Handoff, err error) {
-	err = h.st.View(h.ctx, func(tx store.Tx) error { hf, err = tx.GetHandoff(id); return err })
-	return hf, err
-}
-
 // reportLaunch returns the report-only launch of m's current attempt.
-func (h *harness) reportLaunch(m *model) *enginetest.Launch {
+func (h *harness) reportLaunch(m *model) *enginetest.Launch { return h.reportLaunchOf(m.id, m.attempt) }
+
+func (h *harness) reportLaunchOf(id baton.HandoffID, attempt int) *enginetest.Launch {
 	for _, l := range h.eng.Launches() {
-		if r := l.Req.Report; r != nil && r.Handoff == m.id && r.Attempt == m.attempt && !l.Failed {
+		if r := l.Req.Report; r != nil && r.Handoff == id && r.Attempt == attempt && !l.Failed {
 			return &l
 		}
 	}
@@ -319,7 +459,7 @@ func (h *harness) targetLaunch(m *model, id baton.SessionID) *enginetest.Launch 
 func (h *harness) launchesOf(m *model) int {
 	n := 0
 	targets := map[baton.SessionID]bool{}
-	_ = h.st.View(h.ctx, func(tx store.Tx) error {
+	_ = h.raw.View(h.ctx, func(tx store.Tx) error {
 		hf, err := tx.GetHandoff(m.id)
 		if err != nil {
 			return err
@@ -331,33 +471,48 @@ func (h *harness) launchesOf(m *model) int {
 		return nil
 	})
 	for _, l := range h.eng.Launches() {
-		if (l.Req.Report != nil && l.Req.Report.Handoff == m.id) || (l.Req.Attempt > 0 && targets[l.Req.Session]) {
+		if (l.Req.Report != nil && l.Req.Report.Handoff == m.id) || (l.Req.Report == nil && l.Req.Attempt > 0 && targets[l.Req.Session]) {
 			n++
 		}
 	}
 	return n
 }
 
-// runningProc returns the scripted process running in ws, if any.
-func (h *harness) runningProc(ws baton.WorkspaceID) *enginetest.Process {
+// runningProcs returns the scripted processes running in ws, newest first.
+func (h *harness) runningProcs(ws baton.WorkspaceID) []*enginetest.Process {
+	var out []*enginetest.Process
 	ls := h.eng.Launches()
 	for i := len(ls) - 1; i >= 0; i-- {
 		if p := ls[i].Proc; p != nil && ls[i].Req.Workspace == ws && p.Running() {
-			return p
+			out = append(out, p)
 		}
 	}
-	return nil
+	return out
 }
 
-// scriptStop sets how the process running in ws answers its next Stop and
-// reports whether that stop will be confirmed (true when nothing runs).
+// orphaned reports whether a process runs in ws that no running node
+// launched (its node crashed, froze or shut down): no node can confirm its
+// stop but by reaping it, so the model cannot tell how a stop ends.
+func (h *harness) orphaned(ws baton.WorkspaceID) bool {
+	for _, p := range h.runningProcs(ws) {
+		if n := h.launchedBy(p.N()); n == nil || n.gate.get() != nodeUp {
+			return true
+		}
+	}
+	return false
+}
+
+// scriptStop sets how the processes running in ws answer their next Stop
+// and reports whether that stop will be confirmed (true when nothing runs).
 func (h *harness) scriptStop(ws baton.WorkspaceID, label string) bool {
-	p := h.runningProc(ws)
-	if p == nil {
+	procs := h.runningProcs(ws)
+	if len(procs) == 0 {
 		return true
 	}
 	out := rapid.SampledFrom([]engine.StopOutcome{engine.Stopped, engine.Stopped, engine.Timeout, engine.Failed}).Draw(h.t, label)
-	p.SetStopOutcome(out)
+	for _, p := range procs {
+		p.SetStopOutcome(out)
+	}
 	return out.Confirmed()
 }
 

@@ -1,0 +1,50 @@
+package handofftest
+
+import (
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+// withCaps returns w with the optional capabilities of inner (store.Notifier,
+// store.Exclusive) passed through, as a decorator must: a wrapper that hid
+// them would change how the code under test behaves (polling instead of
+// notifications, waiting out leases instead of taking a dead incarnation's).
+func withCaps(w, inner store.Store) store.Store {
+	n, isN := inner.(store.Notifier)
+	x, isX := inner.(store.Exclusive)
+	switch {
+	case isN && isX:
+		return notifierExclusive{w, n, x}
+	case isN:
+		return notifier{w, n}
+	case isX:
+		return exclusive{w, x}
+	}
+	return w
+}
+
+type notifier struct {
+	store.Store
+	n store.Notifier
+}
+
+func (s notifier) Subscribe(ws baton.WorkspaceID) (<-chan struct{}, func()) { return s.n.Subscribe(ws) }
+
+type exclusive struct {
+	store.Store
+	x store.Exclusive
+}
+
+func (s exclusive) Incarnation() string { return s.x.Incarnation() }
+
+type notifierExclusive struct {
+	store.Store
+	n store.Notifier
+	x store.Exclusive
+}
+
+func (s notifierExclusive) Subscribe(ws baton.WorkspaceID) (<-chan struct{}, func()) {
+	return s.n.Subscribe(ws)
+}
+
+func (s notifierExclusive) Incarnation() string { return s.x.Incarnation() }

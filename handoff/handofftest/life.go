@@ -1,0 +1,378 @@
+package handofftest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
+	"pgregory.net/rapid"
+
+	"github.com/batonhq/baton/store"
+)
+
+var zeroTime time.Time
+
+// actAdvance moves the shared clock: generation timeouts and delayed
+// readiness fall due, leases are renewed by the nodes that run.
+func (h *harness) actAdvance(t *rapid.T) {
+	h.advance(t, rapid.SampledFrom([]time.Duration{leaseTTL / 3, genTimeout}).Draw(t, "advance"))
+}
+
+// advance moves the clock by total in steps of a third of the lease TTL,
+// predicting at each step what falls due on the nodes that run, and waiting
+// for their lease renewals (a node that runs never loses its lease to a
+// clock jump).
+func (h *harness) advance(t *rapid.T, total time.Duration) {
+	for step := leaseTTL / 3; total > 0; total -= step {
+		d := min(step, total)
+		to := h.clk.Now().Add(d)
+		confirmed := map[*model]bool{}
+		var due []*model
+		for _, id := range h.order {
+			m := h.hs[id]
+			if m.uncertain || !m.pending() || !h.drivenByUp(m) {
+				continue
+			}
+			switch {
+			case m.state == store.StateGenerating && !m.genDeadline.After(to):
+				confirmed[m] = h.scriptStop(m.ws, "generationStop")
+				due = append(due, m)
+			case m.state == store.StateStarting && !m.readyAt.IsZero() && !m.readyAt.After(to):
+				due = append(due, m)
+			case m.state == store.StateStarting && !m.readyBy.IsZero() && !m.readyBy.After(to):
+				confirmed[m] = h.scriptStop(m.ws, "readinessStop")
+				due = append(due, m)
+			}
+		}
+		h.clk.Advance(d)
+		for _, m := range due {
+			switch {
+			case m.state == store.StateStarting && !m.readyAt.IsZero() && !m.readyAt.After(to):
+				m.state, m.readyAt, m.readyBy = store.StateCompleted, zeroTime, zeroTime
+			case m.state == store.StateStarting: // readiness timed out
+				m.state, m.stopUnconfirmed, m.readyBy = store.StateFailed, !confirmed[m], zeroTime
+			case confirmed[m] && m.report != "":
+				m.genDeadline = zeroTime
+				h.settleFromStarting(m)
+			default:
+				m.state, m.stopUnconfirmed, m.genDeadline = store.StateFailed, m.stopUnconfirmed || !confirmed[m], zeroTime
+			}
+		}
+		h.awaitLeases()
+		h.await()
+	}
+}
+
+// awaitLeases waits until every node that runs has renewed the leases it
+// holds past the current time.
+func (h *harness) awaitLeases() {
+	h.t.Helper()
+	deadline := time.Now().Add(h.cfg.Wait)
+	for {
+		stale := ""
+		now := h.clk.Now()
+		for _, ws := range h.wss {
+			r := h.reservation(ws)
+			if !r.Held {
+				continue
+			}
+			for _, n := range h.nodes {
+				if n.id == r.LeaseHolder && n.gate.get() == nodeUp && !r.LeaseExpires.After(now.Add(leaseTTL/3)) {
+					stale = fmt.Sprintf("%s's lease held by %s (life %d) for %s until %v, epoch %d, store %q, now %v, pending clock timers %d", ws, n.id, n.life, r.Handoff, r.LeaseExpires, r.Epoch, r.LeaseStore, now, h.clk.Pending())
+				}
+			}
+		}
+		if stale == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			var keep []string
+			for _, g := range strings.Split(string(buf), "\n\n") {
+				if strings.Contains(g, "renewLoop") {
+					keep = append(keep, g)
+				}
+			}
+			h.fatalf("lease not renewed after %v: %s\n%s", h.cfg.Wait, stale, strings.Join(keep, "\n\n"))
+		}
+		time.Sleep(200 * time.Microsecond) // a bounded poll for the renewal goroutines
+	}
+}
+
+// actFreeze pauses a node: every store and engine call it makes waits. Its
+// leases lapse once the clock moves on; another node's Reconcile may then
+// take its transfers over.
+func (h *harness) actFreeze(t *rapid.T) {
+	n := h.drawUp(t)
+	up := 0
+	for _, o := range h.nodes {
+		if o.gate.get() == nodeUp {
+			up++
+		}
+	}
+	if up < 2 {
+		t.Skip("freezing the last node that runs")
+	}
+	n.gate.set(nodeFrozen)
+}
+
+// actThaw resumes a frozen node: what it was doing goes on, late. Its
+// callbacks of attempts another node took over must be refused; the model
+// cannot tell where its own transfers come to rest, so it checks they rest
+// somewhere legal and adopts it.
+func (h *harness) actThaw(t *rapid.T) {
+	n := h.drawNode(t, "frozen", nodeFrozen)
+	for _, id := range h.order {
+		if m := h.hs[id]; m.pending() && h.reservation(m.ws).LeaseHolder == n.id {
+			m.uncertain = true
+		}
+	}
+	n.gate.set(nodeUp)
+	h.awaitLeases()
+	h.await()
+}
+
+// actCrash kills a node without Shutdown: its calls fail from now on, its
+// Coordinator is abandoned, and the agent processes it launched keep
+// running (nothing reaps them but a Reconcile that can).
+func (h *harness) actCrash(t *rapid.T) {
+	n := h.drawUp(t)
+	n.gate.set(nodeCrashed)
+	if !h.cfg.KnownGaps {
+		// The host died and took its agent processes with it.
+		h.endProcessesOf(n)
+		h.await()
+	}
+}
+
+// endProcessesOf ends every process node n launched in its current life
+// that still runs, as if each had ended on its own.
+func (h *harness) endProcessesOf(n *node) {
+	for _, ws := range h.wss {
+		for _, p := range h.runningProcs(ws) {
+			if h.launchedBy(p.N()) == n {
+				p.Finish(-1, errProcessGone)
+			}
+		}
+	}
+}
+
+var errProcessGone = errors.New("handofftest: the agent process ended with its host")
+
+// actShutdown shuts a node down gracefully, with no Reconcile after it:
+// its pending transfers become interrupted, their source restored and
+// their reservation kept; a transfer whose stop was confirmed is not marked
+// stop-unconfirmed.
+func (h *harness) actShutdown(t *rapid.T) {
+	n := h.drawUp(t)
+	var mine []*model
+	confirmed := map[*model]bool{}
+	for _, id := range h.order {
+		m := h.hs[id]
+		if !m.pending() {
+			continue
+		}
+		if r := h.reservation(m.ws); r.Held && r.LeaseHolder == n.id {
+			// Shutdown confirms only what this node runs; a process of
+			// another node left running keeps the stop unconfirmed.
+			elsewhere := h.runsElsewhere(m.ws, n)
+			confirmed[m] = h.scriptStop(m.ws, "shutdownStop") && !elsewhere
+			if elsewhere && !h.cfg.KnownGaps {
+				m.uncertain = true // see KnownGaps: Shutdown may clear the flag
+			}
+			if !m.uncertain {
+				mine = append(mine, m)
+			}
+		}
+	}
+	// A process whose stop is not confirmed keeps Shutdown waiting for it
+	// until ctx ends: then Shutdown must say so, having settled the
+	// transfers all the same.
+	unconfirmed := false
+	for _, ws := range h.wss {
+		for _, p := range h.runningProcs(ws) {
+			if h.launchedBy(p.N()) == n && !p.StopOutcome().Confirmed() {
+				unconfirmed = true
+			}
+		}
+	}
+	for _, c := range confirmed {
+		unconfirmed = unconfirmed || !c
+	}
+	ctx, cancel := h.bounded()
+	if unconfirmed {
+		cancel()
+		ctx, cancel = context.WithTimeout(h.ctx, 50*time.Millisecond)
+	}
+	defer cancel()
+	if err := n.co.Shutdown(ctx); err != nil && !(unconfirmed && errors.Is(err, context.DeadlineExceeded)) {
+		h.fatalf("shutdown of %s: %v", n.id, err)
+	}
+	n.gate.set(nodeDown)
+	if !h.cfg.KnownGaps {
+		// The host exits; the agent processes whose stop was not
+		// confirmed go with it.
+		h.endProcessesOf(n)
+	}
+	for _, m := range mine {
+		m.state, m.stopUnconfirmed = store.StateInterrupted, !confirmed[m]
+		m.genDeadline, m.readyAt, m.readyBy = zeroTime, zeroTime, zeroTime
+	}
+	h.await()
+}
+
+// actRestart starts a crashed or shut-down node again, with its instance
+// id, and runs Reconcile on it as a restart does.
+func (h *harness) actRestart(t *rapid.T) {
+	n := h.drawNode(t, "restarted", nodeCrashed, nodeDown)
+	g := newGate()
+	h.mu.Lock()
+	n.dead = append(n.dead, n.co)
+	n.gate = g // the old life keeps its own gate, shut for good
+	n.life++
+	h.mu.Unlock()
+	co := h.newCoordinator(n)
+	h.mu.Lock()
+	n.co = co
+	h.mu.Unlock()
+	if !h.cfg.KnownGaps {
+		// The host ends the session rows of the processes its previous
+		// life ran, all gone now (baton keeps no record of which node ran
+		// a session: a multi-node host must).
+		h.endRowsOfPreviousLife(n)
+	}
+	h.reconcileOn(n)
+}
+
+// actReconcile sends Reconcile to a node that drives nothing active (it is
+// the start-up call: a node never reconciles the transfers it is driving).
+func (h *harness) actReconcile(t *rapid.T) {
+	n := h.drawUp(t)
+	for _, id := range h.order {
+		m := h.hs[id]
+		if m.pending() && (m.uncertain || activeState(m.state)) && h.reservation(m.ws).LeaseHolder == n.id {
+			t.Skip("the node drives an active transfer")
+		}
+		if !h.cfg.KnownGaps && m.pending() && h.reservation(m.ws).LeaseHolder == n.id && h.runsHere(m.ws, n) {
+			// See KnownGaps: Reconcile on the node that still runs the
+			// transfer's process would call its stop confirmed.
+			t.Skip("the node still runs a process of its transfer")
+		}
+	}
+	h.reconcileOn(n)
+}
+
+func activeState(s store.HandoffState) bool {
+	return s == store.StateStopping || s == store.StateGenerating || s == store.StateStarting
+}
+
+// reconcileOn runs Reconcile on n and predicts it: its own transfers are
+// interrupted at once (certain when nothing of them may still run), other
+// nodes' live leases are left alone, and lapsed ones are taken over
+// (interrupted, or failed with the stop unconfirmed when the dead node's
+// processes may still run: the model adopts either). It launches nothing.
+func (h *harness) reconcileOn(n *node) {
+	now := h.clk.Now()
+
+	for _, id := range h.order {
+		m := h.hs[id]
+		if !m.pending() {
+			continue
+		}
+		r := h.reservation(m.ws)
+		switch {
+		case r.LeaseHolder != n.id && r.LeaseExpires.After(now):
+			// Another live process drives it: left alone.
+		case r.LeaseHolder == n.id && m.takenBy == n && m.takenLife == n.life:
+			// This Coordinator took it itself: its own Reconcile leaves it.
+		case m.uncertain:
+		default:
+			// Its own lease, or a lapsed one: what the gone process
+			// launched there is reaped (the scripted engine is a Reaper),
+			// so the stop is confirmed.
+			m.state, m.stopUnconfirmed = store.StateInterrupted, false
+			m.genDeadline, m.readyAt, m.readyBy = zeroTime, zeroTime, zeroTime
+			h.epoch[m.ws]++
+			m.takenBy, m.takenLife = n, n.life
+		}
+	}
+	before := len(h.eng.Launches())
+	ctx, cancel := h.bounded()
+	defer cancel()
+	if _, err := n.co.Reconcile(ctx); err != nil {
+		h.fatalf("reconcile on %s: %v", n.id, err)
+	}
+	h.await()
+	if got := len(h.eng.Launches()); got != before {
+		h.fatalf("invariant 3: Reconcile on %s launched %d engine processes", n.id, got-before)
+	}
+}
+
+// launchedBy returns the node (in its current life) that made launch n,
+// nil when that life is over or the launch is unknown.
+func (h *harness) launchedBy(n int) *node {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	li, ok := h.launchNode[n]
+	if !ok || h.nodes[li.node].life != li.life {
+		return nil
+	}
+	return h.nodes[li.node]
+}
+
+// endRowsOfPreviousLife records the end of every session row still running
+// whose process node n launched in an earlier life.
+func (h *harness) endRowsOfPreviousLife(n *node) {
+	type last struct {
+		launchInfo
+		id baton.LaunchID
+	}
+	lasts := map[baton.SessionID]last{}
+	for _, l := range h.eng.Launches() {
+		if l.Failed || l.Req.Turn != engine.Normal {
+			continue
+		}
+		h.mu.Lock()
+		li, ok := h.launchNode[l.N]
+		h.mu.Unlock()
+		if ok {
+			lasts[l.Req.Session] = last{li, l.Req.LaunchID}
+		}
+	}
+	for id, li := range lasts {
+		if li.node != n.idx || li.life == n.life {
+			continue
+		}
+		if s, err := h.session(id); err == nil && s.Status == store.SessionRunning {
+			n.co.Sessions().RecordEnd(id, li.id, engine.ExitStatus{Err: errProcessGone, At: h.clk.Now()})
+		}
+	}
+}
+
+// runsElsewhere reports whether a process runs in ws that node n (in its
+// current life) did not launch.
+func (h *harness) runsElsewhere(ws baton.WorkspaceID, n *node) bool {
+	for _, p := range h.runningProcs(ws) {
+		if h.launchedBy(p.N()) != n {
+			return true
+		}
+	}
+	return false
+}
+
+// runsHere reports whether node n (in its current life) runs a process in
+// ws.
+func (h *harness) runsHere(ws baton.WorkspaceID, n *node) bool {
+	for _, p := range h.runningProcs(ws) {
+		if h.launchedBy(p.N()) == n {
+			return true
+		}
+	}
+	return false
+}

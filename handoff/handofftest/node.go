@@ -1,0 +1,184 @@
+package handofftest
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/store"
+)
+
+// errNodeCrashed is what a crashed node's store and engine calls return:
+// its process is gone, so nothing it still tries reaches the world.
+var errNodeCrashed = baton.NewError(baton.EUNAVAILABLE, "handofftest: node crashed")
+
+// nodeState is the life of one simulated coordinator process.
+type nodeState int
+
+const (
+	nodeUp      nodeState = iota
+	nodeFrozen            // paused: every store and engine call it makes waits
+	nodeCrashed           // dead without Shutdown: every call fails
+	nodeDown              // shut down gracefully, not restarted yet
+)
+
+func (s nodeState) String() string {
+	return [...]string{"up", "frozen", "crashed", "down"}[s]
+}
+
+// gate is a node's door to the world. A frozen node's calls wait at it
+// until the node thaws (or crashes); a crashed node's calls fail there.
+type gate struct {
+	mu    sync.Mutex
+	state nodeState
+	thaw  chan struct{} // closed when a freeze ends
+}
+
+func newGate() *gate { return &gate{thaw: make(chan struct{})} }
+
+func (g *gate) pass(ctx context.Context) error {
+	for {
+		g.mu.Lock()
+		st, thaw := g.state, g.thaw
+		g.mu.Unlock()
+		switch st {
+		case nodeCrashed:
+			return errNodeCrashed
+		case nodeFrozen:
+			select {
+			case <-thaw:
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	}
+}
+
+func (g *gate) set(st nodeState) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.state == nodeFrozen && st != nodeFrozen {
+		close(g.thaw)
+		g.thaw = make(chan struct{})
+	}
+	g.state = st
+}
+
+func (g *gate) get() nodeState {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.state
+}
+
+// node is one simulated coordinator process: its own Coordinator (and so
+// its own session service and table of processes), a distinct instance id,
+// and gated access to the shared store and the shared engine.
+type node struct {
+	idx  int
+	id   string
+	gate *gate
+	// life counts the node's starts: a launch made in an earlier life
+	// belongs to a process that crashed or shut down.
+	life int
+	co   *handoff.Coordinator
+	// dead are the Coordinators of this node's earlier lives, shut down when
+	// the sequence ends so that no goroutine outlives it.
+	dead []*handoff.Coordinator
+}
+
+// gatedStore is a node's view of the shared store.
+type gatedStore struct {
+	store.Store
+	g *gate
+}
+
+func (s gatedStore) Update(ctx context.Context, fn func(store.Tx) error) error {
+	if err := s.g.pass(ctx); err != nil {
+		return err
+	}
+	return s.Store.Update(ctx, fn)
+}
+
+func (s gatedStore) View(ctx context.Context, fn func(store.Tx) error) error {
+	if err := s.g.pass(ctx); err != nil {
+		return err
+	}
+	return s.Store.View(ctx, fn)
+}
+
+// gatedEngine is a node's view of the shared engine. It tags each start
+// with the node, so the launch checks know who launched.
+type gatedEngine struct {
+	inner engine.Engine
+	node  int
+	g     *gate
+}
+
+type nodeKey struct{}
+
+func nodeOf(ctx context.Context) int {
+	n, ok := ctx.Value(nodeKey{}).(int)
+	if !ok {
+		return -1
+	}
+	return n
+}
+
+func (e gatedEngine) Start(ctx context.Context, req engine.StartRequest) (engine.Process, error) {
+	if err := e.g.pass(ctx); err != nil {
+		return nil, err
+	}
+	p, err := e.inner.Start(context.WithValue(ctx, nodeKey{}, e.node), req)
+	if err != nil {
+		return nil, err
+	}
+	return gatedProcess{Process: p, g: e.g}, nil
+}
+
+// Validate passes the shared engine's validation through.
+func (e gatedEngine) Validate(cfg baton.EngineConfig) error {
+	if v, ok := e.inner.(engine.Validator); ok {
+		return v.Validate(cfg)
+	}
+	return nil
+}
+
+// ReapLaunch passes the shared engine's reaping through: any node may reap
+// a launch of any other (the processes are the machine's, not the node's).
+func (e gatedEngine) ReapLaunch(ctx context.Context, id baton.LaunchID) (engine.StopOutcome, error) {
+	if err := e.g.pass(ctx); err != nil {
+		return engine.Failed, err
+	}
+	if r, ok := e.inner.(engine.Reaper); ok {
+		return r.ReapLaunch(ctx, id)
+	}
+	return engine.Failed, errors.New("handofftest: engine cannot reap")
+}
+
+// gatedProcess delivers a process's callbacks to its node only when the
+// node runs: a frozen node learns of readiness when it thaws (a late
+// callback), a crashed node never does.
+type gatedProcess struct {
+	engine.Process
+	g *gate
+}
+
+func (p gatedProcess) Ready(ctx context.Context) (string, error) {
+	id, err := p.Process.Ready(ctx)
+	if gerr := p.g.pass(ctx); gerr != nil {
+		return "", gerr
+	}
+	return id, err
+}
+
+func (p gatedProcess) Stop(ctx context.Context) (engine.StopOutcome, error) {
+	if err := p.g.pass(ctx); err != nil {
+		return engine.Failed, err
+	}
+	return p.Process.Stop(ctx)
+}
