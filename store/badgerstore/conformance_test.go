@@ -55,7 +55,7 @@ func TestConformance(t *testing.T) {
 // baton ships with.
 func TestTransfers(t *testing.T) {
 	base := t.TempDir()
-	handofftest.Run(t, handofftest.Config{NewStore: func() (store.Store, func(), error) {
+	handofftest.Run(t, handofftest.Config{Nodes: 1, NewStore: func() (store.Store, func(), error) {
 		dir, err := os.MkdirTemp(base, "seq-")
 		if err != nil {
 			return nil, nil, err
