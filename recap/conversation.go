@@ -132,7 +132,7 @@ func (p *replay) event(ev Event) {
 		p.flush()
 		p.open, p.speaker = true, ev.Speaker
 		p.msg.reset(p.maxMsg, p.red.lookahead, false)
-	} else if p.gap && len(p.msg.buf) > 0 && !asciiSpaceEnd(p.msg.buf) && !asciiSpaceStart(ev.Text) {
+	} else if p.gap && !p.msg.empty() && (len(p.msg.part) > 0 || !asciiSpaceEnd(p.msg.buf)) && !asciiSpaceStart(ev.Text) {
 		p.msg.add("\n")
 	}
 	p.gap = false

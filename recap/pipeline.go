@@ -18,16 +18,62 @@ type head struct {
 	extra    int
 	indent   bool // keep the first line's indentation (command output)
 	overflow bool // a non-space byte arrived after buf was full
+	// part holds an incomplete UTF-8 sequence that ended the last piece:
+	// engines stream chunks cut anywhere, and the next piece may complete
+	// it. It joins the text when the next piece comes, or as invalid bytes
+	// when the text is read (done).
+	part []byte
 }
 
 func (h *head) reset(limit, extra int, indent bool) {
-	*h = head{buf: h.buf[:0], cut: -1, limit: limit, extra: extra, indent: indent}
+	*h = head{buf: h.buf[:0], cut: -1, limit: limit, extra: extra, indent: indent, part: h.part[:0]}
 }
+
+// incompleteTail returns how many bytes at the end of s begin a UTF-8
+// sequence that s does not complete (0 when none).
+func incompleteTail(s string) int {
+	for k := 1; k < utf8.UTFMax && k <= len(s); k++ {
+		if c := s[len(s)-k]; utf8.RuneStart(c) {
+			if c >= utf8.RuneSelf && !utf8.FullRuneInString(s[len(s)-k:]) {
+				return k
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
+// done joins a held incomplete sequence to the text as invalid bytes: no
+// piece follows. Call it before reading buf.
+func (h *head) done() {
+	if len(h.part) > 0 {
+		p := string(h.part)
+		h.part = h.part[:0]
+		h.addWhole(p)
+	}
+}
+
+// empty reports whether nothing was added so far.
+func (h *head) empty() bool { return len(h.buf) == 0 && len(h.part) == 0 }
 
 // add appends the next piece of the text. Leading white space of the text is
 // dropped (only leading blank lines with indent), so buf never starts with a
 // blank line.
 func (h *head) add(text string) {
+	if len(h.part) > 0 {
+		text = string(h.part) + text
+		h.part = h.part[:0]
+	}
+	if k := incompleteTail(text); k > 0 {
+		h.part = append(h.part, text[len(text)-k:]...)
+		text = text[:len(text)-k]
+	}
+	h.addWhole(text)
+}
+
+// addWhole appends text, in which no sequence is left for a later piece
+// to complete.
+func (h *head) addWhole(text string) {
 	if len(h.buf) == 0 {
 		text = trimLeading(text, h.indent)
 	}
@@ -90,6 +136,7 @@ func ascii8[T ~string | ~[]byte](s T) bool {
 // text ends at least r.lookahead bytes before the end of what was read, so a
 // secret that begins before the cut was seen whole and is replaced whole.
 func (r *redactor) clip(dst []byte, h *head, limit int) ([]byte, int, bool) {
+	h.done()
 	s, complete := h.buf, !h.overflow
 	if sp := r.find(s); len(sp) > 0 {
 		r.tmp = replaceSpans(r.tmp[:0], s, sp)
