@@ -16,6 +16,7 @@ import (
 	"github.com/batonhq/baton/handoff/facts"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
 )
 
 // The report-only turn runs in the workspace's root, like every other
@@ -291,7 +292,10 @@ func TestStopOnAnotherNodeIsConfirmedByTheDrivingNode(t *testing.T) {
 // unconfirmed and the workspace stays reserved.
 func TestStopAfterTheDrivingNodeDiedIsUnconfirmed(t *testing.T) {
 	const ttl = 30 * time.Second
-	f := newFixture(t, handoff.WithInstanceID("node-a"), handoff.WithLeaseTTL(ttl))
+	// Node a sees the store without its notifications: frozen, it would
+	// not hear of the stop request either.
+	mem := memstore.New()
+	f := newFixtureOn(t, silentStore{mem}, handoff.WithInstanceID("node-a"), handoff.WithLeaseTTL(ttl))
 	f.eng.Push(enginetest.Script{Ready: enginetest.ReadyHold})
 	h := f.create("r1", false)
 	f.wait(h.ID, store.StateStarting)
@@ -301,7 +305,7 @@ func TestStopAfterTheDrivingNodeDiedIsUnconfirmed(t *testing.T) {
 	clkB := clock.NewFake(f.clk.Now().Add(ttl + time.Second))
 	engB := enginetest.New(enginetest.Options{Clock: clkB})
 	t.Cleanup(engB.Close)
-	b, err := handoff.New(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": engB}), handoff.WithClock(clkB), handoff.WithInstanceID("node-b"), handoff.WithLeaseTTL(ttl))
+	b, err := handoff.New(mem, engine.NewRegistry(map[string]engine.Engine{"demo": engB}), handoff.WithClock(clkB), handoff.WithInstanceID("node-b"), handoff.WithLeaseTTL(ttl))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,3 +461,7 @@ func TestBriefingListsUndeliveredInstructions(t *testing.T) {
 		t.Errorf("a delivered instruction is listed:\n%s", prompt)
 	}
 }
+
+// silentStore is a store without its optional capabilities (no
+// notifications).
+type silentStore struct{ store.Store }

@@ -39,7 +39,13 @@ type fixture struct {
 // with a workspace whose source session runs (launch 1).
 func newFixture(t *testing.T, opts ...handoff.Option) *fixture {
 	t.Helper()
-	f := &fixture{t: t, st: memstore.New(), ctx: context.Background(), ws: "ws-1", root: t.TempDir(),
+	return newFixtureOn(t, memstore.New(), opts...)
+}
+
+// newFixtureOn is newFixture over st.
+func newFixtureOn(t *testing.T, st store.Store, opts ...handoff.Option) *fixture {
+	t.Helper()
+	f := &fixture{t: t, st: st, ctx: context.Background(), ws: "ws-1", root: t.TempDir(),
 		clk:  clock.NewFake(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)),
 		cfgA: baton.EngineConfig{Engine: "demo", Model: "demo-1"}, cfgB: baton.EngineConfig{Engine: "demo", Model: "demo-2"}}
 	var co *handoff.Coordinator
