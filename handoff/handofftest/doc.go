@@ -167,5 +167,8 @@
 // now followed at once by the node that holds it.) So baton's own tests
 // run the multi-node harness only on request (BATON_MULTINODE=1) and the
 // store backends' runs use Nodes: 1; a backend that wants the multi-node
-// run sets Nodes to 2 and expects these rare failures.
+// run sets Nodes to 2 and expects these rare failures. The single-node run
+// too still fails about once in a few thousand sequences on timing (a
+// transfer completing where the model expected its target held), so CI
+// runs 300.
 package handofftest
