@@ -24,11 +24,13 @@
 //     superseded by a newer build tells its clients, parks sessions once
 //     they settle, and exits.
 //
-// Behind small interfaces: store.Store for records (store/memstore in
-// memory; store/storetest is the conformance suite a backend passes) and
-// engine.Engine for agents (engine/enginetest is a scripted engine). The
-// property harness handoff/handofftest checks the transfer invariants over
-// random sequences against any store.
+// Behind small interfaces: store.Store for records (store/badgerstore
+// embedded, the default; store/pgstore on PostgreSQL for several processes;
+// store/memstore in memory; store/storetest is the conformance suite a
+// backend passes) and engine.Engine for agents (engine/exec runs agent CLIs
+// as child processes; engine/enginetest is a scripted engine). The property
+// harness handoff/handofftest checks the transfer invariants over random
+// sequences against any store.
 //
 // # Guarantees
 //
@@ -52,8 +54,11 @@
 //
 // # Caveats
 //
-// baton's process table is per process: with several processes on one
-// store, the stored reservation is what fences launches, and each process
-// knows only the engine processes it started itself. A store decides
-// durability (memstore keeps nothing across a restart).
+// Each process knows the engine processes it started itself; with several
+// processes on one store, the stored reservation (its epoch) fences
+// launches, only the process that drives a transfer confirms its stop, and
+// every launch is recorded before its spawn so that a dead process's
+// launches can be reaped (engine.Reaper) before their workspace is
+// released. A store decides durability (memstore keeps nothing across a
+// restart).
 package baton
