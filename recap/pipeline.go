@@ -61,8 +61,22 @@ func (h *head) empty() bool { return len(h.buf) == 0 && len(h.part) == 0 }
 // blank line.
 func (h *head) add(text string) {
 	if len(h.part) > 0 {
-		text = string(h.part) + text
+		// Complete the held sequence with the continuation bytes that
+		// start text (no more than it lacks), then go on with the rest:
+		// a few bytes joined, never the whole text, so memory stays
+		// bounded by the budget however the stream is cut.
+		k := 0
+		for k < len(text) && len(h.part)+k < utf8.UTFMax && !utf8.RuneStart(text[k]) && !utf8.FullRune(append(h.part, text[:k]...)) {
+			k++
+		}
+		if k == len(text) && !utf8.FullRune(append(h.part, text...)) {
+			h.part = append(h.part, text...) // still incomplete: wait for more
+			return
+		}
+		h.part = append(h.part, text[:k]...)
+		h.addWhole(string(h.part))
 		h.part = h.part[:0]
+		text = text[k:]
 	}
 	if k := incompleteTail(text); k > 0 {
 		h.part = append(h.part, text[len(text)-k:]...)
