@@ -199,9 +199,6 @@ func (s *Service) awaitReady(ctx context.Context, p engine.Process, sess store.S
 	return out, err
 }
 
-// ended records that a session's process is gone, once.
-func (s *Service) ended(id baton.SessionID, reason string) { s.endWith(id, reason, false, false, "") }
-
 // endWith records a session's end. With overwrite, an end already recorded
 // by the exit watcher gets this more precise reason (a row running again
 // is never touched).
