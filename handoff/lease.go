@@ -19,21 +19,13 @@ import (
 func (c *Coordinator) renewLoop() {
 	defer c.wg.Done()
 	every := c.leaseTTL / 3
-	// Renewals follow a schedule, not the end of the previous one: time
-	// spent renewing (or a clock that jumped meanwhile) never delays the
-	// next renewal past its due time.
-	due := c.clock.Now().Add(every)
 	for {
-		t := c.clock.NewTimer(due.Sub(c.clock.Now()))
+		t := c.clock.NewTimer(every)
 		select {
 		case <-c.root.Done():
 			t.Stop()
 			return
 		case <-t.C():
-		}
-		due = due.Add(every)
-		if now := c.clock.Now(); due.Before(now) {
-			due = now // fell behind by more than a period: renew again at once
 		}
 		if _, err := c.renewLeases(c.root); err != nil && c.root.Err() == nil {
 			c.log.Warn("lease renewal failed", zap.Error(err))
