@@ -381,11 +381,16 @@ func (c *Coordinator) follow(ctx context.Context, id baton.HandoffID, ws baton.W
 	}
 	ch, cancel := n.Subscribe(ws)
 	defer cancel()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ch:
+	// The first look comes right after subscribing, without waiting for a
+	// notification: a stop requested between the take's commit and the
+	// subscription notified nobody.
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ch:
+			}
 		}
 		h, err := c.load(ctx, id)
 		switch {

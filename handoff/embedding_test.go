@@ -465,3 +465,80 @@ func TestBriefingListsUndeliveredInstructions(t *testing.T) {
 // silentStore is a store without its optional capabilities (no
 // notifications).
 type silentStore struct{ store.Store }
+
+// lateNotifier delivers a store's notifications, but a subscription made
+// while it is armed waits until it is released: the goroutine that
+// subscribes is scheduled late.
+type lateNotifier struct {
+	store.Store
+	n       store.Notifier
+	armed   chan struct{}
+	pending chan struct{} // one value per subscription waiting
+}
+
+func (s lateNotifier) Subscribe(ws baton.WorkspaceID) (<-chan struct{}, func()) {
+	select {
+	case <-s.armed:
+	default:
+		s.pending <- struct{}{}
+		<-s.armed
+	}
+	return s.n.Subscribe(ws)
+}
+
+// A stop requested between the driving process's take and its
+// subscription to the workspace's changes is carried out all the same: the
+// driving process looks once right after subscribing (the request notified
+// nobody). It used to wait for the next lease renewal, forever on a clock
+// that stands still.
+func TestStopRequestedBeforeTheDriverSubscribedIsCarriedOut(t *testing.T) {
+	mem := memstore.New()
+	late := lateNotifier{Store: mem, n: mem, armed: make(chan struct{}), pending: make(chan struct{}, 8)}
+	f := newFixtureOn(t, late, handoff.WithInstanceID("node-a"))
+	f.eng.Push(enginetest.Script{Ready: enginetest.ReadyReject})
+	h := f.create("r1", false)
+	f.wait(h.ID, store.StateFailed) // node a keeps the reservation for a decision
+	select {
+	case <-late.pending: // node a's follower waits to subscribe
+	case <-time.After(10 * time.Second):
+		t.Fatal("node a never subscribed to the workspace")
+	}
+
+	engB := enginetest.New(enginetest.Options{Clock: f.clk})
+	t.Cleanup(engB.Close)
+	b, err := handoff.New(mem, engine.NewRegistry(map[string]engine.Engine{"demo": engB}), handoff.WithClock(f.clk), handoff.WithInstanceID("node-b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
+	type result struct {
+		out engine.StopOutcome
+		err error
+	}
+	done := make(chan result, 1)
+	ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
+	defer cancel()
+	go func() {
+		out, err := b.Stop(ctx, f.ws)
+		done <- result{out, err}
+	}()
+	for { // a bounded poll until node b has recorded the request
+		var got store.Handoff
+		if err := mem.View(f.ctx, func(tx store.Tx) (err error) { got, err = tx.GetHandoff(h.ID); return err }); err != nil {
+			t.Fatal(err)
+		}
+		if got.StopRequested {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("node b never recorded the stop request")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(late.armed) // node a subscribes only now
+	r := <-done
+	if r.err != nil || r.out != engine.Stopped {
+		t.Fatalf("Stop through node b = %s, %v; want stopped by node a", r.out, r.err)
+	}
+	f.wait(h.ID, store.StateCancelled)
+}
