@@ -294,6 +294,9 @@ func (c *Coordinator) serveStop(id baton.HandoffID, dead bool, until time.Time) 
 		defer c.wg.Done()
 		defer c.releaseStop(id)
 		ctx := c.root
+		if !c.stopRequested(ctx, id) {
+			return
+		}
 		var err error
 		if dead {
 			_, _, err = c.stopOrphaned(ctx, id, until)
@@ -304,6 +307,16 @@ func (c *Coordinator) serveStop(id baton.HandoffID, dead bool, until time.Time) 
 			c.log.Warn("carrying out a requested stop failed", zap.String("handoff", string(id)), zap.Error(err))
 		}
 	}()
+}
+
+// stopRequested reports whether a stop is still requested of handoff id. A
+// background stop is decided on a row read before its claim: the holder of
+// the claim (a Stop call in this process) may have carried that request out
+// meanwhile, and carrying it out again would halt the workspace a second
+// time and settle the transfer again, past a request already answered.
+func (c *Coordinator) stopRequested(ctx context.Context, id baton.HandoffID) bool {
+	h, err := c.load(ctx, id)
+	return err == nil && h.StopRequested && h.State.Pending()
 }
 
 func terminalUnchanged(f *fire) error {

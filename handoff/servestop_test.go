@@ -1,0 +1,108 @@
+package handoff
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/clock"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/engine/enginetest"
+	"github.com/batonhq/baton/session"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
+)
+
+// A background stop (the follower of a transfer, or the renewal loop) that
+// read the handoff while its stop was requested, and claims the stop only
+// once a Stop call here has carried the request out, must not carry it out
+// again: that halted the workspace a second time and settled the transfer
+// again (a second CancelUnconfirmed, seen by the harness as a step that
+// should change nothing changing the store).
+func TestBackgroundStopOfAnAnsweredRequestDoesNothing(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	eng := enginetest.New(enginetest.Options{Clock: clk})
+	t.Cleanup(eng.Close)
+	st := memstore.New()
+	co, err := New(st, engine.NewRegistry(map[string]engine.Engine{"demo": eng}), WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		eng.CrashAll() // the target never confirms a stop: end it for Shutdown
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = co.Shutdown(ctx)
+	})
+	ctx := context.Background()
+	const ws = baton.WorkspaceID("ws-1")
+	cfg := baton.EngineConfig{Engine: "demo", Model: "demo-1"}
+	if _, err := co.Sessions().CreateWorkspace(ctx, store.Workspace{ID: ws, Name: "demo", Root: t.TempDir(), Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	// The source confirms readiness at once; the target holds its
+	// readiness and never confirms a stop.
+	eng.Push(enginetest.Script{}, enginetest.Script{Ready: enginetest.ReadyHold, StopOutcome: engine.Timeout})
+	src, err := co.Sessions().Start(ctx, session.TurnRequest{Workspace: ws, Prompt: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := co.Create(ctx, Request{Workspace: ws, RequestID: "r1", SourceSession: src.ID, Target: baton.EngineConfig{Engine: "demo", Model: "demo-2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ls, err := eng.WaitLaunches(lctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := ls[1].Proc
+	for deadline := time.Now().Add(5 * time.Second); ; { // a bounded poll for starting
+		got, err := co.Get(ctx, ws, h.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.State == store.StateStarting {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("state %s, want starting", got.State)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if out, err := co.Stop(ctx, ws); err != nil || out != engine.Timeout {
+		t.Fatalf("Stop: %v, %v; want an unconfirmed stop", out, err)
+	}
+	seq := func() int64 {
+		var n int64
+		if err := st.View(ctx, func(tx store.Tx) (err error) { n, err = tx.LastSeq(ws); return err }); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before, stops := seq(), target.StopCalls()
+
+	// The follower that read the row while the stop was requested claims
+	// it now, after the Stop call released it.
+	co.serveStop(h.ID, false, time.Time{})
+	for deadline := time.Now().Add(5 * time.Second); ; { // a bounded poll for the background stop
+		co.mu.Lock()
+		busy := co.stopping[h.ID]
+		co.mu.Unlock()
+		if !busy {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the background stop never ended")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if got := target.StopCalls(); got != stops {
+		t.Errorf("the target was stopped %d more times after its stop was answered", got-stops)
+	}
+	if after := seq(); after != before {
+		t.Errorf("the workspace changed %d more times after its stop was answered", after-before)
+	}
+}
