@@ -298,7 +298,7 @@ func (h *harness) reconcileOn(n *node) {
 			// so the stop is confirmed.
 			m.state, m.stopUnconfirmed = store.StateInterrupted, false
 			m.genDeadline, m.readyAt, m.readyBy = zeroTime, zeroTime, zeroTime
-			h.epoch[m.ws]++
+			h.took(m.ws, string(m.id))
 			m.takenBy, m.takenLife = n, n.life
 		}
 	}
