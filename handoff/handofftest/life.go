@@ -49,7 +49,7 @@ func (h *harness) advance(t *rapid.T, total time.Duration) {
 				due = append(due, m)
 			}
 		}
-		h.clk.Advance(d)
+		h.advanceClock(d)
 		for _, m := range due {
 			switch {
 			case m.state == store.StateStarting && !m.readyAt.IsZero() && !m.readyAt.After(to):

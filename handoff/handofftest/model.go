@@ -254,9 +254,15 @@ func (h *harness) atRest() string {
 	timers := 0
 	var want []string
 	for _, n := range h.nodes {
-		if st := n.gate.get(); st == nodeUp || st == nodeCrashed {
+		st := n.gate.get()
+		if st == nodeUp || st == nodeCrashed {
 			timers++ // its lease-renewal timer
 			want = append(want, n.id+"'s lease renewal")
+		}
+		if st == nodeUp && !n.clk.renewalArmed() {
+			// Its renewal loop has not armed its next renewal yet: a clock
+			// move now would find no timer of it to fire.
+			return fmt.Sprintf("%s (life %d): next lease renewal not armed yet", n.id, n.life)
 		}
 	}
 	for _, id := range h.order {
