@@ -31,6 +31,64 @@ func RecordLaunch(tx store.Tx, l store.Launch) error {
 	return tx.InsertLaunch(l)
 }
 
+// reapedError refuses the admission of a launch whose record another
+// process closed first (it reaped the launch and found nothing): the
+// launch and the rows it was made for are that process's to settle now.
+// It matches ErrLaunchRefused.
+type reapedError struct{ error }
+
+func (e reapedError) Unwrap() error { return e.error }
+
+// mayRun checks, inside tx, that launch req may still run: its owner may
+// write the workspace (the reservation's epoch and owner still hold) and
+// its record, when there is one, was not closed. It returns the record
+// (found false when there is none). Errors: CheckWritable's, a
+// reapedError.
+func mayRun(tx store.Tx, req LaunchRequest) (l store.Launch, found bool, err error) {
+	if err := CheckWritable(tx, req.Workspace, Owner{Token: req.Owner, Epoch: req.Epoch}); err != nil {
+		return l, false, err
+	}
+	if req.LaunchID == "" {
+		return l, false, nil
+	}
+	l, err = tx.GetLaunch(req.LaunchID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return l, false, nil
+	case err != nil:
+		return l, false, err
+	case l.State == store.LaunchGone:
+		return l, true, reapedError{baton.Errorf(ErrLaunchRefused, "launch %s was closed before its admission (%s)", l.ID, l.EndReason)}
+	}
+	return l, true, nil
+}
+
+// admit is the second phase of a two-phase start (engine.StartRequest.Admit),
+// called by the engine after the spawn and before the agent runs: it
+// commits the launch's admission only while mayRun holds. A reap that
+// closed the record first, or a take of the reservation since the launch
+// was recorded, refuses it; a reap that commits after it sees the record
+// admitted (see Reap).
+func (s *Service) admit(ctx context.Context, req LaunchRequest) error {
+	return s.store.Update(ctx, func(tx store.Tx) error {
+		l, found, err := mayRun(tx, req)
+		if err != nil || !found || l.Admitted {
+			return err
+		}
+		l.Admitted, l.UpdatedAt = true, s.clock.Now()
+		return tx.PutLaunch(l)
+	})
+}
+
+// recheck is the fence check after a start an engine made without
+// admission: best effort, since the agent may have run meanwhile.
+func (s *Service) recheck(ctx context.Context, req LaunchRequest) error {
+	return s.store.View(ctx, func(tx store.Tx) error {
+		_, _, err := mayRun(tx, req)
+		return err
+	})
+}
+
 // launchGone marks launch id gone inside tx, once.
 func launchGone(tx store.Tx, id baton.LaunchID, reason string, s *Service) error {
 	if id == "" {
@@ -98,20 +156,49 @@ func (s *Service) Reap(ctx context.Context, ws baton.WorkspaceID, keep func(hold
 		if s.owns(l.ID) || (keep != nil && keep(l.Holder)) {
 			continue
 		}
-		out, err := s.reapOne(ctx, l)
-		if !out.Confirmed() {
-			s.log.Warn("launch of an earlier process not confirmed gone", zapSession(l.Session), zapLaunch(l.ID), zapErr(err))
+		gone, err := s.reapRecord(ctx, l)
+		if err != nil {
+			return res, err
+		}
+		if !gone {
 			res.Unconfirmed = append(res.Unconfirmed, l)
 			continue
-		}
-		if err := s.store.Update(ctx, func(tx store.Tx) error {
-			return launchGone(tx, l.ID, "reaped: "+string(out), s)
-		}); err != nil {
-			return res, err
 		}
 		res.Gone = append(res.Gone, l.ID)
 	}
 	return res, nil
+}
+
+// reapRecord reaps launch l and closes its record once its processes are
+// confirmed gone. A two-phase start admitted between the reap's scan and
+// its commit may have spawned after the scan: the record says so
+// (Admitted), so the launch is reaped again, now that its process exists
+// (it was spawned before its admission committed). An admission that
+// comes after the commit finds the record closed and is refused. It
+// reports whether the launch is gone; the error is the store's.
+func (s *Service) reapRecord(ctx context.Context, l store.Launch) (bool, error) {
+	for {
+		out, err := s.reapOne(ctx, l)
+		if !out.Confirmed() {
+			s.log.Warn("launch of an earlier process not confirmed gone", zapSession(l.Session), zapLaunch(l.ID), zapErr(err))
+			return false, nil
+		}
+		again := false
+		if err := s.store.Update(ctx, func(tx store.Tx) error {
+			again = false
+			cur, err := tx.GetLaunch(l.ID)
+			if err == nil && cur.Admitted && !l.Admitted && cur.State == store.LaunchLive {
+				again, l = true, cur
+				return nil
+			}
+			return launchGone(tx, l.ID, "reaped: "+string(out), s)
+		}); err != nil {
+			return false, err
+		}
+		if !again {
+			return true, nil
+		}
+	}
 }
 
 // reapOne confirms launch l gone. An engine that is not an engine.Reaper
