@@ -174,43 +174,66 @@ func (s *Service) Reap(ctx context.Context, ws baton.WorkspaceID, keep func(hold
 // its commit may have spawned after the scan: the record says so
 // (Admitted), so the launch is reaped again, now that its process exists
 // (it was spawned before its admission committed). An admission that
-// comes after the commit finds the record closed and is refused. It
+// comes after the commit finds the record closed and is refused. Without
+// an engine.Reaper (whose scan is what confirms), such a launch stays
+// unconfirmed: the process that admitted it was alive a moment ago. It
 // reports whether the launch is gone; the error is the store's.
 func (s *Service) reapRecord(ctx context.Context, l store.Launch) (bool, error) {
-	for {
+	for raced := false; ; raced = true {
+		if raced && !s.canReap(l) {
+			s.log.Warn("launch of another process admitted while it was being reaped; no reaper can confirm it gone", zapSession(l.Session), zapLaunch(l.ID))
+			return false, nil
+		}
 		out, err := s.reapOne(ctx, l)
 		if !out.Confirmed() {
 			s.log.Warn("launch of an earlier process not confirmed gone", zapSession(l.Session), zapLaunch(l.ID), zapErr(err))
 			return false, nil
 		}
-		again := false
+		var admitted *store.Launch // admitted since l was read
 		if err := s.store.Update(ctx, func(tx store.Tx) error {
-			again = false
+			admitted = nil
 			cur, err := tx.GetLaunch(l.ID)
 			if err == nil && cur.Admitted && !l.Admitted && cur.State == store.LaunchLive {
-				again, l = true, cur
+				admitted = &cur
 				return nil
 			}
 			return launchGone(tx, l.ID, "reaped: "+string(out), s)
 		}); err != nil {
 			return false, err
 		}
-		if !again {
+		if admitted == nil {
 			return true, nil
 		}
+		l = *admitted
 	}
+}
+
+// engineOf returns the engine launch l went to.
+func (s *Service) engineOf(l store.Launch) (engine.Engine, error) {
+	var e engine.Engine = s.engine
+	if r, ok := e.(*engine.Registry); ok {
+		var found bool
+		if e, found = r.Lookup(l.Engine); !found {
+			return nil, fmt.Errorf("engine %q is not registered", l.Engine)
+		}
+	}
+	return e, nil
+}
+
+// canReap reports whether launch l's engine is an engine.Reaper.
+func (s *Service) canReap(l store.Launch) bool {
+	e, err := s.engineOf(l)
+	_, ok := e.(engine.Reaper)
+	return err == nil && ok
 }
 
 // reapOne confirms launch l gone. An engine that is not an engine.Reaper
 // runs processes that die with their host (in-process engines): a launch
 // of a process that is gone is gone with it.
 func (s *Service) reapOne(ctx context.Context, l store.Launch) (engine.StopOutcome, error) {
-	var e engine.Engine = s.engine
-	if r, ok := e.(*engine.Registry); ok {
-		var found bool
-		if e, found = r.Lookup(l.Engine); !found {
-			return engine.Failed, fmt.Errorf("engine %q is not registered", l.Engine)
-		}
+	e, err := s.engineOf(l)
+	if err != nil {
+		return engine.Failed, err
 	}
 	rp, ok := e.(engine.Reaper)
 	switch {
