@@ -320,3 +320,73 @@ func TestReapRacesAdmission(t *testing.T) {
 		}
 	}
 }
+
+// countingStore counts the Updates that commit.
+type countingStore struct {
+	store.Store
+	mu      sync.Mutex
+	commits int
+}
+
+func (c *countingStore) Update(ctx context.Context, fn func(store.Tx) error) error {
+	err := c.Store.Update(ctx, fn)
+	if err == nil {
+		c.mu.Lock()
+		c.commits++
+		c.mu.Unlock()
+	}
+	return err
+}
+
+func (c *countingStore) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.commits
+}
+
+// TestCommitsPerTransferHeld counts the commits of a transfer without a
+// report on the exec engine, whose starts are two-phase: one more than
+// with an engine that cannot hold a process (the target's admission), 4
+// from Create until the target is ready and the transfer completed.
+func TestCommitsPerTransferHeld(t *testing.T) {
+	cs := &countingStore{Store: memstore.New()}
+	co := newNode(t, cs, newAgentEngine(t, false, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := co.Sessions().CreateWorkspace(ctx, store.Workspace{ID: "ws", Mission: "Fix the parser.",
+		Config: baton.EngineConfig{Engine: "agent", Model: "small"}}); err != nil {
+		t.Fatal(err)
+	}
+	src, err := co.Sessions().Start(ctx, session.TurnRequest{Workspace: "ws", Prompt: "Fix the parser."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := cs.count()
+	h, err := co.Create(ctx, handoff.Request{Workspace: "ws", RequestID: "req-1", SourceSession: src.ID,
+		Target: baton.EngineConfig{Engine: "agent", Model: "large"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err = co.Wait(ctx, "ws", h.ID); err != nil || h.State != store.StateCompleted {
+		t.Fatalf("Wait = %s (%s), %v; want completed", h.State, h.Error, err)
+	}
+	// Wait sees the completion once it is durable, which can be before
+	// the Update that committed it returned (and was counted).
+	const want = 4
+	got := 0
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		if got = cs.count() - before; got >= want || time.Now().After(deadline) {
+			break
+		}
+	}
+	if got != want {
+		t.Errorf("%d commits per transfer, want %d", got, want)
+	}
+	var live []store.Launch
+	if err := cs.View(ctx, func(tx store.Tx) (err error) { live, err = tx.LiveLaunches("ws"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if len(live) != 1 || live[0].Session != h.TargetSession || !live[0].Admitted {
+		t.Errorf("live launches %+v; want the target's, admitted", live)
+	}
+}
