@@ -105,7 +105,10 @@
 // # Caveats
 //
 // The engine runs on Linux only (process groups, the parent-death signal
-// and /proc); elsewhere Start fails with engine.ErrUnsupportedConfig.
+// and /proc); elsewhere Start fails with engine.ErrUnsupportedConfig. A
+// two-phase start needs /bin/sh (any POSIX shell there); without it such a
+// Start fails with an EUNAVAILABLE error and nothing runs. The agent then
+// sees its command's resolved path as its argv[0].
 //
 // The parent-death signal fires when the host's thread that spawned the
 // child exits, not only when the host does; the Go runtime does not end
