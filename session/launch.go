@@ -82,12 +82,20 @@ func (s *Service) admit(ctx context.Context, req LaunchRequest) error {
 }
 
 // recheck is the fence check after a start an engine made without
-// admission: best effort, since the agent may have run meanwhile.
+// admission: best effort, since the agent may have run meanwhile. Only a
+// fence refuses (ErrStaleEpoch, ErrWorkspaceBusy, ErrLaunchRefused); a
+// check that could not be made (the store failed) leaves the process
+// running, as it would without the check.
 func (s *Service) recheck(ctx context.Context, req LaunchRequest) error {
-	return s.store.View(ctx, func(tx store.Tx) error {
+	err := s.store.View(context.WithoutCancel(ctx), func(tx store.Tx) error {
 		_, _, err := mayRun(tx, req)
 		return err
 	})
+	if err != nil && !errors.Is(err, ErrStaleEpoch) && !errors.Is(err, ErrWorkspaceBusy) && !errors.Is(err, ErrLaunchRefused) {
+		s.log.Warn("the fence could not be checked again after a start", zapLaunch(req.LaunchID), zapErr(err))
+		return nil
+	}
+	return err
 }
 
 // launchGone marks launch id gone inside tx, once.
