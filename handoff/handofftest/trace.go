@@ -1,6 +1,9 @@
 package handofftest
 
 import (
+	"fmt"
+
+	"github.com/batonhq/baton"
 	"strings"
 	"sync"
 
@@ -61,4 +64,10 @@ func (r *trace) logger(node string, life int) *zap.Logger {
 	enc.TimeKey, enc.CallerKey, enc.StacktraceKey = "", "", ""
 	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), r, zapcore.DebugLevel)
 	return zap.New(core).With(zap.String("node", node), zap.Int("life", life))
+}
+
+// took counts a reservation take of ws in the model, and traces it.
+func (h *harness) took(ws baton.WorkspaceID, what string) {
+	h.epoch[ws]++
+	h.log.add(fmt.Sprintf("   model: %s's reservation taken (%s), epoch %d", ws, what, h.epoch[ws]))
 }
