@@ -52,7 +52,7 @@ type process struct {
 	readers               sync.WaitGroup
 	// gate is the host's end of a held child's gate pipe (a two-phase
 	// start): writing releaseWord lets the agent run, closing it without
-	// ends the child. Nil once used, or for a start that is not held.
+	// ends the child. Closed once used; nil for a start that is not held.
 	gate *os.File
 
 	readyCh chan struct{}
@@ -217,11 +217,13 @@ func (p *process) admit(ctx context.Context) error {
 		<-p.done
 		return err
 	}
-	// A child that is gone already (a reaper on the machine took it) ends
-	// the launch like any exit: Ready and Exit say so.
+	// Recorded before the release, so that the start precedes anything
+	// the agent does in the transcript. A child that is gone already (a
+	// reaper on the machine took it) ends the launch like any exit: Ready
+	// and Exit say so.
+	p.started()
 	_, _ = io.WriteString(p.gate, releaseWord)
 	p.gate.Close()
-	p.started()
 	return nil
 }
 
