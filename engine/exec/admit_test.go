@@ -130,6 +130,16 @@ func TestHeldStart(t *testing.T) {
 			if _, err := os.Stat(pidfile); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("the agent ran (pid file: %v)", err)
 			}
+			if tt.wantErr != nil {
+				// A refused launch leaves nothing in the transcript.
+				if tr, err := exec.OpenTranscript(e.TranscriptPath("s1")); err == nil {
+					n, err := tr.Len(tctx)
+					tr.Close()
+					if err != nil || n != 0 {
+						t.Errorf("transcript of a refused launch: %d events, %v; want none", n, err)
+					}
+				}
+			}
 		})
 	}
 }
