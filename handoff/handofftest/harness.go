@@ -86,6 +86,7 @@ func Check(cfg Config) func(*rapid.T) {
 				if h.ended {
 					return // the sequence ended on a failure under triage
 				}
+				h.log.add(fmt.Sprintf("== step: %s (clock %s)", name, h.clk.Now().Format("15:04:05")))
 				fn(t)
 			}
 		}
@@ -143,6 +144,9 @@ type harness struct {
 	movedOn map[baton.WorkspaceID]bool
 	seq     int
 	ended   bool // a triaged failure ended the sequence
+	// log keeps what the nodes logged and the steps taken, for a failure's
+	// message.
+	log trace
 }
 
 // launchInfo is what the harness knows of a launch beyond the engine's
@@ -223,7 +227,7 @@ func (h *harness) newCoordinator(n *node) *handoff.Coordinator {
 	reg := engine.NewRegistry(map[string]engine.Engine{"demo": ge, "alt": ge})
 	lc := &lifeClock{clk: h.clk, mu: &h.clkMu}
 	opts := append([]handoff.Option{handoff.WithClock(lc), handoff.WithGenerationTimeout(genTimeout), handoff.WithReadyTimeout(readyTimeout),
-		handoff.WithInstanceID(n.id), handoff.WithLeaseTTL(leaseTTL)}, h.cfg.Options...)
+		handoff.WithInstanceID(n.id), handoff.WithLeaseTTL(leaseTTL), handoff.WithLogger(h.log.logger(n.id, n.life))}, h.cfg.Options...)
 	co, err := handoff.New(withCaps(gatedStore{Store: h.shared, g: n.gate}, h.shared), reg, opts...)
 	if err != nil {
 		h.t.Fatalf("handoff.New: %v", err)
@@ -303,7 +307,7 @@ func (h *harness) fatalf(format string, args ...any) {
 		h.ended = true
 		h.t.Skip("triaged: " + msg)
 	}
-	h.t.Fatalf(format, args...)
+	h.t.Fatalf(format+"\n\nwhat the nodes logged last:\n%s", append(args, h.log.String())...)
 }
 
 // violate records a violation seen off the test goroutine (an engine
