@@ -106,3 +106,116 @@ func TestBackgroundStopOfAnAnsweredRequestDoesNothing(t *testing.T) {
 		t.Errorf("the workspace changed %d more times after its stop was answered", after-before)
 	}
 }
+
+// The same late claim, after a confirmed Stop cancelled the transfer and a
+// new transfer's target was launched and holds its readiness: the late
+// background stop halted the workspace, so the new target was stopped, and
+// its driver took the stop's exit for a first turn that ended cleanly before
+// readiness: the new transfer completed with its target stopped (the
+// harness's "completed, model starting").
+func TestBackgroundStopOfACancelledTransferLeavesTheNextAlone(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	eng := enginetest.New(enginetest.Options{Clock: clk})
+	t.Cleanup(eng.Close)
+	st := memstore.New()
+	co, err := New(st, engine.NewRegistry(map[string]engine.Engine{"demo": eng}), WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = co.Shutdown(ctx)
+	})
+	ctx := context.Background()
+	const ws = baton.WorkspaceID("ws-1")
+	cfgA, cfgB := baton.EngineConfig{Engine: "demo", Model: "demo-1"}, baton.EngineConfig{Engine: "demo", Model: "demo-2"}
+	if _, err := co.Sessions().CreateWorkspace(ctx, store.Workspace{ID: ws, Name: "demo", Root: t.TempDir(), Config: cfgA}); err != nil {
+		t.Fatal(err)
+	}
+	// The source, then two targets that hold their readiness.
+	eng.Push(enginetest.Script{}, enginetest.Script{Ready: enginetest.ReadyHold}, enginetest.Script{Ready: enginetest.ReadyHold})
+	src, err := co.Sessions().Start(ctx, session.TurnRequest{Workspace: ws, Prompt: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := co.Create(ctx, Request{Workspace: ws, RequestID: "r1", SourceSession: src.ID, Target: cfgB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := eng.WaitLaunches(lctx, 2); err != nil { // the first target holds
+		t.Fatal(err)
+	}
+	if _, err := co.Stop(ctx, ws); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	waitState(t, co, ws, first.ID, store.StateCancelled)
+	restored, err := co.Sessions().Current(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := co.Create(ctx, Request{Workspace: ws, RequestID: "r2", SourceSession: restored.ID, Target: cfgB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := eng.WaitLaunches(lctx, 3)
+	if err != nil {
+		g, _ := co.Get(ctx, ws, second.ID)
+		t.Fatalf("%v: %+v", err, g)
+	}
+	target := ls[2].Proc
+	waitState(t, co, ws, second.ID, store.StateStarting)
+
+	// The follower of the first transfer, which read its row while its
+	// stop was requested, claims that stop only now.
+	co.serveStop(first.ID, false, time.Time{})
+	waitStopEnded(t, co, first.ID)
+	if got := target.StopCalls(); got != 0 {
+		t.Errorf("the second transfer's target was stopped %d times by the first's answered stop", got)
+	}
+	got, err := co.Get(ctx, ws, second.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != store.StateStarting {
+		t.Errorf("second transfer: state %s (error %q), want starting (its target holds)", got.State, got.Error)
+	}
+}
+
+// waitState polls (bounded) until handoff id is in state want.
+func waitState(t *testing.T, co *Coordinator, ws baton.WorkspaceID, id baton.HandoffID, want store.HandoffState) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		got, err := co.Get(context.Background(), ws, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.State == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("handoff %s: state %s (error %q), want %s", id, got.State, got.Error, want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// waitStopEnded polls (bounded) until no stop of handoff id is being
+// carried out in co.
+func waitStopEnded(t *testing.T, co *Coordinator, id baton.HandoffID) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		co.mu.Lock()
+		busy := co.stopping[id]
+		co.mu.Unlock()
+		if !busy {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the background stop never ended")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
