@@ -297,7 +297,10 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner sess
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		if exit := p.Exit(); exit.Clean() {
+		// A first turn that ended on its own before readiness completes the
+		// transfer; a target stopped before it was ready (by a stop not of
+		// this driver's making) did not finish its first turn.
+		if exit := p.Exit(); exit.Clean() && !exit.Stopped {
 			_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: TriggerTargetExited, exit: exit})
 			return f, err
 		}
@@ -335,6 +338,8 @@ func (c *Coordinator) workspace(ctx context.Context, id baton.WorkspaceID) (w st
 
 func describeExit(e engine.ExitStatus) string {
 	switch {
+	case e.Stopped && e.Err == nil && e.Code == 0:
+		return "it was stopped"
 	case e.Err != nil:
 		return e.Err.Error()
 	case e.Code != 0:
