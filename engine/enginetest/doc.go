@@ -14,9 +14,9 @@
 // until stopped, Stop confirms".
 //
 // All timing runs on Options.Clock. With a *clock.Fake, a script's
-// ReadyDelay arms a timer during Start (before Start returns), and readiness
-// resolves only when the test advances the clock past it; nothing in the
-// package sleeps. Scripted work that follows readiness (a report submission,
+// ReadyDelay arms a timer during Start (before the launch is recorded and
+// Start returns), and readiness resolves only when the test advances the
+// clock past it; nothing in the package sleeps. Scripted work that follows readiness (a report submission,
 // the end of an EndAfterReady turn) runs on one goroutine per process, so
 // tests wait on Process.Done, Process.Reported or Process.Ready rather than
 // assume it happened when Start returned.

@@ -177,6 +177,13 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 		e.mu.Unlock()
 		return nil, err
 	}
+	// Arm the readiness timer before the launch is recorded (and before
+	// Start returns): whoever sees the launch, through Launches or
+	// WaitLaunches, may advance a fake clock at once.
+	var timer clock.Timer
+	if script.ReadyDelay > 0 {
+		timer = e.clk.NewTimer(script.ReadyDelay)
+	}
 	e.tick++
 	rec := &Launch{Req: req, Script: script, Began: e.tick}
 	e.recordLocked(rec)
@@ -188,12 +195,7 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 	e.wg.Add(1)
 	e.mu.Unlock()
 
-	// Arm the readiness timer before returning, so a test may advance a
-	// fake clock right after Start.
-	var timer clock.Timer
-	if script.ReadyDelay > 0 {
-		timer = e.clk.NewTimer(script.ReadyDelay)
-	} else {
+	if timer == nil {
 		p.readyDue()
 	}
 	go p.run(timer)
