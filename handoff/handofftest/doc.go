@@ -165,9 +165,15 @@
 // (never carried out on a clock that stands still), a reaped launch whose
 // session row stayed running (and so stayed the current session after a
 // transfer completed), and a readiness timeout armed only once the launch
-// returned; each fix has a regression test in baton's own packages. It
-// also found faults of its own (the model's taker after an adoption, a
-// cut-short Shutdown's late writes, a lease renewal the harness moved the
-// clock past), fixed here. baton's own tests run it on memstore and
+// returned. Long single-node runs found a stop carried out twice (a
+// background stop that claimed a request after a Stop call had answered
+// it, halting the workspace again, even under the next transfer's target)
+// and a target stopped before readiness taken for a first turn that ended
+// cleanly (its transfer completed). Each fix has a regression test in
+// baton's own packages. The harness also found faults of its own (the
+// model's taker after an adoption, a cut-short Shutdown's late writes, a
+// lease renewal the harness moved the clock past because a crashed node's
+// timers made up its count, a readiness delay the scripted engine armed
+// after showing the launch), fixed here. baton's own tests run it on memstore and
 // badgerstore with two nodes.
 package handofftest
