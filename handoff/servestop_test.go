@@ -105,6 +105,24 @@ func TestBackgroundStopOfAnAnsweredRequestDoesNothing(t *testing.T) {
 	if after := seq(); after != before {
 		t.Errorf("the workspace changed %d more times after its stop was answered", after-before)
 	}
+
+	// A second Stop that found the request recorded (it writes nothing)
+	// and claims the stop once the first has answered it gets that answer,
+	// and carries nothing out again.
+	if !co.claimStop(h.ID) {
+		t.Fatal("the stop is still claimed")
+	}
+	got, out, err := co.finishStop(ctx, h.ID)
+	co.releaseStop(h.ID)
+	if err != nil || out != engine.Timeout || got.State != store.StateFailed {
+		t.Errorf("finishStop of an answered request: %s, %v, %v; want failed, timeout (the answer it got)", got.State, out, err)
+	}
+	if got := target.StopCalls(); got != stops {
+		t.Errorf("the target was stopped %d more times by a Stop whose request was answered", got-stops)
+	}
+	if after := seq(); after != before {
+		t.Errorf("the workspace changed %d more times by a Stop whose request was answered", after-before)
+	}
 }
 
 // The same late claim, after a confirmed Stop cancelled the transfer and a

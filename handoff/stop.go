@@ -119,12 +119,21 @@ func (c *Coordinator) releaseStop(id baton.HandoffID) {
 // transfer: its driver is cancelled, what runs in the workspace is stopped,
 // and the handoff is cancelled when the stop is confirmed, failed with its
 // stop unconfirmed otherwise.
+//
+// It must be called holding the stop's claim (claimStop). A request the
+// previous holder of the claim answered meanwhile (a concurrent Stop that
+// found it recorded, a background stop that read the row before) is not
+// carried out again: halting the workspace again would stop whatever runs
+// there now, the next transfer's target included. Its answer is returned.
 func (c *Coordinator) finishStop(ctx context.Context, id baton.HandoffID) (Handoff, engine.StopOutcome, error) {
-	c.cancelDriver(id)
 	h, err := c.load(ctx, id)
 	if err != nil {
 		return Handoff{}, "", notFound(err)
 	}
+	if !h.StopRequested || !h.State.Pending() {
+		return public(h), stopAnswer(h), nil
+	}
+	c.cancelDriver(id)
 	out, herr := c.sessions.Halt(ctx, h.Workspace)
 	out, herr = c.reapStrays(ctx, h.Workspace, out, herr)
 	in := input{trigger: TriggerCancel, confirmed: true}
@@ -198,14 +207,7 @@ func (c *Coordinator) awaitStop(ctx context.Context, h store.Handoff, after int6
 		case err != nil:
 			return Handoff{}, "", err
 		case found != nil:
-			out := engine.Timeout
-			switch {
-			case found.State == store.StateCancelled:
-				out = engine.Stopped
-			case found.State.Terminal():
-				out = engine.NotRunning
-			}
-			return public(*found), out, nil
+			return public(*found), stopAnswer(*found), nil
 		case lease == leaseDead:
 			return c.stopOrphaned(ctx, h.ID, until)
 		case lease == leaseMine && c.claimStop(h.ID):
@@ -218,6 +220,20 @@ func (c *Coordinator) awaitStop(ctx context.Context, h store.Handoff, after int6
 			return c.stopTimedOut(ctx, h.ID)
 		}
 	}
+}
+
+// stopAnswer is the outcome a stop request got, read from the handoff
+// once the request was settled: engine.Stopped when it was cancelled,
+// engine.NotRunning when it ended otherwise, engine.Timeout when it is
+// still pending (failed with its stop unconfirmed).
+func stopAnswer(h store.Handoff) engine.StopOutcome {
+	switch {
+	case h.State == store.StateCancelled:
+		return engine.Stopped
+	case h.State.Terminal():
+		return engine.NotRunning
+	}
+	return engine.Timeout
 }
 
 // stopTimedOut answers a Stop whose confirmation did not come within its
@@ -294,11 +310,11 @@ func (c *Coordinator) serveStop(id baton.HandoffID, dead bool, until time.Time) 
 		defer c.wg.Done()
 		defer c.releaseStop(id)
 		ctx := c.root
-		if !c.stopRequested(ctx, id) {
-			return
-		}
 		var err error
 		if dead {
+			if !c.stopRequested(ctx, id) {
+				return // see finishStop
+			}
 			_, _, err = c.stopOrphaned(ctx, id, until)
 		} else {
 			_, _, err = c.finishStop(ctx, id)
@@ -312,8 +328,7 @@ func (c *Coordinator) serveStop(id baton.HandoffID, dead bool, until time.Time) 
 // stopRequested reports whether a stop is still requested of handoff id. A
 // background stop is decided on a row read before its claim: the holder of
 // the claim (a Stop call in this process) may have carried that request out
-// meanwhile, and carrying it out again would halt the workspace a second
-// time and settle the transfer again, past a request already answered.
+// meanwhile, and it must not be carried out again.
 func (c *Coordinator) stopRequested(ctx context.Context, id baton.HandoffID) bool {
 	h, err := c.load(ctx, id)
 	return err == nil && h.StopRequested && h.State.Pending()
