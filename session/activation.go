@@ -81,50 +81,53 @@ func selectBest(sessions []store.Session, keep func(store.Session) bool) (store.
 // A session that already holds the highest order keeps it.
 //
 // Its cost does not grow with the workspace's sessions: the activated
-// session holds the highest order, so it is the current session unless
-// another session runs (the cached current session says whether one does:
-// a running session is always the current one). Only then are the
-// sessions read to apply the rule in full.
+// session moves to the head of the workspace's ranking list (it holds the
+// highest order), which rewrites at most its old and new neighbours, and
+// the current session is read from the running list and that head.
 func Activate(tx store.Tx, id baton.SessionID, now time.Time) (store.Session, error) {
-	s, err := tx.GetSession(id)
+	s, ws, err := load(tx, id, now)
 	if err != nil {
 		return store.Session{}, err
 	}
-	ws, err := GetWorkspace(tx, s.Workspace)
-	if err != nil {
-		return store.Session{}, err
-	}
-	if s.ActivationOrder <= 0 || s.ActivationOrder != ws.ActivationCounter {
-		ws.ActivationCounter++
-		s.ActivationOrder = ws.ActivationCounter
+	top := s.ActivationOrder > 0 && s.ActivationOrder == ws.ActivationCounter
+	if !top || ws.RankHead != s.ID {
+		if linked(ws, s) {
+			if err := unlink(tx, &ws, &s); err != nil {
+				return store.Session{}, err
+			}
+		}
+		if !top {
+			ws.ActivationCounter++
+			s.ActivationOrder = ws.ActivationCounter
+		}
+		if err := insertBelow(tx, &ws, &s, ""); err != nil {
+			return store.Session{}, err
+		}
 		if err := tx.PutSession(s); err != nil {
 			return store.Session{}, err
 		}
 	}
-	if s.Status != store.SessionRunning && ws.CurrentSession != "" && ws.CurrentSession != s.ID {
-		prev, err := tx.GetSession(ws.CurrentSession)
-		switch {
-		case err == nil && prev.Status == store.SessionRunning:
-			// Another session runs: the rule in full.
-			return s, refresh(tx, ws, now)
-		case err != nil && !errors.Is(err, store.ErrNotFound):
-			return store.Session{}, err
-		}
-	}
-	ws.CurrentSession, ws.UpdatedAt = s.ID, now
-	return s, tx.PutWorkspace(ws)
+	setRunning(&ws, s.ID, s.Status == store.SessionRunning)
+	return s, settle(tx, ws, now)
 }
 
 // Rollback marks session id rolled back (order -1), and ended with reason
 // if its row did not say so already, and refreshes the workspace's current
 // session. With no other eligible session the workspace is left with none,
 // so the next ordinary message starts fresh. The transfer coordinator calls
-// it for a target whose attempt did not complete.
+// it for a target whose attempt did not complete. Like Activate, its cost
+// does not grow with the workspace's sessions.
 func Rollback(tx store.Tx, id baton.SessionID, reason string, now time.Time) error {
-	s, err := tx.GetSession(id)
+	s, ws, err := load(tx, id, now)
 	if err != nil {
 		return err
 	}
+	if linked(ws, s) {
+		if err := unlink(tx, &ws, &s); err != nil {
+			return err
+		}
+	}
+	setRunning(&ws, s.ID, false)
 	s.ActivationOrder = RolledBack
 	if s.Status != store.SessionEnded {
 		s.Status, s.EndedAt, s.EndReason = store.SessionEnded, now, reason
@@ -132,12 +135,15 @@ func Rollback(tx store.Tx, id baton.SessionID, reason string, now time.Time) err
 	if err := tx.PutSession(s); err != nil {
 		return err
 	}
-	return Refresh(tx, s.Workspace, now)
+	return settle(tx, ws, now)
 }
 
 // Refresh recomputes the workspace's cached current session from its
-// sessions. Package session calls it after every change it makes; call it
-// after changing session rows by hand.
+// sessions, and re-derives from them what the workspace keeps to find it
+// without a scan (its running list and ranking list, with the sessions'
+// rank links). It reads every session of the workspace: package session
+// keeps all of it through the changes it makes (see Recompute); call
+// Refresh after changing session rows by hand.
 func Refresh(tx store.Tx, wsID baton.WorkspaceID, now time.Time) error {
 	ws, err := GetWorkspace(tx, wsID)
 	if err != nil {
@@ -151,18 +157,47 @@ func refresh(tx store.Tx, ws store.Workspace, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	cur, ok := SelectCurrent(sessions)
-	id := baton.SessionID("")
-	if ok {
-		id = cur.ID
-	}
+	var eligible []store.Session
+	ws.Running = nil
 	for _, s := range sessions {
-		if s.ActivationOrder > ws.ActivationCounter {
-			ws.ActivationCounter = s.ActivationOrder
+		ws.ActivationCounter = max(ws.ActivationCounter, s.ActivationOrder)
+		if s.ActivationOrder < 0 {
+			continue
+		}
+		eligible = append(eligible, s)
+		if s.Status == store.SessionRunning {
+			ws.Running = append(ws.Running, s.ID)
 		}
 	}
-	ws.CurrentSession = id
-	ws.UpdatedAt = now
+	slices.SortStableFunc(eligible, moreCurrent)
+	type links struct{ above, below baton.SessionID }
+	want := make(map[baton.SessionID]links, len(eligible))
+	for i, s := range eligible {
+		var l links
+		if i > 0 {
+			l.above = eligible[i-1].ID
+		}
+		if i+1 < len(eligible) {
+			l.below = eligible[i+1].ID
+		}
+		want[s.ID] = l
+	}
+	for _, s := range sessions {
+		l := want[s.ID]
+		if s.RankAbove == l.above && s.RankBelow == l.below {
+			continue
+		}
+		s.RankAbove, s.RankBelow = l.above, l.below
+		if err := tx.PutSession(s); err != nil {
+			return err
+		}
+	}
+	ws.RankHead = ""
+	if len(eligible) > 0 {
+		ws.RankHead = eligible[0].ID
+	}
+	cur, _ := SelectCurrent(sessions)
+	ws.CurrentSession, ws.Ranked, ws.UpdatedAt = cur.ID, true, now
 	return tx.PutWorkspace(ws)
 }
 

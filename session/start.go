@@ -226,10 +226,7 @@ func (s *Service) endWith(id baton.SessionID, reason string, overwrite, idle boo
 		}
 		now := s.clock.Now()
 		cur.Status, cur.EndedAt, cur.EndReason = store.SessionEnded, now, reason
-		if err := tx.PutSession(cur); err != nil {
-			return err
-		}
-		return Refresh(tx, cur.Workspace, now)
+		return recordEnd(tx, cur, now)
 	})
 	if err != nil {
 		s.log.Warn("recording session end failed", zapSession(id), zapErr(err))

@@ -28,7 +28,8 @@ var fullConfig = baton.EngineConfig{Engine: "claude", Model: "opus", ReasoningEf
 func fullWorkspace() store.Workspace {
 	return store.Workspace{
 		ID: "ws-full", Name: "Full", Mission: "ship it", Root: "/srv/ws-full", Config: fullConfig,
-		CurrentSession: "s-full", ActivationCounter: 42, Archived: true, CreatedAt: zt(1), UpdatedAt: zt(2),
+		CurrentSession: "s-full", ActivationCounter: 42, Running: []baton.SessionID{"s-run-1", "s-run-2"},
+		RankHead: "s-head", Ranked: true, Archived: true, CreatedAt: zt(1), UpdatedAt: zt(2),
 	}
 }
 
@@ -36,6 +37,7 @@ func fullSession() store.Session {
 	return store.Session{
 		ID: "s-full", Workspace: "ws-full", Config: fullConfig, NativeID: "native-1", Status: store.SessionEnded,
 		ActivationOrder: -1, StartedAt: zt(3), EndedAt: zt(4), EndReason: "rolled back", CreatedAt: zt(5),
+		RankAbove: "s-above", RankBelow: "s-below",
 	}
 }
 
