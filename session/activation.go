@@ -85,11 +85,21 @@ func selectBest(sessions []store.Session, keep func(store.Session) bool) (store.
 // highest order), which rewrites at most its old and new neighbours, and
 // the current session is read from the running list and that head.
 func Activate(tx store.Tx, id baton.SessionID, now time.Time) (store.Session, error) {
-	s, ws, err := load(tx, id, now)
+	s, ws, err := load(tx, id)
 	if err != nil {
 		return store.Session{}, err
 	}
 	top := s.ActivationOrder > 0 && s.ActivationOrder == ws.ActivationCounter
+	if !ws.Ranked {
+		if !top {
+			ws.ActivationCounter++
+			s.ActivationOrder = ws.ActivationCounter
+			if err := tx.PutSession(s); err != nil {
+				return store.Session{}, err
+			}
+		}
+		return s, refresh(tx, ws, now)
+	}
 	if !top || ws.RankHead != s.ID {
 		if linked(ws, s) {
 			if err := unlink(tx, &ws, &s); err != nil {
@@ -118,11 +128,11 @@ func Activate(tx store.Tx, id baton.SessionID, now time.Time) (store.Session, er
 // it for a target whose attempt did not complete. Like Activate, its cost
 // does not grow with the workspace's sessions.
 func Rollback(tx store.Tx, id baton.SessionID, reason string, now time.Time) error {
-	s, ws, err := load(tx, id, now)
+	s, ws, err := load(tx, id)
 	if err != nil {
 		return err
 	}
-	if linked(ws, s) {
+	if ws.Ranked && linked(ws, s) {
 		if err := unlink(tx, &ws, &s); err != nil {
 			return err
 		}
@@ -135,6 +145,9 @@ func Rollback(tx store.Tx, id baton.SessionID, reason string, now time.Time) err
 	if err := tx.PutSession(s); err != nil {
 		return err
 	}
+	if !ws.Ranked {
+		return refresh(tx, ws, now)
+	}
 	return settle(tx, ws, now)
 }
 
@@ -143,7 +156,11 @@ func Rollback(tx store.Tx, id baton.SessionID, reason string, now time.Time) err
 // without a scan (its running list and ranking list, with the sessions'
 // rank links). It reads every session of the workspace: package session
 // keeps all of it through the changes it makes (see Recompute); call
-// Refresh after changing session rows by hand.
+// Refresh after changing session rows by hand. When that would rewrite
+// the links of more than a few hundred rows in one transaction, it marks
+// the workspace unranked instead (store.Workspace.Ranked): its current
+// session is then found by reading its sessions, as before, until
+// Service.Reconcile links them.
 func Refresh(tx store.Tx, wsID baton.WorkspaceID, now time.Time) error {
 	ws, err := GetWorkspace(tx, wsID)
 	if err != nil {
@@ -152,21 +169,55 @@ func Refresh(tx store.Tx, wsID baton.WorkspaceID, now time.Time) error {
 	return refresh(tx, ws, now)
 }
 
+// maxInlineLinks bounds the rank links a refresh rewrites inside its
+// caller's transaction: a workspace that needs more (one written by an
+// earlier release with a long history) is left unranked, its current
+// session found by reading its sessions as before, until Service.Reconcile
+// links it over several transactions (a backend bounds the size of one).
+const maxInlineLinks = 256
+
 func refresh(tx store.Tx, ws store.Workspace, now time.Time) error {
 	sessions, err := tx.ListSessions(ws.ID)
 	if err != nil {
 		return err
 	}
+	p := planRanking(ws, sessions)
+	if len(p.relink) <= maxInlineLinks {
+		for _, s := range p.relink {
+			if err := tx.PutSession(s); err != nil {
+				return err
+			}
+		}
+		ws.Running, ws.RankHead, ws.Ranked = p.running, p.head, true
+	} else {
+		ws.Running, ws.RankHead, ws.Ranked = nil, "", false
+	}
+	ws.ActivationCounter, ws.CurrentSession, ws.UpdatedAt = p.counter, p.current, now
+	return tx.PutWorkspace(ws)
+}
+
+// ranking is what a workspace's sessions say it keeps.
+type ranking struct {
+	relink  []store.Session // rows whose rank links differ, with the right ones
+	running []baton.SessionID
+	head    baton.SessionID
+	current baton.SessionID
+	counter int64
+}
+
+// planRanking derives from a workspace's sessions (all of them) its
+// current session, running list and ranking list.
+func planRanking(ws store.Workspace, sessions []store.Session) ranking {
+	p := ranking{counter: ws.ActivationCounter}
 	var eligible []store.Session
-	ws.Running = nil
 	for _, s := range sessions {
-		ws.ActivationCounter = max(ws.ActivationCounter, s.ActivationOrder)
+		p.counter = max(p.counter, s.ActivationOrder)
 		if s.ActivationOrder < 0 {
 			continue
 		}
 		eligible = append(eligible, s)
 		if s.Status == store.SessionRunning {
-			ws.Running = append(ws.Running, s.ID)
+			p.running = append(p.running, s.ID)
 		}
 	}
 	slices.SortStableFunc(eligible, moreCurrent)
@@ -184,21 +235,17 @@ func refresh(tx store.Tx, ws store.Workspace, now time.Time) error {
 	}
 	for _, s := range sessions {
 		l := want[s.ID]
-		if s.RankAbove == l.above && s.RankBelow == l.below {
-			continue
-		}
-		s.RankAbove, s.RankBelow = l.above, l.below
-		if err := tx.PutSession(s); err != nil {
-			return err
+		if s.RankAbove != l.above || s.RankBelow != l.below {
+			s.RankAbove, s.RankBelow = l.above, l.below
+			p.relink = append(p.relink, s)
 		}
 	}
-	ws.RankHead = ""
 	if len(eligible) > 0 {
-		ws.RankHead = eligible[0].ID
+		p.head = eligible[0].ID
 	}
 	cur, _ := SelectCurrent(sessions)
-	ws.CurrentSession, ws.Ranked, ws.UpdatedAt = cur.ID, true, now
-	return tx.PutWorkspace(ws)
+	p.current = cur.ID
+	return p
 }
 
 // Current returns the workspace's current session without a scan.

@@ -26,42 +26,24 @@ import (
 // places it), and moves a row still at order 0 to its place among the
 // rows at 0, reading only the rows it passes. Every change reads and
 // writes a bounded number of rows, whatever the workspace's history.
+//
+// A workspace that keeps none of this (store.Workspace.Ranked false:
+// written by an earlier release) is handled as before, by reading its
+// sessions (refresh), which links them when that rewrites few rows; a
+// longer one is linked by Service.Reconcile over several transactions.
 
 // linked reports whether s is in ws's ranking list.
 func linked(ws store.Workspace, s store.Session) bool {
 	return s.RankAbove != "" || s.RankBelow != "" || ws.RankHead == s.ID
 }
 
-// ranked returns ws ready for an incremental change: a workspace written
-// without a ranking (by an earlier release, or by hand) gets it derived
-// first, with one read of its sessions. derived says that happened: the
-// rows the caller read before are stale.
-func ranked(tx store.Tx, ws store.Workspace, now time.Time) (_ store.Workspace, derived bool, err error) {
-	if ws.Ranked {
-		return ws, false, nil
-	}
-	if err := refresh(tx, ws, now); err != nil {
-		return ws, false, err
-	}
-	ws, err = tx.GetWorkspace(ws.ID)
-	return ws, true, err
-}
-
-// load reads session id and its workspace, the ranking derived.
-func load(tx store.Tx, id baton.SessionID, now time.Time) (store.Session, store.Workspace, error) {
+// load reads session id and its workspace.
+func load(tx store.Tx, id baton.SessionID) (store.Session, store.Workspace, error) {
 	s, err := tx.GetSession(id)
 	if err != nil {
 		return store.Session{}, store.Workspace{}, err
 	}
 	ws, err := GetWorkspace(tx, s.Workspace)
-	if err != nil {
-		return store.Session{}, store.Workspace{}, err
-	}
-	ws, derived, err := ranked(tx, ws, now)
-	if err != nil || !derived {
-		return s, ws, err
-	}
-	s, err = tx.GetSession(id)
 	return s, ws, err
 }
 
@@ -254,9 +236,8 @@ func recordEnd(tx store.Tx, s store.Session, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	ws, derived, err := ranked(tx, ws, now)
-	if err != nil || derived {
-		return err // a derivation read the ended row already
+	if !ws.Ranked {
+		return refresh(tx, ws, now)
 	}
 	setRunning(&ws, s.ID, false)
 	if s.ActivationOrder == 0 && linked(ws, s) {
@@ -275,7 +256,8 @@ func recordEnd(tx store.Tx, s store.Session, now time.Time) error {
 
 // Recompute sets the workspace's cached current session from the running
 // list and ranking list the workspace keeps, without reading its sessions
-// (a workspace written by an earlier release gets them derived once).
+// (a workspace written by an earlier release that keeps neither is
+// refreshed instead, see Refresh).
 // Package session keeps them through every change it makes; after
 // changing session rows by hand, call Refresh instead.
 func Recompute(tx store.Tx, wsID baton.WorkspaceID, now time.Time) error {
@@ -283,9 +265,8 @@ func Recompute(tx store.Tx, wsID baton.WorkspaceID, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	ws, derived, err := ranked(tx, ws, now)
-	if err != nil || derived {
-		return err
+	if !ws.Ranked {
+		return refresh(tx, ws, now)
 	}
 	return settle(tx, ws, now)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine/enginetest"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
 )
@@ -216,4 +217,84 @@ func TestKeptRankingAgreesWithTheFullRule(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestLongUnrankedWorkspace: a workspace written by an earlier release
+// with more sessions than a transaction links inline keeps working as
+// before (its current session found by reading its sessions) until
+// Reconcile links it over several transactions; from then on what it keeps
+// agrees with the full rule.
+func TestLongUnrankedWorkspace(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	const ws = baton.WorkspaceID("ws")
+	const n = deriveChunk + maxInlineLinks
+	st := memstore.New()
+	err := st.Update(ctx, func(tx store.Tx) error {
+		if err := tx.InsertWorkspace(store.Workspace{ID: ws, ActivationCounter: n, CreatedAt: now}); err != nil {
+			return err
+		}
+		for i := range n {
+			order := int64(i + 1)
+			if i%3 == 0 {
+				order = 0 // legacy
+			}
+			if _, err := tx.InsertSession(store.Session{ID: baton.SessionID(fmt.Sprintf("s-%04d", i)), Workspace: ws,
+				Status: store.SessionEnded, ActivationOrder: order, StartedAt: now.Add(time.Duration(i) * time.Second), CreatedAt: now}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := func(wantRanked bool) {
+		t.Helper()
+		err := st.View(ctx, func(tx store.Tx) error {
+			w, err := tx.GetWorkspace(ws)
+			if err != nil {
+				return err
+			}
+			if w.Ranked != wantRanked {
+				t.Fatalf("Ranked = %v, want %v", w.Ranked, wantRanked)
+			}
+			all, err := tx.ListSessions(ws)
+			if err != nil {
+				return err
+			}
+			if cur, _ := SelectCurrent(all); w.CurrentSession != cur.ID {
+				t.Fatalf("current %q, the rule selects %q", w.CurrentSession, cur.ID)
+			}
+			diff, err := checkKept(tx, ws)
+			if diff != "" {
+				t.Fatalf("kept state differs from the full rule (-want +got):\n%s", diff)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	update := func(fn func(tx store.Tx) error) {
+		t.Helper()
+		if err := st.Update(ctx, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update(func(tx store.Tx) error { _, err := Activate(tx, "s-0003", now); return err })
+	update(func(tx store.Tx) error { return Rollback(tx, "s-0003", "rolled back", now) })
+	kept(false)
+	svc, err := New(st, enginetest.New(enginetest.Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = svc.Close(ctx) }()
+	if _, err := svc.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	kept(true)
+	update(func(tx store.Tx) error { _, err := Activate(tx, "s-0000", now); return err })
+	update(func(tx store.Tx) error { return Rollback(tx, "s-0000", "rolled back", now) })
+	kept(true)
 }

@@ -32,8 +32,8 @@ type Workspace struct {
 	RankHead baton.SessionID
 	// Ranked says that Running, RankHead and the sessions' rank links are
 	// kept. A workspace written by a release that did not keep them reads
-	// as false; package session derives them (one scan) on its first write
-	// there.
+	// as false; package session derives them on its first write there, or
+	// for a long history in its Service.Reconcile.
 	Ranked    bool
 	Archived  bool
 	CreatedAt time.Time
