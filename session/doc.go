@@ -21,7 +21,11 @@
 // then startedAt (SelectCurrent). Implicit resume is the same rule
 // restricted to sessions on the same engine and account that have a native
 // id (SelectImplicitResume). The workspace row caches the current session,
-// so Current costs no scan.
+// so Current costs no scan, and keeps its running sessions and a ranking
+// of the others linked through the session rows, so that an activation, an
+// end or a rollback finds the next current session without reading the
+// workspace's sessions either (Refresh re-derives all of it after rows are
+// changed by hand).
 //
 // Reservations: while a transfer is pending the workspace's reservation is
 // held. CheckWritable (and Service.AssertWritable) refuse any write without
