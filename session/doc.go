@@ -25,7 +25,9 @@
 // of the others linked through the session rows, so that an activation, an
 // end or a rollback finds the next current session without reading the
 // workspace's sessions either (Refresh re-derives all of it after rows are
-// changed by hand).
+// changed by hand). An implicit resume walks the same ranking from its
+// head, and reads every session only when no session on the engine and
+// account asked for is among the first few.
 //
 // Reservations: while a transfer is pending the workspace's reservation is
 // held. CheckWritable (and Service.AssertWritable) refuse any write without

@@ -39,7 +39,8 @@ func (c *scanCounter) View(ctx context.Context, fn func(store.Tx) error) error {
 // TestEndsAndRollbacksDoNotScan: the paths that end a session (Stop's
 // Halt, HaltDeferred's End.Record, RecordEnd), Rollback, Activate and
 // Recompute find the next current session without reading the
-// workspace's sessions.
+// workspace's sessions, and an implicit resume (an ordinary message, a
+// continuation) finds its session without reading them either.
 func TestEndsAndRollbacksDoNotScan(t *testing.T) {
 	f := newFixture(t)
 	cs := &scanCounter{Store: f.st}
@@ -69,6 +70,19 @@ func TestEndsAndRollbacksDoNotScan(t *testing.T) {
 		}
 		return session.Recompute(tx, f.ws, f.clk.Now())
 	})
+	// An ordinary message and a continuation resume implicitly: the head
+	// of the ranking (a, activated last) has a native id on the
+	// workspace's engine and account.
+	d := f.start(session.TurnRequest{Prompt: "four"})
+	f.stop(d.ID)
+	res, err := f.svc.Continue(f.ctx, session.ContinueRequest{Workspace: f.ws, Prompt: "five", Task: "the task"})
+	if err != nil {
+		t.Fatalf("Continue: %v", err)
+	}
+	f.stop(res.Session.ID)
+	if d.ID != a.ID || res.Session.ID != a.ID {
+		t.Errorf("implicit resumes picked %s and %s, want %s", d.ID, res.Session.ID, a.ID)
+	}
 	if n := cs.scans.Load(); n != 0 {
 		t.Errorf("%d ListSessions calls during ends, rollbacks and activations; want none", n)
 	}

@@ -270,3 +270,56 @@ func Recompute(tx store.Tx, wsID baton.WorkspaceID, now time.Time) error {
 	}
 	return settle(tx, ws, now)
 }
+
+// maxResumeWalk bounds the rows implicitResume reads down the ranking
+// list before it falls back to reading every session.
+const maxResumeWalk = 8
+
+// implicitResume applies SelectImplicitResume to workspace ws's sessions
+// for cfg. On a ranked workspace it reads the running sessions and walks
+// the ranking list from its head, the first session with a native id on
+// cfg's engine and account being the choice; only when none is within
+// maxResumeWalk rows (the workspace has just moved to another engine or
+// account) does it read every session.
+func implicitResume(tx store.Tx, ws store.Workspace, cfg baton.EngineConfig) (store.Session, bool, error) {
+	keep := func(s store.Session) bool { return s.NativeID != "" && s.Config.SameAccount(cfg) }
+	if ws.Ranked {
+		var running []store.Session
+		for _, id := range ws.Running {
+			s, err := tx.GetSession(id)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return store.Session{}, false, err
+			}
+			running = append(running, s)
+		}
+		if s, ok := selectBest(running, keep); ok {
+			return s, true, nil
+		}
+		id := ws.RankHead
+		for range maxResumeWalk {
+			if id == "" {
+				return store.Session{}, false, nil
+			}
+			s, err := tx.GetSession(id)
+			if err != nil {
+				return store.Session{}, false, err
+			}
+			if keep(s) {
+				return s, true, nil
+			}
+			id = s.RankBelow
+		}
+		if id == "" {
+			return store.Session{}, false, nil
+		}
+	}
+	all, err := tx.ListSessions(ws.ID)
+	if err != nil {
+		return store.Session{}, false, err
+	}
+	s, ok := SelectImplicitResume(all, cfg)
+	return s, ok, nil
+}

@@ -16,6 +16,9 @@ import (
 	"github.com/batonhq/baton/store/memstore"
 )
 
+// cfgs are the engine configurations of the random sessions.
+var cfgs = [2]baton.EngineConfig{{Engine: "demo", Model: "a"}, {Engine: "demo", Model: "a", Account: "work"}}
+
 // checkKept compares what workspace ws keeps (current session, running
 // list, ranking list and links) with what the full rule derives from its
 // sessions, and returns the differences.
@@ -29,6 +32,7 @@ func checkKept(tx store.Tx, ws baton.WorkspaceID) (string, error) {
 		return "", err
 	}
 	type kept struct {
+		Resume   [2]baton.SessionID // implicitResume for cfgs[0], cfgs[1]
 		Current  baton.SessionID
 		Running  []baton.SessionID
 		Ranking  []baton.SessionID
@@ -64,6 +68,18 @@ func checkKept(tx store.Tx, ws baton.WorkspaceID) (string, error) {
 	}
 	if !w.Ranked {
 		return "", nil // not derived yet: nothing of session's wrote here
+	}
+	for i, cfg := range cfgs {
+		if r, ok := SelectImplicitResume(all, cfg); ok {
+			want.Resume[i] = r.ID
+		}
+		r, ok, err := implicitResume(tx, w, cfg)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			got.Resume[i] = r.ID
+		}
 	}
 	got.Current, got.Ranked = w.CurrentSession, w.Ranked
 	got.Running = slices.Clone(w.Running)
@@ -106,6 +122,15 @@ func TestKeptRankingAgreesWithTheFullRule(t *testing.T) {
 		at := func() time.Time { return base.Add(time.Duration(rng.IntN(200)) * time.Minute) }
 		st := memstore.New()
 		n := rng.IntN(6)
+		if seed%10 == 0 {
+			n = 3 * maxResumeWalk // long enough for implicitResume to fall back
+		}
+		native := func() string {
+			if rng.IntN(4) == 0 {
+				return ""
+			}
+			return "native"
+		}
 		var ids []baton.SessionID
 		err := st.Update(ctx, func(tx store.Tx) error {
 			// Ranked is false: written by an earlier release, whose rows
@@ -124,7 +149,7 @@ func TestKeptRankingAgreesWithTheFullRule(t *testing.T) {
 					order = RolledBack
 				}
 				s := store.Session{ID: baton.SessionID(fmt.Sprint("old-", i)), Workspace: ws, Status: statuses[rng.IntN(len(statuses))],
-					ActivationOrder: order, StartedAt: at(), CreatedAt: base}
+					ActivationOrder: order, StartedAt: at(), CreatedAt: base, Config: cfgs[rng.IntN(2)], NativeID: native()}
 				if rng.IntN(2) == 0 {
 					s.EndedAt = at()
 				}
@@ -158,11 +183,13 @@ func TestKeptRankingAgreesWithTheFullRule(t *testing.T) {
 					ids = append(ids, id)
 					if rng.IntN(2) == 0 {
 						op = "target " + string(id)
-						_, err := tx.InsertSession(store.Session{ID: id, Workspace: ws, Status: store.SessionIdle, ActivationOrder: RolledBack, CreatedAt: now})
+						_, err := tx.InsertSession(store.Session{ID: id, Workspace: ws, Status: store.SessionIdle, ActivationOrder: RolledBack, CreatedAt: now,
+							Config: cfgs[rng.IntN(2)], NativeID: native()})
 						return err
 					}
 					op = "fresh " + string(id)
-					if _, err := tx.InsertSession(store.Session{ID: id, Workspace: ws, Status: store.SessionRunning, StartedAt: now, CreatedAt: now}); err != nil {
+					if _, err := tx.InsertSession(store.Session{ID: id, Workspace: ws, Status: store.SessionRunning, StartedAt: now, CreatedAt: now,
+						Config: cfgs[rng.IntN(2)], NativeID: native()}); err != nil {
 						return err
 					}
 					_, err := Activate(tx, id, now)

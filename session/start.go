@@ -142,11 +142,11 @@ func (s *Service) choose(tx store.Tx, ws store.Workspace, req TurnRequest) (stor
 		}
 		sess = got
 	case !req.Fresh:
-		all, err := tx.ListSessions(ws.ID)
+		got, ok, err := implicitResume(tx, ws, ws.Config)
 		if err != nil {
 			return store.Session{}, err
 		}
-		if got, ok := SelectImplicitResume(all, ws.Config); ok {
+		if ok {
 			sess = got
 		}
 	}
