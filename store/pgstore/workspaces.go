@@ -1,6 +1,8 @@
 package pgstore
 
 import (
+	"slices"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/batonhq/baton"
@@ -61,7 +63,9 @@ func (t *tx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
 	if !c.ok {
 		return store.Workspace{}, notFound(kindWorkspace, id)
 	}
-	return c.r, nil
+	w := c.r
+	w.Running = slices.Clone(w.Running) // the caller's own
+	return w, nil
 }
 
 // InsertWorkspace adds w; store.ErrDuplicate if its id exists,

@@ -13,6 +13,58 @@ var valueTests = []testCase{
 	{"ZeroTimesRoundTrip", testZeroTimesRoundTrip},
 	{"ReservationRoundTrip", testReservationRoundTrip},
 	{"RecordsAreValues", testRecordsAreValues},
+	{"WorkspaceIsAValue", testWorkspaceIsAValue},
+}
+
+// testWorkspaceIsAValue: a workspace's Running slice is the caller's own,
+// as given to PutWorkspace and as read, inside the Update and after it.
+func testWorkspaceIsAValue(t *testing.T, s store.Store) {
+	want := fullWorkspace()
+	in := fullWorkspace()
+	scribble := func(w *store.Workspace) {
+		w.Name = "scribbled"
+		if len(w.Running) > 0 {
+			w.Running[0] = "scribbled"
+		}
+		w.Running = append(w.Running, "appended")
+	}
+	Update(t, s, func(tx store.Tx) error {
+		if err := tx.InsertWorkspace(in); err != nil {
+			return err
+		}
+		scribble(&in)
+		got, err := tx.GetWorkspace(want.ID)
+		if err != nil {
+			return err
+		}
+		scribble(&got)
+		got, err = tx.GetWorkspace(want.ID)
+		if err != nil {
+			return err
+		}
+		diff(t, "workspace in the inserting Update, after scribbling on the inserted and the read record", want, got)
+		put := fullWorkspace()
+		if err := tx.PutWorkspace(put); err != nil {
+			return err
+		}
+		scribble(&put)
+		got, err = tx.GetWorkspace(want.ID)
+		if err != nil {
+			return err
+		}
+		diff(t, "workspace after scribbling on the record given to PutWorkspace", want, got)
+		return nil
+	})
+	View(t, s, func(tx store.Tx) error {
+		got, err := tx.GetWorkspace(want.ID)
+		if err != nil {
+			return err
+		}
+		scribble(&got)
+		got, err = tx.GetWorkspace(want.ID)
+		diff(t, "stored workspace after scribbling on a read one", want, got)
+		return err
+	})
 }
 
 // fixedZone is a location other than UTC and Local; a backend may return
