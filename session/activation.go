@@ -91,14 +91,7 @@ func Activate(tx store.Tx, id baton.SessionID, now time.Time) (store.Session, er
 	}
 	top := s.ActivationOrder > 0 && s.ActivationOrder == ws.ActivationCounter
 	if !ws.Ranked {
-		if !top {
-			ws.ActivationCounter++
-			s.ActivationOrder = ws.ActivationCounter
-			if err := tx.PutSession(s); err != nil {
-				return store.Session{}, err
-			}
-		}
-		return s, refresh(tx, ws, now)
+		return s, activateUnranked(tx, ws, s, top, now)
 	}
 	if !top || ws.RankHead != s.ID {
 		if linked(ws, s) {
@@ -119,6 +112,32 @@ func Activate(tx store.Tx, id baton.SessionID, now time.Time) (store.Session, er
 	}
 	setRunning(&ws, s.ID, s.Status == store.SessionRunning)
 	return s, settle(tx, ws, now)
+}
+
+// activateUnranked is Activate in a workspace that keeps no ranking (see
+// refresh): the activated session holds the highest order, so it is the
+// current session unless another session runs (the cached current session
+// says whether one does: a running session is always the current one);
+// only then are the sessions read.
+func activateUnranked(tx store.Tx, ws store.Workspace, s store.Session, top bool, now time.Time) error {
+	if !top {
+		ws.ActivationCounter++
+		s.ActivationOrder = ws.ActivationCounter
+		if err := tx.PutSession(s); err != nil {
+			return err
+		}
+	}
+	if s.Status != store.SessionRunning && ws.CurrentSession != "" && ws.CurrentSession != s.ID {
+		prev, err := tx.GetSession(ws.CurrentSession)
+		switch {
+		case err == nil && prev.Status == store.SessionRunning:
+			return refresh(tx, ws, now)
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+	}
+	ws.CurrentSession, ws.UpdatedAt = s.ID, now
+	return tx.PutWorkspace(ws)
 }
 
 // Rollback marks session id rolled back (order -1), and ended with reason

@@ -67,7 +67,8 @@ func checkKept(tx store.Tx, ws baton.WorkspaceID) (string, error) {
 		want.Links[s.ID] = l
 	}
 	if !w.Ranked {
-		return "", nil // not derived yet: nothing of session's wrote here
+		// Not ranked yet: only the current session is kept.
+		return cmp.Diff(want.Current, w.CurrentSession), nil
 	}
 	for i, cfg := range cfgs {
 		if r, ok := SelectImplicitResume(all, cfg); ok {
@@ -162,7 +163,13 @@ func TestKeptRankingAgreesWithTheFullRule(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			w.ActivationCounter, w.CurrentSession = counter, ""
+			// The current session as the earlier release kept it.
+			all, err := tx.ListSessions(ws)
+			if err != nil {
+				return err
+			}
+			cur, _ := SelectCurrent(all)
+			w.ActivationCounter, w.CurrentSession = counter, cur.ID
 			return tx.PutWorkspace(w)
 		})
 		if err != nil {
