@@ -56,4 +56,10 @@
 // coordinator processes on one store, the reservation row (not the table)
 // is what keeps a second writer out. A Service does not stop the processes
 // it launched when it is closed.
+//
+// The running list and ranking a workspace keeps are only as right as the
+// rows: after writing session rows by hand (outside Activate, Rollback and
+// the Service), call Refresh. A workspace written by an earlier release
+// with a long history keeps no ranking until Reconcile links it: until
+// then its ends and rollbacks read its sessions, as they used to.
 package session
