@@ -1,8 +1,8 @@
 -- What package session keeps to find a workspace's current session without
 -- reading its sessions: the running list and the head of the ranking list
 -- on the workspace, the rank links on each session. A workspace migrated
--- from version 1 reads ranked = false: package session derives the rest on
--- its first write there.
+-- from an earlier version reads ranked = false: package session derives
+-- the rest on its first write there, or in Reconcile for a long history.
 ALTER TABLE workspaces
 	ADD COLUMN running   text[]  NOT NULL DEFAULT '{}',
 	ADD COLUMN rank_head text    NOT NULL DEFAULT '',
