@@ -25,7 +25,10 @@ import (
 // nothing in the list for a session with an order > 0 (the order alone
 // places it), and moves a row still at order 0 to its place among the
 // rows at 0, reading only the rows it passes. Every change reads and
-// writes a bounded number of rows, whatever the workspace's history.
+// writes a bounded number of rows, whatever the workspace's history: no
+// new row is ever left at order 0 (a start activates it), and a row at 0
+// moves once at most (only a running row ends, and it runs again only
+// once activated).
 //
 // A workspace that keeps none of this (store.Workspace.Ranked false:
 // written by an earlier release) is handled as before, by reading its
