@@ -32,10 +32,14 @@ func (h *harness) actLateCallback(t *rapid.T) {
 			held = append(held, m)
 		}
 	}
+	var m *model
 	if len(held) == 0 {
-		t.Skip("no transfer waits for a held target on a node that runs")
+		if m = h.createHeld(t); m.state != store.StateStarting {
+			return // its source's stop was not confirmed: it failed at once
+		}
+	} else {
+		m = rapid.SampledFrom(held).Draw(t, "late")
 	}
-	m := rapid.SampledFrom(held).Draw(t, "late")
 	a := h.nodeByID(h.reservation(m.ws).LeaseHolder)
 	var others []*node
 	for _, n := range h.nodes {
@@ -63,6 +67,30 @@ func (h *harness) actLateCallback(t *rapid.T) {
 	}
 	h.lateStale(t, m, b)
 	h.thaw(a, nil)
+}
+
+// createHeld creates a transfer without a report whose target holds its
+// readiness, on a node that runs, in a workspace where nothing is pending.
+func (h *harness) createHeld(t *rapid.T) *model {
+	ws := h.drawWS(t)
+	if h.archived[ws] || h.pendingIn(ws) != nil || h.orphaned(ws) {
+		t.Skip("the workspace is archived, busy, or its agent's node is gone")
+	}
+	n := h.createNode(t, ws)
+	req := h.newRequest(t, ws)
+	req.GenerateSummary = false
+	srcCfg := h.workspaceConfig(ws)
+	h.setPlan(ws, attemptPlan{target: targetHold, reportText: reportText(ws, h.nextSeq())})
+	confirmed := h.scriptStop(ws, "sourceStop")
+	got, err := n.co.Create(h.ctx, req)
+	if err != nil {
+		h.fatalf("create %+v on %s: %v", req, n.id, err)
+	}
+	m := h.track(got, req, srcCfg)
+	m.takenBy, m.takenLife = n, n.life
+	h.settleFromStopping(m, confirmed)
+	h.await()
+	return m
 }
 
 // lateStale lets the frozen node's lease lapse; b reconciles (taking the
