@@ -583,6 +583,10 @@ func (h *harness) actRelease(t *rapid.T) {
 	if l == nil || l.Proc == nil {
 		h.fatalf("handoff %s: no target launch to release", m.id)
 	}
+	// Who drives the transfer is read before its target is released: the
+	// completion that follows releases the reservation, and a read after
+	// it would find no driver and keep the model at starting.
+	driven := h.drivenByUp(m) // else nobody is there to learn of it (yet)
 	next := store.StateCompleted
 	switch rapid.IntRange(0, 2).Draw(t, "readiness") {
 	case 0:
@@ -594,7 +598,7 @@ func (h *harness) actRelease(t *rapid.T) {
 		l.Proc.Release("")
 		l.Proc.Finish(0, nil)
 	}
-	if h.drivenByUp(m) { // else nobody is there to learn of it (yet)
+	if driven {
 		m.state = next
 	}
 	h.await()

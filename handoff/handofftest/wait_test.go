@@ -2,13 +2,18 @@ package handofftest
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"pgregory.net/rapid"
 
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine/enginetest"
+	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
 )
 
 // holdingStore holds the first Update that comes once hold is set, until
@@ -79,5 +84,91 @@ func TestAwaitWaitsForTheNextLeaseRenewal(t *testing.T) {
 		}
 		close(release)
 		h.await() // the renewal goes on and arms the next one: at rest
+	})
+}
+
+// readAfterReadiness is the store the harness reads (nodes write to the
+// memstore inside it, untouched): once the process in target has its
+// readiness resolved, each read waits (bounded) until the transfer has
+// settled, as the scheduler may have it.
+type readAfterReadiness struct {
+	*memstore.Store
+	target func() *enginetest.Process
+	id     func() baton.HandoffID
+}
+
+func (s readAfterReadiness) View(ctx context.Context, fn func(store.Tx) error) error {
+	if p := s.target(); p != nil && resolved(p) {
+		for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Microsecond) {
+			var h store.Handoff
+			err := s.Store.View(ctx, func(tx store.Tx) (err error) { h, err = tx.GetHandoff(s.id()); return err })
+			if err == nil && h.State != store.StateStarting {
+				break
+			}
+		}
+	}
+	return s.Store.View(ctx, fn)
+}
+
+// resolved reports whether p's readiness is resolved, without waiting.
+func resolved(p *enginetest.Process) bool {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := p.Ready(ctx)
+	return !errors.Is(err, context.Canceled)
+}
+
+// Releasing a held target predicts from the node that drove the transfer
+// before the release: the completion that follows releases the reservation,
+// and the harness read the driver only after releasing, so a completion
+// that came first left no driver and the model at starting ("completed,
+// model starting"). The store the harness reads here lets the completion
+// come first whenever the harness reads after the release.
+func TestReleasePredictsFromTheDriverBeforeTheRelease(t *testing.T) {
+	var h *harness
+	var m *model
+	var st *memstore.Store
+	target := func() *enginetest.Process {
+		if h == nil || m == nil {
+			return nil
+		}
+		var got store.Handoff // read past the hook: it asks this
+		if err := st.View(context.Background(), func(tx store.Tx) (err error) { got, err = tx.GetHandoff(m.id); return err }); err != nil {
+			return nil
+		}
+		if l := h.targetLaunch(m, got.TargetSession); l != nil {
+			return l.Proc
+		}
+		return nil
+	}
+	cfg := Config{Nodes: 1}
+	cfg.NewStore = func() (store.Store, func(), error) {
+		st = memstore.New()
+		return readAfterReadiness{Store: st, target: target, id: func() baton.HandoffID { return m.id }}, func() {}, nil
+	}
+	// The node writes to the memstore itself.
+	cfg.WrapStore = func(store.Store) store.Store { return st }
+	rapid.Check(t, func(rt *rapid.T) {
+		h, m = nil, nil
+		hh := newHarness(rt, cfg)
+		defer hh.close()
+		const ws = baton.WorkspaceID("ws-2") // nothing runs there
+		hh.setPlan(ws, attemptPlan{report: reportClean, target: targetHold, reportText: reportText(ws, 0)})
+		n := hh.nodes[0]
+		req := handoff.Request{Workspace: ws, RequestID: "req-held", SourceSession: hh.current(ws), Target: engineB}
+		srcCfg := hh.workspaceConfig(ws)
+		got, err := n.co.Create(hh.ctx, req)
+		if err != nil {
+			rt.Fatalf("create: %v", err)
+		}
+		mm := hh.track(got, req, srcCfg)
+		mm.takenBy, mm.takenLife = n, n.life
+		hh.settleFromStopping(mm, true)
+		hh.await()
+		if mm.state != store.StateStarting {
+			rt.Fatalf("model %s, want starting (a held target)", mm.state)
+		}
+		h, m = hh, mm
+		hh.actRelease(rt) // any of the three releases, drawn
 	})
 }
