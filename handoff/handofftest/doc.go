@@ -174,6 +174,8 @@
 // model's taker after an adoption, a cut-short Shutdown's late writes, a
 // lease renewal the harness moved the clock past because a crashed node's
 // timers made up its count, a readiness delay the scripted engine armed
-// after showing the launch), fixed here. baton's own tests run it on memstore and
+// after showing the launch, a held target's release that looked for the
+// driving node only after the completion it set off had released the
+// reservation), fixed here. baton's own tests run it on memstore and
 // badgerstore with two nodes.
 package handofftest
