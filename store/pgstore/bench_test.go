@@ -82,23 +82,28 @@ func BenchmarkPGReadThenCommit(b *testing.B) {
 		b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) {
 			pool := benchTable(b, conc)
 			runConcurrent(b, conc, func(ctx context.Context, w int) error {
-				conn, err := pool.Acquire(ctx)
-				if err != nil {
-					return err
-				}
-				defer conn.Release()
-				for {
-					err := readThenCommit(ctx, conn, w)
-					var pe *pgconn.PgError
-					if !errors.As(err, &pe) || pe.Code != "40001" {
-						return err
-					}
-					if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
-						return err
-					}
-				}
+				return readThenCommitRetry(ctx, pool, w)
 			})
 		})
+	}
+}
+
+// readThenCommitRetry runs readThenCommit on row w until it commits.
+func readThenCommitRetry(ctx context.Context, pool *pgxpool.Pool, w int) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	for {
+		err := readThenCommit(ctx, conn, w)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "40001" {
+			return err
+		}
+		if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+			return err
+		}
 	}
 }
 
@@ -182,15 +187,17 @@ func transition(ctx context.Context, s store.Store, ws store.Workspace) error {
 	})
 }
 
-// BenchmarkPGTransitionVsRaw alternates, in every worker, a raw commit
-// and a transition (half the workers start with each), and reports the
-// median latency of each kind and the ratio of the medians,
-// transition/raw: the figure of the 1.5x target. Run back to back, the two
-// benchmarks above see a shared machine's load change between them;
-// interleaved, both kinds see the same load, and the medians leave out
-// the stalls (a page flush, another process taking the core) that a mean
-// charges to whichever operation they hit. It also reports the ratio of
-// the means (transition/raw-mean) and the 90th percentiles.
+// BenchmarkPGTransitionVsRaw rotates, in every worker, a raw commit, a
+// read-then-commit (BenchmarkPGReadThenCommit's transaction: two round
+// trips and nothing else) and a transition (each worker starts at a
+// different kind), and reports the median latency of each kind and the
+// ratio of the medians, transition/raw: the figure of the 1.5x target.
+// Run back to back, the benchmarks above see a shared machine's load
+// change between them; rotated, all kinds see the same load, and the
+// medians leave out the stalls (a page flush, another process taking the
+// core) that a mean charges to whichever operation they hit. It also
+// reports readcommit/raw (what a second round trip costs by itself), the
+// ratio of the means (transition/raw-mean) and the 90th percentiles.
 func BenchmarkPGTransitionVsRaw(b *testing.B) {
 	for _, conc := range benchConcurrency {
 		b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) {
@@ -200,23 +207,30 @@ func BenchmarkPGTransitionVsRaw(b *testing.B) {
 			for w := range conc {
 				spaces[w] = seedTransfer(b, s, w)
 			}
-			raw := make([][]time.Duration, conc)
-			trans := make([][]time.Duration, conc)
+			const kinds = 3 // raw, read-then-commit, transition
+			var lat [kinds][][]time.Duration
+			for k := range lat {
+				lat[k] = make([][]time.Duration, conc)
+			}
 			ops := make([]int, conc)
 			runConcurrentUnit(b, conc, "ops/s", func(ctx context.Context, w int) error {
+				k := (ops[w] + w) % kinds
 				ops[w]++
 				start := time.Now()
-				if (ops[w]+w)%2 == 0 {
-					_, err := pool.Exec(ctx, "UPDATE bench SET n = n + 1 WHERE id = $1", w)
-					raw[w] = append(raw[w], time.Since(start))
-					return err
+				var err error
+				switch k {
+				case 0:
+					_, err = pool.Exec(ctx, "UPDATE bench SET n = n + 1 WHERE id = $1", w)
+				case 1:
+					err = readThenCommitRetry(ctx, pool, w)
+				default:
+					err = transition(ctx, s, spaces[w])
 				}
-				err := transition(ctx, s, spaces[w])
-				trans[w] = append(trans[w], time.Since(start))
+				lat[k][w] = append(lat[k][w], time.Since(start))
 				return err
 			})
-			r, t := latencies(slices.Concat(raw...)), latencies(slices.Concat(trans...))
-			if r.n == 0 || t.n == 0 {
+			r, rc, t := latencies(slices.Concat(lat[0]...)), latencies(slices.Concat(lat[1]...)), latencies(slices.Concat(lat[2]...))
+			if r.n == 0 || rc.n == 0 || t.n == 0 {
 				return
 			}
 			b.ReportMetric(us(r.p50), "raw-p50-us")
@@ -224,6 +238,7 @@ func BenchmarkPGTransitionVsRaw(b *testing.B) {
 			b.ReportMetric(us(r.p90), "raw-p90-us")
 			b.ReportMetric(us(t.p90), "transition-p90-us")
 			b.ReportMetric(float64(t.p50)/float64(r.p50), "transition/raw")
+			b.ReportMetric(float64(rc.p50)/float64(r.p50), "readcommit/raw")
 			b.ReportMetric(float64(t.mean)/float64(r.mean), "transition/raw-mean")
 		})
 	}
