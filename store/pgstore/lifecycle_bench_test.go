@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
@@ -79,14 +80,20 @@ func sourceIn(tb testing.TB, ctx context.Context, svc *session.Service, ws baton
 	return src
 }
 
-// transfer runs one transfer of src's workspace, Create to completed.
+// transfer runs one transfer of src's workspace, Create to completed,
+// within a minute (a transfer whose driver gave up fails rather than
+// waits for ever).
 func transfer(ctx context.Context, co *handoff.Coordinator, src store.Session, summary bool) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
 	h, err := co.Create(ctx, handoff.Request{Workspace: src.Workspace, RequestID: "r", SourceSession: src.ID,
 		GenerateSummary: summary, Target: lifecycleTarget})
 	if err == nil {
 		h, err = co.Wait(ctx, src.Workspace, h.ID)
 	}
-	if err == nil && h.State != store.StateCompleted {
+	if err != nil {
+		err = fmt.Errorf("transfer of workspace %s: %w", src.Workspace, err)
+	} else if h.State != store.StateCompleted {
 		err = fmt.Errorf("handoff %s settled in %s: %s", h.ID, h.State, h.Error)
 	}
 	return err
