@@ -242,8 +242,16 @@ type Launch struct {
 	Engine string
 	// Epoch is the reservation epoch the launch was made under (0 outside a
 	// transfer).
-	Epoch     int64
-	State     LaunchState
+	Epoch int64
+	State LaunchState
+	// Admitted is set, after the spawn and before the agent runs, by the
+	// transaction of a two-phase start (engine.StartRequest.Admit) that
+	// found the launch still fenced in: still live and its reservation
+	// epoch and owner current. A reap that found no process of a launch
+	// not yet admitted marks it gone in its transaction, after which it is
+	// never admitted: of the reap and the admission, the first to commit
+	// wins. False for a launch started without admission.
+	Admitted  bool
 	EndReason string
 	CreatedAt time.Time
 	UpdatedAt time.Time

@@ -219,6 +219,7 @@ type launchV1 struct {
 	Engine    string            `json:"engine,omitempty"`
 	Epoch     int64             `json:"epoch,omitempty"`
 	State     store.LaunchState `json:"state,omitempty"`
+	Admitted  bool              `json:"admitted,omitempty"`
 	EndReason string            `json:"endReason,omitempty"`
 	CreatedAt time.Time         `json:"createdAt,omitzero"`
 	UpdatedAt time.Time         `json:"updatedAt,omitzero"`
@@ -228,13 +229,13 @@ type launchV1 struct {
 
 func toLaunch(l store.Launch, seq uint64) launchV1 {
 	return launchV1{l.ID, l.Workspace, l.Session, l.Handoff, l.Attempt, l.Holder, l.Host, l.Engine, l.Epoch,
-		l.State, l.EndReason, utc(l.CreatedAt), utc(l.UpdatedAt), seq}
+		l.State, l.Admitted, l.EndReason, utc(l.CreatedAt), utc(l.UpdatedAt), seq}
 }
 
 func (l launchV1) record() store.Launch {
 	return store.Launch{ID: l.ID, Workspace: l.Workspace, Session: l.Session, Handoff: l.Handoff,
 		Attempt: l.Attempt, Holder: l.Holder, Host: l.Host, Engine: l.Engine, Epoch: l.Epoch, State: l.State,
-		EndReason: l.EndReason, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
+		Admitted: l.Admitted, EndReason: l.EndReason, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
 }
 
 type instructionV1 struct {

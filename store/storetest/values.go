@@ -81,7 +81,7 @@ func fullContinuation() store.Continuation {
 func fullLaunch() store.Launch {
 	return store.Launch{
 		ID: "l-full", Workspace: "ws-full", Session: "s-full", Handoff: "h-full", Attempt: 3, Holder: "node-1/pid-7",
-		Host: "host-1", Engine: "claude", Epoch: 9, State: store.LaunchGone, EndReason: "reaped", CreatedAt: zt(18), UpdatedAt: zt(19),
+		Host: "host-1", Engine: "claude", Epoch: 9, State: store.LaunchGone, Admitted: true, EndReason: "reaped", CreatedAt: zt(18), UpdatedAt: zt(19),
 	}
 }
 
