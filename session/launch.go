@@ -263,10 +263,7 @@ func endReaped(tx store.Tx, l store.Launch, reason string, now time.Time) (bool,
 		}
 	}
 	sess.Status, sess.EndedAt, sess.EndReason = store.SessionEnded, now, reason
-	if err := tx.PutSession(sess); err != nil {
-		return false, err
-	}
-	return true, Refresh(tx, l.Workspace, now)
+	return true, recordEnd(tx, sess, now)
 }
 
 // engineOf returns the engine launch l went to.

@@ -121,7 +121,10 @@ func alive(p engine.Process) bool {
 // So a process frozen between its fence and the spawn, whose launch
 // another process reaped or whose reservation it took meanwhile, never
 // runs its agent. With any other engine the check runs after Start and a
-// fenced-out process is stopped at once: best effort.
+// fenced-out process is stopped at once: best effort. On a store.Exclusive
+// store (one process holds it) no other process can take the reservation
+// or reap the launch, so neither the admission (a commit) nor the check
+// runs.
 func (s *Service) Launch(ctx context.Context, req LaunchRequest) (engine.Process, error) {
 	if ctx == nil {
 		return nil, baton.Errorf(baton.ErrInvalid, "nil context")
@@ -173,19 +176,22 @@ func (s *Service) launch(ctx context.Context, req LaunchRequest) (engine.Process
 		aerr     error
 	)
 	sreq := req.StartRequest
-	sreq.Admit = func(actx context.Context) error {
-		err := s.admit(actx, req)
-		amu.Lock()
-		admitted, aerr = true, err
-		amu.Unlock()
-		return err
+	_, alone := s.store.(store.Exclusive)
+	if !alone {
+		sreq.Admit = func(actx context.Context) error {
+			err := s.admit(actx, req)
+			amu.Lock()
+			admitted, aerr = true, err
+			amu.Unlock()
+			return err
+		}
 	}
 	p, err := s.engine.Start(ctx, sreq)
 	if err != nil {
 		return nil, err
 	}
 	amu.Lock()
-	if !admitted {
+	if !admitted && !alone {
 		// The engine cannot hold a process: check the fence again now
 		// that it runs, and stop it at once if it was fenced out
 		// meanwhile (best effort: it may have run for that moment).

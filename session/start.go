@@ -149,11 +149,11 @@ func (s *Service) choose(tx store.Tx, ws store.Workspace, req TurnRequest) (stor
 		}
 		sess = got
 	case !req.Fresh:
-		all, err := tx.ListSessions(ws.ID)
+		got, ok, err := implicitResume(tx, ws, ws.Config)
 		if err != nil {
 			return store.Session{}, err
 		}
-		if got, ok := SelectImplicitResume(all, ws.Config); ok {
+		if ok {
 			sess = got
 		}
 	}
@@ -233,10 +233,7 @@ func (s *Service) endWith(id baton.SessionID, reason string, overwrite, idle boo
 		}
 		now := s.clock.Now()
 		cur.Status, cur.EndedAt, cur.EndReason = store.SessionEnded, now, reason
-		if err := tx.PutSession(cur); err != nil {
-			return err
-		}
-		return Refresh(tx, cur.Workspace, now)
+		return recordEnd(tx, cur, now)
 	})
 	if err != nil {
 		s.log.Warn("recording session end failed", zapSession(id), zapErr(err))
