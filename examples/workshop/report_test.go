@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/engine/enginetest"
 )
 
 // TestReportRouteWithTheToken drives the report route with the attempt's
@@ -46,15 +47,9 @@ func TestReportRouteWithTheToken(t *testing.T) {
 	src := p.session(ws)
 	hid := p.handoff(ws, "tok-1", src, "demo-2", true)
 	p.waitHandoff(ws, hid, "generating")
-	var token string
-	for _, l := range s.demo.inner.Launches() {
-		if l.Req.Turn == engine.ReportOnly && string(l.Req.Report.Handoff) == hid {
-			token = l.Req.Report.Token.Reveal()
-		}
-	}
-	if token == "" {
-		t.Fatal("no report-only launch recorded")
-	}
+	// "generating" is committed (the token armed) before the driver
+	// launches the report-only turn: wait for that launch.
+	token := reportToken(t, s.demo.inner, hid)
 	path := "/api/workspaces/" + ws + "/session-handoffs/" + hid + "/report"
 	for _, c := range []struct {
 		name   string
@@ -76,5 +71,25 @@ func TestReportRouteWithTheToken(t *testing.T) {
 	}
 	if strings.Contains(string(p.do("GET", "/api/workspaces/"+ws+"/session-handoffs/"+hid, nil).Raw), token) {
 		t.Error("the handoff JSON contains the token")
+	}
+}
+
+// reportToken waits (bounded) until e records the report-only launch of
+// handoff hid and returns the token it was given.
+func reportToken(t *testing.T, e *enginetest.Engine, hid string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for n := 1; ; {
+		ls, err := e.WaitLaunches(ctx, n)
+		if err != nil {
+			t.Fatalf("no report-only launch of %s recorded: %v", hid, err)
+		}
+		for _, l := range ls {
+			if l.Req.Turn == engine.ReportOnly && l.Req.Report != nil && string(l.Req.Report.Handoff) == hid {
+				return l.Req.Report.Token.Reveal()
+			}
+		}
+		n = len(ls) + 1
 	}
 }

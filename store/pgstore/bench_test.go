@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -81,23 +82,28 @@ func BenchmarkPGReadThenCommit(b *testing.B) {
 		b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) {
 			pool := benchTable(b, conc)
 			runConcurrent(b, conc, func(ctx context.Context, w int) error {
-				conn, err := pool.Acquire(ctx)
-				if err != nil {
-					return err
-				}
-				defer conn.Release()
-				for {
-					err := readThenCommit(ctx, conn, w)
-					var pe *pgconn.PgError
-					if !errors.As(err, &pe) || pe.Code != "40001" {
-						return err
-					}
-					if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
-						return err
-					}
-				}
+				return readThenCommitRetry(ctx, pool, w)
 			})
 		})
+	}
+}
+
+// readThenCommitRetry runs readThenCommit on row w until it commits.
+func readThenCommitRetry(ctx context.Context, pool *pgxpool.Pool, w int) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	for {
+		err := readThenCommit(ctx, conn, w)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "40001" {
+			return err
+		}
+		if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+			return err
+		}
 	}
 }
 
@@ -181,10 +187,17 @@ func transition(ctx context.Context, s store.Store, ws store.Workspace) error {
 	})
 }
 
-// BenchmarkPGTransitionVsRaw alternates, in every worker, a raw commit
-// and a transition, and reports their mean latencies and the ratio. Run
-// back to back, the two benchmarks above see a shared machine's load
-// change between them; interleaved, both kinds see the same load.
+// BenchmarkPGTransitionVsRaw rotates, in every worker, a raw commit, a
+// read-then-commit (BenchmarkPGReadThenCommit's transaction: two round
+// trips and nothing else) and a transition (each worker starts at a
+// different kind), and reports the median latency of each kind and the
+// ratio of the medians, transition/raw: the figure of the 1.5x target.
+// Run back to back, the benchmarks above see a shared machine's load
+// change between them; rotated, all kinds see the same load, and the
+// medians leave out the stalls (a page flush, another process taking the
+// core) that a mean charges to whichever operation they hit. It also
+// reports readcommit/raw (what a second round trip costs by itself), the
+// ratio of the means (transition/raw-mean) and the 90th percentiles.
 func BenchmarkPGTransitionVsRaw(b *testing.B) {
 	for _, conc := range benchConcurrency {
 		b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) {
@@ -194,36 +207,66 @@ func BenchmarkPGTransitionVsRaw(b *testing.B) {
 			for w := range conc {
 				spaces[w] = seedTransfer(b, s, w)
 			}
-			var rawNs, transNs, rawN, transN atomic.Int64
-			var turn atomic.Int64
+			const kinds = 3 // raw, read-then-commit, transition
+			var lat [kinds][][]time.Duration
+			for k := range lat {
+				lat[k] = make([][]time.Duration, conc)
+			}
+			ops := make([]int, conc)
 			runConcurrentUnit(b, conc, "ops/s", func(ctx context.Context, w int) error {
+				k := (ops[w] + w) % kinds
+				ops[w]++
 				start := time.Now()
-				if turn.Add(1)%2 == 0 {
-					_, err := pool.Exec(ctx, "UPDATE bench SET n = n + 1 WHERE id = $1", w)
-					rawNs.Add(int64(time.Since(start)))
-					rawN.Add(1)
-					return err
+				var err error
+				switch k {
+				case 0:
+					_, err = pool.Exec(ctx, "UPDATE bench SET n = n + 1 WHERE id = $1", w)
+				case 1:
+					err = readThenCommitRetry(ctx, pool, w)
+				default:
+					err = transition(ctx, s, spaces[w])
 				}
-				err := transition(ctx, s, spaces[w])
-				transNs.Add(int64(time.Since(start)))
-				transN.Add(1)
+				lat[k][w] = append(lat[k][w], time.Since(start))
 				return err
 			})
-			if rawN.Load() == 0 || transN.Load() == 0 {
+			r, rc, t := latencies(slices.Concat(lat[0]...)), latencies(slices.Concat(lat[1]...)), latencies(slices.Concat(lat[2]...))
+			if r.n == 0 || rc.n == 0 || t.n == 0 {
 				return
 			}
-			raw := float64(rawNs.Load()) / float64(rawN.Load())
-			trans := float64(transNs.Load()) / float64(transN.Load())
-			b.ReportMetric(raw/1e3, "raw-us/op")
-			b.ReportMetric(trans/1e3, "transition-us/op")
-			b.ReportMetric(trans/raw, "transition/raw")
+			b.ReportMetric(us(r.p50), "raw-p50-us")
+			b.ReportMetric(us(t.p50), "transition-p50-us")
+			b.ReportMetric(us(r.p90), "raw-p90-us")
+			b.ReportMetric(us(t.p90), "transition-p90-us")
+			b.ReportMetric(float64(t.p50)/float64(r.p50), "transition/raw")
+			b.ReportMetric(float64(rc.p50)/float64(r.p50), "readcommit/raw")
+			b.ReportMetric(float64(t.mean)/float64(r.mean), "transition/raw-mean")
 		})
 	}
 }
 
+// latencySummary is the median, 90th percentile and mean of n latencies.
+type latencySummary struct {
+	n              int
+	p50, p90, mean time.Duration
+}
+
+func latencies(d []time.Duration) latencySummary {
+	if len(d) == 0 {
+		return latencySummary{}
+	}
+	slices.Sort(d)
+	var sum time.Duration
+	for _, v := range d {
+		sum += v
+	}
+	return latencySummary{n: len(d), p50: d[len(d)/2], p90: d[len(d)*9/10], mean: sum / time.Duration(len(d))}
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
 // seedTransfer stores workspace number w with a pending handoff and a
 // held reservation.
-func seedTransfer(b *testing.B, s store.Store, w int) store.Workspace {
+func seedTransfer(b testing.TB, s store.Store, w int) store.Workspace {
 	b.Helper()
 	now := time.Now()
 	ws := store.Workspace{ID: baton.WorkspaceID(fmt.Sprint("ws-", w)), Name: "bench", Config: baton.EngineConfig{Engine: "demo"},

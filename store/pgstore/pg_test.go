@@ -55,13 +55,19 @@ func freshSchema(tb testing.TB) string {
 // test ends.
 func open(tb testing.TB, schema string, opts pgstore.Options) *pgstore.Store {
 	tb.Helper()
+	return openAt(tb, serverURL(tb), schema, opts)
+}
+
+// openAt is open on the server at url.
+func openAt(tb testing.TB, url, schema string, opts pgstore.Options) *pgstore.Store {
+	tb.Helper()
 	if schema == "" {
 		schema = freshSchema(tb)
 	}
 	opts.Schema = schema
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := pgstore.Open(ctx, serverURL(tb), opts)
+	s, err := pgstore.Open(ctx, url, opts)
 	if err != nil {
 		tb.Fatalf("Open: %v", err)
 	}

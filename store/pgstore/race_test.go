@@ -1,11 +1,14 @@
 package pgstore_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
@@ -152,5 +155,97 @@ func TestTextPostgreSQLRefuses(t *testing.T) {
 		return err
 	}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GetWorkspace after refused inserts: err = %v, want store.ErrNotFound", err)
+	}
+}
+
+// An Update that lost three serialization races runs its fourth attempt
+// alone: an Update of another store that starts meanwhile waits at the
+// gate (PostgreSQL shows its lock as not granted) until the fourth
+// attempt has committed.
+func TestLosingUpdateRunsAlone(t *testing.T) {
+	schema := freshSchema(t)
+	s := open(t, schema, pgstore.Options{})
+	other := open(t, schema, pgstore.Options{})
+	ctx := t.Context()
+	for _, ws := range []baton.WorkspaceID{"ws-a", "ws-b"} {
+		if err := s.Update(ctx, func(tx store.Tx) error {
+			return tx.InsertWorkspace(store.Workspace{ID: ws, Name: string(ws)})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	watcher, err := pgx.Connect(ctx, serverURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Close(context.Background())
+
+	runs := 0
+	var waited error
+	otherDone := make(chan error, 1)
+	err = s.Update(ctx, func(tx store.Tx) error {
+		runs++
+		w, err := tx.GetWorkspace("ws-a")
+		if err != nil {
+			return err
+		}
+		if runs <= 3 {
+			// Lose: another store changes the row this one has read.
+			if err := other.Update(ctx, func(tx store.Tx) error {
+				return tx.PutWorkspace(store.Workspace{ID: "ws-a", Name: fmt.Sprint("other ", runs)})
+			}); err != nil {
+				return err
+			}
+		} else {
+			// Alone: an Update of another workspace waits for this one.
+			go func() {
+				otherDone <- other.Update(ctx, func(tx store.Tx) error {
+					return tx.PutWorkspace(store.Workspace{ID: "ws-b", Name: "after"})
+				})
+			}()
+			waited = waitFor(ctx, func() (bool, error) {
+				var n int
+				err := watcher.QueryRow(ctx, `SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+					JOIN pg_namespace n ON n.oid = c.relnamespace
+					WHERE n.nspname = $1 AND c.relname = 'schema_migrations' AND NOT l.granted`, schema).Scan(&n)
+				return n > 0, err
+			})
+		}
+		w.Name += "+mine"
+		return tx.PutWorkspace(w)
+	})
+	if err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	if waited != nil {
+		t.Errorf("no Update waited at the gate during the fourth attempt: %v", waited)
+	}
+	if runs != 4 {
+		t.Errorf("fn ran %d times, want 4", runs)
+	}
+	if err := <-otherDone; err != nil {
+		t.Errorf("the waiting Update: %v", err)
+	}
+}
+
+// waitFor polls cond every millisecond until it holds, for at most ten
+// seconds.
+func waitFor(ctx context.Context, cond func() (bool, error)) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ok, err := cond()
+		if err != nil || ok {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return errors.New("timed out")
+		}
+		t := time.NewTimer(time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
 	}
 }

@@ -169,8 +169,12 @@ func (s *Store) isClosed() bool {
 // deadlock (40P01), or a uniqueness race with a concurrent transaction,
 // the transaction is rolled back and fn is called again on a fresh one,
 // after a short random pause, up to Options.MaxConflictRetries more times;
-// then Update returns store.ErrTxConflict. fn must therefore have no effect
-// outside the transaction. Whatever fn returns after a Tx method reported
+// then Update returns store.ErrTxConflict. From the fourth attempt on, the
+// transaction first waits (up to a second) for the Updates under way on
+// the schema, in any process, to end, and keeps those that start meanwhile
+// waiting until it ends, so that it runs alone and cannot lose again to a
+// serialization failure. fn must therefore have no effect outside the
+// transaction, and must not wait for another Update. Whatever fn returns after a Tx method reported
 // such a failure, the attempt is retried. If fn returns an error, or a
 // statement failed and fn went on regardless, the transaction is rolled
 // back and the error returned.
@@ -214,7 +218,7 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) e
 		defer cancel()
 	}
 	for attempt := 0; ; attempt++ {
-		err, retry := s.attempt(ctx, fn, update)
+		err, retry := s.attempt(ctx, fn, update, update && attempt >= gateAfter)
 		if !retry {
 			return err
 		}
@@ -243,7 +247,7 @@ func pause(ctx context.Context, attempt int) error {
 }
 
 // attempt runs fn once; retry reports a serialization failure.
-func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, update bool) (err error, retry bool) {
+func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, update, alone bool) (err error, retry bool) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		if s.isClosed() {
@@ -251,7 +255,7 @@ func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, update boo
 		}
 		return dbErr("acquire a connection", err), false
 	}
-	t := newTx(ctx, conn, update)
+	t := newTx(ctx, conn, update, alone)
 	committed := false
 	defer func() {
 		t.done = true
@@ -306,6 +310,7 @@ const (
 	codeSerialization = "40001"
 	codeDeadlock      = "40P01"
 	codeUnique        = "23505"
+	codeLockTimeout   = "55P03" // the exclusive wait at the gate ran out
 	codeBadText       = "22021" // a NUL byte or invalid UTF-8 in a string
 	codeUntranslated  = "22P05"
 )
@@ -319,7 +324,7 @@ func isConflict(err error) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code {
-		case codeSerialization, codeDeadlock, codeUnique:
+		case codeSerialization, codeDeadlock, codeUnique, codeLockTimeout:
 			return true
 		}
 	}

@@ -37,6 +37,7 @@ type tx struct {
 	ctx    context.Context
 	conn   *pgxpool.Conn
 	update bool
+	alone  bool // an Update that takes the gate exclusively (see gateAfter)
 	begun  bool // BEGIN has been sent
 	done   bool
 
@@ -73,9 +74,33 @@ type queuedWrite struct {
 	args []any
 }
 
-func newTx(ctx context.Context, conn *pgxpool.Conn, update bool) *tx {
-	return &tx{ctx: ctx, conn: conn, update: update}
+func newTx(ctx context.Context, conn *pgxpool.Conn, update, alone bool) *tx {
+	return &tx{ctx: ctx, conn: conn, update: update, alone: alone}
 }
+
+// The gate keeps an Update that keeps losing serialization races from
+// losing for ever. Serializable transactions of different workspaces
+// conflict when their rows share index pages, which on small tables they
+// all do; an Update of many round trips, among many short concurrent ones,
+// can then be caught in a cycle on every attempt. Every Update takes the
+// gate table in ACCESS SHARE mode, which conflicts with nothing it does;
+// an attempt after gateAfter lost ones takes it in ACCESS EXCLUSIVE mode,
+// so it waits for the Updates under way, in this process or another, to
+// end, and the Updates that start meanwhile wait for it: it runs alone,
+// and a transaction that runs alone cannot lose a serialization race.
+// LOCK TABLE takes no snapshot, so the snapshot of a transaction that
+// waited at the gate is taken after the wait. The exclusive wait is
+// bounded by gateTimeout (a process frozen in an Update holds the gate),
+// after which the attempt counts as one more lost.
+//
+// The gate is the schema_migrations table, which every schema of this
+// package has and which no Update reads or writes.
+const (
+	gateAfter   = 3
+	gateTimeout = "1s"
+	gateShared  = "LOCK TABLE schema_migrations IN ACCESS SHARE MODE"
+	gateAlone   = "LOCK TABLE schema_migrations IN ACCESS EXCLUSIVE MODE"
+)
 
 // readable returns ErrTxDone once fn has returned, the failure of an
 // earlier statement, and the context's error once it is done.
@@ -116,6 +141,14 @@ func (t *tx) send(op string, add func(b *pgx.Batch)) error {
 	b := &pgx.Batch{}
 	if !t.begun {
 		b.Queue(t.beginSQL())
+		switch {
+		case t.update && t.alone:
+			b.Queue("SET LOCAL lock_timeout = '" + gateTimeout + "'")
+			b.Queue(gateAlone)
+			b.Queue("SET LOCAL lock_timeout = DEFAULT")
+		case t.update:
+			b.Queue(gateShared)
+		}
 	}
 	for _, w := range t.queued {
 		b.Queue(w.sql, w.args...).Exec(expectOne)

@@ -8,7 +8,8 @@
 // The test binary is also the node program: started with
 // BATON_MULTIPROC_NODE=1 it runs one node, which reads one JSON command a
 // line on stdin (create a workspace, create a transfer, get, decide, stop,
-// reconcile) and answers one JSON line on stdout. Each node appends what it
+// reconcile, release a gated step, confirm a held target's readiness) and
+// answers one JSON line on stdout. Each node appends what it
 // launches and stops, and its coordinator's log, to a file of its own, so
 // a test can assert which process launched what, even after killing it.
 // The node's engine admits each launch (engine.StartRequest.Admit) before

@@ -19,6 +19,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/batonhq/baton/store"
 )
 
 // leaseTTL is the nodes' lease TTL: short, so that a lease lapses within
@@ -259,6 +261,14 @@ func (n *node) waitState(ws, id string, states ...string) reply {
 // same moment; exactly one transfer exists and is launched once. With
 // distinct request ids the loser gets ErrTransferPending; with the same
 // request id both get the one handoff (the loser's is the replay).
+//
+// The target confirms readiness only when the test tells it to
+// (modelConfirm), after both answers were read: the winner's transfer is
+// still pending whenever the loser's Create runs, whichever node is
+// faster. (With a target ready at once, the winner's transfer could
+// complete before the loser's Create arrived; that Create then rightly
+// starts a second transfer, or finds its source session changed, and no
+// race was tested.)
 func TestCreateRace(t *testing.T) {
 	t.Parallel()
 	url, schema := database(t)
@@ -268,7 +278,7 @@ func TestCreateRace(t *testing.T) {
 		for _, same := range []bool{false, true} {
 			ws := fmt.Sprintf("race-%d-%t", i, same)
 			a.must(command{Op: "workspace", WS: ws})
-			ca, cb := command{Op: "create", WS: ws, Req: "req-a", Model: modelOK}, command{Op: "create", WS: ws, Req: "req-b", Model: modelOK}
+			ca, cb := command{Op: "create", WS: ws, Req: "req-a", Model: modelConfirm}, command{Op: "create", WS: ws, Req: "req-b", Model: modelConfirm}
 			if same {
 				cb.Req = ca.Req
 			}
@@ -304,11 +314,49 @@ func TestCreateRace(t *testing.T) {
 					t.Fatalf("%s: the loser got %+v, want ErrTransferPending", ws, loser)
 				}
 			}
+			for _, r := range won {
+				if !store.HandoffState(r.State).Pending() {
+					t.Fatalf("%s: create answered %+v, want a pending transfer", ws, r)
+				}
+			}
+			// The one target is running and waits for its confirmation:
+			// the transfer is still pending. Confirm it, and the transfer
+			// completes.
+			waitLogAny(t, []*node{a, b}, func(e logEvent) bool { return e.Ev == "held" && e.WS == ws }, "the held target of "+ws)
+			if r := a.must(command{Op: "get", WS: ws, Handoff: won[0].Handoff}); !store.HandoffState(r.State).Pending() {
+				t.Fatalf("%s: before the confirmation the transfer is %+v, want pending", ws, r)
+			}
+			if got := a.must(command{Op: "confirm", WS: ws}).Confirmed + b.must(command{Op: "confirm", WS: ws}).Confirmed; got != 1 {
+				t.Fatalf("%s: %d targets confirmed, want 1", ws, got)
+			}
 			a.waitState(ws, won[0].Handoff, "completed")
 			if got := a.count("launch", ws) + b.count("launch", ws); got != 1 {
 				t.Fatalf("%s: %d launches, want 1", ws, got)
 			}
 		}
+	}
+}
+
+// waitLogAny polls the nodes' logs (bounded) until an event of one of them
+// matches.
+func waitLogAny(t *testing.T, nodes []*node, match func(logEvent) bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var raws []string
+		for _, n := range nodes {
+			evs, raw := n.events()
+			for _, e := range evs {
+				if match(e) {
+					return
+				}
+			}
+			raws = append(raws, n.id+":\n"+raw)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s in the nodes' logs:\n%s", what, strings.Join(raws, "\n"))
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

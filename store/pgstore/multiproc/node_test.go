@@ -42,11 +42,15 @@ const (
 	// command after the launch was fenced in and recorded, before the
 	// process starts.
 	modelSpawnGate = "spawn-gate"
+	// modelConfirm: readiness held until a "confirm" command names the
+	// workspace, so that the transfer stays pending as long as the test
+	// needs.
+	modelConfirm = "confirm"
 )
 
 // command is one line a node reads.
 type command struct {
-	Op      string `json:"op"` // workspace, create, get, decide, stop, reconcile, release
+	Op      string `json:"op"` // workspace, create, get, decide, stop, reconcile, release, confirm
 	WS      string `json:"ws,omitempty"`
 	Req     string `json:"req,omitempty"`
 	Model   string `json:"model,omitempty"`
@@ -65,12 +69,13 @@ type reply struct {
 	StopUnconfirmed bool   `json:"stopUnconfirmed,omitempty"`
 	Outcome         string `json:"outcome,omitempty"`
 	Reconciled      int    `json:"reconciled,omitempty"`
+	Confirmed       int    `json:"confirmed,omitempty"` // confirm: the targets this node released
 }
 
 // logEvent is one line of a node's log file written by the node itself
 // (the coordinator's zap lines sit between them).
 type logEvent struct {
-	Ev      string `json:"ev"` // launch, refused, spawning, stop, briefing, ready
+	Ev      string `json:"ev"` // launch, held, refused, spawning, stop, briefing, ready
 	Node    string `json:"node"`
 	WS      string `json:"ws,omitempty"`
 	Attempt int    `json:"attempt,omitempty"`
@@ -131,6 +136,11 @@ func (e *loggingEngine) Start(ctx context.Context, req engine.StartRequest) (eng
 	if err != nil {
 		return nil, err
 	}
+	if req.Config.Model == modelConfirm {
+		// The process runs: a "confirm" command now finds it.
+		ev.Ev = "held"
+		e.log.event(ev)
+	}
 	return &loggingProcess{Process: p, e: e, ws: string(req.Workspace), attempt: req.Attempt}, nil
 }
 
@@ -176,7 +186,7 @@ func runNode() int {
 	var gateOnce sync.Once
 	scripted := enginetest.New(enginetest.Options{ScriptFor: func(req engine.StartRequest) (enginetest.Script, bool) {
 		switch req.Config.Model {
-		case modelHold, modelGate, modelSpawnGate:
+		case modelHold, modelGate, modelSpawnGate, modelConfirm:
 			return enginetest.Script{Ready: enginetest.ReadyHold}, true
 		}
 		return enginetest.Script{}, true
@@ -241,6 +251,19 @@ func runNode() int {
 		if cmd.Op == "release" {
 			gateOnce.Do(func() { close(gate) })
 			_ = out.Encode(reply{OK: true})
+			continue
+		}
+		if cmd.Op == "confirm" {
+			// Confirm the readiness of this node's held modelConfirm
+			// targets in the workspace.
+			n := 0
+			for _, l := range scripted.Launches() {
+				if l.Proc != nil && string(l.Req.Workspace) == cmd.WS && l.Req.Config.Model == modelConfirm {
+					l.Proc.Release("")
+					n++
+				}
+			}
+			_ = out.Encode(reply{OK: true, Confirmed: n})
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
