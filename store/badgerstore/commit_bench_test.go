@@ -28,13 +28,15 @@ var commitShapes = []struct {
 }
 
 // runConcurrent calls commit b.N times from conc goroutines (each with its
-// own index) and reports commits/s.
+// own index) and reports commits/s and the CPU time of the process per
+// commit.
 func runConcurrent(b *testing.B, conc int, commit func(worker int, n uint64) error) {
 	b.Helper()
 	var next atomic.Int64
 	var failed atomic.Value
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpuBefore, cpuOK := processCPU()
 	var wg sync.WaitGroup
 	for w := range conc {
 		wg.Go(func() {
@@ -52,8 +54,12 @@ func runConcurrent(b *testing.B, conc int, commit func(worker int, n uint64) err
 	}
 	wg.Wait()
 	b.StopTimer()
+	cpuAfter, _ := processCPU()
 	if err, ok := failed.Load().(error); ok {
 		b.Fatal(err)
+	}
+	if cpuOK {
+		b.ReportMetric(float64((cpuAfter-cpuBefore).Microseconds())/float64(b.N), "cpu-us/commit")
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
 }

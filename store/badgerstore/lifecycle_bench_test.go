@@ -122,6 +122,7 @@ func BenchmarkBadgerTransition(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpuBefore, cpuOK := processCPU()
 			i := 0
 			for b.Loop() {
 				// A different report each time: the ReportRefused
@@ -132,7 +133,11 @@ func BenchmarkBadgerTransition(b *testing.B) {
 					b.Fatalf("SubmitReport = %v, want ErrReportConflict", err)
 				}
 			}
+			cpuAfter, _ := processCPU()
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "transitions/s")
+			if cpuOK {
+				b.ReportMetric(float64((cpuAfter-cpuBefore).Microseconds())/float64(b.N), "cpu-us/op")
+			}
 		})
 	}
 }
@@ -148,7 +153,10 @@ func onOff(v bool) string {
 // badger with sync on and an instant scripted engine: conc goroutines,
 // each transfer in a workspace of its own (made, with its running source,
 // before the timer starts). It reports handoffs/s and the durable commits
-// per handoff, counted by a wrapping store from Create until completed.
+// per handoff, counted by a wrapping store from Create until completed,
+// and, to tell fsync waits from work, the group commit sync rounds and the
+// CPU time of the process (every thread, the kernel's share included) per
+// handoff.
 func BenchmarkBadgerLifecycle(b *testing.B) {
 	for _, summary := range []bool{false, true} {
 		for _, conc := range []int{1, 16} {
@@ -160,7 +168,8 @@ func BenchmarkBadgerLifecycle(b *testing.B) {
 				for i := range srcs {
 					srcs[i] = sourceIn(b, ctx, co.Sessions(), baton.WorkspaceID(fmt.Sprint("ws-", i)))
 				}
-				before := cs.commits.Load()
+				before, roundsBefore := cs.commits.Load(), badgerstore.SyncRounds(cs.Store)
+				cpuBefore, cpuOK := processCPU()
 				var next atomic.Int64
 				var failed atomic.Value
 				b.ReportAllocs()
@@ -191,11 +200,16 @@ func BenchmarkBadgerLifecycle(b *testing.B) {
 				}
 				wg.Wait()
 				b.StopTimer()
+				cpuAfter, _ := processCPU()
 				if err, ok := failed.Load().(error); ok {
 					b.Fatal(err)
 				}
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "handoffs/s")
 				b.ReportMetric(float64(cs.commits.Load()-before)/float64(b.N), "commits/handoff")
+				b.ReportMetric(float64(badgerstore.SyncRounds(cs.Store)-roundsBefore)/float64(b.N), "syncs/handoff")
+				if cpuOK {
+					b.ReportMetric(float64((cpuAfter-cpuBefore).Microseconds())/float64(b.N), "cpu-us/handoff")
+				}
 			})
 		}
 	}
