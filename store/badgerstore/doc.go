@@ -95,7 +95,15 @@
 // round, or was closed and synced by an earlier round, or is gone, which
 // badger does only after the memtable is flushed to a synced table
 // recorded in its synced manifest. When a new log file appears, the round
-// also syncs the directory, which badger itself never does for them. On
+// also syncs the directory, which badger itself never does for them.
+// Listing the directory and opening the files would cost about as much
+// CPU as the fsync itself, so the store watches the directory (inotify,
+// for created entries) and keeps the newest file of each kind open: a
+// round lists only when a log file was created since the last listing.
+// The kernel queues that event inside the system call that creates the
+// file, so a file created before a round started is reported to it; a
+// lost event (queue overflow) counts as a creation, and without inotify
+// every round lists. On
 // Linux an fdatasync of a file writes
 // back the pages dirtied through a memory map of it, which is all badger's
 // own msync does. Open checks that the directory holds log files named as

@@ -2,6 +2,7 @@ package badgerstore
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,8 +23,10 @@ import (
 // one round's fsyncs.
 //
 // A round makes durable everything written to badger's logs before it
-// started. It lists the directory, then fdatasyncs through descriptors of
-// its own:
+// started. It lists the directory (only when the directory watch reported
+// a log file created since the last listing: otherwise the files are the
+// ones listed then), then fdatasyncs through descriptors of its own (the
+// newest file of each kind stays open between rounds):
 //
 //   - the newest write-ahead log (*.mem: the active memtable's, or one
 //     newer if the memtable rotated meanwhile);
@@ -66,6 +69,15 @@ type groupSync struct {
 	// the log files whose directory entry is synced (round only).
 	closedSynced map[string]struct{}
 	known        map[string]struct{}
+	// active is the newest log file of each kind (".mem", ".vlog") at the
+	// last listing, kept open for the rounds' fsyncs; listed says that a
+	// listing is current: watch has reported no log file created since
+	// (round only).
+	active map[string]*activeLog
+	listed bool
+	// watch reports log files created since the last listing; nil when
+	// inotify is unavailable or was lost: then every round lists.
+	watch *dirWatch
 
 	hooks *syncHooks // nil outside this package's tests
 	ids   atomic.Uint64
@@ -139,7 +151,8 @@ type syncHooks struct {
 	roundEnd func(round uint64, err error)
 	commit   func(id uint64, vlog bool)
 	ack      func(id uint64)
-	wait     func() // a goroutine waits for a running round (under the lock)
+	wait     func()             // a goroutine waits for a running round (under the lock)
+	listing  func(round uint64) // the round lists the directory (optional)
 	// skipClosed breaks the rounds the way DB.Sync is broken (closed
 	// files are never synced), so that a test can show its checker
 	// catches the rotation trap.
@@ -147,9 +160,29 @@ type syncHooks struct {
 }
 
 func newGroupSync(dir string, threshold int) *groupSync {
-	g := &groupSync{dir: dir, threshold: threshold, closedSynced: map[string]struct{}{}}
+	g := &groupSync{dir: dir, threshold: threshold, closedSynced: map[string]struct{}{},
+		active: map[string]*activeLog{}, watch: newDirWatch(dir)}
 	g.cond.L = &g.mu
 	return g
+}
+
+// activeLog is an open descriptor of the newest log file of its kind.
+type activeLog struct {
+	name string
+	f    *os.File
+}
+
+// close releases the watch and the descriptors of the rounds. The store
+// calls it once no transaction runs (so no round does).
+func (g *groupSync) close() {
+	if g.watch != nil {
+		_ = g.watch.close()
+		g.watch = nil
+	}
+	for ext, a := range g.active {
+		_ = a.f.Close() // read-only: nothing to lose
+		delete(g.active, ext)
+	}
 }
 
 // next returns the number of the first round that starts after this call.
@@ -202,6 +235,45 @@ func (g *groupSync) round(round uint64) (err error) {
 	// Read before the listing: a commit that wrote to the value log and
 	// returned before this round started has counted itself.
 	vlogWrites := g.vlogWrites.Load()
+	// Drain the watch before listing: a log file created after the drain
+	// is either in the listing or reported to the next round.
+	if g.watch != nil {
+		created, ok := g.watch.created()
+		if !ok {
+			_ = g.watch.close()
+			g.watch = nil
+		}
+		if created || !ok {
+			g.listed = false
+		}
+	}
+	if g.watch == nil || !g.listed {
+		if err := g.list(round); err != nil {
+			return err
+		}
+	}
+	for _, ext := range logExts {
+		a := g.active[ext]
+		if a == nil || (ext == ".vlog" && vlogWrites == g.vlogSynced) {
+			continue // none, or nothing written to the value log since the last round
+		}
+		if err := g.sync(round, a.name, a.f); err != nil {
+			return err
+		}
+	}
+	g.vlogSynced = vlogWrites
+	return nil
+}
+
+// list lists the directory: it fsyncs every closed log file not synced
+// yet (the active file of a kind included, once a newer one replaced
+// it), opens the newest of each kind, and fsyncs the directory when a
+// log file appeared since the last listing.
+func (g *groupSync) list(round uint64) error {
+	h := g.hooks
+	if h != nil && h.listing != nil {
+		h.listing(round)
+	}
 	names, err := readDirNames(g.dir)
 	if err != nil {
 		return err
@@ -219,35 +291,49 @@ func (g *groupSync) round(round uint64) (err error) {
 			delete(g.closedSynced, name) // deleted by badger: names are never reused
 		}
 	}
-	for ext, l := range files {
-		newest := uint64(0)
-		for _, lf := range l {
-			newest = max(newest, lf.num)
+	stale := false
+	for _, ext := range logExts {
+		var newest logFile
+		for _, lf := range files[ext] {
+			if lf.num >= newest.num {
+				newest = lf
+			}
 		}
-		for _, lf := range l {
-			active := lf.num == newest
-			switch {
-			case active && ext == ".vlog" && vlogWrites == g.vlogSynced:
-				continue // nothing written to the value log since the last round
-			case !active:
-				if _, ok := g.closedSynced[lf.name]; ok || (h != nil && h.skipClosed) {
-					continue
-				}
+		a := g.active[ext]
+		for _, lf := range files[ext] {
+			if lf.num == newest.num {
+				continue
 			}
-			if h != nil {
-				h.syncing(round, lf.name)
-				if h.fail != nil {
-					if err := h.fail(round, lf.name); err != nil {
-						return err
-					}
-				}
+			if _, ok := g.closedSynced[lf.name]; ok || (h != nil && h.skipClosed) {
+				continue
 			}
-			if err := fsyncFile(filepath.Join(g.dir, lf.name)); err != nil {
+			var f *os.File
+			if a != nil && a.name == lf.name {
+				f = a.f
+			}
+			if err := g.sync(round, lf.name, f); err != nil {
 				return err
 			}
-			if !active {
-				g.closedSynced[lf.name] = struct{}{}
-			}
+			g.closedSynced[lf.name] = struct{}{}
+		}
+		if a != nil && a.name != newest.name {
+			_ = a.f.Close()
+			delete(g.active, ext)
+		}
+		if newest.name == "" || g.active[ext] != nil {
+			continue
+		}
+		f, err := os.Open(filepath.Join(g.dir, newest.name))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			// Deleted since the listing, so a newer one exists: it was
+			// created after this round started (or it would be listed),
+			// and the next round lists again.
+			stale = true
+		case err != nil:
+			return err
+		default:
+			g.active[ext] = &activeLog{name: newest.name, f: f}
 		}
 	}
 	// A log file created since the last round has a directory entry
@@ -265,9 +351,29 @@ func (g *groupSync) round(round uint64) (err error) {
 		}
 		g.known = present
 	}
-	g.vlogSynced = vlogWrites
+	g.listed = !stale
 	return nil
 }
+
+// sync fdatasyncs log file name through f, or through a descriptor of its
+// own when f is nil.
+func (g *groupSync) sync(round uint64, name string, f *os.File) error {
+	if h := g.hooks; h != nil {
+		h.syncing(round, name)
+		if h.fail != nil {
+			if err := h.fail(round, name); err != nil {
+				return err
+			}
+		}
+	}
+	if f == nil {
+		return fsyncFile(filepath.Join(g.dir, name))
+	}
+	return fdatasync(f)
+}
+
+// logExts are the kinds of log files a round syncs.
+var logExts = [...]string{".mem", ".vlog"}
 
 // logFile is a write-ahead log (00001.mem) or value-log (000001.vlog) file
 // of badger.
@@ -277,7 +383,7 @@ type logFile struct {
 }
 
 func parseLogFile(name string) (logFile, bool) {
-	for _, ext := range []string{".mem", ".vlog"} {
+	for _, ext := range logExts {
 		base, ok := strings.CutSuffix(name, ext)
 		if !ok {
 			continue

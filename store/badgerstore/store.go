@@ -407,6 +407,9 @@ func (s *Store) Close() error {
 	}
 	s.mu.Unlock()
 	s.subs.WakeAll()
+	if s.gs != nil {
+		s.gs.close()
+	}
 	err := s.db.Close()
 	if lerr := s.lock.release(); err == nil && lerr != nil {
 		return fmt.Errorf("badgerstore: release lock: %w", lerr)
