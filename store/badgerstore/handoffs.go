@@ -137,7 +137,7 @@ func (t *tx) InsertHandoff(h store.Handoff) error {
 	}
 	if err := firstErrOf(
 		func() error { return t.takeSeq(tHandoffsByWS, h.Workspace, seq) },
-		func() error { return t.set(k, b) },
+		func() error { return t.setRecord(k, b, w) },
 		func() error { return t.set(rk, []byte(h.ID)) },
 		func() error { return t.reindex(nil, handoffIndex(w)) },
 		func() error { return t.moveSlot(h, slot) },

@@ -44,7 +44,7 @@ func (t *tx) InsertInstruction(i store.Instruction) error {
 	}
 	if err := firstErrOf(
 		func() error { return t.takeSeq(tInstrByWS, i.Workspace, seq) },
-		func() error { return t.set(k, b) },
+		func() error { return t.setRecord(k, b, v) },
 		func() error { return t.reindex(nil, instructionIndex(v)) },
 	); err != nil {
 		return err

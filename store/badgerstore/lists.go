@@ -156,8 +156,7 @@ func load[W any, R any](t *tx, ids []string, keyOf func(string) key, record func
 	}
 	out := make([]R, 0, len(ids))
 	for _, id := range ids {
-		var w W
-		found, err := t.get(keyOf(id), &w)
+		w, found, err := getValue[W](t, keyOf(id))
 		if err != nil {
 			return nil, err
 		}

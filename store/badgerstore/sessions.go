@@ -48,7 +48,7 @@ func (t *tx) InsertSession(s store.Session) (store.Session, error) {
 	stored := w.record()
 	if err := firstErrOf(
 		func() error { return t.takeSeq(tSessionsByWS, s.Workspace, seq) },
-		func() error { return t.set(k, b) },
+		func() error { return t.setRecord(k, b, w) },
 		func() error { return t.reindex(nil, sessionIndex(stored)) },
 	); err != nil {
 		return store.Session{}, err

@@ -49,6 +49,8 @@ type Store struct {
 	// gs is the group commit of DurabilitySync; nil with per-commit
 	// fsync or DurabilityNoSync.
 	gs *groupSync
+	// cache keeps decoded records by key and version.
+	cache *recordCache
 
 	mu     sync.Mutex
 	idle   sync.Cond // signalled when active drops to 0
@@ -112,7 +114,8 @@ func Open(dir string, opts Options) (*Store, error) {
 		_ = lock.release()
 		return nil, err
 	}
-	s := &Store{db: db, lock: lock, log: log, maxRetries: opts.maxRetries(), incarnation: rand.Text()}
+	s := &Store{db: db, lock: lock, log: log, maxRetries: opts.maxRetries(), incarnation: rand.Text(),
+		cache: newRecordCache(opts.cachePerShard())}
 	if group {
 		s.gs = newGroupSync(dir, opts.valueThreshold())
 	}
@@ -293,7 +296,7 @@ func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
 // change feed the commit appended to.
 func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (conflict bool, grown []baton.WorkspaceID, err error) {
 	txn := s.db.NewTransaction(update)
-	t := &tx{txn: txn, ctx: ctx, update: update}
+	t := &tx{txn: txn, ctx: ctx, update: update, cache: s.cache}
 	defer func() {
 		t.done = true
 		txn.Discard() // no iterator is open: tx methods close theirs
@@ -342,9 +345,10 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (
 	if s.gs != nil {
 		conflict, err := s.gs.commit(txn, t.bigValue)
 		if err != nil || conflict {
-			grown = nil
+			return conflict, nil, err
 		}
-		return conflict, grown, err
+		t.cacheWritten()
+		return false, grown, nil
 	}
 	switch err := txn.Commit(); {
 	case errors.Is(err, badger.ErrConflict):
@@ -352,6 +356,7 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (
 	case err != nil:
 		return false, nil, storageErr("commit", err)
 	}
+	t.cacheWritten()
 	return false, grown, nil
 }
 

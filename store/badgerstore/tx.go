@@ -1,6 +1,7 @@
 package badgerstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -13,9 +14,10 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// tx is a store.Tx over one badger transaction. Records are decoded fresh
-// on every read, so callers always get their own copy (Handoff.History
-// included), also of what the transaction itself wrote.
+// tx is a store.Tx over one badger transaction. Every read returns the
+// caller's own copy of a record (Handoff.History included), also of what
+// the transaction itself wrote: records are decoded, or copied from the
+// store's cache of decoded records (see recordCache).
 type tx struct {
 	txn    *badger.Txn
 	ctx    context.Context
@@ -35,6 +37,11 @@ type tx struct {
 	// (threshold: the store's; 0 when it does not matter).
 	bigValue  bool
 	threshold int
+	// cache is the store's cache of decoded records (nil: none); fresh
+	// are the records written, for the cache once the transaction
+	// commits.
+	cache *recordCache
+	fresh []freshRecord
 }
 
 var _ store.Tx = (*tx)(nil)
@@ -62,27 +69,45 @@ func (t *tx) writable(op string) error {
 	return nil
 }
 
-// get decodes the JSON under k into v; found is false if there is none.
-// In an Update the key enters the read set, found or not.
-func (t *tx) get(k key, v any) (found bool, err error) {
+// getValue returns the record under k, decoded from its JSON into a V
+// (or taken from the store's cache of decoded records, when it holds the
+// same JSON); found is false if there is none. In an Update the key
+// enters the read set, found or not.
+func getValue[V any](t *tx, k key) (v V, found bool, err error) {
 	item, err := t.txn.Get(k)
 	if errors.Is(err, badger.ErrKeyNotFound) {
-		return false, nil
+		return v, false, nil
 	}
 	if err != nil {
-		return false, storageErr(fmt.Sprintf("read (key %q)", []byte(k)), err)
+		return v, false, storageErr(fmt.Sprintf("read (key %q)", []byte(k)), err)
 	}
-	if err := item.Value(func(b []byte) error { return decode(b, v) }); err != nil {
-		return false, fmt.Errorf("%w (key %q)", err, []byte(k))
+	err = item.Value(func(b []byte) error {
+		if t.cache != nil {
+			if c, ok := t.cache.get(k, b); ok {
+				if cv, ok := c.(V); ok {
+					v = cv
+					return nil
+				}
+			}
+		}
+		if err := decode(b, &v); err != nil {
+			return err
+		}
+		if t.cache != nil {
+			t.cache.put(k, bytes.Clone(b), v)
+		}
+		return nil
+	})
+	if err != nil {
+		return *new(V), false, fmt.Errorf("%w (key %q)", err, []byte(k))
 	}
-	return true, nil
+	return v, true, nil
 }
 
 // stored decodes the record under k into a V; store.ErrNotFound (naming
 // kind and id) if there is none. In an Update the key enters the read set.
 func stored[V any, K ~string](t *tx, k key, kind string, id K) (V, error) {
-	var v V
-	found, err := t.get(k, &v)
+	v, found, err := getValue[V](t, k)
 	if err != nil {
 		return *new(V), err
 	}
@@ -198,12 +223,48 @@ func (t *tx) del(k key) error {
 }
 
 // put encodes v and writes it under k (a refused encoding writes nothing).
+// Once the transaction commits, v enters the store's cache of decoded
+// records.
 func (t *tx) put(k key, v any) error {
 	b, err := encode(v)
 	if err != nil {
 		return err
 	}
-	return t.set(k, b)
+	return t.setRecord(k, b, v)
+}
+
+// setRecord writes b, the encoding of record v, under k; once the
+// transaction commits, v enters the store's cache of decoded records.
+func (t *tx) setRecord(k key, b []byte, v any) error {
+	if err := t.set(k, b); err != nil {
+		return err
+	}
+	t.written(k, b, v)
+	return nil
+}
+
+// written notes that record v, encoded as b, was written under k: if the
+// transaction commits, it enters the cache of decoded records.
+func (t *tx) written(k key, b []byte, v any) {
+	if t.cache != nil && roundTrips(b) {
+		t.fresh = append(t.fresh, freshRecord{k, b, v})
+	}
+}
+
+// freshRecord is a record a transaction wrote: its key, its encoding and
+// its stored form.
+type freshRecord struct {
+	k key
+	b []byte
+	v any
+}
+
+// cacheWritten puts the records the committed transaction wrote into the
+// cache of decoded records.
+func (t *tx) cacheWritten() {
+	for _, r := range t.fresh {
+		t.cache.put(r.k, r.b, r.v)
+	}
 }
 
 // peekSeq returns the next insert number of kind in ws (the first is 1);
