@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,7 +21,9 @@ import (
 // round that started after its commit returned. One round at a time runs,
 // on the goroutine of one of the waiters; every commit that returned
 // before a round started is covered by it, so concurrent Updates share
-// one round's fsyncs.
+// one round's fsyncs. A waiter about to start a round while other commits
+// are still inside badger yields its processor once first, so that they
+// can return in time to share it.
 //
 // A round makes durable everything written to badger's logs before it
 // started. It lists the directory (only when the directory watch reported
@@ -198,12 +201,22 @@ func (g *groupSync) next() uint64 {
 func (g *groupSync) await(target uint64) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	yielded := false
 	for g.done < target {
 		if g.running {
 			if g.hooks != nil && g.hooks.wait != nil {
 				g.hooks.wait()
 			}
 			g.cond.Wait()
+			continue
+		}
+		if !yielded && g.unacked.Load() > 1 {
+			// Other commits are on their way through badger: let them
+			// return, so that the round covers them too.
+			yielded = true
+			g.mu.Unlock()
+			runtime.Gosched()
+			g.mu.Lock()
 			continue
 		}
 		g.running = true
