@@ -144,7 +144,7 @@ func (t *tx) InsertHandoff(h store.Handoff) error {
 	); err != nil {
 		return err
 	}
-	t.recordHandoff(w)
+	t.recordHandoff(w, b)
 	return nil
 }
 
@@ -171,13 +171,17 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 		return err
 	}
 	w := toHandoff(h, cur.Seq)
+	b, err := encode(w)
+	if err != nil {
+		return err
+	}
 	if err := firstErrOf(
-		func() error { return t.put(handoffKey(h.ID), w) },
+		func() error { return t.setRecord(handoffKey(h.ID), b, w) },
 		func() error { return t.moveSlot(h, slot) },
 	); err != nil {
 		return err
 	}
-	t.recordHandoff(w)
+	t.recordHandoff(w, b)
 	return nil
 }
 
