@@ -117,10 +117,19 @@
 // synced, and shows that rounds relying on the active log alone fail it.
 //
 // A commit is visible to other transactions before its round ends. So
-// that nothing acts on it before it is durable, a View or Update whose
-// snapshot may hold a commit not yet covered waits, before it returns,
-// for a round that started after its snapshot; one that sees only covered
-// commits (the usual case without concurrent writers) does not wait. The
+// that nothing acts on it before it is durable, every key a commit writes
+// is dirty from just before badger commits it until its round ends, and a
+// View or Update that read a dirty key waits, before it returns, until
+// the key is clean. What a transaction returns depends only on the keys
+// it read: its Gets (of a record, a uniqueness key, a counter, a missing
+// key alike), and for each list it scanned the list's guard, which every
+// change to the list writes (an entry that left the list is read through
+// nothing else); a feed read reads the feed's counter. So a transaction
+// that read no dirty key read only what covered commits wrote, and
+// transfers in other workspaces, whose keys it never reads, never make it
+// wait. An Update that committed returns after its own round, which
+// started after every commit its snapshot showed was in badger's logs,
+// and after the keys it read are clean. The
 // change feed's notifications go out after the round. Once a round fails,
 // its commits and every later transaction return ErrStorage: after a
 // failed fsync the kernel may have dropped pages, so nothing visible is

@@ -53,8 +53,8 @@ type groupSync struct {
 	threshold int
 
 	// unacked counts commits that have started and are not yet covered by
-	// a finished round (or failed). A transaction whose snapshot was taken
-	// while it was 0 sees only durable commits.
+	// a finished round (a commit whose round failed stays counted): while
+	// it is 0, no key is dirty.
 	unacked atomic.Int64
 
 	mu      sync.Mutex
@@ -68,6 +68,11 @@ type groupSync struct {
 	// or a later one returns err.
 	err         error
 	failedRound uint64
+	// dirty counts, per key, the commits that wrote it and are not yet
+	// covered by a finished round: a transaction that read none of them
+	// read only durable values. A commit whose round failed stays
+	// counted.
+	dirty map[string]int
 	// closedSynced are the closed log files already fsynced; known are
 	// the log files whose directory entry is synced (round only).
 	closedSynced map[string]struct{}
@@ -99,43 +104,104 @@ func (g *groupSync) failed() error {
 	return g.err
 }
 
-// snapshot is called right after a transaction took its snapshot. If
-// commits not yet covered by a round may be in it, it returns the first
-// round to start after the snapshot, which covers them; else 0.
-func (g *groupSync) snapshot() uint64 {
+// settle returns once no key in reads (the keys a transaction read) is
+// dirty: once every commit that wrote one of them, and began before this
+// call, is covered by a finished round. It returns the error of a failed
+// round if it had to wait and a round failed.
+func (g *groupSync) settle(reads []key) error {
 	if g.unacked.Load() == 0 {
-		return 0
+		return nil // no commit in flight: nothing is dirty
 	}
-	return g.next()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	waited := false
+	for g.anyDirty(reads) {
+		if g.err != nil {
+			return g.err
+		}
+		waited = true
+		if g.hooks != nil && g.hooks.wait != nil {
+			g.hooks.wait()
+		}
+		g.cond.Wait()
+	}
+	if waited {
+		return g.err
+	}
+	return nil
 }
 
-// commit commits txn and returns once the commit is covered by a round.
-// conflict reports a lost serialization race (nothing was written).
-// vlog says that txn wrote a value that may go to the value log.
-func (g *groupSync) commit(txn *badger.Txn, vlog bool) (conflict bool, err error) {
+func (g *groupSync) anyDirty(keys []key) bool {
+	if len(g.dirty) == 0 {
+		return false
+	}
+	for _, k := range keys {
+		if g.dirty[string(k)] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// commit commits txn, which wrote the keys writes, and returns once the
+// commit is covered by a round. Until then the keys are dirty (see
+// settle). conflict reports a lost serialization race (nothing was
+// written). vlog says that txn wrote a value that may go to the value
+// log.
+func (g *groupSync) commit(txn *badger.Txn, writes []key, vlog bool) (conflict bool, err error) {
 	g.unacked.Add(1)
-	defer g.unacked.Add(-1)
+	g.mu.Lock()
+	if g.dirty == nil {
+		g.dirty = map[string]int{}
+	}
+	for _, k := range writes {
+		g.dirty[string(k)]++
+	}
+	g.mu.Unlock()
+	clean := func(err error) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if err != nil && g.err != nil {
+			return // a failed round: the keys stay dirty, the commit unacked
+		}
+		for _, k := range writes {
+			if g.dirty[string(k)]--; g.dirty[string(k)] <= 0 {
+				delete(g.dirty, string(k))
+			}
+		}
+		g.unacked.Add(-1)
+		g.cond.Broadcast()
+	}
+	if vlog {
+		// Counted before the commit can be seen (a round that starts
+		// after a transaction saw it syncs the value log) and again once
+		// it returned (so does the round that covers it).
+		g.vlogWrites.Add(1)
+	}
 	err = txn.Commit()
 	var id uint64
 	if g.hooks != nil && err == nil {
 		id = g.ids.Add(1)
 		g.hooks.commit(id, vlog)
 	}
-	if vlog && !errors.Is(err, badger.ErrConflict) {
+	if vlog {
 		g.vlogWrites.Add(1)
 	}
 	switch {
 	case errors.Is(err, badger.ErrConflict):
+		clean(nil)
 		return true, nil
 	case err != nil:
 		// A failed write may still have reached the log: cover it too,
 		// so that what any snapshot shows stays durable.
-		_ = g.await(g.next())
+		clean(g.await(g.next()))
 		return false, storageErr("commit", err)
 	}
 	if err := g.await(g.next()); err != nil {
+		clean(err)
 		return false, err
 	}
+	clean(nil)
 	if g.hooks != nil {
 		g.hooks.ack(id)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
@@ -341,57 +342,145 @@ func TestGroupCommitCheckerCatchesRotationTrap(t *testing.T) {
 }
 
 // TestGroupCommitViewWaitsForSync checks the other half of the rule: a
-// commit is visible before its sync, so a View whose snapshot shows it
-// must not return (and let its caller act) before that sync.
+// commit is visible before its sync, so a View that read a key it wrote
+// (its record, or the guard of a list it changed) must not return (and
+// let its caller act) before that sync; a View that read none of them
+// returns at once, whatever else is being synced.
 func TestGroupCommitViewWaitsForSync(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("group commit is used on Linux only")
 	}
-	s, err := Open(t.TempDir(), Options{Profile: ProfileSmall})
-	if err != nil {
-		t.Fatal(err)
+	insertW1 := func(tx store.Tx) error {
+		return tx.InsertWakeup(store.Wakeup{ID: "w-1", Workspace: "ws-a", Status: store.WakeupPending})
 	}
-	defer s.Close()
-	committed, roundHeld, release := make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{})
-	waiting := make(chan struct{}, 8)
-	s.gs.hooks = &syncHooks{
-		roundStart: func(uint64) { roundHeld <- struct{}{}; <-release },
-		syncing:    func(uint64, string) {},
-		roundEnd:   func(uint64, error) {},
-		commit:     func(uint64, bool) { committed <- struct{}{} },
-		ack:        func(uint64) {},
-		wait:       func() { waiting <- struct{}{} },
-	}
-	ctx := t.Context()
-	w := store.Wakeup{ID: "w-1", Workspace: "ws-a", Status: store.WakeupPending}
-	updated := make(chan error, 1)
-	go func() { updated <- s.Update(ctx, func(tx store.Tx) error { return tx.InsertWakeup(w) }) }()
-	<-committed
-	<-roundHeld // the round covering the commit has started, and is held
-
-	saw, viewed := make(chan error, 1), make(chan error, 1)
-	go func() {
-		viewed <- s.View(ctx, func(tx store.Tx) error {
-			_, err := tx.GetWakeup("w-1")
-			saw <- err
+	h := store.Handoff{ID: "h-1", Workspace: "ws-a", RequestID: "r", State: store.StateStopping}
+	tests := []struct {
+		name   string
+		commit func(tx store.Tx) error // insertW1 if nil
+		read   func(tx store.Tx) error
+		wait   bool
+	}{
+		{"the record the commit wrote", nil, func(tx store.Tx) error {
+			w, err := tx.GetWakeup("w-1")
+			if err == nil && w.Workspace != "ws-a" {
+				err = fmt.Errorf("read %+v", w)
+			}
 			return err
+		}, true},
+		{"a list the commit changed", nil, func(tx store.Tx) error {
+			ws, err := tx.ListWakeups("ws-a")
+			if err == nil && len(ws) != 1 {
+				err = fmt.Errorf("listed %d wakeups, want the new one", len(ws))
+			}
+			return err
+		}, true},
+		{"another workspace's record and list", nil, func(tx store.Tx) error {
+			if _, err := tx.GetWakeup("w-0"); err != nil {
+				return err
+			}
+			_, err := tx.ListWakeups("ws-b")
+			return err
+		}, false},
+		// Only the list's guard tells this View that the list changed: it
+		// reads no record of the handoff that left it.
+		{"a list an entry left", func(tx store.Tx) error {
+			done := h
+			done.State = store.StateCompleted
+			return tx.PutHandoff(done)
+		}, func(tx store.Tx) error {
+			hs, err := tx.ListPendingHandoffs()
+			if err == nil && len(hs) != 0 {
+				err = fmt.Errorf("%d pending, want none", len(hs))
+			}
+			return err
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Open(t.TempDir(), Options{Profile: ProfileSmall})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ctx := t.Context()
+			if err := s.Update(ctx, func(tx store.Tx) error {
+				if err := tx.InsertHandoff(h); err != nil {
+					return err
+				}
+				return tx.InsertWakeup(store.Wakeup{ID: "w-0", Workspace: "ws-b", Status: store.WakeupPending})
+			}); err != nil {
+				t.Fatal(err)
+			}
+			commit := tt.commit
+			if commit == nil {
+				commit = insertW1
+			}
+			committed, roundHeld, release := make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{})
+			waiting := make(chan struct{}, 8)
+			s.gs.hooks = &syncHooks{
+				roundStart: func(uint64) { roundHeld <- struct{}{}; <-release },
+				syncing:    func(uint64, string) {},
+				roundEnd:   func(uint64, error) {},
+				commit:     func(uint64, bool) { committed <- struct{}{} },
+				ack:        func(uint64) {},
+				wait:       func() { waiting <- struct{}{} },
+			}
+			updated := make(chan error, 1)
+			go func() { updated <- s.Update(ctx, commit) }()
+			<-committed
+			<-roundHeld // the round covering the commit has started, and is held
+			defer func() {
+				select {
+				case <-release:
+				default:
+					close(release)
+				}
+				if err := <-updated; err != nil {
+					t.Errorf("Update: %v", err)
+				}
+			}()
+
+			read, viewed := make(chan error, 1), make(chan error, 1)
+			go func() {
+				viewed <- s.View(ctx, func(tx store.Tx) error {
+					err := tt.read(tx)
+					read <- err
+					return err
+				})
+			}()
+			if err := <-read; err != nil {
+				t.Fatalf("the View's reads: %v", err)
+			}
+			if !tt.wait {
+				// Bounded: the round stays held, so a View that waited
+				// for it would never return.
+				select {
+				case err := <-viewed:
+					if err != nil {
+						t.Fatalf("View: %v", err)
+					}
+				case <-waiting:
+					t.Fatal("the View waits for a sync of keys it did not read")
+				case <-time.After(10 * time.Second):
+					t.Fatal("the View did not return while an unrelated commit was being synced")
+				}
+				return
+			}
+			select { // the View waits for the held round...
+			case <-waiting:
+			case err := <-viewed:
+				t.Fatalf("View returned (%v) while the commit it saw was not synced", err)
+			}
+			select {
+			case err := <-viewed:
+				t.Fatalf("View returned (%v) while the commit it saw was not synced", err)
+			default:
+			}
+			close(release) // ...and returns once it ends
+			if err := <-viewed; err != nil {
+				t.Fatalf("View: %v", err)
+			}
 		})
-	}()
-	if err := <-saw; err != nil {
-		t.Fatalf("the View does not see the commit: %v", err)
-	}
-	<-waiting // the View waits for the held round...
-	select {
-	case err := <-viewed:
-		t.Fatalf("View returned (%v) while the commit it saw was not synced", err)
-	default:
-	}
-	close(release) // ...and returns once it ends
-	if err := <-updated; err != nil {
-		t.Fatalf("Update: %v", err)
-	}
-	if err := <-viewed; err != nil {
-		t.Fatalf("View: %v", err)
 	}
 }
 

@@ -109,6 +109,11 @@ func (t *tx) reindex(old, new []index) error {
 // iterator is ever open when the transaction ends (badger panics then).
 func (t *tx) scan(l list, visit func(k, v []byte) bool) error {
 	prefix := l.prefix()
+	if t.track {
+		// Every change to the list writes its guard: a list read whose
+		// guard is not dirty read only durable entries.
+		t.reads = append(t.reads, l.guard())
+	}
 	it := t.txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
 	defer it.Close()
 	if t.update {

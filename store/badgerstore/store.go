@@ -303,20 +303,20 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (
 	}()
 	// With group commit, the snapshot may show commits whose covering
 	// sync has not finished: whatever this try returns, it returns only
-	// once they are durable (a commit of its own waits for a later round).
-	var cover uint64
+	// once the keys it read are durable (a commit of its own waits for a
+	// later round, which covers every commit its snapshot showed).
 	if s.gs != nil {
 		if err := s.gs.failed(); err != nil {
 			return false, nil, err
 		}
-		cover = s.gs.snapshot()
+		t.track = true
 		t.threshold = s.gs.threshold
 	}
 	settle := func(err error) error {
-		if cover == 0 {
+		if s.gs == nil {
 			return err
 		}
-		if serr := s.gs.await(cover); serr != nil {
+		if serr := s.gs.settle(t.reads); serr != nil {
 			return serr
 		}
 		return err
@@ -343,9 +343,17 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (
 		return false, nil, settle(nil)
 	}
 	if s.gs != nil {
-		conflict, err := s.gs.commit(txn, t.bigValue)
+		conflict, err := s.gs.commit(txn, t.writes, t.bigValue)
 		if err != nil || conflict {
 			return conflict, nil, err
+		}
+		// The round that covered the commit started after everything its
+		// snapshot showed was in badger's logs; settling the keys read
+		// also waits for the commits it read that are still being synced
+		// (the value log, say, which a round syncs only once they count
+		// themselves).
+		if err := s.gs.settle(t.reads); err != nil {
+			return false, nil, err
 		}
 		t.cacheWritten()
 		return false, grown, nil

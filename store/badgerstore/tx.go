@@ -42,6 +42,18 @@ type tx struct {
 	// commits.
 	cache *recordCache
 	fresh []freshRecord
+	// track says to note the keys read and written (with group commit:
+	// see groupSync.settle).
+	track         bool
+	reads, writes []key
+}
+
+// get is txn.Get, noting k as read.
+func (t *tx) get(k key) (*badger.Item, error) {
+	if t.track {
+		t.reads = append(t.reads, k)
+	}
+	return t.txn.Get(k)
 }
 
 var _ store.Tx = (*tx)(nil)
@@ -74,7 +86,7 @@ func (t *tx) writable(op string) error {
 // same JSON); found is false if there is none. In an Update the key
 // enters the read set, found or not.
 func getValue[V any](t *tx, k key) (v V, found bool, err error) {
-	item, err := t.txn.Get(k)
+	item, err := t.get(k)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return v, false, nil
 	}
@@ -141,7 +153,7 @@ func decode(b []byte, v any) error {
 
 // exists reports whether k holds a value (entering it into the read set).
 func (t *tx) exists(k key) (bool, error) {
-	_, err := t.txn.Get(k)
+	_, err := t.get(k)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return false, nil
 	}
@@ -167,7 +179,7 @@ func absent[K ~string](t *tx, k key, kind string, id K) error {
 // getString returns the value under k, the id of a record, as a string
 // ("" if absent; an empty value is corruption).
 func (t *tx) getString(k key) (string, error) {
-	item, err := t.txn.Get(k)
+	item, err := t.get(k)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return "", nil
 	}
@@ -200,6 +212,9 @@ func (t *tx) set(k key, v []byte) error {
 		return t.broken
 	}
 	t.wrote = true
+	if t.track {
+		t.writes = append(t.writes, k)
+	}
 	if t.threshold > 0 && len(k)+len(v) >= t.threshold/2 {
 		t.bigValue = true // conservative: badger compares the value alone
 	}
@@ -215,6 +230,9 @@ func (t *tx) del(k key) error {
 		return t.broken
 	}
 	t.wrote = true
+	if t.track {
+		t.writes = append(t.writes, k)
+	}
 	if err := t.txn.Delete(k); err != nil {
 		t.broken = storageErr("delete", err)
 		return t.broken
@@ -271,7 +289,7 @@ func (t *tx) cacheWritten() {
 // takeSeq stores it as taken. Reading the counter orders concurrent inserts
 // into one workspace: the second to commit conflicts and re-runs.
 func (t *tx) peekSeq(kind byte, ws baton.WorkspaceID) (uint64, error) {
-	item, err := t.txn.Get(counterKey(kind, ws))
+	item, err := t.get(counterKey(kind, ws))
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return 1, nil
 	}
