@@ -2,6 +2,7 @@ package badgerstore
 
 import (
 	"errors"
+	"hash/maphash"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -68,11 +69,13 @@ type groupSync struct {
 	// or a later one returns err.
 	err         error
 	failedRound uint64
-	// dirty counts, per key, the commits that wrote it and are not yet
-	// covered by a finished round: a transaction that read none of them
-	// read only durable values. A commit whose round failed stays
+	// dirty counts, per key (by its hash: two keys that share one only
+	// make a reader wait longer), the commits that wrote it and are not
+	// yet covered by a finished round: a transaction that read none of
+	// them read only durable values. A commit whose round failed stays
 	// counted.
-	dirty map[string]int
+	dirty map[uint64]int
+	seed  maphash.Seed
 	// closedSynced are the closed log files already fsynced; known are
 	// the log files whose directory entry is synced (round only).
 	closedSynced map[string]struct{}
@@ -136,7 +139,7 @@ func (g *groupSync) anyDirty(keys []key) bool {
 		return false
 	}
 	for _, k := range keys {
-		if g.dirty[string(k)] > 0 {
+		if g.dirty[maphash.Bytes(g.seed, k)] > 0 {
 			return true
 		}
 	}
@@ -150,12 +153,13 @@ func (g *groupSync) anyDirty(keys []key) bool {
 // log.
 func (g *groupSync) commit(txn *badger.Txn, writes []key, vlog bool) (conflict bool, err error) {
 	g.unacked.Add(1)
-	g.mu.Lock()
-	if g.dirty == nil {
-		g.dirty = map[string]int{}
+	hashes := make([]uint64, len(writes))
+	for i, k := range writes {
+		hashes[i] = maphash.Bytes(g.seed, k)
 	}
-	for _, k := range writes {
-		g.dirty[string(k)]++
+	g.mu.Lock()
+	for _, h := range hashes {
+		g.dirty[h]++
 	}
 	g.mu.Unlock()
 	clean := func(err error) {
@@ -164,9 +168,9 @@ func (g *groupSync) commit(txn *badger.Txn, writes []key, vlog bool) (conflict b
 		if err != nil && g.err != nil {
 			return // a failed round: the keys stay dirty, the commit unacked
 		}
-		for _, k := range writes {
-			if g.dirty[string(k)]--; g.dirty[string(k)] <= 0 {
-				delete(g.dirty, string(k))
+		for _, h := range hashes {
+			if g.dirty[h]--; g.dirty[h] <= 0 {
+				delete(g.dirty, h)
 			}
 		}
 		g.unacked.Add(-1)
@@ -230,7 +234,7 @@ type syncHooks struct {
 
 func newGroupSync(dir string, threshold int) *groupSync {
 	g := &groupSync{dir: dir, threshold: threshold, closedSynced: map[string]struct{}{},
-		active: map[string]*activeLog{}, watch: newDirWatch(dir)}
+		active: map[string]*activeLog{}, watch: newDirWatch(dir), dirty: map[uint64]int{}, seed: maphash.MakeSeed()}
 	g.cond.L = &g.mu
 	return g
 }
