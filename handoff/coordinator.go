@@ -91,7 +91,8 @@ func WithGenerationTimeout(d time.Duration) Option {
 }
 
 // WithReadyTimeout bounds how long a transfer's target may take to confirm
-// readiness (default DefaultReadyTimeout); past it the target is stopped and
+// readiness (default DefaultReadyTimeout), counted from the commit that
+// enters starting (its launch included); past it the target is stopped and
 // the attempt fails.
 func WithReadyTimeout(d time.Duration) Option { return func(co *Coordinator) { co.readyTime = d } }
 

@@ -274,7 +274,10 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner sess
 		}
 		return failed("the target did not start: " + err.Error())
 	}
-	rctx, cancel := clock.WithTimeout(ctx, c.clock, c.readyTime)
+	// The readiness timeout counts from the commit that entered starting,
+	// not from whenever this goroutine got here: a slow launch or a busy
+	// scheduler must not stretch it.
+	rctx, cancel := clock.WithTimeout(ctx, c.clock, h.UpdatedAt.Add(c.readyTime).Sub(c.clock.Now()))
 	native, err := p.Ready(rctx)
 	timedOut := clock.TimedOut(rctx)
 	cancel()

@@ -542,3 +542,72 @@ func TestStopRequestedBeforeTheDriverSubscribedIsCarriedOut(t *testing.T) {
 	}
 	f.wait(h.ID, store.StateCancelled)
 }
+
+// slowTargetStart holds the start of a transfer's target until released.
+type slowTargetStart struct {
+	engine.Engine
+	entered, release chan struct{}
+}
+
+func (s slowTargetStart) Start(ctx context.Context, req engine.StartRequest) (engine.Process, error) {
+	if req.Attempt > 0 && req.Turn == engine.Normal {
+		s.entered <- struct{}{}
+		<-s.release
+	}
+	return s.Engine.Start(ctx, req)
+}
+
+// The readiness timeout counts from the commit that entered starting: a
+// launch that takes the whole timeout leaves the target no more time, it
+// does not start the count again.
+func TestReadyTimeoutCountsFromEnteringStarting(t *testing.T) {
+	const ready = time.Minute
+	clk := clock.NewFake(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	eng := enginetest.New(enginetest.Options{Clock: clk, Default: enginetest.Script{Ready: enginetest.ReadyHold}})
+	t.Cleanup(eng.Close)
+	slow := slowTargetStart{Engine: eng, entered: make(chan struct{}), release: make(chan struct{})}
+	st := memstore.New()
+	co, err := handoff.New(st, engine.NewRegistry(map[string]engine.Engine{"demo": slow}), handoff.WithClock(clk), handoff.WithReadyTimeout(ready))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = co.Shutdown(context.Background()) })
+	ctx := context.Background()
+	cfg := baton.EngineConfig{Engine: "demo", Model: "demo-1"}
+	if _, err := co.Sessions().CreateWorkspace(ctx, store.Workspace{ID: "ws-1", Name: "demo", Root: t.TempDir(), Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	eng.Push(enginetest.Script{}) // the source confirms readiness at once
+	src, err := co.Sessions().Start(ctx, session.TurnRequest{Workspace: "ws-1", Prompt: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := co.Create(ctx, handoff.Request{Workspace: "ws-1", RequestID: "r1", SourceSession: src.ID, Target: baton.EngineConfig{Engine: "demo", Model: "demo-2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-slow.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the target was never launched")
+	}
+	clk.Advance(ready + time.Second) // the launch takes longer than the timeout
+	close(slow.release)
+	deadline := time.Now().Add(10 * time.Second)
+	for { // a bounded poll: no clock move is needed any more
+		got, err := co.Get(ctx, "ws-1", h.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.State == store.StateFailed {
+			if !strings.Contains(got.Error, "did not confirm readiness") {
+				t.Fatalf("failed with %q, want the readiness timeout", got.Error)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the target is still %s past its readiness deadline", got.State)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

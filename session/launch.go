@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
@@ -78,6 +79,10 @@ type ReapResult struct {
 	// Unconfirmed may still run: their engine is not an engine.Reaper, or
 	// its reap was not confirmed. Their workspaces stay held.
 	Unconfirmed []store.Launch
+	// Ended are the sessions whose rows still said running and were marked
+	// ended, their process gone: a row left running would stay its
+	// workspace's current session.
+	Ended []baton.SessionID
 }
 
 // Reap confirms gone every live launch in the store (of workspace ws, or
@@ -85,10 +90,19 @@ type ReapResult struct {
 // is not in keep: through the engine's engine.Reaper, which finds the
 // launch's processes even when they outlived the host that spawned them,
 // stops the whole tree and confirms it gone. A confirmed launch is marked
-// gone; the others stay live and hold their workspace (ordinary starts are
+// gone, and its session's row, when it still says it runs and no other
+// launch of it is live, is ended ("interrupted: its process is gone") in
+// the same transaction, so that it does not stay the workspace's current
+// session after a transfer moved on; the others stay live and hold their workspace (ordinary starts are
 // refused with ErrSessionRunning, transfers are not released). Errors: the
 // store's; an engine's reap error leaves that launch unconfirmed.
 func (s *Service) Reap(ctx context.Context, ws baton.WorkspaceID, keep func(holder string) bool) (ReapResult, error) {
+	return s.reap(ctx, ws, keep, "interrupted: its process is gone")
+}
+
+// reap is Reap, ending the rows of the reaped launches' sessions with
+// reason.
+func (s *Service) reap(ctx context.Context, ws baton.WorkspaceID, keep func(holder string) bool, reason string) (ReapResult, error) {
 	var res ReapResult
 	var live []store.Launch
 	if err := s.store.View(ctx, func(tx store.Tx) (err error) { live, err = tx.LiveLaunches(ws); return err }); err != nil {
@@ -104,14 +118,52 @@ func (s *Service) Reap(ctx context.Context, ws baton.WorkspaceID, keep func(hold
 			res.Unconfirmed = append(res.Unconfirmed, l)
 			continue
 		}
-		if err := s.store.Update(ctx, func(tx store.Tx) error {
-			return launchGone(tx, l.ID, "reaped: "+string(out), s)
+		ended := false
+		if err := s.store.Update(ctx, func(tx store.Tx) (err error) {
+			if err := launchGone(tx, l.ID, "reaped: "+string(out), s); err != nil {
+				return err
+			}
+			ended, err = endReaped(tx, l, reason, s.clock.Now())
+			return err
 		}); err != nil {
 			return res, err
 		}
 		res.Gone = append(res.Gone, l.ID)
+		if ended {
+			res.Ended = append(res.Ended, l.Session)
+		}
 	}
 	return res, nil
+}
+
+// endReaped ends, inside tx, the row of reaped launch l's session when it
+// still says it runs and no other launch of it is live: its process is
+// confirmed gone, and a row left running would stay the workspace's
+// current session (a running session always is) after a transfer moved on.
+func endReaped(tx store.Tx, l store.Launch, reason string, now time.Time) (bool, error) {
+	sess, err := tx.GetSession(l.Session)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	case sess.Status != store.SessionRunning:
+		return false, nil
+	}
+	live, err := tx.LiveLaunches(l.Workspace)
+	if err != nil {
+		return false, err
+	}
+	for _, o := range live {
+		if o.Session == l.Session && o.ID != l.ID {
+			return false, nil
+		}
+	}
+	sess.Status, sess.EndedAt, sess.EndReason = store.SessionEnded, now, reason
+	if err := tx.PutSession(sess); err != nil {
+		return false, err
+	}
+	return true, Refresh(tx, l.Workspace, now)
 }
 
 // reapOne confirms launch l gone. An engine that is not an engine.Reaper

@@ -99,3 +99,40 @@ func TestLaunchRecordsAndReap(t *testing.T) {
 	}
 	_ = svc.Close(context.Background())
 }
+
+// A reap that confirms a crashed host's launch gone also ends its session's
+// row, still marked running: a running row is always the current session,
+// so it would stay current after a transfer completed elsewhere.
+func TestReapEndsTheRowOfAReapedLaunch(t *testing.T) {
+	f := newFixture(t)
+	r := &reaper{Engine: f.eng, out: engine.Stopped}
+	svc, err := session.New(f.st, r, session.WithClock(f.clk), session.WithInstanceID("host-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := svc.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := f.insertSession(store.Session{ID: "later", ActivationOrder: 5})
+	if cur, _ := f.svc.Current(f.ctx, f.ws); cur.ID != s.ID {
+		t.Fatalf("before: current %s, want the running row %s", cur.ID, s.ID)
+	}
+	// host-a crashes; host-b reaps what it left (Reap, not Reconcile: a
+	// multi-process host reaps a workspace, it does not end every row).
+	next, err := session.New(f.st, r, session.WithClock(f.clk), session.WithInstanceID("host-b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = next.Close(context.Background()) })
+	res, err := next.Reap(f.ctx, f.ws, nil)
+	if err != nil || len(res.Gone) != 1 || len(res.Ended) != 1 || res.Ended[0] != s.ID {
+		t.Fatalf("Reap = %+v, %v; want the launch gone and its session ended", res, err)
+	}
+	if got := f.session(s.ID); got.Status != store.SessionEnded || got.EndReason != "interrupted: its process is gone" {
+		t.Fatalf("reaped session row = %+v", got)
+	}
+	if cur, _ := f.svc.Current(f.ctx, f.ws); cur.ID != later.ID {
+		t.Fatalf("after: current %s, want %s", cur.ID, later.ID)
+	}
+}

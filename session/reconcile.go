@@ -21,7 +21,7 @@ import (
 // launches nothing and returns how many rows it ended. Errors: the
 // store's; safe to run again.
 func (s *Service) Reconcile(ctx context.Context) (int, error) {
-	reaped, err := s.Reap(ctx, "", nil)
+	reaped, err := s.reap(ctx, "", nil, "interrupted by a restart")
 	if err != nil {
 		return 0, err
 	}
@@ -31,7 +31,7 @@ func (s *Service) Reconcile(ctx context.Context) (int, error) {
 	}
 	n := 0
 	err = s.store.Update(ctx, func(tx store.Tx) error {
-		n = 0
+		n = len(reaped.Ended)
 		wss, err := tx.ListWorkspaces()
 		if err != nil {
 			return err

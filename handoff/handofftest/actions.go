@@ -167,7 +167,7 @@ func (h *harness) track(got handoff.Handoff, req handoff.Request, sourceConfig b
 	h.mu.Unlock()
 	h.order = append(h.order, got.ID)
 	h.movedOn[req.Workspace] = false
-	h.epoch[req.Workspace]++
+	h.took(req.Workspace, "create")
 	return m
 }
 
@@ -423,7 +423,7 @@ func (h *harness) actDecide(t *rapid.T) {
 		h.fatalf("decide %s on %s (node %s): %v", action, m.state, n.id, err)
 	}
 	m.attempt++
-	h.epoch[m.ws]++
+	h.took(m.ws, string(m.id))
 	m.takenBy, m.takenLife = n, n.life
 	if action == handoff.Skip {
 		m.summary, m.report = false, ""
@@ -499,7 +499,7 @@ func (h *harness) cancel(t *rapid.T, m *model, stop func(context.Context) error)
 			h.fatalf("cancel %s: %v", m.id, err)
 		}
 		m.state, m.stopUnconfirmed, m.genDeadline, m.readyAt, m.readyBy = store.StateFailed, true, zeroTime, zeroTime, zeroTime
-		h.epoch[m.ws]++
+		h.took(m.ws, string(m.id))
 		if d := h.nodeByID(h.reservation(m.ws).LeaseHolder); d != nil {
 			m.takenBy, m.takenLife = d, d.life // the receiving node took it over
 		}

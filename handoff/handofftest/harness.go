@@ -86,6 +86,7 @@ func Check(cfg Config) func(*rapid.T) {
 				if h.ended {
 					return // the sequence ended on a failure under triage
 				}
+				h.log.add(fmt.Sprintf("== step: %s (clock %s)", name, h.clk.Now().Format("15:04:05")))
 				fn(t)
 			}
 		}
@@ -115,9 +116,12 @@ type harness struct {
 	shared  store.Store // raw, wrapped by Config.WrapStore: what nodes write
 	release func()
 	clk     *clock.Fake
-	eng     *enginetest.Engine
-	nodes   []*node
-	tmp     string
+	// clkMu is held while the clock moves and while a node arms a timer
+	// (see lifeClock).
+	clkMu sync.Mutex
+	eng   *enginetest.Engine
+	nodes []*node
+	tmp   string
 
 	mu         sync.Mutex // guards plan, violations, launchNode (touched by engine goroutines)
 	plan       map[baton.WorkspaceID]attemptPlan
@@ -140,6 +144,9 @@ type harness struct {
 	movedOn map[baton.WorkspaceID]bool
 	seq     int
 	ended   bool // a triaged failure ended the sequence
+	// log keeps what the nodes logged and the steps taken, for a failure's
+	// message.
+	log trace
 }
 
 // launchInfo is what the harness knows of a launch beyond the engine's
@@ -218,21 +225,19 @@ func (h *harness) newCoordinator(n *node) *handoff.Coordinator {
 	}
 	ge := gatedEngine{inner: eng, node: n.idx, g: n.gate}
 	reg := engine.NewRegistry(map[string]engine.Engine{"demo": ge, "alt": ge})
-	opts := append([]handoff.Option{handoff.WithClock(h.clk), handoff.WithGenerationTimeout(genTimeout), handoff.WithReadyTimeout(readyTimeout),
-		handoff.WithInstanceID(n.id), handoff.WithLeaseTTL(leaseTTL)}, h.cfg.Options...)
-	renewAt := h.clk.Now().Add(leaseTTL / 3)
-	dueAt := func() int { return h.clk.PendingBy(renewAt) - h.clk.PendingBy(renewAt.Add(-time.Nanosecond)) }
-	before := dueAt()
+	lc := &lifeClock{clk: h.clk, mu: &h.clkMu}
+	opts := append([]handoff.Option{handoff.WithClock(lc), handoff.WithGenerationTimeout(genTimeout), handoff.WithReadyTimeout(readyTimeout),
+		handoff.WithInstanceID(n.id), handoff.WithLeaseTTL(leaseTTL), handoff.WithLogger(h.log.logger(n.id, n.life))}, h.cfg.Options...)
 	co, err := handoff.New(withCaps(gatedStore{Store: h.shared, g: n.gate}, h.shared), reg, opts...)
 	if err != nil {
 		h.t.Fatalf("handoff.New: %v", err)
 	}
-	// The Coordinator arms its lease-renewal timer on a goroutine of its
-	// own: wait for it (a bounded poll), or a clock move could come first
-	// and put the node's renewals a step behind the clock.
-	for deadline := time.Now().Add(h.cfg.Wait); dueAt() <= before; {
+	n.clk = lc
+	// The Coordinator arms its first lease renewal on a goroutine of its
+	// own: wait for it (a bounded poll), or a clock move could come first.
+	for deadline := time.Now().Add(h.cfg.Wait); !lc.renewalArmed(); {
 		if time.Now().After(deadline) {
-			break // seen to happen rarely; renewals then come one step late
+			h.fatalf("%s (life %d) armed no lease renewal within %v", n.id, n.life, h.cfg.Wait)
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
@@ -289,13 +294,20 @@ func (h *harness) coordinatorFor(i int) *handoff.Coordinator {
 
 func (h *harness) homeNode(ws baton.WorkspaceID) *node { return h.nodes[h.home[ws]] }
 
+// advanceClock moves the shared clock by d, under the clock lock.
+func (h *harness) advanceClock(d time.Duration) {
+	h.clkMu.Lock()
+	defer h.clkMu.Unlock()
+	h.clk.Advance(d)
+}
+
 func (h *harness) fatalf(format string, args ...any) {
 	h.t.Helper()
 	if msg := fmt.Sprintf(format, args...); h.cfg.triage != nil && h.cfg.triage(msg) {
 		h.ended = true
 		h.t.Skip("triaged: " + msg)
 	}
-	h.t.Fatalf(format, args...)
+	h.t.Fatalf(format+"\n\nwhat the nodes logged last:\n%s", append(args, h.log.String())...)
 }
 
 // violate records a violation seen off the test goroutine (an engine

@@ -49,7 +49,7 @@ func (h *harness) advance(t *rapid.T, total time.Duration) {
 				due = append(due, m)
 			}
 		}
-		h.clk.Advance(d)
+		h.advanceClock(d)
 		for _, m := range due {
 			switch {
 			case m.state == store.StateStarting && !m.readyAt.IsZero() && !m.readyAt.After(to):
@@ -219,6 +219,18 @@ func (h *harness) actShutdown(t *rapid.T) {
 		// The host exits; the agent processes whose stop was not
 		// confirmed go with it.
 		h.endProcessesOf(n)
+		if unconfirmed {
+			// The Shutdown cut short left the goroutines watching those
+			// processes: they record the ends now, as the exiting host
+			// would. Wait for them (Close is idempotent), or their
+			// writes would land in a later step.
+			wctx, wcancel := h.bounded()
+			err := n.co.Sessions().Close(wctx)
+			wcancel()
+			if err != nil {
+				h.fatalf("%s's session watchers did not finish after its processes ended: %v", n.id, err)
+			}
+		}
 	}
 	for _, m := range mine {
 		m.state, m.stopUnconfirmed = store.StateInterrupted, !confirmed[m]
@@ -298,7 +310,7 @@ func (h *harness) reconcileOn(n *node) {
 			// so the stop is confirmed.
 			m.state, m.stopUnconfirmed = store.StateInterrupted, false
 			m.genDeadline, m.readyAt, m.readyBy = zeroTime, zeroTime, zeroTime
-			h.epoch[m.ws]++
+			h.took(m.ws, string(m.id))
 			m.takenBy, m.takenLife = n, n.life
 		}
 	}

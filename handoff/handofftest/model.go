@@ -254,9 +254,15 @@ func (h *harness) atRest() string {
 	timers := 0
 	var want []string
 	for _, n := range h.nodes {
-		if st := n.gate.get(); st == nodeUp || st == nodeCrashed {
+		st := n.gate.get()
+		if st == nodeUp || st == nodeCrashed {
 			timers++ // its lease-renewal timer
 			want = append(want, n.id+"'s lease renewal")
+		}
+		if st == nodeUp && !n.clk.renewalArmed() {
+			// Its renewal loop has not armed its next renewal yet: a clock
+			// move now would find no timer of it to fire.
+			return fmt.Sprintf("%s (life %d): next lease renewal not armed yet", n.id, n.life)
 		}
 	}
 	for _, id := range h.order {
@@ -380,7 +386,15 @@ func (h *harness) restingUncertain(m *model, got store.Handoff) string {
 	// A transfer adopted while still active stays uncertain: the model did
 	// not see when its timers were armed.
 	m.uncertain = activeState(got.State)
-	h.epoch[m.ws] = h.reservation(m.ws).Epoch
+	if r := h.reservation(m.ws); r.Epoch != h.epoch[m.ws] {
+		// Taken meanwhile: by the node that holds its lease now, in the
+		// life it runs (a later Reconcile there leaves it alone).
+		h.epoch[m.ws] = r.Epoch
+		if n := h.nodeByID(r.LeaseHolder); n != nil && r.Held && r.Handoff == m.id {
+			m.takenBy, m.takenLife = n, n.life
+		}
+		h.log.add(fmt.Sprintf("   model: %s adopted at epoch %d, lease held by %q", m.id, r.Epoch, r.LeaseHolder))
+	}
 	return ""
 }
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/store"
@@ -89,6 +91,50 @@ type node struct {
 	// dead are the Coordinators of this node's earlier lives, shut down when
 	// the sequence ends so that no goroutine outlives it.
 	dead []*handoff.Coordinator
+	// clk is the current life's view of the shared clock.
+	clk *lifeClock
+}
+
+// lifeClock is one node life's view of the harness's fake clock. It notes
+// when the lease-renewal timer the life armed last is due, so that the
+// harness can wait for the node to arm its next renewal before it moves the
+// clock on: the Coordinator arms that timer on a goroutine of its own, after
+// the previous renewal, and a clock move that comes first leaves the node's
+// renewals a step behind the clock (two such moves, and its lease lapses
+// although the node runs). Counting the clock's pending timers cannot tell:
+// a crashed life's renewal loop keeps arming timers of its own.
+//
+// A renewal timer is one of exactly a third of the lease TTL (the period
+// handoff renews at); NewTimer runs under the harness's clock lock, which
+// the harness holds while it advances the clock, so the deadline noted is
+// the timer's own.
+type lifeClock struct {
+	clk *clock.Fake
+	mu  *sync.Mutex // the harness's clock lock
+	// renewalDue is when the renewal timer armed last fires; guarded by mu.
+	renewalDue time.Time
+}
+
+func (c *lifeClock) Now() time.Time { return c.clk.Now() }
+
+func (c *lifeClock) After(d time.Duration) <-chan time.Time { return c.NewTimer(d).C() }
+
+func (c *lifeClock) NewTimer(d time.Duration) clock.Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.clk.NewTimer(d)
+	if d == leaseTTL/3 {
+		c.renewalDue = c.clk.Now().Add(d)
+	}
+	return t
+}
+
+// renewalArmed reports whether the life's next lease renewal is armed: its
+// timer is due after now.
+func (c *lifeClock) renewalArmed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.renewalDue.After(c.clk.Now())
 }
 
 // gatedStore is a node's view of the shared store.
