@@ -209,57 +209,71 @@ func BenchmarkBadgerLifecycle(b *testing.B) {
 	for _, summary := range []bool{false, true} {
 		for _, conc := range []int{1, 16} {
 			b.Run(fmt.Sprintf("summary=%v/conc=%d", summary, conc), func(b *testing.B) {
-				cs := &countedStore{Store: open(b, b.TempDir(), badgerstore.Options{})}
-				co, _ := benchCoordinator(b, cs, false)
-				ctx := context.Background()
-				srcs := make([]store.Session, b.N)
-				for i := range srcs {
-					srcs[i] = sourceIn(b, ctx, co.Sessions(), baton.WorkspaceID(fmt.Sprint("ws-", i)))
-				}
-				before, roundsBefore := cs.commits.Load(), badgerstore.SyncRounds(cs.Store)
-				cpuBefore, cpuOK := processCPU()
-				var next atomic.Int64
-				var failed atomic.Value
-				b.ReportAllocs()
-				b.ResetTimer()
-				var wg sync.WaitGroup
-				for range conc {
-					wg.Go(func() {
-						for {
-							i := next.Add(1) - 1
-							if i >= int64(b.N) {
-								return
-							}
-							src := srcs[i]
-							h, err := co.Create(ctx, handoff.Request{Workspace: src.Workspace, RequestID: "r", SourceSession: src.ID,
-								GenerateSummary: summary, Target: benchTarget})
-							if err == nil {
-								h, err = co.Wait(ctx, src.Workspace, h.ID)
-							}
-							if err == nil && h.State != store.StateCompleted {
-								err = fmt.Errorf("handoff %s settled in %s: %s", h.ID, h.State, h.Error)
-							}
-							if err != nil {
-								failed.CompareAndSwap(nil, err)
-								return
-							}
-						}
-					})
-				}
-				wg.Wait()
-				b.StopTimer()
-				cpuAfter, _ := processCPU()
-				if err, ok := failed.Load().(error); ok {
-					b.Fatal(err)
-				}
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "handoffs/s")
-				b.ReportMetric(float64(cs.commits.Load()-before)/float64(b.N), "commits/handoff")
-				b.ReportMetric(float64(badgerstore.SyncRounds(cs.Store)-roundsBefore)/float64(b.N), "syncs/handoff")
-				if cpuOK {
-					b.ReportMetric(float64((cpuAfter-cpuBefore).Microseconds())/float64(b.N), "cpu-us/handoff")
-				}
+				runLifecycles(b, badgerstore.Options{}, summary, conc)
 			})
 		}
+	}
+}
+
+// BenchmarkBadgerLifecycleNoSync is BenchmarkBadgerLifecycle without a
+// report, at conc=1, with DurabilityNoSync: a transfer's CPU and
+// in-process latency without the fsyncs, against the figure of
+// BenchmarkLifecycle of package handoff on memstore.
+func BenchmarkBadgerLifecycleNoSync(b *testing.B) {
+	runLifecycles(b, badgerstore.Options{Durability: badgerstore.DurabilityNoSync}, false, 1)
+}
+
+// runLifecycles runs b.N transfers on a store opened with opts, from conc
+// goroutines (see BenchmarkBadgerLifecycle).
+func runLifecycles(b *testing.B, opts badgerstore.Options, summary bool, conc int) {
+	cs := &countedStore{Store: open(b, b.TempDir(), opts)}
+	co, _ := benchCoordinator(b, cs, false)
+	ctx := context.Background()
+	srcs := make([]store.Session, b.N)
+	for i := range srcs {
+		srcs[i] = sourceIn(b, ctx, co.Sessions(), baton.WorkspaceID(fmt.Sprint("ws-", i)))
+	}
+	before, roundsBefore := cs.commits.Load(), badgerstore.SyncRounds(cs.Store)
+	cpuBefore, cpuOK := processCPU()
+	var next atomic.Int64
+	var failed atomic.Value
+	b.ReportAllocs()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(b.N) {
+					return
+				}
+				src := srcs[i]
+				h, err := co.Create(ctx, handoff.Request{Workspace: src.Workspace, RequestID: "r", SourceSession: src.ID,
+					GenerateSummary: summary, Target: benchTarget})
+				if err == nil {
+					h, err = co.Wait(ctx, src.Workspace, h.ID)
+				}
+				if err == nil && h.State != store.StateCompleted {
+					err = fmt.Errorf("handoff %s settled in %s: %s", h.ID, h.State, h.Error)
+				}
+				if err != nil {
+					failed.CompareAndSwap(nil, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	cpuAfter, _ := processCPU()
+	if err, ok := failed.Load().(error); ok {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "handoffs/s")
+	b.ReportMetric(float64(cs.commits.Load()-before)/float64(b.N), "commits/handoff")
+	b.ReportMetric(float64(badgerstore.SyncRounds(cs.Store)-roundsBefore)/float64(b.N), "syncs/handoff")
+	if cpuOK {
+		b.ReportMetric(float64((cpuAfter-cpuBefore).Microseconds())/float64(b.N), "cpu-us/handoff")
 	}
 }
 
