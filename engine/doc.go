@@ -19,11 +19,25 @@
 // on a Process. baton works without them, more slowly (periodic sweeps) or
 // later (an unsupported configuration fails at Start instead of at Create).
 //
+// A start may be two-phase (StartRequest.Admit): the engine spawns the
+// process held, before the agent runs, and asks the caller to admit it. baton
+// admits a launch in a store transaction that refuses it once another
+// process has taken the workspace's reservation (the fencing epoch grew) or
+// reaped the launch, so the fence and the agent's first instruction are
+// ordered: an agent runs only if its admission committed first, and then a
+// reap on the machine finds it. An engine that spawns subprocesses should
+// support it; the exec engine does.
+//
 // Registry maps engine names to engines and is itself an Engine.
 // engine/enginetest has a scripted engine for tests and demos; engine/host is
 // a multi-session host with generation handoff.
 //
 // # Caveats
+//
+// Without two-phase starts (an engine that never calls StartRequest.Admit),
+// baton checks the fence again right after Start returns and stops the
+// process at once if it was fenced out meanwhile: best effort, since the
+// agent may already have run for that moment.
 //
 // Implementations must make Stop safe to call repeatedly and concurrently
 // with Ready, and must close Done exactly once, after which Exit is stable.

@@ -76,6 +76,22 @@ type StartRequest struct {
 	// inherits, and the process group) so that ReapLaunch finds them after
 	// the host that spawned them crashed.
 	LaunchID baton.LaunchID
+	// Admit, when set, asks for a two-phase start. An engine that supports
+	// it spawns the process held: it exists, carries LaunchID as a Reaper
+	// expects, and can be stopped, but the agent has not begun to run. The
+	// engine then calls Admit once, before Start returns, and lets the
+	// agent run only if Admit returns nil. When Admit fails (or ctx ends
+	// first), the engine kills the held process, waits until it is gone,
+	// and returns Admit's error from Start (wrapped or not: errors.Is
+	// matches it): no agent ran. baton's Admit commits the launch's
+	// admission only while the reservation's epoch and owner still hold
+	// and no reap has closed the launch's record, so a host frozen between
+	// its fenced commit and the spawn never runs a fenced-out agent when it
+	// wakes. An engine without the capability never calls Admit; the caller
+	// learns so from Start returning without the call, and re-checks the
+	// fence after the start instead (best effort). Admit must not be
+	// called after Start returned.
+	Admit func(ctx context.Context) error
 }
 
 // ReportCredentials let a report-only turn submit its report, and nothing

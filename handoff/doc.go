@@ -99,6 +99,13 @@
 // transition is refused (a Stop was requested meanwhile, the attempt moved
 // on) does the end cost a commit of its own. Reads happen in the
 // transaction that needs them or in read-only views, which commit nothing.
+// On a store several processes share (PostgreSQL, memstore), an engine
+// with two-phase starts (engine.StartRequest.Admit, as the exec engine)
+// adds one commit per launch, its admission after the spawn, which fences
+// out a process frozen between its launch's commit and the spawn: 4
+// without a report, 7 with one (the report-only turn is a launch too). On
+// a store.Exclusive store (badgerstore) no other process can take the
+// reservation meanwhile, and the admission is skipped.
 //
 // # Caveats
 //

@@ -259,7 +259,7 @@ func restoreSource(f *fire) error {
 		return err
 	}
 	if f.src() == nil {
-		return session.Refresh(f.tx, f.h.Workspace, f.now)
+		return session.Recompute(f.tx, f.h.Workspace, f.now)
 	}
 	_, err := session.Activate(f.tx, f.source.ID, f.now)
 	return err

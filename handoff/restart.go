@@ -122,16 +122,23 @@ func (c *Coordinator) Reconcile(ctx context.Context) ([]Handoff, error) {
 		if own {
 			continue // this Coordinator drives it, or keeps it for a decision
 		}
-		if lease != leaseLive {
-			// Whatever the dead process launched in the workspace must be
-			// confirmed gone, or the transfer keeps its stop unconfirmed.
-			_, rerr := c.reapStrays(ctx, p.Workspace, engine.NotRunning, nil)
-			if rerr != nil {
-				in.confirmed = false
-				in.errMsg += "; " + rerr.Error()
-			} else {
-				in.confirmed = true
-			}
+		if lease == leaseLive {
+			// Another live process drives it. Were its lease to lapse
+			// before the change below, the transfer would be settled
+			// without its launches reaped (its stop unconfirmed): leave
+			// it to a later Reconcile.
+			c.log.Info("reconcile left a transfer to the live process that drives it",
+				zap.String("handoff", string(p.ID)), zap.String("state", string(p.State)), zap.Time("leaseUntil", until))
+			continue
+		}
+		// Whatever the dead process launched in the workspace must be
+		// confirmed gone, or the transfer keeps its stop unconfirmed.
+		_, rerr := c.reapStrays(ctx, p.Workspace, engine.NotRunning, nil)
+		if rerr != nil {
+			in.confirmed = false
+			in.errMsg += "; " + rerr.Error()
+		} else {
+			in.confirmed = true
 		}
 		h, _, err := c.apply(ctx, string(p.ID), in, func(f *fire) error {
 			if err := pendingOnly(f); err != nil {

@@ -68,7 +68,14 @@ func PlanContinue(sessions []store.Session, target baton.EngineConfig, automated
 
 // planContinue is PlanContinue with the refusal's error.
 func planContinue(sessions []store.Session, target baton.EngineConfig, automated bool) (Plan, error) {
-	if s, ok := SelectImplicitResume(sessions, target); ok {
+	s, ok := SelectImplicitResume(sessions, target)
+	return planResume(s, ok, target, automated)
+}
+
+// planResume is planContinue given the implicit-resume choice s (ok false:
+// none).
+func planResume(s store.Session, ok bool, target baton.EngineConfig, automated bool) (Plan, error) {
+	if ok {
 		return Plan{Action: PlanResume, Session: s, Reason: fmt.Sprintf("resume session %s (native id %s) on %s", s.ID, s.NativeID, describe(target))}, nil
 	}
 	none := "no session with a native id on " + describe(target)

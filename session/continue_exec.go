@@ -99,11 +99,11 @@ func (s *Service) contPlanTx(tx store.Tx, ws store.Workspace, target baton.Engin
 		target = ws.Config
 	}
 	target = target.Normalize()
-	all, err := tx.ListSessions(ws.ID)
+	sess, ok, err := implicitResume(tx, ws, target)
 	if err != nil {
 		return Plan{}, target, err
 	}
-	plan, err := planContinue(all, target, j.automated)
+	plan, err := planResume(sess, ok, target, j.automated)
 	switch {
 	case err != nil, plan.Action != PlanFresh:
 		return plan, target, err

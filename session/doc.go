@@ -21,7 +21,13 @@
 // then startedAt (SelectCurrent). Implicit resume is the same rule
 // restricted to sessions on the same engine and account that have a native
 // id (SelectImplicitResume). The workspace row caches the current session,
-// so Current costs no scan.
+// so Current costs no scan, and keeps its running sessions and a ranking
+// of the others linked through the session rows, so that an activation, an
+// end or a rollback finds the next current session without reading the
+// workspace's sessions either (Refresh re-derives all of it after rows are
+// changed by hand). An implicit resume walks the same ranking from its
+// head, and reads every session only when no session on the engine and
+// account asked for is among the first few.
 //
 // Reservations: while a transfer is pending the workspace's reservation is
 // held. CheckWritable (and Service.AssertWritable) refuse any write without
@@ -50,4 +56,10 @@
 // coordinator processes on one store, the reservation row (not the table)
 // is what keeps a second writer out. A Service does not stop the processes
 // it launched when it is closed.
+//
+// The running list and ranking a workspace keeps are only as right as the
+// rows: after writing session rows by hand (outside Activate, Rollback and
+// the Service), call Refresh. A workspace written by an earlier release
+// with a long history keeps no ranking until Reconcile links it: until
+// then its ends and rollbacks read its sessions, as they used to.
 package session

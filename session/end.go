@@ -60,10 +60,7 @@ func (e *End) Record(tx store.Tx) error {
 	}
 	now := e.s.clock.Now()
 	cur.Status, cur.EndedAt, cur.EndReason = store.SessionEnded, now, e.reason
-	if err := tx.PutSession(cur); err != nil {
-		return err
-	}
-	return Refresh(tx, cur.Workspace, now)
+	return recordEnd(tx, cur, now)
 }
 
 // Finish settles the end once: recorded says that a transaction holding

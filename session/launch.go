@@ -32,6 +32,72 @@ func RecordLaunch(tx store.Tx, l store.Launch) error {
 	return tx.InsertLaunch(l)
 }
 
+// reapedError refuses the admission of a launch whose record another
+// process closed first (it reaped the launch and found nothing): the
+// launch and the rows it was made for are that process's to settle now.
+// It matches ErrLaunchRefused.
+type reapedError struct{ error }
+
+func (e reapedError) Unwrap() error { return e.error }
+
+// mayRun checks, inside tx, that launch req may still run: its owner may
+// write the workspace (the reservation's epoch and owner still hold) and
+// its record, when there is one, was not closed. It returns the record
+// (found false when there is none). Errors: CheckWritable's, a
+// reapedError.
+func mayRun(tx store.Tx, req LaunchRequest) (l store.Launch, found bool, err error) {
+	if err := CheckWritable(tx, req.Workspace, Owner{Token: req.Owner, Epoch: req.Epoch}); err != nil {
+		return l, false, err
+	}
+	if req.LaunchID == "" {
+		return l, false, nil
+	}
+	l, err = tx.GetLaunch(req.LaunchID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return l, false, nil
+	case err != nil:
+		return l, false, err
+	case l.State == store.LaunchGone:
+		return l, true, reapedError{baton.Errorf(ErrLaunchRefused, "launch %s was closed before its admission (%s)", l.ID, l.EndReason)}
+	}
+	return l, true, nil
+}
+
+// admit is the second phase of a two-phase start (engine.StartRequest.Admit),
+// called by the engine after the spawn and before the agent runs: it
+// commits the launch's admission only while mayRun holds. A reap that
+// closed the record first, or a take of the reservation since the launch
+// was recorded, refuses it; a reap that commits after it sees the record
+// admitted (see Reap).
+func (s *Service) admit(ctx context.Context, req LaunchRequest) error {
+	return s.store.Update(ctx, func(tx store.Tx) error {
+		l, found, err := mayRun(tx, req)
+		if err != nil || !found || l.Admitted {
+			return err
+		}
+		l.Admitted, l.UpdatedAt = true, s.clock.Now()
+		return tx.PutLaunch(l)
+	})
+}
+
+// recheck is the fence check after a start an engine made without
+// admission: best effort, since the agent may have run meanwhile. Only a
+// fence refuses (ErrStaleEpoch, ErrWorkspaceBusy, ErrLaunchRefused); a
+// check that could not be made (the store failed) leaves the process
+// running, as it would without the check.
+func (s *Service) recheck(ctx context.Context, req LaunchRequest) error {
+	err := s.store.View(context.WithoutCancel(ctx), func(tx store.Tx) error {
+		_, _, err := mayRun(tx, req)
+		return err
+	})
+	if err != nil && !errors.Is(err, ErrStaleEpoch) && !errors.Is(err, ErrWorkspaceBusy) && !errors.Is(err, ErrLaunchRefused) {
+		s.log.Warn("the fence could not be checked again after a start", zapLaunch(req.LaunchID), zapErr(err))
+		return nil
+	}
+	return err
+}
+
 // launchGone marks launch id gone inside tx, once.
 func launchGone(tx store.Tx, id baton.LaunchID, reason string, s *Service) error {
 	if id == "" {
@@ -112,21 +178,13 @@ func (s *Service) reap(ctx context.Context, ws baton.WorkspaceID, keep func(hold
 		if s.owns(l.ID) || (keep != nil && keep(l.Holder)) {
 			continue
 		}
-		out, err := s.reapOne(ctx, l)
-		if !out.Confirmed() {
-			s.log.Warn("launch of an earlier process not confirmed gone", zapSession(l.Session), zapLaunch(l.ID), zapErr(err))
+		gone, ended, err := s.reapRecord(ctx, l, reason)
+		if err != nil {
+			return res, err
+		}
+		if !gone {
 			res.Unconfirmed = append(res.Unconfirmed, l)
 			continue
-		}
-		ended := false
-		if err := s.store.Update(ctx, func(tx store.Tx) (err error) {
-			if err := launchGone(tx, l.ID, "reaped: "+string(out), s); err != nil {
-				return err
-			}
-			ended, err = endReaped(tx, l, reason, s.clock.Now())
-			return err
-		}); err != nil {
-			return res, err
 		}
 		res.Gone = append(res.Gone, l.ID)
 		if ended {
@@ -134,6 +192,51 @@ func (s *Service) reap(ctx context.Context, ws baton.WorkspaceID, keep func(hold
 		}
 	}
 	return res, nil
+}
+
+// reapRecord reaps launch l and closes its record once its processes are
+// confirmed gone. A two-phase start admitted between the reap's scan and
+// its commit may have spawned after the scan: the record says so
+// (Admitted), so the launch is reaped again, now that its process exists
+// (it was spawned before its admission committed). An admission that
+// comes after the commit finds the record closed and is refused. Without
+// an engine.Reaper (whose scan is what confirms), such a launch stays
+// unconfirmed: the process that admitted it was alive a moment ago. The
+// transaction that closes the record also ends its session's row (see
+// endReaped, with reason). It reports whether the launch is gone and
+// whether the row was ended; the error is the store's.
+func (s *Service) reapRecord(ctx context.Context, l store.Launch, reason string) (gone, ended bool, err error) {
+	for raced := false; ; raced = true {
+		if raced && !s.canReap(l) {
+			s.log.Warn("launch of another process admitted while it was being reaped; no reaper can confirm it gone", zapSession(l.Session), zapLaunch(l.ID))
+			return false, false, nil
+		}
+		out, err := s.reapOne(ctx, l)
+		if !out.Confirmed() {
+			s.log.Warn("launch of an earlier process not confirmed gone", zapSession(l.Session), zapLaunch(l.ID), zapErr(err))
+			return false, false, nil
+		}
+		var admitted *store.Launch // admitted since l was read
+		if err := s.store.Update(ctx, func(tx store.Tx) (err error) {
+			admitted, ended = nil, false
+			cur, err := tx.GetLaunch(l.ID)
+			if err == nil && cur.Admitted && !l.Admitted && cur.State == store.LaunchLive {
+				admitted = &cur
+				return nil
+			}
+			if err := launchGone(tx, l.ID, "reaped: "+string(out), s); err != nil {
+				return err
+			}
+			ended, err = endReaped(tx, l, reason, s.clock.Now())
+			return err
+		}); err != nil {
+			return false, false, err
+		}
+		if admitted == nil {
+			return true, ended, nil
+		}
+		l = *admitted
+	}
 }
 
 // endReaped ends, inside tx, the row of reaped launch l's session when it
@@ -160,22 +263,35 @@ func endReaped(tx store.Tx, l store.Launch, reason string, now time.Time) (bool,
 		}
 	}
 	sess.Status, sess.EndedAt, sess.EndReason = store.SessionEnded, now, reason
-	if err := tx.PutSession(sess); err != nil {
-		return false, err
+	return true, recordEnd(tx, sess, now)
+}
+
+// engineOf returns the engine launch l went to.
+func (s *Service) engineOf(l store.Launch) (engine.Engine, error) {
+	var e engine.Engine = s.engine
+	if r, ok := e.(*engine.Registry); ok {
+		var found bool
+		if e, found = r.Lookup(l.Engine); !found {
+			return nil, fmt.Errorf("engine %q is not registered", l.Engine)
+		}
 	}
-	return true, Refresh(tx, l.Workspace, now)
+	return e, nil
+}
+
+// canReap reports whether launch l's engine is an engine.Reaper.
+func (s *Service) canReap(l store.Launch) bool {
+	e, err := s.engineOf(l)
+	_, ok := e.(engine.Reaper)
+	return err == nil && ok
 }
 
 // reapOne confirms launch l gone. An engine that is not an engine.Reaper
 // runs processes that die with their host (in-process engines): a launch
 // of a process that is gone is gone with it.
 func (s *Service) reapOne(ctx context.Context, l store.Launch) (engine.StopOutcome, error) {
-	var e engine.Engine = s.engine
-	if r, ok := e.(*engine.Registry); ok {
-		var found bool
-		if e, found = r.Lookup(l.Engine); !found {
-			return engine.Failed, fmt.Errorf("engine %q is not registered", l.Engine)
-		}
+	e, err := s.engineOf(l)
+	if err != nil {
+		return engine.Failed, err
 	}
 	rp, ok := e.(engine.Reaper)
 	switch {

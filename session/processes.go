@@ -110,6 +110,21 @@ func alive(p engine.Process) bool {
 // Halt that follows a committed stop request either sees the process or
 // prevents it. Launch does not wait for readiness and writes no session
 // rows: callers record what the launch means.
+//
+// The fence is checked again once the process exists. An engine that
+// supports two-phase starts (engine.StartRequest.Admit) spawns it held and
+// lets the agent run only after a transaction committed its admission
+// (store.Launch.Admitted) while the owner may still write and the launch's
+// record is still open; a reap that closes the record first, or a take of
+// the reservation, refuses it (ErrLaunchRefused, ErrStaleEpoch or
+// ErrWorkspaceBusy) and the held process is killed before the agent runs.
+// So a process frozen between its fence and the spawn, whose launch
+// another process reaped or whose reservation it took meanwhile, never
+// runs its agent. With any other engine the check runs after Start and a
+// fenced-out process is stopped at once: best effort. On a store.Exclusive
+// store (one process holds it) no other process can take the reservation
+// or reap the launch, so neither the admission (a commit) nor the check
+// runs.
 func (s *Service) Launch(ctx context.Context, req LaunchRequest) (engine.Process, error) {
 	if ctx == nil {
 		return nil, baton.Errorf(baton.ErrInvalid, "nil context")
@@ -121,7 +136,9 @@ func (s *Service) Launch(ctx context.Context, req LaunchRequest) (engine.Process
 	s.own(lid)
 	p, err := s.launch(ctx, req)
 	if err != nil {
-		s.markGone(lid, "not launched: "+err.Error())
+		if p == nil {
+			s.markGone(lid, "not launched: "+err.Error())
+		}
 		return nil, err
 	}
 	return p, nil
@@ -151,11 +168,49 @@ func (s *Service) launch(ctx context.Context, req LaunchRequest) (engine.Process
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.engine.Start(ctx, req.StartRequest)
+	// A two-phase start: the engine spawns the process held and asks for
+	// its admission before the agent runs.
+	var (
+		amu      sync.Mutex
+		admitted bool
+		aerr     error
+	)
+	sreq := req.StartRequest
+	_, alone := s.store.(store.Exclusive)
+	if !alone {
+		sreq.Admit = func(actx context.Context) error {
+			err := s.admit(actx, req)
+			amu.Lock()
+			admitted, aerr = true, err
+			amu.Unlock()
+			return err
+		}
+	}
+	p, err := s.engine.Start(ctx, sreq)
 	if err != nil {
 		return nil, err
 	}
+	amu.Lock()
+	if !admitted && !alone {
+		// The engine cannot hold a process: check the fence again now
+		// that it runs, and stop it at once if it was fenced out
+		// meanwhile (best effort: it may have run for that moment).
+		aerr = s.recheck(ctx, req)
+	}
+	amu.Unlock()
 	r := &running{session: req.Session, launch: req.LaunchID, proc: p, keep: req.KeepRecord, cleared: make(chan struct{})}
+	if aerr != nil {
+		if out, serr := s.stopProc(context.WithoutCancel(ctx), p); !out.Confirmed() {
+			// It may still run: keep it, so that its end is recorded
+			// and its record closed only then.
+			s.log.Warn("a launch fenced out after its start was not confirmed stopped", zapLaunch(req.LaunchID), zapErr(serr))
+			sl.run = r
+			s.wg.Add(1)
+			go s.watch(sl, r, req.OnExit)
+			return p, aerr
+		}
+		return nil, aerr
+	}
 	sl.run = r
 	s.wg.Add(1)
 	go s.watch(sl, r, req.OnExit)

@@ -17,9 +17,12 @@ import (
 // it stays running, and ordinary starts in its workspace are refused
 // (ErrSessionRunning) until a later Reconcile or Reap confirms it. Each
 // workspace's current session is refreshed. Without it a crash leaves rows
-// running forever, and the current-session rule prefers running rows. It
-// launches nothing and returns how many rows it ended. Errors: the
-// store's; safe to run again.
+// running forever, and the current-session rule prefers running rows.
+// Last, a workspace that keeps no ranking of its sessions yet (written by
+// an earlier release with a long history) gets it, over several
+// transactions, so that its ends and rollbacks stop reading its sessions
+// (see Refresh). It launches nothing and returns how many rows it ended.
+// Errors: the store's; safe to run again.
 func (s *Service) Reconcile(ctx context.Context) (int, error) {
 	reaped, err := s.reap(ctx, "", nil, "interrupted by a restart")
 	if err != nil {
@@ -64,5 +67,66 @@ func (s *Service) Reconcile(ctx context.Context) (int, error) {
 		}
 		return nil
 	})
-	return n, err
+	if err != nil {
+		return n, err
+	}
+	return n, s.rankAll(ctx)
+}
+
+// deriveChunk is how many rank links one transaction of rankAll writes.
+const deriveChunk = 500
+
+// rankAll links the sessions of every workspace that keeps no ranking yet
+// (written by an earlier release, or too long to link inside the
+// transaction that found it unranked), deriveChunk rows per transaction,
+// the last of which reads every row again and marks the workspace ranked.
+// Until then the workspace works as before, its current session found by
+// reading its sessions.
+func (s *Service) rankAll(ctx context.Context) error {
+	var unranked []baton.WorkspaceID
+	err := s.store.View(ctx, func(tx store.Tx) error {
+		wss, err := tx.ListWorkspaces()
+		for _, ws := range wss {
+			if !ws.Ranked {
+				unranked = append(unranked, ws.ID)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range unranked {
+		for done := false; !done; {
+			err := s.store.Update(ctx, func(tx store.Tx) error {
+				done = false
+				ws, err := tx.GetWorkspace(id)
+				if err != nil || ws.Ranked {
+					done = true
+					return err
+				}
+				sessions, err := tx.ListSessions(id)
+				if err != nil {
+					return err
+				}
+				p := planRanking(ws, sessions)
+				for i, r := range p.relink {
+					if i == deriveChunk {
+						return nil
+					}
+					if err := tx.PutSession(r); err != nil {
+						return err
+					}
+				}
+				done = true
+				ws.Running, ws.RankHead, ws.Ranked = p.running, p.head, true
+				ws.ActivationCounter, ws.CurrentSession, ws.UpdatedAt = p.counter, p.current, s.clock.Now()
+				return tx.PutWorkspace(ws)
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -164,6 +164,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, w store.Workspace) (store
 	now := s.clock.Now()
 	w.CreatedAt, w.UpdatedAt = now, now
 	w.CurrentSession, w.ActivationCounter = "", 0
+	w.Running, w.RankHead, w.Ranked = nil, "", true
 	err := s.store.Update(ctx, func(tx store.Tx) error { return tx.InsertWorkspace(w) })
 	if errors.Is(err, store.ErrDuplicate) {
 		return store.Workspace{}, baton.Errorf(ErrWorkspaceExists, "%s", w.ID)

@@ -36,7 +36,9 @@ const MaxPromptChars = 200_000
 // engine to confirm readiness; it returns the session as recorded then.
 // Errors: baton.ErrInvalid (bad input), ErrNoWorkspace,
 // ErrArchived, ErrWorkspaceBusy / ErrStaleEpoch (reserved),
-// ErrSessionRunning, ErrNoSession (explicit session unknown), and the
+// ErrSessionRunning, ErrNoSession (explicit session unknown),
+// ErrLaunchRefused (another process reaped the launch before the engine
+// let it run: see Launch), and the
 // engine's errors (engine.ErrSessionMissing, engine.ErrReadyRejected, ...)
 // after which the session row is marked ended with the reason. Not safe to
 // retry blindly after an engine error: the row shows what happened.
@@ -121,6 +123,11 @@ func (s *Service) launchRecorded(ctx context.Context, sess store.Session, req Tu
 		s.afterTurn(sess.Workspace) // the next queued instruction, if any
 	}})
 	if err != nil {
+		if errors.As(err, new(reapedError)) {
+			// Another process reaped the launch before it could run and
+			// settles what it was for: this row may be its run by now.
+			return nil, err
+		}
 		s.endWith(id, "start failed: "+err.Error(), false, false, lid)
 		return nil, err
 	}
@@ -142,11 +149,11 @@ func (s *Service) choose(tx store.Tx, ws store.Workspace, req TurnRequest) (stor
 		}
 		sess = got
 	case !req.Fresh:
-		all, err := tx.ListSessions(ws.ID)
+		got, ok, err := implicitResume(tx, ws, ws.Config)
 		if err != nil {
 			return store.Session{}, err
 		}
-		if got, ok := SelectImplicitResume(all, ws.Config); ok {
+		if ok {
 			sess = got
 		}
 	}
@@ -226,10 +233,7 @@ func (s *Service) endWith(id baton.SessionID, reason string, overwrite, idle boo
 		}
 		now := s.clock.Now()
 		cur.Status, cur.EndedAt, cur.EndReason = store.SessionEnded, now, reason
-		if err := tx.PutSession(cur); err != nil {
-			return err
-		}
-		return Refresh(tx, cur.Workspace, now)
+		return recordEnd(tx, cur, now)
 	})
 	if err != nil {
 		s.log.Warn("recording session end failed", zapSession(id), zapErr(err))

@@ -199,11 +199,11 @@ func (s *Service) wakeupTarget(tx store.Tx, w store.Wakeup) (store.Session, stri
 	}
 	const only = "; a wakeup may only resume a session, never start a fresh one"
 	if w.Session == "" {
-		all, err := tx.ListSessions(ws.ID)
+		sess, ok, err := implicitResume(tx, ws, ws.Config)
 		if err != nil {
 			return store.Session{}, "", err
 		}
-		if sess, ok := SelectImplicitResume(all, ws.Config); ok {
+		if ok {
 			return sess, "", nil
 		}
 		return store.Session{}, "refused: no session with a native id on " + describe(ws.Config) + only, nil

@@ -22,9 +22,22 @@ type Workspace struct {
 	// ActivationCounter is the highest activation order ever given in this
 	// workspace; the next activation is ActivationCounter+1.
 	ActivationCounter int64
-	Archived          bool
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
+	// Running lists the sessions of the workspace the current-session rule
+	// may select (ActivationOrder >= 0) whose Status is running, in no
+	// particular order; RankHead is the first session of the ranking list
+	// (see Session.RankBelow), the session the rule selects when none
+	// runs. Both are kept by package session, so that an end or a
+	// rollback finds the next current session without a scan.
+	Running  []baton.SessionID
+	RankHead baton.SessionID
+	// Ranked says that Running, RankHead and the sessions' rank links are
+	// kept. A workspace written by a release that did not keep them reads
+	// as false; package session derives them on its first write there, or
+	// for a long history in its Service.Reconcile.
+	Ranked    bool
+	Archived  bool
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // SessionStatus is a session's lifecycle state.
@@ -55,6 +68,13 @@ type Session struct {
 	// Seq orders sessions of a workspace by creation; set by the store on
 	// insert (ListSessions returns ascending Seq).
 	Seq int64
+	// RankAbove and RankBelow link the sessions of a workspace that the
+	// current-session rule may select (ActivationOrder >= 0) into its
+	// ranking list, most current first by the rule's order without the
+	// running-first step (Workspace.RankHead is the first); both are
+	// empty for a session outside the list. Kept by package session.
+	RankAbove baton.SessionID
+	RankBelow baton.SessionID
 }
 
 // HandoffState is a state of the session-transfer machine.
@@ -242,8 +262,16 @@ type Launch struct {
 	Engine string
 	// Epoch is the reservation epoch the launch was made under (0 outside a
 	// transfer).
-	Epoch     int64
-	State     LaunchState
+	Epoch int64
+	State LaunchState
+	// Admitted is set, after the spawn and before the agent runs, by the
+	// transaction of a two-phase start (engine.StartRequest.Admit) that
+	// found the launch still fenced in: still live and its reservation
+	// epoch and owner current. A reap that found no process of a launch
+	// not yet admitted marks it gone in its transaction, after which it is
+	// never admitted: of the reap and the admission, the first to commit
+	// wins. False for a launch started without admission.
+	Admitted  bool
 	EndReason string
 	CreatedAt time.Time
 	UpdatedAt time.Time

@@ -86,6 +86,49 @@ func BenchmarkExecLaunch(b *testing.B) {
 	b.ReportMetric(float64(viaEngine)/float64(floor), "ratio")
 }
 
+// BenchmarkExecLaunchHeld measures what a two-phase start (a held child:
+// /bin/sh waiting on a pipe, then exec'ing the agent) adds to a launch:
+// launch-to-ready through the engine with StartRequest.Admit (admitting at
+// once, so the store's admission commit is not in it) against the same
+// launch without, interleaved in one run. Stopping is not timed.
+func BenchmarkExecLaunchHeld(b *testing.B) {
+	ctx := context.Background()
+	e, err := exec.New(exec.Options{Profile: shellProfile(trivialChild), DataDir: b.TempDir(), StopGrace: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close(ctx)
+	launch := func(admit func(context.Context) error) time.Duration {
+		t0 := time.Now()
+		p, err := e.Start(ctx, engine.StartRequest{Session: "bench", Prompt: "go", Admit: admit})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if id, err := p.Ready(ctx); err != nil || id != "n1" {
+			b.Fatalf("Ready = %q, %v", id, err)
+		}
+		d := time.Since(t0)
+		b.StopTimer()
+		if o, err := p.Stop(ctx); o != engine.Stopped {
+			b.Fatalf("Stop = %s, %v", o, err)
+		}
+		b.StartTimer()
+		return d
+	}
+	admit := func(context.Context) error { return nil }
+	var held, plain time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		plain += launch(nil)
+		held += launch(admit)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(held.Nanoseconds())/n, "held-ns/launch")
+	b.ReportMetric(float64(plain.Nanoseconds())/n, "plain-ns/launch")
+	b.ReportMetric(float64(held)/float64(plain), "ratio")
+}
+
 // BenchmarkExecStop measures a confirmed stop of a child that ignores
 // SIGTERM, with a 10 ms grace: SIGTERM, the grace, SIGKILL, the wait, and
 // the check that nothing else of the launch runs.

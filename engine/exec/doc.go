@@ -32,6 +32,17 @@
 // gone. When the child exits by itself, what it left running is killed
 // before Done closes, so a launch never outlives its Process.
 //
+// A start with engine.StartRequest.Admit is two-phase: the child first runs
+// /bin/sh, which waits on a pipe the host holds, already in the launch's
+// process group and carrying LaunchEnv (ReapLaunch finds and kills it like
+// any process of the launch); Start then calls Admit, and only when Admit
+// returns nil does the host release the shell, which replaces itself with
+// the agent's command (same pid, group and environment). A refused
+// admission kills the held child and Start returns once it is gone: the
+// agent never ran. A host that dies while its child is held closes the
+// pipe, and the child ends without running the agent. The transcript
+// records the start at the release, not at the spawn.
+//
 // ReapLaunch (engine.Reaper) is for the launches of a host that died: it
 // scans /proc for processes whose environment carries the launch id, plus
 // the process groups they are in, signals each only while its pid still
@@ -94,7 +105,10 @@
 // # Caveats
 //
 // The engine runs on Linux only (process groups, the parent-death signal
-// and /proc); elsewhere Start fails with engine.ErrUnsupportedConfig.
+// and /proc); elsewhere Start fails with engine.ErrUnsupportedConfig. A
+// two-phase start needs /bin/sh (any POSIX shell there); without it such a
+// Start fails with an EUNAVAILABLE error and nothing runs. The agent then
+// sees its command's resolved path as its argv[0].
 //
 // The parent-death signal fires when the host's thread that spawned the
 // child exits, not only when the host does; the Go runtime does not end

@@ -169,7 +169,15 @@ func (e *Engine) Tail(sid baton.SessionID, from int64) (int64, []recap.Event, <-
 // group, with LaunchEnv set to req.LaunchID (a fresh id when blank) and the
 // parent-death signal set. The launch id must name this launch only (baton
 // mints them from crypto/rand): the cleanup after the child's exit and
-// ReapLaunch kill every process that carries it. Errors: engine.ErrUnsupportedConfig (the profile
+// ReapLaunch kill every process that carries it.
+//
+// With req.Admit the start is two-phase (see engine.StartRequest.Admit):
+// the child is spawned as /bin/sh waiting on a pipe, already in its process
+// group and carrying LaunchEnv, and Start calls Admit; on success the shell
+// replaces itself with the agent (same pid), otherwise the child is killed
+// and Start returns Admit's error once it is gone.
+//
+// Errors: engine.ErrUnsupportedConfig (the profile
 // refuses the configuration, cannot resume, or the system is not Linux),
 // baton.ErrInvalid (a resume without a native id), ErrClosed,
 // ErrTranscriptBusy (another engine or process writes the session's
@@ -222,6 +230,11 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 	e.wg.Add(1)
 	e.mu.Unlock()
 	go p.run()
+	if req.Admit != nil {
+		if err := p.admit(ctx); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
 }
 

@@ -4,6 +4,7 @@ package exec_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -86,4 +87,50 @@ func ExampleEngine_ReapLaunch() {
 	fmt.Println(e.ReapLaunch(context.Background(), "launch_recorded_before_the_crash"))
 	// Output:
 	// not-running <nil>
+}
+
+// A two-phase start: the child exists (held) when Admit runs, and the agent
+// runs only if Admit returns nil. A refused admission kills the held child
+// before the agent ran, and Start returns Admit's error.
+func ExampleEngine_Start_admit() {
+	dir, err := os.MkdirTemp("", "exec-example-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	e, err := exec.New(exec.Options{DataDir: dir, Profile: exec.Profile{
+		Name:    "echo-agent",
+		Command: "sh",
+		Fresh:   []string{"-c", `echo "session s-7 ready"`},
+		Output: exec.Output{
+			Format:   exec.Text,
+			NativeID: []exec.Rule{{Pattern: regexp.MustCompile(`^session (\S+) ready$`)}},
+			Ready:    []exec.Rule{{Pattern: regexp.MustCompile(`^session \S+ ready$`)}},
+		},
+	}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	defer e.Close(ctx)
+
+	fenced := errors.New("the reservation was taken meanwhile")
+	for _, verdict := range []error{nil, fenced} {
+		p, err := e.Start(ctx, engine.StartRequest{Session: "s1", Prompt: "go", LaunchID: "launch-example-admit",
+			Admit: func(context.Context) error {
+				// baton commits the launch's admission here, under the fence.
+				return verdict
+			}})
+		if err != nil {
+			fmt.Println("refused:", err)
+			continue
+		}
+		fmt.Println(p.Ready(ctx))
+		<-p.Done()
+	}
+	// Output:
+	// s-7 <nil>
+	// refused: the reservation was taken meanwhile
 }

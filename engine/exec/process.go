@@ -50,6 +50,10 @@ type process struct {
 
 	stdout, stderr, stdin *os.File // the host's ends
 	readers               sync.WaitGroup
+	// gate is the host's end of a held child's gate pipe (a two-phase
+	// start): writing releaseWord lets the agent run, closing it without
+	// ends the child. Closed once used; nil for a start that is not held.
+	gate *os.File
 
 	readyCh chan struct{}
 	done    chan struct{}
@@ -61,6 +65,7 @@ type process struct {
 	readyErr      error
 	missing, auth bool
 	stopRequested bool
+	refused       bool // a held child whose admission failed: the agent never ran
 	reaped        bool // the leader was waited for: its pid may be reused
 	treeErr       error
 	errTail       []byte
@@ -79,6 +84,15 @@ func (e *Engine) spawn(req engine.StartRequest, l *launch, w *writer) (*process,
 	if cmd.Err != nil {
 		return nil, baton.Errorf(baton.ErrUnavailable, "exec: %s: %v", prof.Name, cmd.Err)
 	}
+	if req.Admit != nil {
+		// Held: a shell that waits on the gate pipe (its descriptor 3)
+		// and only then replaces itself with the agent, keeping the pid,
+		// the process group and the environment (LaunchEnv included).
+		cmd = osexec.Command(heldShell, append([]string{"-c", heldScript, "baton-held", cmd.Path}, l.argv...)...)
+		if cmd.Err != nil {
+			return nil, baton.Errorf(baton.ErrUnavailable, "exec: a held start needs %s: %v", heldShell, cmd.Err)
+		}
+	}
 	cmd.Dir, cmd.Env = req.Dir, l.env
 	cmd.SysProcAttr = sysProcAttr(e.opts.DeathSignal)
 	p := &process{
@@ -87,7 +101,7 @@ func (e *Engine) spawn(req engine.StartRequest, l *launch, w *writer) (*process,
 	}
 	var child []*os.File
 	closeAll := func() {
-		for _, f := range append(child, p.stdout, p.stderr, p.stdin) {
+		for _, f := range append(child, p.stdout, p.stderr, p.stdin, p.gate) {
 			if f != nil {
 				f.Close()
 			}
@@ -115,6 +129,10 @@ func (e *Engine) spawn(req engine.StartRequest, l *launch, w *writer) (*process,
 	if err == nil && l.stdinP {
 		err = pipe(&p.stdin, &cin, true)
 	}
+	var cgate *os.File
+	if err == nil && req.Admit != nil {
+		err = pipe(&p.gate, &cgate, true)
+	}
 	if err != nil {
 		closeAll()
 		return nil, baton.Errorf(baton.ErrUnavailable, "exec: pipes: %v", err)
@@ -122,6 +140,9 @@ func (e *Engine) spawn(req engine.StartRequest, l *launch, w *writer) (*process,
 	cmd.Stdout, cmd.Stderr = cout, cerr
 	if cin != nil {
 		cmd.Stdin = cin
+	}
+	if cgate != nil {
+		cmd.ExtraFiles = []*os.File{cgate}
 	}
 	if err := cmd.Start(); err != nil {
 		closeAll()
@@ -131,13 +152,11 @@ func (e *Engine) spawn(req engine.StartRequest, l *launch, w *writer) (*process,
 		f.Close()
 	}
 	p.pid = cmd.Process.Pid
-	now := p.clk.Now()
-	if w != nil {
-		w.append(now, req.LaunchID,
-			recap.Event{Kind: recap.Lifecycle, Text: fmt.Sprintf("%s launch %s started (%s, %s turn)", prof.Name, req.LaunchID, modeText(req), req.Turn)},
-			recap.Event{Speaker: recap.User, Kind: recap.Message, Text: req.Prompt})
+	if req.Admit == nil {
+		p.started()
 	}
-	e.opts.Logger.Debug("exec: spawned", zap.String("profile", prof.Name), zap.String("launch", string(req.LaunchID)), zap.Int("pid", p.pid))
+	e.opts.Logger.Debug("exec: spawned", zap.String("profile", prof.Name), zap.String("launch", string(req.LaunchID)),
+		zap.Int("pid", p.pid), zap.Bool("held", req.Admit != nil))
 	// Arm the readiness timeout before Start returns, so that a test on a
 	// fake clock can count on it.
 	timer := p.clk.NewTimer(prof.ReadyTimeout)
@@ -155,6 +174,57 @@ func (e *Engine) spawn(req engine.StartRequest, l *launch, w *writer) (*process,
 		}()
 	}
 	return p, nil
+}
+
+// The held start's shell: it reads one line from descriptor 3 and runs the
+// agent ("$@", the resolved command and its arguments) only if the line is
+// releaseWord; end of file (the host closed the gate, or died) ends it.
+const (
+	heldShell   = "/bin/sh"
+	heldScript  = `IFS= read -r baton_gate <&3; exec 3<&-; [ "$baton_gate" = run ] && exec "$@"; exit 125`
+	releaseWord = "run\n"
+)
+
+// started records the start in the session's transcript: at the spawn, or
+// at the release of a held child.
+func (p *process) started() {
+	if p.w == nil {
+		return
+	}
+	prof := &p.e.opts.Profile
+	p.w.append(p.clk.Now(), p.req.LaunchID,
+		recap.Event{Kind: recap.Lifecycle, Text: fmt.Sprintf("%s launch %s started (%s, %s turn)", prof.Name, p.req.LaunchID, modeText(p.req), p.req.Turn)},
+		recap.Event{Speaker: recap.User, Kind: recap.Message, Text: p.req.Prompt})
+}
+
+// admit is the second phase of a held start: it asks req.Admit and then
+// releases the child to run the agent, or, when admission fails, kills the
+// held child and waits until every process of the launch is gone. The
+// error is Admit's (or ctx's); the agent never ran then.
+func (p *process) admit(ctx context.Context) error {
+	err := ctx.Err()
+	if err == nil {
+		err = p.req.Admit(ctx)
+	}
+	if err != nil {
+		p.mu.Lock()
+		p.refused, p.stopRequested = true, true
+		if !p.reaped {
+			_ = signalGroup(p.pid, syscall.SIGKILL)
+		}
+		p.mu.Unlock()
+		p.gate.Close()
+		<-p.done
+		return err
+	}
+	// Recorded before the release, so that the start precedes anything
+	// the agent does in the transcript. A child that is gone already (a
+	// reaper on the machine took it) ends the launch like any exit: Ready
+	// and Exit say so.
+	p.started()
+	_, _ = io.WriteString(p.gate, releaseWord)
+	p.gate.Close()
+	return nil
 }
 
 func modeText(req engine.StartRequest) string {
@@ -328,9 +398,10 @@ func (p *process) run() {
 		p.resolveLocked("", p.readyFailure(engine.ErrExitedBeforeReady, detail))
 	}
 	p.exit = exit
+	refused := p.refused
 	p.mu.Unlock()
 
-	if p.w != nil {
+	if p.w != nil && !refused {
 		p.w.append(now, p.req.LaunchID, recap.Event{Kind: recap.Lifecycle, Text: exitText(p.req.LaunchID, exit)})
 	}
 	p.l.cleanup()

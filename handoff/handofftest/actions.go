@@ -48,6 +48,7 @@ func (h *harness) actions() map[string]func(*rapid.T) {
 	if len(h.nodes) > 1 {
 		acts["freeze"] = h.actFreeze
 		acts["thaw"] = h.actThaw
+		acts["lateCallback"] = h.actLateCallback
 	}
 	return acts
 }
@@ -418,6 +419,12 @@ func (h *harness) actDecide(t *rapid.T) {
 		})
 		return
 	}
+	h.decideOn(t, m, n, action)
+}
+
+// decideOn sends a retry or skip of failed or interrupted m to node n and
+// predicts the new attempt.
+func (h *harness) decideOn(t *rapid.T, m *model, n *node, action handoff.Action) {
 	confirmed := h.begin(t, m.ws)
 	if _, err := n.co.Decide(h.ctx, m.ws, m.id, action); err != nil {
 		h.fatalf("decide %s on %s (node %s): %v", action, m.state, n.id, err)

@@ -140,8 +140,11 @@
 // The run's size follows rapid's flags: -rapid.checks (sequences, 100 by
 // default) and -rapid.steps (steps per sequence). This package's own tests
 // also read BATON_RAPID_CHECKS when -rapid.checks is left alone, for long
-// runs: BATON_RAPID_CHECKS=100000 go test ./handoff/handofftest/. A failure is shrunk to a minimal sequence and
-// saved under testdata/rapid/ to replay on every later run.
+// runs: BATON_RAPID_CHECKS=100000 go test ./handoff/handofftest/. A
+// failure is shrunk to a minimal sequence and saved under testdata/rapid/;
+// -rapid.failfile replays it. A failure the scheduler made may not replay,
+// so its message ends with the last lines every node logged, interleaved
+// with the steps taken.
 //
 // # Caveats
 //
@@ -157,18 +160,14 @@
 // life); Reconcile goes only to a node that runs no process of the
 // transfers it holds.
 //
-// Some failures of the unplanted multi-node harness are still open and
-// timing-dependent (rapid cannot always replay them; sequences are kept
-// under testdata/findings): a reservation found released while its
-// transfer is pending after a frozen node's lease lapsed (invariant 8), a
-// reservation's epoch one ahead of the takes the model counts, or a step
-// that should change nothing racing with a late write. (A Stop sent to a
-// node that does not drive a failed transfer, once never carried out, is
-// now followed at once by the node that holds it.) So baton's own tests
-// run the multi-node harness only on request (BATON_MULTINODE=1) and the
-// store backends' runs use Nodes: 1; a backend that wants the multi-node
-// run sets Nodes to 2 and expects these rare failures. The single-node run
-// too still fails about once in a few thousand sequences on timing (a
-// transfer completing where the model expected its target held), so CI
-// runs 300.
+// The multi-node run found, and baton now fixes, a stop requested between
+// a node's take of a reservation and its subscription to the workspace
+// (never carried out on a clock that stands still), a reaped launch whose
+// session row stayed running (and so stayed the current session after a
+// transfer completed), and a readiness timeout armed only once the launch
+// returned; each fix has a regression test in baton's own packages. It
+// also found faults of its own (the model's taker after an adoption, a
+// cut-short Shutdown's late writes, a lease renewal the harness moved the
+// clock past), fixed here. baton's own tests run it on memstore and
+// badgerstore with two nodes.
 package handofftest

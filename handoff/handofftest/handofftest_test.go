@@ -20,14 +20,9 @@ func checksFromEnv(t *testing.T) {
 	}
 }
 
-// TestMemstore runs two coordinators on one store. Some sequences still
-// fail (a rare invariant-8 failure after a frozen node's lease lapses; see
-// the package doc's caveats), so the default run leaves it out:
-// BATON_MULTINODE=1 runs it.
+// TestMemstore runs two coordinators on one store: frozen, crashed, shut
+// down and restarted nodes, requests sent to any node.
 func TestMemstore(t *testing.T) {
-	if os.Getenv("BATON_MULTINODE") == "" {
-		t.Skip("the multi-node harness still has open failures: set BATON_MULTINODE=1 to run it")
-	}
 	checksFromEnv(t)
 	handofftest.Run(t, handofftest.Config{})
 }

@@ -127,9 +127,13 @@ func (h *harness) actFreeze(t *rapid.T) {
 // cannot tell where its own transfers come to rest, so it checks they rest
 // somewhere legal and adopts it.
 func (h *harness) actThaw(t *rapid.T) {
-	n := h.drawNode(t, "frozen", nodeFrozen)
+	h.thaw(h.drawNode(t, "frozen", nodeFrozen), nil)
+}
+
+// thaw resumes frozen node n; the model is sure only of exact.
+func (h *harness) thaw(n *node, exact *model) {
 	for _, id := range h.order {
-		if m := h.hs[id]; m.pending() && h.reservation(m.ws).LeaseHolder == n.id {
+		if m := h.hs[id]; m != exact && m.pending() && h.reservation(m.ws).LeaseHolder == n.id {
 			m.uncertain = true
 		}
 	}

@@ -25,6 +25,9 @@ type workspaceV1 struct {
 	Config            baton.EngineConfig `json:"config,omitzero"`
 	CurrentSession    baton.SessionID    `json:"currentSession,omitempty"`
 	ActivationCounter int64              `json:"activationCounter,omitempty"`
+	Running           []baton.SessionID  `json:"running,omitempty"`
+	RankHead          baton.SessionID    `json:"rankHead,omitempty"`
+	Ranked            bool               `json:"ranked,omitempty"`
 	Archived          bool               `json:"archived,omitempty"`
 	CreatedAt         time.Time          `json:"createdAt,omitzero"`
 	UpdatedAt         time.Time          `json:"updatedAt,omitzero"`
@@ -32,12 +35,13 @@ type workspaceV1 struct {
 
 func toWorkspace(w store.Workspace) workspaceV1 {
 	return workspaceV1{w.ID, w.Name, w.Mission, w.Root, w.Config, w.CurrentSession,
-		w.ActivationCounter, w.Archived, utc(w.CreatedAt), utc(w.UpdatedAt)}
+		w.ActivationCounter, w.Running, w.RankHead, w.Ranked, w.Archived, utc(w.CreatedAt), utc(w.UpdatedAt)}
 }
 
 func (w workspaceV1) record() store.Workspace {
 	return store.Workspace{ID: w.ID, Name: w.Name, Mission: w.Mission, Root: w.Root, Config: w.Config,
-		CurrentSession: w.CurrentSession, ActivationCounter: w.ActivationCounter, Archived: w.Archived,
+		CurrentSession: w.CurrentSession, ActivationCounter: w.ActivationCounter, Running: w.Running,
+		RankHead: w.RankHead, Ranked: w.Ranked, Archived: w.Archived,
 		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
 }
 
@@ -53,17 +57,19 @@ type sessionV1 struct {
 	EndReason       string              `json:"endReason,omitempty"`
 	CreatedAt       time.Time           `json:"createdAt,omitzero"`
 	Seq             int64               `json:"seq"`
+	RankAbove       baton.SessionID     `json:"rankAbove,omitempty"`
+	RankBelow       baton.SessionID     `json:"rankBelow,omitempty"`
 }
 
 func toSession(s store.Session) sessionV1 {
 	return sessionV1{s.ID, s.Workspace, s.Config, s.NativeID, s.Status, s.ActivationOrder,
-		utc(s.StartedAt), utc(s.EndedAt), s.EndReason, utc(s.CreatedAt), s.Seq}
+		utc(s.StartedAt), utc(s.EndedAt), s.EndReason, utc(s.CreatedAt), s.Seq, s.RankAbove, s.RankBelow}
 }
 
 func (s sessionV1) record() store.Session {
 	return store.Session{ID: s.ID, Workspace: s.Workspace, Config: s.Config, NativeID: s.NativeID,
 		Status: s.Status, ActivationOrder: s.ActivationOrder, StartedAt: s.StartedAt, EndedAt: s.EndedAt,
-		EndReason: s.EndReason, CreatedAt: s.CreatedAt, Seq: s.Seq}
+		EndReason: s.EndReason, CreatedAt: s.CreatedAt, Seq: s.Seq, RankAbove: s.RankAbove, RankBelow: s.RankBelow}
 }
 
 type attemptV1 struct {
@@ -219,6 +225,7 @@ type launchV1 struct {
 	Engine    string            `json:"engine,omitempty"`
 	Epoch     int64             `json:"epoch,omitempty"`
 	State     store.LaunchState `json:"state,omitempty"`
+	Admitted  bool              `json:"admitted,omitempty"`
 	EndReason string            `json:"endReason,omitempty"`
 	CreatedAt time.Time         `json:"createdAt,omitzero"`
 	UpdatedAt time.Time         `json:"updatedAt,omitzero"`
@@ -228,13 +235,13 @@ type launchV1 struct {
 
 func toLaunch(l store.Launch, seq uint64) launchV1 {
 	return launchV1{l.ID, l.Workspace, l.Session, l.Handoff, l.Attempt, l.Holder, l.Host, l.Engine, l.Epoch,
-		l.State, l.EndReason, utc(l.CreatedAt), utc(l.UpdatedAt), seq}
+		l.State, l.Admitted, l.EndReason, utc(l.CreatedAt), utc(l.UpdatedAt), seq}
 }
 
 func (l launchV1) record() store.Launch {
 	return store.Launch{ID: l.ID, Workspace: l.Workspace, Session: l.Session, Handoff: l.Handoff,
 		Attempt: l.Attempt, Holder: l.Holder, Host: l.Host, Engine: l.Engine, Epoch: l.Epoch, State: l.State,
-		EndReason: l.EndReason, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
+		Admitted: l.Admitted, EndReason: l.EndReason, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
 }
 
 type instructionV1 struct {

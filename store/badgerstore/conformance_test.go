@@ -50,12 +50,12 @@ func TestConformance(t *testing.T) {
 }
 
 // TestTransfers runs the handoff property harness (rapid's default 100
-// sequences) over a fresh directory per sequence, with fsync on: it costs
-// about 10% over DurabilityNoSync here, so the harness checks the mode
-// baton ships with.
+// sequences, two coordinators on one store) over a fresh directory per
+// sequence, with fsync on: it costs about 10% over DurabilityNoSync here,
+// so the harness checks the mode baton ships with.
 func TestTransfers(t *testing.T) {
 	base := t.TempDir()
-	handofftest.Run(t, handofftest.Config{Nodes: 1, NewStore: func() (store.Store, func(), error) {
+	handofftest.Run(t, handofftest.Config{NewStore: func() (store.Store, func(), error) {
 		dir, err := os.MkdirTemp(base, "seq-")
 		if err != nil {
 			return nil, nil, err

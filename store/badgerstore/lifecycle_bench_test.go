@@ -27,7 +27,8 @@ import (
 //     5 with one, and handoffs/s (conc=16 against conc=1);
 //   - a lifecycle at conc=1 <= 1.3x its commits x a raw commit
 //     (interleaved: BenchmarkBadgerLifecycleVsRaw);
-//   - BenchmarkBadgerActivate/sessions=10000 <= 2x sessions=10;
+//   - BenchmarkBadgerActivate/sessions=10000 <= 2x sessions=10, and the
+//     same for BenchmarkBadgerSessionEnd and BenchmarkBadgerRollback;
 //   - BenchmarkBadgerReconcile/history=100000 <= 1.2x history=1000.
 
 // countedStore counts the Updates that commit, keeping the store's
@@ -330,6 +331,55 @@ func BenchmarkBadgerLifecycleVsRaw(b *testing.B) {
 	}
 }
 
+// historyWorkspace opens a badger store (sync on) with workspace ws-bench
+// holding n ended sessions activated in turn (orders 1..n), written
+// without a ranking as an earlier release left them, and ranks them with
+// a Service's Reconcile. It returns the store, the session ids and the
+// Service.
+func historyWorkspace(b *testing.B, n int) (*badgerstore.Store, []baton.SessionID, *session.Service) {
+	b.Helper()
+	st := open(b, b.TempDir(), badgerstore.Options{})
+	ctx := context.Background()
+	ids := make([]baton.SessionID, n)
+	err := st.Update(ctx, func(tx store.Tx) error {
+		return tx.InsertWorkspace(store.Workspace{ID: benchWS, Config: benchSource, CreatedAt: benchNow})
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for lo := 0; lo < n; lo += 500 {
+		err := st.Update(ctx, func(tx store.Tx) error {
+			for i := lo; i < min(lo+500, n); i++ {
+				ids[i] = baton.SessionID(fmt.Sprintf("ses-%06d", i))
+				if _, err := tx.InsertSession(store.Session{ID: ids[i], Workspace: benchWS, Config: benchSource, Status: store.SessionEnded,
+					NativeID: "native", ActivationOrder: int64(i + 1), StartedAt: benchNow, EndedAt: benchNow, CreatedAt: benchNow}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	eng := enginetest.New(enginetest.Options{})
+	b.Cleanup(eng.Close)
+	svc, err := session.New(st, eng)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = svc.Close(context.Background()) })
+	// Reconcile reads every session to link them; it is not measured.
+	if _, err := svc.Reconcile(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return st, ids, svc
+}
+
+const benchWS = baton.WorkspaceID("ws-bench")
+
+var benchNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
 // BenchmarkBadgerActivate is one session activation on badger (sync on):
 // an Update that gives a session of the workspace the next activation
 // order and refreshes the workspace's current session, in a workspace of
@@ -337,36 +387,8 @@ func BenchmarkBadgerLifecycleVsRaw(b *testing.B) {
 func BenchmarkBadgerActivate(b *testing.B) {
 	for _, n := range []int{10, 10_000} {
 		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
-			st := open(b, b.TempDir(), badgerstore.Options{})
+			st, ids, _ := historyWorkspace(b, n)
 			ctx := context.Background()
-			now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-			const ws = baton.WorkspaceID("ws-bench")
-			ids := make([]baton.SessionID, n)
-			err := st.Update(ctx, func(tx store.Tx) error {
-				return tx.InsertWorkspace(store.Workspace{ID: ws, Config: benchSource, CreatedAt: now})
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			for lo := 0; lo < n; lo += 500 {
-				err := st.Update(ctx, func(tx store.Tx) error {
-					for i := lo; i < min(lo+500, n); i++ {
-						ids[i] = baton.SessionID(fmt.Sprintf("ses-%06d", i))
-						if _, err := tx.InsertSession(store.Session{ID: ids[i], Workspace: ws, Config: benchSource, Status: store.SessionEnded,
-							NativeID: "native", ActivationOrder: int64(i + 1), StartedAt: now, EndedAt: now, CreatedAt: now}); err != nil {
-							return err
-						}
-					}
-					return nil
-				})
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-			err = st.Update(ctx, func(tx store.Tx) error { return session.Refresh(tx, ws, now) })
-			if err != nil {
-				b.Fatal(err)
-			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			i := 0
@@ -376,7 +398,7 @@ func BenchmarkBadgerActivate(b *testing.B) {
 				id := ids[i%2]
 				i++
 				err := st.Update(ctx, func(tx store.Tx) error {
-					_, err := session.Activate(tx, id, now)
+					_, err := session.Activate(tx, id, benchNow)
 					return err
 				})
 				if err != nil {
@@ -384,6 +406,86 @@ func BenchmarkBadgerActivate(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "activations/s")
+		})
+	}
+}
+
+// runningAgain marks session id running and activates it (a resume), in a
+// commit of its own: the set-up of one end or rollback, not measured.
+func runningAgain(b *testing.B, st store.Store, id baton.SessionID) {
+	b.Helper()
+	b.StopTimer()
+	defer b.StartTimer()
+	err := st.Update(context.Background(), func(tx store.Tx) error {
+		s, err := tx.GetSession(id)
+		if err != nil {
+			return err
+		}
+		s.Status, s.StartedAt, s.EndedAt, s.EndReason = store.SessionRunning, benchNow, time.Time{}, ""
+		if err := tx.PutSession(s); err != nil {
+			return err
+		}
+		_, err = session.Activate(tx, id, benchNow)
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkBadgerSessionEnd is one session end on badger (sync on): the
+// current session, running, ends (Service.RecordEnd, the path of every
+// process exit), which closes its row and finds the workspace's next
+// current session, in a workspace of 10 or 10,000 sessions. Each op's
+// resume of the session is set up with the timer stopped.
+func BenchmarkBadgerSessionEnd(b *testing.B) {
+	for _, n := range []int{10, 10_000} {
+		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
+			st, ids, svc := historyWorkspace(b, n)
+			b.ReportAllocs()
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				id := ids[i%2]
+				i++
+				runningAgain(b, st, id)
+				svc.RecordEnd(id, "", engine.ExitStatus{Stopped: true})
+			}
+			b.StopTimer()
+			var s store.Session
+			if err := st.View(context.Background(), func(tx store.Tx) (err error) { s, err = tx.GetSession(ids[(i-1)%2]); return err }); err != nil {
+				b.Fatal(err)
+			}
+			if s.Status != store.SessionEnded {
+				b.Fatalf("after RecordEnd session %s is %s, want ended", s.ID, s.Status)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ends/s")
+		})
+	}
+}
+
+// BenchmarkBadgerRollback is one session.Rollback on badger (sync on) of
+// the workspace's current session, the head of its ranking (the case
+// that must find the next one), in a workspace of 10 or 10,000 sessions.
+// Each op's activation of the session is set up with the timer stopped.
+func BenchmarkBadgerRollback(b *testing.B) {
+	for _, n := range []int{10, 10_000} {
+		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
+			st, ids, _ := historyWorkspace(b, n)
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				id := ids[i%2]
+				i++
+				runningAgain(b, st, id)
+				err := st.Update(ctx, func(tx store.Tx) error { return session.Rollback(tx, id, "transfer rolled back", benchNow) })
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rollbacks/s")
 		})
 	}
 }

@@ -8,9 +8,17 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
+// inWorkspace copies w for storing: its own Running, normalized times.
 func inWorkspace(w store.Workspace) store.Workspace {
+	w.Running = slices.Clone(w.Running)
 	w.CreatedAt = normTime(w.CreatedAt)
 	w.UpdatedAt = normTime(w.UpdatedAt)
+	return w
+}
+
+// outWorkspace copies a stored w for a caller, who may change Running.
+func outWorkspace(w store.Workspace) store.Workspace {
+	w.Running = slices.Clone(w.Running)
 	return w
 }
 
@@ -36,7 +44,7 @@ func (t *tx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
 	if !ok {
 		return store.Workspace{}, notFound("workspace", id)
 	}
-	return w, nil
+	return outWorkspace(w), nil
 }
 
 // InsertWorkspace adds w; store.ErrDuplicate if its id exists,
@@ -76,7 +84,7 @@ func (t *tx) ListWorkspaces() ([]store.Workspace, error) {
 	}
 	out := make([]store.Workspace, 0, len(t.st.workspaces))
 	for _, w := range t.st.workspaces {
-		out = append(out, w)
+		out = append(out, outWorkspace(w))
 	}
 	slices.SortFunc(out, func(a, b store.Workspace) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil

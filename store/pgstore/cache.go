@@ -49,6 +49,7 @@ func learn[K comparable, R any](m *map[K]cached[R], k K, r R, ok bool) {
 }
 
 func (t *tx) seeWorkspace(w store.Workspace) {
+	w.Running = slices.Clone(w.Running)
 	remember(&t.cache.workspaces, w.ID, w, true)
 }
 

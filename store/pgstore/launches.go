@@ -8,17 +8,17 @@ import (
 )
 
 var launches = newTable(kindLaunch, "launches",
-	[]string{"id", "workspace", "session", "handoff", "attempt", "holder", "host", "engine", "epoch", "state", "end_reason",
-		"created_at", "updated_at"},
+	[]string{"id", "workspace", "session", "handoff", "attempt", "holder", "host", "engine", "epoch", "state", "admitted",
+		"end_reason", "created_at", "updated_at"},
 	func(row pgx.Row) (store.Launch, error) {
 		var l store.Launch
 		err := row.Scan(&l.ID, &l.Workspace, &l.Session, &l.Handoff, &l.Attempt, &l.Holder, &l.Host, &l.Engine, &l.Epoch,
-			&l.State, &l.EndReason, &l.CreatedAt, &l.UpdatedAt)
+			&l.State, &l.Admitted, &l.EndReason, &l.CreatedAt, &l.UpdatedAt)
 		return l, err
 	},
 	func(l store.Launch) []any {
 		return []any{string(l.ID), string(l.Workspace), string(l.Session), string(l.Handoff), l.Attempt, l.Holder,
-			l.Host, l.Engine, l.Epoch, string(l.State), l.EndReason, l.CreatedAt, l.UpdatedAt}
+			l.Host, l.Engine, l.Epoch, string(l.State), l.Admitted, l.EndReason, l.CreatedAt, l.UpdatedAt}
 	})
 
 // GetLaunch returns the launch id; store.ErrNotFound if absent.

@@ -3,12 +3,17 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"os"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/session"
+	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/pgstore"
 )
 
@@ -52,13 +57,14 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 			t.Errorf("Open %d: %v", i, err)
 		}
 	}
-	if got := schemaVersions(t, schema); len(got) != 1 || got[0] != 1 {
-		t.Errorf("schema_migrations = %v, want [1]", got)
+	want := []int{1, 2, 3}
+	if got := schemaVersions(t, schema); !slices.Equal(got, want) {
+		t.Errorf("schema_migrations = %v, want %v", got, want)
 	}
 	// Opening again changes nothing.
 	open(t, schema, pgstore.Options{})
-	if got := schemaVersions(t, schema); len(got) != 1 {
-		t.Errorf("schema_migrations after a reopen = %v, want [1]", got)
+	if got := schemaVersions(t, schema); !slices.Equal(got, want) {
+		t.Errorf("schema_migrations after a reopen = %v, want %v", got, want)
 	}
 }
 
@@ -107,5 +113,71 @@ func TestOpenRefusesInvalidOptions(t *testing.T) {
 				t.Errorf("err = %v, want baton.ErrInvalid", err)
 			}
 		})
+	}
+}
+
+// TestVersion1DataKeepsWorking: a schema written at version 1, before
+// workspaces kept their session ranking, migrates with its rows; its
+// workspaces read as unranked, and package session keeps their current
+// session by the same rule, ranking them on its first write there.
+func TestVersion1DataKeepsWorking(t *testing.T) {
+	schema := freshSchema(t)
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, serverURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	v1, err := os.ReadFile("migrations/0001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ident := pgx.Identifier{schema}.Sanitize()
+	// No arguments: several statements through the simple protocol.
+	_, err = conn.Exec(ctx, "CREATE SCHEMA "+ident+"; SET search_path TO "+ident+";\n"+string(v1)+`;
+		CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
+		INSERT INTO schema_migrations (version, name) VALUES (1, '0001_init.sql');
+		INSERT INTO workspaces (id, name, mission, root, config, current_session, activation_counter, archived, created_at, updated_at)
+			VALUES ('ws-old', '', '', '', '{}', 's-2', 2, false, '2026-01-01 09:00Z', '2026-01-01 12:00Z');
+		INSERT INTO sessions (id, workspace, config, native_id, status, activation_order, started_at, ended_at, end_reason, created_at) VALUES
+			('s-legacy-a', 'ws-old', '{}', 'na', 'ended', 0, '2026-01-01 09:00Z', '2026-01-01 09:30Z', '', '2026-01-01 09:00Z'),
+			('s-legacy-b', 'ws-old', '{}', 'nb', 'ended', 0, '2026-01-01 09:10Z', '2026-01-01 09:20Z', '', '2026-01-01 09:10Z'),
+			('s-1', 'ws-old', '{}', 'n1', 'ended', 1, '2026-01-01 10:00Z', '2026-01-01 11:00Z', '', '2026-01-01 10:00Z'),
+			('s-2', 'ws-old', '{}', 'n2', 'running', 2, '2026-01-01 11:00Z', '0001-01-01 00:00Z', '', '2026-01-01 11:00Z');`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := open(t, schema, pgstore.Options{})
+	if got := schemaVersions(t, schema); !slices.Equal(got, []int{1, 2, 3}) {
+		t.Fatalf("schema_migrations = %v, want [1 2 3]", got)
+	}
+	current := func() store.Workspace {
+		t.Helper()
+		var w store.Workspace
+		if err := st.View(ctx, func(tx store.Tx) (err error) { w, err = tx.GetWorkspace("ws-old"); return err }); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	if w := current(); w.Ranked || w.CurrentSession != "s-2" || w.Running != nil || w.RankHead != "" {
+		t.Fatalf("migrated workspace = %+v, want unranked with current s-2", w)
+	}
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, step := range []struct {
+		rollback baton.SessionID
+		want     baton.SessionID
+	}{
+		{"s-2", "s-1"},        // ranks the workspace: three rows, linked inline
+		{"s-1", "s-legacy-a"}, // the legacy fallback: ended 09:30, the latest
+		{"s-legacy-a", "s-legacy-b"},
+		{"s-legacy-b", ""},
+	} {
+		err := st.Update(ctx, func(tx store.Tx) error { return session.Rollback(tx, step.rollback, "rolled back", now) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := current(); !w.Ranked || w.CurrentSession != step.want {
+			t.Fatalf("after rolling back %s: ranked %v, current %q; want ranked, %q", step.rollback, w.Ranked, w.CurrentSession, step.want)
+		}
 	}
 }

@@ -10,16 +10,17 @@ import (
 // sessions: seq is an identity column the server sets on insert, so it
 // is read (the read-only column) but never written.
 var sessions = newTable(kindSession, "sessions",
-	[]string{"id", "workspace", "config", "native_id", "status", "activation_order", "started_at", "ended_at", "end_reason", "created_at"},
+	[]string{"id", "workspace", "config", "native_id", "status", "activation_order", "started_at", "ended_at", "end_reason", "created_at",
+		"rank_above", "rank_below"},
 	func(row pgx.Row) (store.Session, error) {
 		var s store.Session
 		err := row.Scan(&s.ID, &s.Workspace, &s.Config, &s.NativeID, &s.Status, &s.ActivationOrder,
-			&s.StartedAt, &s.EndedAt, &s.EndReason, &s.CreatedAt, &s.Seq)
+			&s.StartedAt, &s.EndedAt, &s.EndReason, &s.CreatedAt, &s.RankAbove, &s.RankBelow, &s.Seq)
 		return s, err
 	},
 	func(s store.Session) []any {
 		return []any{string(s.ID), string(s.Workspace), s.Config, s.NativeID, string(s.Status), s.ActivationOrder,
-			s.StartedAt, s.EndedAt, s.EndReason, s.CreatedAt}
+			s.StartedAt, s.EndedAt, s.EndReason, s.CreatedAt, string(s.RankAbove), string(s.RankBelow)}
 	},
 	"seq")
 

@@ -50,7 +50,7 @@ func TestTransfers(t *testing.T) {
 		truncate += ", " + pgx.Identifier{schema, table}.Sanitize()
 	}
 	truncate += " RESTART IDENTITY"
-	handofftest.Run(t, handofftest.Config{Nodes: 1, NewStore: func() (store.Store, func(), error) {
+	handofftest.Run(t, handofftest.Config{NewStore: func() (store.Store, func(), error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if _, err := conn.Exec(ctx, truncate); err != nil {

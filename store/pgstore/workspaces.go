@@ -1,6 +1,8 @@
 package pgstore
 
 import (
+	"slices"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/batonhq/baton"
@@ -8,16 +10,25 @@ import (
 )
 
 var workspaces = newTable(kindWorkspace, "workspaces",
-	[]string{"id", "name", "mission", "root", "config", "current_session", "activation_counter", "archived", "created_at", "updated_at"},
+	[]string{"id", "name", "mission", "root", "config", "current_session", "activation_counter",
+		"running", "rank_head", "ranked", "archived", "created_at", "updated_at"},
 	func(row pgx.Row) (store.Workspace, error) {
 		var w store.Workspace
+		var running []string
 		err := row.Scan(&w.ID, &w.Name, &w.Mission, &w.Root, &w.Config, &w.CurrentSession,
-			&w.ActivationCounter, &w.Archived, &w.CreatedAt, &w.UpdatedAt)
+			&w.ActivationCounter, &running, &w.RankHead, &w.Ranked, &w.Archived, &w.CreatedAt, &w.UpdatedAt)
+		for _, id := range running {
+			w.Running = append(w.Running, baton.SessionID(id))
+		}
 		return w, err
 	},
 	func(w store.Workspace) []any {
+		running := make([]string, 0, len(w.Running))
+		for _, id := range w.Running {
+			running = append(running, string(id))
+		}
 		return []any{string(w.ID), w.Name, w.Mission, w.Root, w.Config, string(w.CurrentSession),
-			w.ActivationCounter, w.Archived, w.CreatedAt, w.UpdatedAt}
+			w.ActivationCounter, running, string(w.RankHead), w.Ranked, w.Archived, w.CreatedAt, w.UpdatedAt}
 	})
 
 // GetWorkspace returns the workspace id; store.ErrNotFound if absent.
@@ -52,7 +63,9 @@ func (t *tx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
 	if !c.ok {
 		return store.Workspace{}, notFound(kindWorkspace, id)
 	}
-	return c.r, nil
+	w := c.r
+	w.Running = slices.Clone(w.Running) // the caller's own
+	return w, nil
 }
 
 // InsertWorkspace adds w; store.ErrDuplicate if its id exists,

@@ -13,6 +13,58 @@ var valueTests = []testCase{
 	{"ZeroTimesRoundTrip", testZeroTimesRoundTrip},
 	{"ReservationRoundTrip", testReservationRoundTrip},
 	{"RecordsAreValues", testRecordsAreValues},
+	{"WorkspaceIsAValue", testWorkspaceIsAValue},
+}
+
+// testWorkspaceIsAValue: a workspace's Running slice is the caller's own,
+// as given to PutWorkspace and as read, inside the Update and after it.
+func testWorkspaceIsAValue(t *testing.T, s store.Store) {
+	want := fullWorkspace()
+	in := fullWorkspace()
+	scribble := func(w *store.Workspace) {
+		w.Name = "scribbled"
+		if len(w.Running) > 0 {
+			w.Running[0] = "scribbled"
+		}
+		w.Running = append(w.Running, "appended")
+	}
+	Update(t, s, func(tx store.Tx) error {
+		if err := tx.InsertWorkspace(in); err != nil {
+			return err
+		}
+		scribble(&in)
+		got, err := tx.GetWorkspace(want.ID)
+		if err != nil {
+			return err
+		}
+		scribble(&got)
+		got, err = tx.GetWorkspace(want.ID)
+		if err != nil {
+			return err
+		}
+		diff(t, "workspace in the inserting Update, after scribbling on the inserted and the read record", want, got)
+		put := fullWorkspace()
+		if err := tx.PutWorkspace(put); err != nil {
+			return err
+		}
+		scribble(&put)
+		got, err = tx.GetWorkspace(want.ID)
+		if err != nil {
+			return err
+		}
+		diff(t, "workspace after scribbling on the record given to PutWorkspace", want, got)
+		return nil
+	})
+	View(t, s, func(tx store.Tx) error {
+		got, err := tx.GetWorkspace(want.ID)
+		if err != nil {
+			return err
+		}
+		scribble(&got)
+		got, err = tx.GetWorkspace(want.ID)
+		diff(t, "stored workspace after scribbling on a read one", want, got)
+		return err
+	})
 }
 
 // fixedZone is a location other than UTC and Local; a backend may return
@@ -28,7 +80,8 @@ var fullConfig = baton.EngineConfig{Engine: "claude", Model: "opus", ReasoningEf
 func fullWorkspace() store.Workspace {
 	return store.Workspace{
 		ID: "ws-full", Name: "Full", Mission: "ship it", Root: "/srv/ws-full", Config: fullConfig,
-		CurrentSession: "s-full", ActivationCounter: 42, Archived: true, CreatedAt: zt(1), UpdatedAt: zt(2),
+		CurrentSession: "s-full", ActivationCounter: 42, Running: []baton.SessionID{"s-run-1", "s-run-2"},
+		RankHead: "s-head", Ranked: true, Archived: true, CreatedAt: zt(1), UpdatedAt: zt(2),
 	}
 }
 
@@ -36,6 +89,7 @@ func fullSession() store.Session {
 	return store.Session{
 		ID: "s-full", Workspace: "ws-full", Config: fullConfig, NativeID: "native-1", Status: store.SessionEnded,
 		ActivationOrder: -1, StartedAt: zt(3), EndedAt: zt(4), EndReason: "rolled back", CreatedAt: zt(5),
+		RankAbove: "s-above", RankBelow: "s-below",
 	}
 }
 
@@ -81,7 +135,7 @@ func fullContinuation() store.Continuation {
 func fullLaunch() store.Launch {
 	return store.Launch{
 		ID: "l-full", Workspace: "ws-full", Session: "s-full", Handoff: "h-full", Attempt: 3, Holder: "node-1/pid-7",
-		Host: "host-1", Engine: "claude", Epoch: 9, State: store.LaunchGone, EndReason: "reaped", CreatedAt: zt(18), UpdatedAt: zt(19),
+		Host: "host-1", Engine: "claude", Epoch: 9, State: store.LaunchGone, Admitted: true, EndReason: "reaped", CreatedAt: zt(18), UpdatedAt: zt(19),
 	}
 }
 

@@ -5,7 +5,11 @@
 // handoff.Coordinator is SIGKILLed at every point of a session transfer and
 // restarted on the same directory (Coordinator.Recover, then a retry of the
 // interrupted transfer), and the native path is driven through the exec
-// engine. It holds tests only.
+// engine. Two coordinators on one store show the fence of two-phase
+// starts: a node frozen between the commit that recorded its target's
+// launch and the spawn never runs that agent once another node took the
+// transfer over, and a reap that races an admission reaps again. It holds
+// tests only.
 //
 // # Basics
 //

@@ -61,9 +61,18 @@ func (s startOnly) Start(ctx context.Context, req engine.StartRequest) (engine.P
 // "refuse" makes it refuse its first turn.
 func newRecorder(t *testing.T, reconfigure bool) *recorder {
 	t.Helper()
-	e := clitest.NewEngine(t, exec.Options{
+	return &recorder{Engine: newAgentEngine(t, reconfigure, nil)}
+}
+
+// newAgentEngine is the exec engine running the stand-in agent, on a data
+// directory of its own; env (nil: the host's) is the children's
+// environment.
+func newAgentEngine(t *testing.T, reconfigure bool, env []string) *exec.Engine {
+	t.Helper()
+	return clitest.NewEngine(t, exec.Options{
 		DataDir:   t.TempDir(),
 		StopGrace: 50 * time.Millisecond,
+		Env:       env,
 		Profile: exec.Profile{
 			Name:        "agent",
 			Command:     bins["agent"],
@@ -80,7 +89,6 @@ func newRecorder(t *testing.T, reconfigure bool) *recorder {
 			},
 		},
 	})
-	return &recorder{Engine: e}
 }
 
 // world is a coordinator over a memstore with a running source session.
@@ -168,7 +176,7 @@ func TestNativeTransfer(t *testing.T) {
 				NativeID: w.src.NativeID, Turn: engine.Normal, Attempt: h.Attempt}}
 			opt := cmp.FilterPath(func(p cmp.Path) bool {
 				switch p.Last().String() {
-				case ".Prompt", ".Dir", ".Owner", ".LaunchID", ".Report":
+				case ".Prompt", ".Dir", ".Owner", ".LaunchID", ".Report", ".Admit":
 					return true
 				}
 				return false

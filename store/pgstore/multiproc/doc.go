@@ -11,6 +11,9 @@
 // reconcile) and answers one JSON line on stdout. Each node appends what it
 // launches and stops, and its coordinator's log, to a file of its own, so
 // a test can assert which process launched what, even after killing it.
+// The node's engine admits each launch (engine.StartRequest.Admit) before
+// the scripted process starts, as an in-process engine with two-phase
+// starts does, and logs a refused admission instead of a launch.
 // The tests need a server: they read BATON_PG_URL and skip without it,
 // except under CI=true, where a missing server fails them:
 //

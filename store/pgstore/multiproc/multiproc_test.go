@@ -390,6 +390,52 @@ func TestFencedHolder(t *testing.T) {
 	}
 }
 
+// TestFrozenAtSpawn: a node is frozen (SIGSTOP) after the commit that
+// fenced its target's launch in and recorded it, right before the process
+// starts. Its lease lapses; the other node reconciles the transfer (it
+// reaps the frozen node's launch, finding nothing, and takes the
+// reservation) and, on a retry, launches the target of a new attempt. When
+// the frozen node wakes, its admission is refused (stale epoch): its
+// process never starts, and it leaves the other node's attempt alone.
+func TestFrozenAtSpawn(t *testing.T) {
+	t.Parallel()
+	url, schema := database(t)
+	a, b := startNode(t, url, schema, "node-a"), startNode(t, url, schema, "node-b")
+	const ws = "frozen-at-spawn"
+	a.must(command{Op: "workspace", WS: ws})
+	h := a.must(command{Op: "create", WS: ws, Req: "r1", Model: modelSpawnGate})
+	a.waitLog(func(e logEvent) bool { return e.Ev == "spawning" && e.WS == ws }, "the spawn of attempt 1")
+	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	b.waitState(ws, h.Handoff, "interrupted")
+	r := b.must(command{Op: "decide", WS: ws, Handoff: h.Handoff, Action: "retry"})
+	if r.Attempt != 2 {
+		t.Fatalf("retry = %+v, want attempt 2", r)
+	}
+	b.waitLog(func(e logEvent) bool { return e.Ev == "spawning" && e.WS == ws && e.Attempt == 2 }, "the spawn of attempt 2")
+	b.must(command{Op: "release"})
+	b.waitLog(func(e logEvent) bool { return e.Ev == "launch" && e.WS == ws && e.Attempt == 2 }, "launch of attempt 2")
+
+	a.send(command{Op: "release"})
+	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if r := a.recv(); !r.OK {
+		t.Fatalf("release: %+v", r)
+	}
+	a.waitLog(func(e logEvent) bool { return e.Ev == "refused" && e.WS == ws && e.Attempt == 1 }, "the refused admission of attempt 1")
+	a.waitRaw(`"launch refused: another process took the reservation (stale epoch)"`, "the fenced launch")
+	if diff := cmp.Diff([2]int{0, 1}, [2]int{a.count("launch", ws), b.count("launch", ws)}); diff != "" {
+		_, raw := a.events()
+		t.Errorf("launches [A B] (-want +got):\n%s\nA's log:\n%s", diff, raw)
+	}
+	got := a.must(command{Op: "get", WS: ws, Handoff: h.Handoff})
+	if got.State != "starting" || got.Attempt != 2 {
+		t.Errorf("after the refusal: %+v, want attempt 2 starting (driven by B)", got)
+	}
+}
+
 // TestStopThroughOtherNode: a Stop sent to the node that does not drive
 // the transfer is carried out and confirmed by the node that does: it
 // stops its target; the other node starts and stops nothing.

@@ -38,6 +38,10 @@ const (
 	modelOK   = "ok"   // ready at once
 	modelHold = "hold" // readiness held until stopped
 	modelGate = "gate" // as hold, and the briefing waits for a "release" command
+	// modelSpawnGate: as hold, and the engine waits for a "release"
+	// command after the launch was fenced in and recorded, before the
+	// process starts.
+	modelSpawnGate = "spawn-gate"
 )
 
 // command is one line a node reads.
@@ -66,7 +70,7 @@ type reply struct {
 // logEvent is one line of a node's log file written by the node itself
 // (the coordinator's zap lines sit between them).
 type logEvent struct {
-	Ev      string `json:"ev"` // launch, stop, briefing, ready
+	Ev      string `json:"ev"` // launch, refused, spawning, stop, briefing, ready
 	Node    string `json:"node"`
 	WS      string `json:"ws,omitempty"`
 	Attempt int    `json:"attempt,omitempty"`
@@ -93,15 +97,36 @@ func (l *lockedFile) event(e logEvent) {
 }
 
 // loggingEngine records every launch and every stop in the node's log
-// before it happens.
+// before it happens. It supports two-phase starts the way an in-process
+// engine does: the scripted process starts only once StartRequest.Admit
+// admitted it (a refusal is logged as such, and nothing starts).
 type loggingEngine struct {
 	inner engine.Engine
 	log   *lockedFile
 	node  string
+	gate  <-chan struct{} // modelSpawnGate's
 }
 
 func (e *loggingEngine) Start(ctx context.Context, req engine.StartRequest) (engine.Process, error) {
-	e.log.event(logEvent{Ev: "launch", Node: e.node, WS: string(req.Workspace), Attempt: req.Attempt})
+	ev := logEvent{Node: e.node, WS: string(req.Workspace), Attempt: req.Attempt}
+	if req.Config.Model == modelSpawnGate {
+		ev.Ev = "spawning"
+		e.log.event(ev)
+		select {
+		case <-e.gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if req.Admit != nil {
+		if err := req.Admit(ctx); err != nil {
+			ev.Ev = "refused"
+			e.log.event(ev)
+			return nil, err
+		}
+	}
+	ev.Ev = "launch"
+	e.log.event(ev)
 	p, err := e.inner.Start(ctx, req)
 	if err != nil {
 		return nil, err
@@ -151,13 +176,13 @@ func runNode() int {
 	var gateOnce sync.Once
 	scripted := enginetest.New(enginetest.Options{ScriptFor: func(req engine.StartRequest) (enginetest.Script, bool) {
 		switch req.Config.Model {
-		case modelHold, modelGate:
+		case modelHold, modelGate, modelSpawnGate:
 			return enginetest.Script{Ready: enginetest.ReadyHold}, true
 		}
 		return enginetest.Script{}, true
 	}})
 	defer scripted.Close()
-	reg := engine.NewRegistry(map[string]engine.Engine{"test": &loggingEngine{inner: scripted, log: lf, node: id}})
+	reg := engine.NewRegistry(map[string]engine.Engine{"test": &loggingEngine{inner: scripted, log: lf, node: id, gate: gate}})
 	svc, err := session.New(st, reg, session.WithLogger(log.Named("session")))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "node:", err)

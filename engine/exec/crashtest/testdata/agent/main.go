@@ -3,7 +3,8 @@
 // session id, a readiness line), forks a grandchild, and then either runs
 // until it is killed (both it and the grandchild ignore SIGTERM, so a stop
 // takes the SIGKILL path) or, in a report-only turn, submits a report to
-// the host over HTTP and exits.
+// the host over HTTP and exits. With CRASHTEST_RAN set to a directory, it
+// first writes a file there named by its launch id.
 package main
 
 import (
@@ -15,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 )
 
@@ -43,6 +45,13 @@ func main() {
 	if *grandchild {
 		forever()
 		return
+	}
+	if dir := os.Getenv("CRASHTEST_RAN"); dir != "" {
+		// Say that the agent of this launch ran, before anything else.
+		if err := os.WriteFile(filepath.Join(dir, os.Getenv("BATON_LAUNCH_ID")), []byte(*model), 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
 	}
 	c := exec.Command(os.Args[0], "-grandchild")
 	if err := c.Start(); err != nil {
