@@ -17,9 +17,12 @@ import (
 // whose JSON decodes back to the same value enter that way (see
 // roundTrips).
 //
-// Records are the stored forms (handoffV1, ...), kept by value: their only
-// reference-typed field, handoffV1.History, is copied by record() and
-// never written through, so readers share nothing mutable.
+// Records are the stored forms (handoffV1, ...), kept by value: their
+// reference-typed fields (handoffV1.History, workspaceV1.Running) are
+// copied by the conversions both ways (toHandoff and record, ...) and
+// never written through, so readers and writers share nothing mutable
+// with the cache. TestStoredFormsShareNothing fails on a new
+// reference-typed field until it is listed there (and copied).
 type recordCache struct {
 	seed   maphash.Seed
 	budget int // bytes per shard
