@@ -3,6 +3,7 @@ package badgerstore
 import (
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/batonhq/baton"
@@ -35,12 +36,22 @@ type workspaceV1 struct {
 
 func toWorkspace(w store.Workspace) workspaceV1 {
 	return workspaceV1{w.ID, w.Name, w.Mission, w.Root, w.Config, w.CurrentSession,
-		w.ActivationCounter, w.Running, w.RankHead, w.Ranked, w.Archived, utc(w.CreatedAt), utc(w.UpdatedAt)}
+		w.ActivationCounter, cloneIDs(w.Running), w.RankHead, w.Ranked, w.Archived, utc(w.CreatedAt), utc(w.UpdatedAt)}
+}
+
+// cloneIDs copies ids (nil when empty, as JSON decodes an omitted list):
+// a stored form shares no slice with the record it was made from or is
+// turned into (see recordCache).
+func cloneIDs(ids []baton.SessionID) []baton.SessionID {
+	if len(ids) == 0 {
+		return nil
+	}
+	return slices.Clone(ids)
 }
 
 func (w workspaceV1) record() store.Workspace {
 	return store.Workspace{ID: w.ID, Name: w.Name, Mission: w.Mission, Root: w.Root, Config: w.Config,
-		CurrentSession: w.CurrentSession, ActivationCounter: w.ActivationCounter, Running: w.Running,
+		CurrentSession: w.CurrentSession, ActivationCounter: w.ActivationCounter, Running: cloneIDs(w.Running),
 		RankHead: w.RankHead, Ranked: w.Ranked, Archived: w.Archived,
 		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
 }

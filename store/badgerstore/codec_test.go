@@ -195,3 +195,39 @@ func TestGoldenRecords(t *testing.T) {
 		t.Errorf("encoding changed (-golden +now):\n%s", cmp.Diff(string(want), string(got)))
 	}
 }
+
+// TestEncodeChangeIsMarshal checks that a feed entry spliced from its
+// record's stored JSON is byte for byte what json.Marshal writes for it.
+func TestEncodeChangeIsMarshal(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 5, time.UTC)
+	h := toHandoff(store.Handoff{ID: "h-1", Workspace: "ws-<&>", RequestID: "r", State: store.StateStarting,
+		Report: "bad \xff and <b>", History: []store.AttemptRecord{{Attempt: 1, Outcome: store.StateFailed, EndedAt: now}},
+		CreatedAt: now}, 7)
+	s := toSession(store.Session{ID: "s-1", Workspace: "ws-a", Status: store.SessionRunning, CreatedAt: now, Seq: 3})
+	i := toInstruction(store.Instruction{ID: "i-1", Workspace: "ws-a", Text: "do \"this\"", CreatedAt: now}, 2)
+	for _, tt := range []struct {
+		name   string
+		c      changeV1
+		record any
+	}{
+		{"handoff", changeV1{Workspace: h.Workspace, Seq: 41, Kind: store.ChangeHandoff, Handoff: &h}, h},
+		{"session", changeV1{Workspace: s.Workspace, Seq: 1, Kind: store.ChangeSession, Session: &s}, s},
+		{"instruction", changeV1{Workspace: i.Workspace, Seq: 1 << 40, Kind: store.ChangeInstruction, Instruction: &i}, i},
+	} {
+		body, err := encode(tt.record)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := encodeChange(tt.c, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(tt.c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("%s: encodeChange differs from json.Marshal (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}

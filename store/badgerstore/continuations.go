@@ -53,7 +53,7 @@ func (t *tx) InsertContinuation(c store.Continuation) error {
 	}
 	return firstErrOf(
 		func() error { return t.takeSeq(tContsByWS, c.Workspace, seq) },
-		func() error { return t.set(k, b) },
+		func() error { return t.setRecord(k, b, v) },
 		func() error { return t.reindex(nil, continuationIndexes(v)) },
 	)
 }

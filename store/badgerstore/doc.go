@@ -31,7 +31,11 @@
 //
 // Records are JSON (spelled out in codec.go, times in UTC to the
 // nanosecond) under keys with a format-version prefix; every index is a set
-// of keys written in the same transaction as its record. What makes the
+// of keys written in the same transaction as its record. Decoding JSON is
+// most of the CPU a read costs, so the store keeps the records it last
+// read or committed, decoded, beside their JSON: a read whose stored bytes
+// are the very bytes kept (compared in full) takes a copy instead of
+// decoding, so the cache is never stale. What makes the
 // store serializable, and not only snapshot-isolated, is which keys a
 // transaction reads:
 //
@@ -79,8 +83,10 @@
 // waits for a sync round that started after that. Rounds run one at a
 // time, on the goroutine of a waiting Update (the store starts none); one
 // round covers every commit that returned before it started, in any
-// workspace. No lock is held around a transaction: unrelated workspaces
-// never wait for each other, only for a shared round.
+// workspace (a waiter about to start a round while other commits are
+// still inside badger yields once, so that they can join it). No lock is
+// held around a transaction: unrelated workspaces never wait for each
+// other, only for a shared round.
 //
 // A round must cover what SyncWrites would have synced, and DB.Sync does
 // not: it syncs only the active memtable's write-ahead log and the newest
@@ -93,27 +99,42 @@
 // newest file of each kind, so an older one is closed and that sync covers
 // every write it ever gets. A commit's log file is thus synced by the
 // round, or was closed and synced by an earlier round, or is gone, which
-// badger does only after the memtable is flushed to a synced table
-// recorded in its synced manifest. When a new log file appears, the round
-// also syncs the directory, which badger itself never does for them. On
-// Linux an fdatasync of a file writes
-// back the pages dirtied through a memory map of it, which is all badger's
-// own msync does. Open checks that the directory holds log files named as
-// this relies on, and falls back to SyncWrites otherwise;
+// badger does only after the memtable is flushed to a synced table recorded
+// in its synced manifest. When a new log file appears, the round also syncs
+// the directory, which badger itself never does for them. Listing the
+// directory and opening the files would cost about as much CPU as the fsync
+// itself, so the store watches the directory (inotify, for created entries)
+// and keeps the newest file of each kind open: a round lists only when a
+// log file was created since the last listing. The kernel queues that event
+// inside the system call that creates the file, so a file created before a
+// round started is reported to it; a lost event (queue overflow) counts as
+// a creation, and without inotify every round lists. On Linux an fdatasync
+// of a file writes back the pages dirtied through a memory map of it, which
+// is all badger's own msync does. Open checks that the directory holds log
+// files named as this relies on, and falls back to SyncWrites otherwise;
 // TestGroupCommitCoversEveryAck checks every acknowledgement of a
 // concurrent run with memtable and value-log rotations against the files
 // synced, and shows that rounds relying on the active log alone fail it.
 //
-// A commit is visible to other transactions before its round ends. So
-// that nothing acts on it before it is durable, a View or Update whose
-// snapshot may hold a commit not yet covered waits, before it returns,
-// for a round that started after its snapshot; one that sees only covered
-// commits (the usual case without concurrent writers) does not wait. The
+// A commit is visible to other transactions before its round ends. So that
+// nothing acts on it before it is durable, every key a commit writes is
+// dirty from just before badger commits it until its round ends, and a View
+// or Update that read a dirty key waits, before it returns, until the key
+// is clean. What a transaction returns depends only on the keys it read:
+// its Gets (of a record, a uniqueness key, a counter, a missing key alike),
+// and for each list it scanned the list's guard, which every change to the
+// list writes (an entry that left the list is read through nothing else); a
+// feed read reads the feed's counter. So a transaction that read no dirty
+// key read only what covered commits wrote, and transfers in other
+// workspaces, whose keys it never reads, never make it wait. An Update that
+// committed returns after its own round, which started after every commit
+// its snapshot showed was in badger's logs, and after the keys it read are
+// clean; TestGroupCommitViewWaitsForSync checks which reads wait. The
 // change feed's notifications go out after the round. Once a round fails,
-// its commits and every later transaction return ErrStorage: after a
-// failed fsync the kernel may have dropped pages, so nothing visible is
-// known to be durable; the store must be closed and opened again (badger
-// then replays its logs), as PostgreSQL restarts after a failed fsync.
+// its commits and every later transaction return ErrStorage: after a failed
+// fsync the kernel may have dropped pages, so nothing visible is known to
+// be durable; the store must be closed and opened again (badger then
+// replays its logs), as PostgreSQL restarts after a failed fsync.
 //
 // Besides the store sentinels, errors match ErrLocked, ErrFormat,
 // ErrStorage (badger failed, or a stored value does not decode) and
@@ -134,7 +155,9 @@
 //
 // Memory: badger's defaults allocate about 85 MiB on Open, mostly a 64 MiB
 // memtable. ProfileDefault keeps about 21 MiB and ProfileSmall, for tests
-// and small tools, about 1.5 MiB; TestHeapAfterOpen measures both. A
+// and small tools, about 1.5 MiB; TestHeapAfterOpen measures both. The
+// cache of decoded records grows to about 4 MiB of JSON (256 KiB with
+// ProfileSmall) and as much again of records. A
 // record larger than the profile's value threshold (1 MiB, or 64 KiB for
 // ProfileSmall) is kept in badger's value log, whose space this package
 // never reclaims; baton's records are a few KiB. The writes of one Update

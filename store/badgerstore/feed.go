@@ -14,27 +14,59 @@ import (
 // numbered and written by flush, just before the commit.
 type pendingChanges struct {
 	order []string
-	last  map[string]changeV1
+	last  map[string]pendingChange
 }
 
-// add notes c, the value of record id of kind c.Kind.
-func (p *pendingChanges) add(c changeV1, id string) {
+// pendingChange is a change and the JSON of its record, as stored under
+// the record's key.
+type pendingChange struct {
+	c    changeV1
+	body []byte
+}
+
+// add notes c, the value of record id of kind c.Kind, whose JSON is body.
+func (p *pendingChanges) add(c changeV1, id string, body []byte) {
 	k := string(c.Kind) + "\x00" + id
 	if p.last == nil {
-		p.last = map[string]changeV1{}
+		p.last = map[string]pendingChange{}
 	}
 	if _, ok := p.last[k]; !ok {
 		p.order = append(p.order, k)
 	}
-	p.last[k] = c
+	p.last[k] = pendingChange{c, body}
 }
 
-func (t *tx) recordHandoff(v handoffV1) {
-	t.changes.add(changeV1{Workspace: v.Workspace, Kind: store.ChangeHandoff, Handoff: &v}, string(v.ID))
+func (t *tx) recordHandoff(v handoffV1, body []byte) {
+	t.changes.add(changeV1{Workspace: v.Workspace, Kind: store.ChangeHandoff, Handoff: &v}, string(v.ID), body)
 }
 
-func (t *tx) recordSession(v sessionV1) {
-	t.changes.add(changeV1{Workspace: v.Workspace, Kind: store.ChangeSession, Session: &v}, string(v.ID))
+func (t *tx) recordSession(v sessionV1, body []byte) {
+	t.changes.add(changeV1{Workspace: v.Workspace, Kind: store.ChangeSession, Session: &v}, string(v.ID), body)
+}
+
+// encodeChange returns the JSON of c, whose record's JSON is body: what
+// json.Marshal(c) returns, without encoding the record a second time.
+func encodeChange(c changeV1, body []byte) ([]byte, error) {
+	field := ""
+	switch {
+	case c.Handoff != nil:
+		field = "handoff"
+	case c.Session != nil:
+		field = "session"
+	case c.Instruction != nil:
+		field = "instruction"
+	}
+	head, err := encode(changeV1{Workspace: c.Workspace, Seq: c.Seq, Kind: c.Kind})
+	if err != nil || field == "" {
+		return head, err
+	}
+	out := make([]byte, 0, len(head)+len(field)+len(body)+5)
+	out = append(out, head[:len(head)-1]...) // without the closing brace
+	out = append(out, `,"`...)
+	out = append(out, field...)
+	out = append(out, `":`...)
+	out = append(out, body...)
+	return append(out, '}'), nil
 }
 
 // flushChanges numbers the pending changes after the last Seq of their
@@ -49,7 +81,8 @@ func (t *tx) flushChanges() ([]baton.WorkspaceID, error) {
 	next := map[baton.WorkspaceID]uint64{}
 	var grown []baton.WorkspaceID
 	for _, k := range t.changes.order {
-		c := t.changes.last[k]
+		pc := t.changes.last[k]
+		c := pc.c
 		seq, ok := next[c.Workspace]
 		if !ok {
 			var err error
@@ -59,7 +92,7 @@ func (t *tx) flushChanges() ([]baton.WorkspaceID, error) {
 			grown = append(grown, c.Workspace)
 		}
 		c.Seq = int64(seq)
-		b, err := encode(c)
+		b, err := encodeChange(c, pc.body)
 		if err != nil {
 			return nil, err
 		}

@@ -2,8 +2,11 @@ package badgerstore
 
 import (
 	"errors"
+	"hash/maphash"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,11 +22,15 @@ import (
 // round that started after its commit returned. One round at a time runs,
 // on the goroutine of one of the waiters; every commit that returned
 // before a round started is covered by it, so concurrent Updates share
-// one round's fsyncs.
+// one round's fsyncs. A waiter about to start a round while other commits
+// are still inside badger yields its processor once first, so that they
+// can return in time to share it.
 //
 // A round makes durable everything written to badger's logs before it
-// started. It lists the directory, then fdatasyncs through descriptors of
-// its own:
+// started. It lists the directory (only when the directory watch reported
+// a log file created since the last listing: otherwise the files are the
+// ones listed then), then fdatasyncs through descriptors of its own (the
+// newest file of each kind stays open between rounds):
 //
 //   - the newest write-ahead log (*.mem: the active memtable's, or one
 //     newer if the memtable rotated meanwhile);
@@ -47,8 +54,8 @@ type groupSync struct {
 	threshold int
 
 	// unacked counts commits that have started and are not yet covered by
-	// a finished round (or failed). A transaction whose snapshot was taken
-	// while it was 0 sees only durable commits.
+	// a finished round (a commit whose round failed stays counted): while
+	// it is 0, no key is dirty.
 	unacked atomic.Int64
 
 	mu      sync.Mutex
@@ -62,10 +69,26 @@ type groupSync struct {
 	// or a later one returns err.
 	err         error
 	failedRound uint64
+	// dirty counts, per key (by its hash: two keys that share one only
+	// make a reader wait longer), the commits that wrote it and are not
+	// yet covered by a finished round: a transaction that read none of
+	// them read only durable values. A commit whose round failed stays
+	// counted.
+	dirty map[uint64]int
+	seed  maphash.Seed
 	// closedSynced are the closed log files already fsynced; known are
 	// the log files whose directory entry is synced (round only).
 	closedSynced map[string]struct{}
 	known        map[string]struct{}
+	// active is the newest log file of each kind (".mem", ".vlog") at the
+	// last listing, kept open for the rounds' fsyncs; listed says that a
+	// listing is current: watch has reported no log file created since
+	// (round only).
+	active map[string]*activeLog
+	listed bool
+	// watch reports log files created since the last listing; nil when
+	// inotify is unavailable or was lost: then every round lists.
+	watch *dirWatch
 
 	hooks *syncHooks // nil outside this package's tests
 	ids   atomic.Uint64
@@ -84,43 +107,105 @@ func (g *groupSync) failed() error {
 	return g.err
 }
 
-// snapshot is called right after a transaction took its snapshot. If
-// commits not yet covered by a round may be in it, it returns the first
-// round to start after the snapshot, which covers them; else 0.
-func (g *groupSync) snapshot() uint64 {
+// settle returns once no key in reads (the keys a transaction read) is
+// dirty: once every commit that wrote one of them, and began before this
+// call, is covered by a finished round. It returns the error of a failed
+// round if it had to wait and a round failed.
+func (g *groupSync) settle(reads []key) error {
 	if g.unacked.Load() == 0 {
-		return 0
+		return nil // no commit in flight: nothing is dirty
 	}
-	return g.next()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	waited := false
+	for g.anyDirty(reads) {
+		if g.err != nil {
+			return g.err
+		}
+		waited = true
+		if g.hooks != nil && g.hooks.wait != nil {
+			g.hooks.wait()
+		}
+		g.cond.Wait()
+	}
+	if waited {
+		return g.err
+	}
+	return nil
 }
 
-// commit commits txn and returns once the commit is covered by a round.
-// conflict reports a lost serialization race (nothing was written).
-// vlog says that txn wrote a value that may go to the value log.
-func (g *groupSync) commit(txn *badger.Txn, vlog bool) (conflict bool, err error) {
+func (g *groupSync) anyDirty(keys []key) bool {
+	if len(g.dirty) == 0 {
+		return false
+	}
+	for _, k := range keys {
+		if g.dirty[maphash.Bytes(g.seed, k)] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// commit commits txn, which wrote the keys writes, and returns once the
+// commit is covered by a round. Until then the keys are dirty (see
+// settle). conflict reports a lost serialization race (nothing was
+// written). vlog says that txn wrote a value that may go to the value
+// log.
+func (g *groupSync) commit(txn *badger.Txn, writes []key, vlog bool) (conflict bool, err error) {
 	g.unacked.Add(1)
-	defer g.unacked.Add(-1)
+	hashes := make([]uint64, len(writes))
+	for i, k := range writes {
+		hashes[i] = maphash.Bytes(g.seed, k)
+	}
+	g.mu.Lock()
+	for _, h := range hashes {
+		g.dirty[h]++
+	}
+	g.mu.Unlock()
+	clean := func(err error) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if err != nil && g.err != nil {
+			return // a failed round: the keys stay dirty, the commit unacked
+		}
+		for _, h := range hashes {
+			if g.dirty[h]--; g.dirty[h] <= 0 {
+				delete(g.dirty, h)
+			}
+		}
+		g.unacked.Add(-1)
+		g.cond.Broadcast()
+	}
+	if vlog {
+		// Counted before the commit can be seen (a round that starts
+		// after a transaction saw it syncs the value log) and again once
+		// it returned (so does the round that covers it).
+		g.vlogWrites.Add(1)
+	}
 	err = txn.Commit()
 	var id uint64
 	if g.hooks != nil && err == nil {
 		id = g.ids.Add(1)
 		g.hooks.commit(id, vlog)
 	}
-	if vlog && !errors.Is(err, badger.ErrConflict) {
+	if vlog {
 		g.vlogWrites.Add(1)
 	}
 	switch {
 	case errors.Is(err, badger.ErrConflict):
+		clean(nil)
 		return true, nil
 	case err != nil:
 		// A failed write may still have reached the log: cover it too,
 		// so that what any snapshot shows stays durable.
-		_ = g.await(g.next())
+		clean(g.await(g.next()))
 		return false, storageErr("commit", err)
 	}
 	if err := g.await(g.next()); err != nil {
+		clean(err)
 		return false, err
 	}
+	clean(nil)
 	if g.hooks != nil {
 		g.hooks.ack(id)
 	}
@@ -139,7 +224,8 @@ type syncHooks struct {
 	roundEnd func(round uint64, err error)
 	commit   func(id uint64, vlog bool)
 	ack      func(id uint64)
-	wait     func() // a goroutine waits for a running round (under the lock)
+	wait     func()             // a goroutine waits for a running round (under the lock)
+	listing  func(round uint64) // the round lists the directory (optional)
 	// skipClosed breaks the rounds the way DB.Sync is broken (closed
 	// files are never synced), so that a test can show its checker
 	// catches the rotation trap.
@@ -147,9 +233,29 @@ type syncHooks struct {
 }
 
 func newGroupSync(dir string, threshold int) *groupSync {
-	g := &groupSync{dir: dir, threshold: threshold, closedSynced: map[string]struct{}{}}
+	g := &groupSync{dir: dir, threshold: threshold, closedSynced: map[string]struct{}{},
+		active: map[string]*activeLog{}, watch: newDirWatch(dir), dirty: map[uint64]int{}, seed: maphash.MakeSeed()}
 	g.cond.L = &g.mu
 	return g
+}
+
+// activeLog is an open descriptor of the newest log file of its kind.
+type activeLog struct {
+	name string
+	f    *os.File
+}
+
+// close releases the watch and the descriptors of the rounds. The store
+// calls it once no transaction runs (so no round does).
+func (g *groupSync) close() {
+	if g.watch != nil {
+		_ = g.watch.close()
+		g.watch = nil
+	}
+	for ext, a := range g.active {
+		_ = a.f.Close() // read-only: nothing to lose
+		delete(g.active, ext)
+	}
 }
 
 // next returns the number of the first round that starts after this call.
@@ -165,12 +271,22 @@ func (g *groupSync) next() uint64 {
 func (g *groupSync) await(target uint64) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	yielded := false
 	for g.done < target {
 		if g.running {
 			if g.hooks != nil && g.hooks.wait != nil {
 				g.hooks.wait()
 			}
 			g.cond.Wait()
+			continue
+		}
+		if !yielded && g.unacked.Load() > 1 {
+			// Other commits are on their way through badger: let them
+			// return, so that the round covers them too.
+			yielded = true
+			g.mu.Unlock()
+			runtime.Gosched()
+			g.mu.Lock()
 			continue
 		}
 		g.running = true
@@ -202,6 +318,45 @@ func (g *groupSync) round(round uint64) (err error) {
 	// Read before the listing: a commit that wrote to the value log and
 	// returned before this round started has counted itself.
 	vlogWrites := g.vlogWrites.Load()
+	// Drain the watch before listing: a log file created after the drain
+	// is either in the listing or reported to the next round.
+	if g.watch != nil {
+		created, ok := g.watch.created()
+		if !ok {
+			_ = g.watch.close()
+			g.watch = nil
+		}
+		if created || !ok {
+			g.listed = false
+		}
+	}
+	if g.watch == nil || !g.listed {
+		if err := g.list(round); err != nil {
+			return err
+		}
+	}
+	for _, ext := range logExts {
+		a := g.active[ext]
+		if a == nil || (ext == ".vlog" && vlogWrites == g.vlogSynced) {
+			continue // none, or nothing written to the value log since the last round
+		}
+		if err := g.sync(round, a.name, a.f); err != nil {
+			return err
+		}
+	}
+	g.vlogSynced = vlogWrites
+	return nil
+}
+
+// list lists the directory: it fsyncs every closed log file not synced
+// yet (the active file of a kind included, once a newer one replaced
+// it), opens the newest of each kind, and fsyncs the directory when a
+// log file appeared since the last listing.
+func (g *groupSync) list(round uint64) error {
+	h := g.hooks
+	if h != nil && h.listing != nil {
+		h.listing(round)
+	}
 	names, err := readDirNames(g.dir)
 	if err != nil {
 		return err
@@ -219,35 +374,49 @@ func (g *groupSync) round(round uint64) (err error) {
 			delete(g.closedSynced, name) // deleted by badger: names are never reused
 		}
 	}
-	for ext, l := range files {
-		newest := uint64(0)
-		for _, lf := range l {
-			newest = max(newest, lf.num)
+	stale := false
+	for _, ext := range logExts {
+		var newest logFile
+		for _, lf := range files[ext] {
+			if lf.num >= newest.num {
+				newest = lf
+			}
 		}
-		for _, lf := range l {
-			active := lf.num == newest
-			switch {
-			case active && ext == ".vlog" && vlogWrites == g.vlogSynced:
-				continue // nothing written to the value log since the last round
-			case !active:
-				if _, ok := g.closedSynced[lf.name]; ok || (h != nil && h.skipClosed) {
-					continue
-				}
+		a := g.active[ext]
+		for _, lf := range files[ext] {
+			if lf.num == newest.num {
+				continue
 			}
-			if h != nil {
-				h.syncing(round, lf.name)
-				if h.fail != nil {
-					if err := h.fail(round, lf.name); err != nil {
-						return err
-					}
-				}
+			if _, ok := g.closedSynced[lf.name]; ok || (h != nil && h.skipClosed) {
+				continue
 			}
-			if err := fsyncFile(filepath.Join(g.dir, lf.name)); err != nil {
+			var f *os.File
+			if a != nil && a.name == lf.name {
+				f = a.f
+			}
+			if err := g.sync(round, lf.name, f); err != nil {
 				return err
 			}
-			if !active {
-				g.closedSynced[lf.name] = struct{}{}
-			}
+			g.closedSynced[lf.name] = struct{}{}
+		}
+		if a != nil && a.name != newest.name {
+			_ = a.f.Close()
+			delete(g.active, ext)
+		}
+		if newest.name == "" || g.active[ext] != nil {
+			continue
+		}
+		f, err := os.Open(filepath.Join(g.dir, newest.name))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			// Deleted since the listing, so a newer one exists: it was
+			// created after this round started (or it would be listed),
+			// and the next round lists again.
+			stale = true
+		case err != nil:
+			return err
+		default:
+			g.active[ext] = &activeLog{name: newest.name, f: f}
 		}
 	}
 	// A log file created since the last round has a directory entry
@@ -265,9 +434,29 @@ func (g *groupSync) round(round uint64) (err error) {
 		}
 		g.known = present
 	}
-	g.vlogSynced = vlogWrites
+	g.listed = !stale
 	return nil
 }
+
+// sync fdatasyncs log file name through f, or through a descriptor of its
+// own when f is nil.
+func (g *groupSync) sync(round uint64, name string, f *os.File) error {
+	if h := g.hooks; h != nil {
+		h.syncing(round, name)
+		if h.fail != nil {
+			if err := h.fail(round, name); err != nil {
+				return err
+			}
+		}
+	}
+	if f == nil {
+		return fsyncFile(filepath.Join(g.dir, name))
+	}
+	return fdatasync(f)
+}
+
+// logExts are the kinds of log files a round syncs.
+var logExts = [...]string{".mem", ".vlog"}
 
 // logFile is a write-ahead log (00001.mem) or value-log (000001.vlog) file
 // of badger.
@@ -277,7 +466,7 @@ type logFile struct {
 }
 
 func parseLogFile(name string) (logFile, bool) {
-	for _, ext := range []string{".mem", ".vlog"} {
+	for _, ext := range logExts {
 		base, ok := strings.CutSuffix(name, ext)
 		if !ok {
 			continue

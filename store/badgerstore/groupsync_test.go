@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
@@ -179,7 +181,7 @@ func (l *syncLog) check() (violations []string, rotated int) {
 // store (1 MiB memtable and value-log files), with records of 8 KiB and,
 // every 16th, of 80 KiB (above the 64 KiB value threshold), so that
 // memtables and value-log files rotate many times, and returns the log.
-func groupWorkload(t *testing.T, skipClosed bool) *syncLog {
+func groupWorkload(t *testing.T, skipClosed, watch bool) *syncLog {
 	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("group commit is used on Linux only")
@@ -192,6 +194,10 @@ func groupWorkload(t *testing.T, skipClosed bool) *syncLog {
 	defer s.Close()
 	if s.gs == nil {
 		t.Fatal("group commit is off")
+	}
+	if !watch && s.gs.watch != nil {
+		_ = s.gs.watch.close()
+		s.gs.watch = nil
 	}
 	l := &syncLog{dir: dir}
 	s.gs.hooks = l.hooks(skipClosed)
@@ -228,29 +234,106 @@ func groupWorkload(t *testing.T, skipClosed bool) *syncLog {
 // TestGroupCommitCoversEveryAck proves the ordering group commit relies
 // on, memtable and value-log rotations included: no Update is acknowledged
 // before every log file its commit may be in is synced (see check).
+//
+// With watch=on (the default) a round lists the directory only after the
+// directory watch reported a new log file, so the test also proves that
+// the watch reports every rotation a commit relied on; with watch=off,
+// every round lists.
 func TestGroupCommitCoversEveryAck(t *testing.T) {
-	l := groupWorkload(t, false)
-	violations, rotated := l.check()
-	for _, v := range violations[:min(len(violations), 10)] {
-		t.Error(v)
+	for _, watch := range []bool{true, false} {
+		t.Run(fmt.Sprintf("watch=%v", watch), func(t *testing.T) {
+			l := groupWorkload(t, false, watch)
+			violations, rotated := l.check()
+			for _, v := range violations[:min(len(violations), 10)] {
+				t.Error(v)
+			}
+			if len(violations) > 10 {
+				t.Errorf("... and %d more", len(violations)-10)
+			}
+			if rotated == 0 {
+				t.Error("no commit relied on a rotated log file: the workload proves nothing about rotation")
+			}
+			if len(l.commit) != 8*60 || len(l.rounds) >= len(l.commit) {
+				t.Errorf("%d commits shared %d rounds; want 480 commits and fewer rounds", len(l.commit), len(l.rounds))
+			}
+			t.Logf("%d commits, %d sync rounds, %d commits covered through a rotated log file", len(l.commit), len(l.rounds), rotated)
+		})
 	}
-	if len(violations) > 10 {
-		t.Errorf("... and %d more", len(violations)-10)
+}
+
+// TestGroupCommitListsAfterCreation checks that the directory watch is
+// what decides the listings: without a new log file, rounds sync the open
+// newest files and list nothing; after badger creates one, the next round
+// lists.
+func TestGroupCommitListsAfterCreation(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("group commit is used on Linux only")
 	}
-	if rotated == 0 {
-		t.Error("no commit relied on a rotated log file: the workload proves nothing about rotation")
+	dir := t.TempDir()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(l.commit) != 8*60 || len(l.rounds) >= len(l.commit) {
-		t.Errorf("%d commits shared %d rounds; want 480 commits and fewer rounds", len(l.commit), len(l.rounds))
+	defer s.Close()
+	if s.gs == nil || s.gs.watch == nil {
+		t.Skip("no directory watch (inotify unavailable)")
 	}
-	t.Logf("%d commits, %d sync rounds, %d commits covered through a rotated log file", len(l.commit), len(l.rounds), rotated)
+	var mu sync.Mutex
+	var rounds, listings int
+	s.gs.hooks = &syncHooks{
+		roundStart: func(uint64) { mu.Lock(); rounds++; mu.Unlock() },
+		syncing:    func(uint64, string) {},
+		roundEnd:   func(uint64, error) {},
+		commit:     func(uint64, bool) {},
+		ack:        func(uint64) {},
+		listing:    func(uint64) { mu.Lock(); listings++; mu.Unlock() },
+	}
+	ctx := t.Context()
+	commit := func(n int) {
+		t.Helper()
+		err := s.Update(ctx, func(tx store.Tx) error {
+			return tx.InsertWakeup(store.Wakeup{ID: baton.WakeupID(fmt.Sprint("w-", n)), Workspace: "ws-a", Status: store.WakeupFired})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts := func() (int, int) { mu.Lock(); defer mu.Unlock(); return rounds, listings }
+	for n := range 20 {
+		commit(n)
+	}
+	r, l := counts()
+	if r != 20 || l != 1 {
+		t.Fatalf("20 sequential commits: %d rounds, %d listings; want 20 rounds and 1 listing (the first)", r, l)
+	}
+	// A file named like a write-ahead log appears (what a rotation
+	// does): the next round lists, and then the rounds stop listing.
+	f, err := os.Create(filepath.Join(dir, "99999.mem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	commit(20)
+	if _, l := counts(); l != 2 {
+		t.Fatalf("after a new log file: %d listings, want 2", l)
+	}
+	if err := os.Remove(filepath.Join(dir, "99999.mem")); err != nil {
+		t.Fatal(err)
+	}
+	commit(21)
+	commit(22)
+	if r, l := counts(); r != 23 || l != 2 {
+		t.Fatalf("%d rounds, %d listings; want 23 and 2 (a deletion needs no listing)", r, l)
+	}
 }
 
 // TestGroupCommitCheckerCatchesRotationTrap runs the same workload with
 // rounds that never sync closed files (what relying on DB.Sync alone
 // does) and requires the checker to find acknowledgements no sync covered.
 func TestGroupCommitCheckerCatchesRotationTrap(t *testing.T) {
-	l := groupWorkload(t, true)
+	l := groupWorkload(t, true, true)
 	violations, _ := l.check()
 	if len(violations) == 0 {
 		t.Fatal("the checker accepted rounds that never sync a rotated log file")
@@ -259,57 +342,145 @@ func TestGroupCommitCheckerCatchesRotationTrap(t *testing.T) {
 }
 
 // TestGroupCommitViewWaitsForSync checks the other half of the rule: a
-// commit is visible before its sync, so a View whose snapshot shows it
-// must not return (and let its caller act) before that sync.
+// commit is visible before its sync, so a View that read a key it wrote
+// (its record, or the guard of a list it changed) must not return (and
+// let its caller act) before that sync; a View that read none of them
+// returns at once, whatever else is being synced.
 func TestGroupCommitViewWaitsForSync(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("group commit is used on Linux only")
 	}
-	s, err := Open(t.TempDir(), Options{Profile: ProfileSmall})
-	if err != nil {
-		t.Fatal(err)
+	insertW1 := func(tx store.Tx) error {
+		return tx.InsertWakeup(store.Wakeup{ID: "w-1", Workspace: "ws-a", Status: store.WakeupPending})
 	}
-	defer s.Close()
-	committed, roundHeld, release := make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{})
-	waiting := make(chan struct{}, 8)
-	s.gs.hooks = &syncHooks{
-		roundStart: func(uint64) { roundHeld <- struct{}{}; <-release },
-		syncing:    func(uint64, string) {},
-		roundEnd:   func(uint64, error) {},
-		commit:     func(uint64, bool) { committed <- struct{}{} },
-		ack:        func(uint64) {},
-		wait:       func() { waiting <- struct{}{} },
-	}
-	ctx := t.Context()
-	w := store.Wakeup{ID: "w-1", Workspace: "ws-a", Status: store.WakeupPending}
-	updated := make(chan error, 1)
-	go func() { updated <- s.Update(ctx, func(tx store.Tx) error { return tx.InsertWakeup(w) }) }()
-	<-committed
-	<-roundHeld // the round covering the commit has started, and is held
-
-	saw, viewed := make(chan error, 1), make(chan error, 1)
-	go func() {
-		viewed <- s.View(ctx, func(tx store.Tx) error {
-			_, err := tx.GetWakeup("w-1")
-			saw <- err
+	h := store.Handoff{ID: "h-1", Workspace: "ws-a", RequestID: "r", State: store.StateStopping}
+	tests := []struct {
+		name   string
+		commit func(tx store.Tx) error // insertW1 if nil
+		read   func(tx store.Tx) error
+		wait   bool
+	}{
+		{"the record the commit wrote", nil, func(tx store.Tx) error {
+			w, err := tx.GetWakeup("w-1")
+			if err == nil && w.Workspace != "ws-a" {
+				err = fmt.Errorf("read %+v", w)
+			}
 			return err
+		}, true},
+		{"a list the commit changed", nil, func(tx store.Tx) error {
+			ws, err := tx.ListWakeups("ws-a")
+			if err == nil && len(ws) != 1 {
+				err = fmt.Errorf("listed %d wakeups, want the new one", len(ws))
+			}
+			return err
+		}, true},
+		{"another workspace's record and list", nil, func(tx store.Tx) error {
+			if _, err := tx.GetWakeup("w-0"); err != nil {
+				return err
+			}
+			_, err := tx.ListWakeups("ws-b")
+			return err
+		}, false},
+		// Only the list's guard tells this View that the list changed: it
+		// reads no record of the handoff that left it.
+		{"a list an entry left", func(tx store.Tx) error {
+			done := h
+			done.State = store.StateCompleted
+			return tx.PutHandoff(done)
+		}, func(tx store.Tx) error {
+			hs, err := tx.ListPendingHandoffs()
+			if err == nil && len(hs) != 0 {
+				err = fmt.Errorf("%d pending, want none", len(hs))
+			}
+			return err
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Open(t.TempDir(), Options{Profile: ProfileSmall})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ctx := t.Context()
+			if err := s.Update(ctx, func(tx store.Tx) error {
+				if err := tx.InsertHandoff(h); err != nil {
+					return err
+				}
+				return tx.InsertWakeup(store.Wakeup{ID: "w-0", Workspace: "ws-b", Status: store.WakeupPending})
+			}); err != nil {
+				t.Fatal(err)
+			}
+			commit := tt.commit
+			if commit == nil {
+				commit = insertW1
+			}
+			committed, roundHeld, release := make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{})
+			waiting := make(chan struct{}, 8)
+			s.gs.hooks = &syncHooks{
+				roundStart: func(uint64) { roundHeld <- struct{}{}; <-release },
+				syncing:    func(uint64, string) {},
+				roundEnd:   func(uint64, error) {},
+				commit:     func(uint64, bool) { committed <- struct{}{} },
+				ack:        func(uint64) {},
+				wait:       func() { waiting <- struct{}{} },
+			}
+			updated := make(chan error, 1)
+			go func() { updated <- s.Update(ctx, commit) }()
+			<-committed
+			<-roundHeld // the round covering the commit has started, and is held
+			defer func() {
+				select {
+				case <-release:
+				default:
+					close(release)
+				}
+				if err := <-updated; err != nil {
+					t.Errorf("Update: %v", err)
+				}
+			}()
+
+			read, viewed := make(chan error, 1), make(chan error, 1)
+			go func() {
+				viewed <- s.View(ctx, func(tx store.Tx) error {
+					err := tt.read(tx)
+					read <- err
+					return err
+				})
+			}()
+			if err := <-read; err != nil {
+				t.Fatalf("the View's reads: %v", err)
+			}
+			if !tt.wait {
+				// Bounded: the round stays held, so a View that waited
+				// for it would never return.
+				select {
+				case err := <-viewed:
+					if err != nil {
+						t.Fatalf("View: %v", err)
+					}
+				case <-waiting:
+					t.Fatal("the View waits for a sync of keys it did not read")
+				case <-time.After(10 * time.Second):
+					t.Fatal("the View did not return while an unrelated commit was being synced")
+				}
+				return
+			}
+			select { // the View waits for the held round...
+			case <-waiting:
+			case err := <-viewed:
+				t.Fatalf("View returned (%v) while the commit it saw was not synced", err)
+			}
+			select {
+			case err := <-viewed:
+				t.Fatalf("View returned (%v) while the commit it saw was not synced", err)
+			default:
+			}
+			close(release) // ...and returns once it ends
+			if err := <-viewed; err != nil {
+				t.Fatalf("View: %v", err)
+			}
 		})
-	}()
-	if err := <-saw; err != nil {
-		t.Fatalf("the View does not see the commit: %v", err)
-	}
-	<-waiting // the View waits for the held round...
-	select {
-	case err := <-viewed:
-		t.Fatalf("View returned (%v) while the commit it saw was not synced", err)
-	default:
-	}
-	close(release) // ...and returns once it ends
-	if err := <-updated; err != nil {
-		t.Fatalf("Update: %v", err)
-	}
-	if err := <-viewed; err != nil {
-		t.Fatalf("View: %v", err)
 	}
 }
 

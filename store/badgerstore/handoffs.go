@@ -137,14 +137,14 @@ func (t *tx) InsertHandoff(h store.Handoff) error {
 	}
 	if err := firstErrOf(
 		func() error { return t.takeSeq(tHandoffsByWS, h.Workspace, seq) },
-		func() error { return t.set(k, b) },
+		func() error { return t.setRecord(k, b, w) },
 		func() error { return t.set(rk, []byte(h.ID)) },
 		func() error { return t.reindex(nil, handoffIndex(w)) },
 		func() error { return t.moveSlot(h, slot) },
 	); err != nil {
 		return err
 	}
-	t.recordHandoff(w)
+	t.recordHandoff(w, b)
 	return nil
 }
 
@@ -171,13 +171,17 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 		return err
 	}
 	w := toHandoff(h, cur.Seq)
+	b, err := encode(w)
+	if err != nil {
+		return err
+	}
 	if err := firstErrOf(
-		func() error { return t.put(handoffKey(h.ID), w) },
+		func() error { return t.setRecord(handoffKey(h.ID), b, w) },
 		func() error { return t.moveSlot(h, slot) },
 	); err != nil {
 		return err
 	}
-	t.recordHandoff(w)
+	t.recordHandoff(w, b)
 	return nil
 }
 

@@ -44,12 +44,12 @@ func (t *tx) InsertInstruction(i store.Instruction) error {
 	}
 	if err := firstErrOf(
 		func() error { return t.takeSeq(tInstrByWS, i.Workspace, seq) },
-		func() error { return t.set(k, b) },
+		func() error { return t.setRecord(k, b, v) },
 		func() error { return t.reindex(nil, instructionIndex(v)) },
 	); err != nil {
 		return err
 	}
-	t.changes.add(changeV1{Workspace: v.Workspace, Kind: store.ChangeInstruction, Instruction: &v}, string(v.ID))
+	t.changes.add(changeV1{Workspace: v.Workspace, Kind: store.ChangeInstruction, Instruction: &v}, string(v.ID), b)
 	return nil
 }
 
@@ -71,13 +71,17 @@ func (t *tx) PutInstruction(i store.Instruction) error {
 		return err
 	}
 	v := toInstruction(i, cur.Seq)
+	b, err := encode(v)
+	if err != nil {
+		return err
+	}
 	if err := firstErrOf(
-		func() error { return t.put(instructionKey(i.ID), v) },
+		func() error { return t.setRecord(instructionKey(i.ID), b, v) },
 		func() error { return t.reindex(instructionIndex(cur), instructionIndex(v)) },
 	); err != nil {
 		return err
 	}
-	t.changes.add(changeV1{Workspace: v.Workspace, Kind: store.ChangeInstruction, Instruction: &v}, string(v.ID))
+	t.changes.add(changeV1{Workspace: v.Workspace, Kind: store.ChangeInstruction, Instruction: &v}, string(v.ID), b)
 	return nil
 }
 

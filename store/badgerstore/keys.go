@@ -83,7 +83,13 @@ const (
 // key builds a key by appending components.
 type key []byte
 
-func newKey(table byte) key { return key{keyVersion, table} }
+// newKey starts a key in table, with room for the components most keys
+// have (appending them then allocates nothing more).
+func newKey(table byte) key {
+	k := make(key, 2, 64)
+	k[0], k[1] = keyVersion, table
+	return k
+}
 
 func (k key) str(s string) key {
 	for i := 0; i < len(s); i++ {

@@ -55,7 +55,7 @@ func (t *tx) InsertLaunch(l store.Launch) error {
 	}
 	return firstErrOf(
 		func() error { return t.takeSeq(tLiveByWS, l.Workspace, seq) },
-		func() error { return t.set(k, b) },
+		func() error { return t.setRecord(k, b, v) },
 		func() error { return t.reindex(nil, launchIndexes(v)) },
 	)
 }

@@ -21,9 +21,12 @@ import (
 // The benchmarks of the embedded store under the transfer coordinator.
 // Their targets (read from the figures, never asserted by time):
 //
-//   - BenchmarkBadgerTransition/sync=on <= 1.3x BenchmarkBadgerRawCommit/sync=on/conc=1;
+//   - BenchmarkBadgerTransition/sync=on <= 1.3x BenchmarkBadgerRawCommit/sync=on/conc=1
+//     (interleaved: BenchmarkBadgerTransitionVsRaw);
 //   - BenchmarkBadgerLifecycle reports commits/handoff: 3 without a report,
 //     5 with one, and handoffs/s (conc=16 against conc=1);
+//   - a lifecycle at conc=1 <= 1.3x its commits x a raw commit
+//     (interleaved: BenchmarkBadgerLifecycleVsRaw);
 //   - BenchmarkBadgerActivate/sessions=10000 <= 2x sessions=10, and the
 //     same for BenchmarkBadgerSessionEnd and BenchmarkBadgerRollback;
 //   - BenchmarkBadgerReconcile/history=100000 <= 1.2x history=1000.
@@ -101,41 +104,91 @@ func BenchmarkBadgerTransition(b *testing.B) {
 			if !sync {
 				opts.Durability = badgerstore.DurabilityNoSync
 			}
-			st := open(b, b.TempDir(), opts)
-			co, eng := benchCoordinator(b, st, true)
-			ctx := context.Background()
-			src := sourceIn(b, ctx, co.Sessions(), "ws-bench")
-			h, err := co.Create(ctx, handoff.Request{Workspace: "ws-bench", RequestID: "r", SourceSession: src.ID, GenerateSummary: true, Target: benchTarget})
-			if err != nil {
-				b.Fatal(err)
-			}
-			ls, err := eng.WaitLaunches(ctx, 2)
-			if err != nil {
-				b.Fatal(err)
-			}
-			cred := ls[1].Req.Report
-			if cred == nil {
-				b.Fatal("the second launch is not the report-only turn")
-			}
-			tok := cred.Token.Reveal()
-			if err := co.SubmitReport(ctx, "ws-bench", h.ID, tok, "# Report\nbenchmark"); err != nil {
-				b.Fatal(err)
-			}
+			transition := transitionSetup(b, opts)
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpuBefore, cpuOK := processCPU()
 			i := 0
 			for b.Loop() {
-				// A different report each time: the ReportRefused
-				// transition records the refusal (an identical one would
-				// change nothing and commit nothing).
 				i++
-				if err := co.SubmitReport(ctx, "ws-bench", h.ID, tok, fmt.Sprint("# Report\nbenchmark ", i)); !errors.Is(err, handoff.ErrReportConflict) {
-					b.Fatalf("SubmitReport = %v, want ErrReportConflict", err)
+				if err := transition(i); err != nil {
+					b.Fatal(err)
 				}
 			}
+			cpuAfter, _ := processCPU()
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "transitions/s")
+			if cpuOK {
+				b.ReportMetric(float64((cpuAfter-cpuBefore).Microseconds())/float64(b.N), "cpu-us/op")
+			}
 		})
 	}
+}
+
+// transitionSetup makes the transfer of BenchmarkBadgerTransition, held
+// in its report-only turn, and returns its transition: call it with a
+// new i each time.
+func transitionSetup(b *testing.B, opts badgerstore.Options) func(i int) error {
+	b.Helper()
+	st := open(b, b.TempDir(), opts)
+	co, eng := benchCoordinator(b, st, true)
+	ctx := context.Background()
+	src := sourceIn(b, ctx, co.Sessions(), "ws-bench")
+	h, err := co.Create(ctx, handoff.Request{Workspace: "ws-bench", RequestID: "r", SourceSession: src.ID, GenerateSummary: true, Target: benchTarget})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ls, err := eng.WaitLaunches(ctx, 2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cred := ls[1].Req.Report
+	if cred == nil {
+		b.Fatal("the second launch is not the report-only turn")
+	}
+	tok := cred.Token.Reveal()
+	if err := co.SubmitReport(ctx, "ws-bench", h.ID, tok, "# Report\nbenchmark"); err != nil {
+		b.Fatal(err)
+	}
+	return func(i int) error {
+		// A different report each time: the ReportRefused transition
+		// records the refusal (an identical one would change nothing and
+		// commit nothing).
+		if err := co.SubmitReport(ctx, "ws-bench", h.ID, tok, fmt.Sprint("# Report\nbenchmark ", i)); !errors.Is(err, handoff.ErrReportConflict) {
+			return fmt.Errorf("SubmitReport = %v, want ErrReportConflict", err)
+		}
+		return nil
+	}
+}
+
+// BenchmarkBadgerTransitionVsRaw alternates a raw badger commit with
+// per-commit fsync (BenchmarkBadgerRawCommit/sync=on, on a database of
+// its own in the same file system) and a transition
+// (BenchmarkBadgerTransition/sync=on), and reports their mean latencies
+// and the ratio (target: at most 1.3). Run back to back, the two
+// benchmarks see a shared machine's load change between them;
+// interleaved, both see the same load.
+func BenchmarkBadgerTransitionVsRaw(b *testing.B) {
+	transition := transitionSetup(b, badgerstore.Options{})
+	db := openRaw(b, true)
+	var raw, trans time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		i++
+		start := time.Now()
+		if err := rawCommit(db, 0, uint64(i)); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		if err := transition(i); err != nil {
+			b.Fatal(err)
+		}
+		raw, trans = raw+mid.Sub(start), trans+time.Since(mid)
+	}
+	b.ReportMetric(float64(raw.Microseconds())/float64(b.N), "raw-us/op")
+	b.ReportMetric(float64(trans.Microseconds())/float64(b.N), "transition-us/op")
+	b.ReportMetric(float64(trans)/float64(raw), "transition/raw")
 }
 
 func onOff(v bool) string {
@@ -149,56 +202,132 @@ func onOff(v bool) string {
 // badger with sync on and an instant scripted engine: conc goroutines,
 // each transfer in a workspace of its own (made, with its running source,
 // before the timer starts). It reports handoffs/s and the durable commits
-// per handoff, counted by a wrapping store from Create until completed.
+// per handoff, counted by a wrapping store from Create until completed,
+// and, to tell fsync waits from work, the group commit sync rounds and the
+// CPU time of the process (every thread, the kernel's share included) per
+// handoff.
 func BenchmarkBadgerLifecycle(b *testing.B) {
 	for _, summary := range []bool{false, true} {
 		for _, conc := range []int{1, 16} {
 			b.Run(fmt.Sprintf("summary=%v/conc=%d", summary, conc), func(b *testing.B) {
-				cs := &countedStore{Store: open(b, b.TempDir(), badgerstore.Options{})}
-				co, _ := benchCoordinator(b, cs, false)
-				ctx := context.Background()
-				srcs := make([]store.Session, b.N)
-				for i := range srcs {
-					srcs[i] = sourceIn(b, ctx, co.Sessions(), baton.WorkspaceID(fmt.Sprint("ws-", i)))
-				}
-				before := cs.commits.Load()
-				var next atomic.Int64
-				var failed atomic.Value
-				b.ReportAllocs()
-				b.ResetTimer()
-				var wg sync.WaitGroup
-				for range conc {
-					wg.Go(func() {
-						for {
-							i := next.Add(1) - 1
-							if i >= int64(b.N) {
-								return
-							}
-							src := srcs[i]
-							h, err := co.Create(ctx, handoff.Request{Workspace: src.Workspace, RequestID: "r", SourceSession: src.ID,
-								GenerateSummary: summary, Target: benchTarget})
-							if err == nil {
-								h, err = co.Wait(ctx, src.Workspace, h.ID)
-							}
-							if err == nil && h.State != store.StateCompleted {
-								err = fmt.Errorf("handoff %s settled in %s: %s", h.ID, h.State, h.Error)
-							}
-							if err != nil {
-								failed.CompareAndSwap(nil, err)
-								return
-							}
-						}
-					})
-				}
-				wg.Wait()
-				b.StopTimer()
-				if err, ok := failed.Load().(error); ok {
-					b.Fatal(err)
-				}
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "handoffs/s")
-				b.ReportMetric(float64(cs.commits.Load()-before)/float64(b.N), "commits/handoff")
+				runLifecycles(b, badgerstore.Options{}, summary, conc)
 			})
 		}
+	}
+}
+
+// BenchmarkBadgerLifecycleNoSync is BenchmarkBadgerLifecycle without a
+// report, at conc=1, with DurabilityNoSync: a transfer's CPU and
+// in-process latency without the fsyncs, against the figure of
+// BenchmarkLifecycle of package handoff on memstore.
+func BenchmarkBadgerLifecycleNoSync(b *testing.B) {
+	runLifecycles(b, badgerstore.Options{Durability: badgerstore.DurabilityNoSync}, false, 1)
+}
+
+// runLifecycles runs b.N transfers on a store opened with opts, from conc
+// goroutines (see BenchmarkBadgerLifecycle).
+func runLifecycles(b *testing.B, opts badgerstore.Options, summary bool, conc int) {
+	cs := &countedStore{Store: open(b, b.TempDir(), opts)}
+	co, _ := benchCoordinator(b, cs, false)
+	ctx := context.Background()
+	srcs := make([]store.Session, b.N)
+	for i := range srcs {
+		srcs[i] = sourceIn(b, ctx, co.Sessions(), baton.WorkspaceID(fmt.Sprint("ws-", i)))
+	}
+	before, roundsBefore := cs.commits.Load(), badgerstore.SyncRounds(cs.Store)
+	cpuBefore, cpuOK := processCPU()
+	var next atomic.Int64
+	var failed atomic.Value
+	b.ReportAllocs()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(b.N) {
+					return
+				}
+				src := srcs[i]
+				h, err := co.Create(ctx, handoff.Request{Workspace: src.Workspace, RequestID: "r", SourceSession: src.ID,
+					GenerateSummary: summary, Target: benchTarget})
+				if err == nil {
+					h, err = co.Wait(ctx, src.Workspace, h.ID)
+				}
+				if err == nil && h.State != store.StateCompleted {
+					err = fmt.Errorf("handoff %s settled in %s: %s", h.ID, h.State, h.Error)
+				}
+				if err != nil {
+					failed.CompareAndSwap(nil, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	cpuAfter, _ := processCPU()
+	if err, ok := failed.Load().(error); ok {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "handoffs/s")
+	b.ReportMetric(float64(cs.commits.Load()-before)/float64(b.N), "commits/handoff")
+	b.ReportMetric(float64(badgerstore.SyncRounds(cs.Store)-roundsBefore)/float64(b.N), "syncs/handoff")
+	if cpuOK {
+		b.ReportMetric(float64((cpuAfter-cpuBefore).Microseconds())/float64(b.N), "cpu-us/handoff")
+	}
+}
+
+// BenchmarkBadgerLifecycleVsRaw alternates one transfer of
+// BenchmarkBadgerLifecycle at conc=1 with as many raw badger commits with
+// per-commit fsync as the transfer committed (BenchmarkBadgerRawCommit,
+// on a database of its own in the same file system), and reports the mean
+// latencies and the ratio of a transfer to its commits' raw cost (target:
+// at most 1.3), both measured under the same load.
+func BenchmarkBadgerLifecycleVsRaw(b *testing.B) {
+	for _, summary := range []bool{false, true} {
+		b.Run(fmt.Sprintf("summary=%v", summary), func(b *testing.B) {
+			cs := &countedStore{Store: open(b, b.TempDir(), badgerstore.Options{})}
+			co, _ := benchCoordinator(b, cs, false)
+			db := openRaw(b, true)
+			ctx := context.Background()
+			srcs := make([]store.Session, b.N)
+			for i := range srcs {
+				srcs[i] = sourceIn(b, ctx, co.Sessions(), baton.WorkspaceID(fmt.Sprint("ws-", i)))
+			}
+			var life, raw time.Duration
+			var commits int64
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i, src := range srcs {
+				before := cs.commits.Load()
+				start := time.Now()
+				h, err := co.Create(ctx, handoff.Request{Workspace: src.Workspace, RequestID: "r", SourceSession: src.ID,
+					GenerateSummary: summary, Target: benchTarget})
+				if err == nil {
+					h, err = co.Wait(ctx, src.Workspace, h.ID)
+				}
+				if err == nil && h.State != store.StateCompleted {
+					err = fmt.Errorf("handoff %s settled in %s: %s", h.ID, h.State, h.Error)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				mid := time.Now()
+				n := cs.commits.Load() - before
+				for c := range n {
+					if err := rawCommit(db, 0, uint64(i)<<8|uint64(c)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				life, raw, commits = life+mid.Sub(start), raw+time.Since(mid), commits+n
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(commits)/float64(b.N), "commits/handoff")
+			b.ReportMetric(float64(life.Microseconds())/float64(b.N), "lifecycle-us/op")
+			b.ReportMetric(float64(raw.Microseconds())/float64(commits), "raw-us/commit")
+			b.ReportMetric(float64(life)/float64(raw), "lifecycle/raw")
+		})
 	}
 }
 

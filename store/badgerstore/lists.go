@@ -109,6 +109,11 @@ func (t *tx) reindex(old, new []index) error {
 // iterator is ever open when the transaction ends (badger panics then).
 func (t *tx) scan(l list, visit func(k, v []byte) bool) error {
 	prefix := l.prefix()
+	if t.track {
+		// Every change to the list writes its guard: a list read whose
+		// guard is not dirty read only durable entries.
+		t.reads = append(t.reads, l.guard())
+	}
 	it := t.txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
 	defer it.Close()
 	if t.update {
@@ -156,8 +161,7 @@ func load[W any, R any](t *tx, ids []string, keyOf func(string) key, record func
 	}
 	out := make([]R, 0, len(ids))
 	for _, id := range ids {
-		var w W
-		found, err := t.get(keyOf(id), &w)
+		w, found, err := getValue[W](t, keyOf(id))
 		if err != nil {
 			return nil, err
 		}

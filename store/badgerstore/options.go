@@ -133,6 +133,17 @@ func (o Options) groupCommit() bool {
 	return o.Durability == DurabilitySync && !o.PerCommitSync && runtime.GOOS == "linux"
 }
 
+// cachePerShard is the byte budget of each of the 16 shards of the cache
+// of decoded records: 4 MiB of values in all with ProfileDefault, 256 KiB
+// with ProfileSmall (the decoded records take about as much again). A
+// record is a few hundred bytes to a few KiB.
+func (o Options) cachePerShard() int {
+	if o.Profile == ProfileSmall {
+		return 16 << 10
+	}
+	return 256 << 10
+}
+
 // valueThreshold is the value size from which badger keeps a value in its
 // value log (see badgerOptions).
 func (o Options) valueThreshold() int {

@@ -48,12 +48,12 @@ func (t *tx) InsertSession(s store.Session) (store.Session, error) {
 	stored := w.record()
 	if err := firstErrOf(
 		func() error { return t.takeSeq(tSessionsByWS, s.Workspace, seq) },
-		func() error { return t.set(k, b) },
+		func() error { return t.setRecord(k, b, w) },
 		func() error { return t.reindex(nil, sessionIndex(stored)) },
 	); err != nil {
 		return store.Session{}, err
 	}
-	t.recordSession(w)
+	t.recordSession(w, b)
 	return stored, nil
 }
 
@@ -76,13 +76,17 @@ func (t *tx) PutSession(s store.Session) error {
 	}
 	s.Seq = cur.Seq
 	w := toSession(s)
+	b, err := encode(w)
+	if err != nil {
+		return err
+	}
 	if err := firstErrOf(
-		func() error { return t.put(sessionKey(s.ID), w) },
+		func() error { return t.setRecord(sessionKey(s.ID), b, w) },
 		func() error { return t.reindex(sessionIndex(cur.record()), sessionIndex(s)) },
 	); err != nil {
 		return err
 	}
-	t.recordSession(w)
+	t.recordSession(w, b)
 	return nil
 }
 

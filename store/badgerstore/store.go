@@ -49,6 +49,8 @@ type Store struct {
 	// gs is the group commit of DurabilitySync; nil with per-commit
 	// fsync or DurabilityNoSync.
 	gs *groupSync
+	// cache keeps decoded records by key and version.
+	cache *recordCache
 
 	mu     sync.Mutex
 	idle   sync.Cond // signalled when active drops to 0
@@ -112,7 +114,8 @@ func Open(dir string, opts Options) (*Store, error) {
 		_ = lock.release()
 		return nil, err
 	}
-	s := &Store{db: db, lock: lock, log: log, maxRetries: opts.maxRetries(), incarnation: rand.Text()}
+	s := &Store{db: db, lock: lock, log: log, maxRetries: opts.maxRetries(), incarnation: rand.Text(),
+		cache: newRecordCache(opts.cachePerShard())}
 	if group {
 		s.gs = newGroupSync(dir, opts.valueThreshold())
 	}
@@ -293,27 +296,28 @@ func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
 // change feed the commit appended to.
 func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (conflict bool, grown []baton.WorkspaceID, err error) {
 	txn := s.db.NewTransaction(update)
-	t := &tx{txn: txn, ctx: ctx, update: update}
+	t := &tx{txn: txn, ctx: ctx, update: update, cache: s.cache}
 	defer func() {
 		t.done = true
 		txn.Discard() // no iterator is open: tx methods close theirs
 	}()
 	// With group commit, the snapshot may show commits whose covering
 	// sync has not finished: whatever this try returns, it returns only
-	// once they are durable (a commit of its own waits for a later round).
-	var cover uint64
+	// once the keys it read are durable (a commit of its own waits for a
+	// later round, which covers every commit its snapshot showed).
 	if s.gs != nil {
 		if err := s.gs.failed(); err != nil {
 			return false, nil, err
 		}
-		cover = s.gs.snapshot()
+		t.track = true
+		t.reads, t.writes = make([]key, 0, 16), make([]key, 0, 32)
 		t.threshold = s.gs.threshold
 	}
 	settle := func(err error) error {
-		if cover == 0 {
+		if s.gs == nil {
 			return err
 		}
-		if serr := s.gs.await(cover); serr != nil {
+		if serr := s.gs.settle(t.reads); serr != nil {
 			return serr
 		}
 		return err
@@ -340,11 +344,20 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (
 		return false, nil, settle(nil)
 	}
 	if s.gs != nil {
-		conflict, err := s.gs.commit(txn, t.bigValue)
+		conflict, err := s.gs.commit(txn, t.writes, t.bigValue)
 		if err != nil || conflict {
-			grown = nil
+			return conflict, nil, err
 		}
-		return conflict, grown, err
+		// The round that covered the commit started after everything its
+		// snapshot showed was in badger's logs; settling the keys read
+		// also waits for the commits it read that are still being synced
+		// (the value log, say, which a round syncs only once they count
+		// themselves).
+		if err := s.gs.settle(t.reads); err != nil {
+			return false, nil, err
+		}
+		t.cacheWritten()
+		return false, grown, nil
 	}
 	switch err := txn.Commit(); {
 	case errors.Is(err, badger.ErrConflict):
@@ -352,6 +365,7 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (
 	case err != nil:
 		return false, nil, storageErr("commit", err)
 	}
+	t.cacheWritten()
 	return false, grown, nil
 }
 
@@ -407,6 +421,9 @@ func (s *Store) Close() error {
 	}
 	s.mu.Unlock()
 	s.subs.WakeAll()
+	if s.gs != nil {
+		s.gs.close()
+	}
 	err := s.db.Close()
 	if lerr := s.lock.release(); err == nil && lerr != nil {
 		return fmt.Errorf("badgerstore: release lock: %w", lerr)

@@ -1,6 +1,7 @@
 package badgerstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -13,9 +14,10 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// tx is a store.Tx over one badger transaction. Records are decoded fresh
-// on every read, so callers always get their own copy (Handoff.History
-// included), also of what the transaction itself wrote.
+// tx is a store.Tx over one badger transaction. Every read returns the
+// caller's own copy of a record (Handoff.History included), also of what
+// the transaction itself wrote: records are decoded, or copied from the
+// store's cache of decoded records (see recordCache).
 type tx struct {
 	txn    *badger.Txn
 	ctx    context.Context
@@ -35,6 +37,23 @@ type tx struct {
 	// (threshold: the store's; 0 when it does not matter).
 	bigValue  bool
 	threshold int
+	// cache is the store's cache of decoded records (nil: none); fresh
+	// are the records written, for the cache once the transaction
+	// commits.
+	cache *recordCache
+	fresh []freshRecord
+	// track says to note the keys read and written (with group commit:
+	// see groupSync.settle).
+	track         bool
+	reads, writes []key
+}
+
+// get is txn.Get, noting k as read.
+func (t *tx) get(k key) (*badger.Item, error) {
+	if t.track {
+		t.reads = append(t.reads, k)
+	}
+	return t.txn.Get(k)
 }
 
 var _ store.Tx = (*tx)(nil)
@@ -62,27 +81,45 @@ func (t *tx) writable(op string) error {
 	return nil
 }
 
-// get decodes the JSON under k into v; found is false if there is none.
-// In an Update the key enters the read set, found or not.
-func (t *tx) get(k key, v any) (found bool, err error) {
-	item, err := t.txn.Get(k)
+// getValue returns the record under k, decoded from its JSON into a V
+// (or taken from the store's cache of decoded records, when it holds the
+// same JSON); found is false if there is none. In an Update the key
+// enters the read set, found or not.
+func getValue[V any](t *tx, k key) (v V, found bool, err error) {
+	item, err := t.get(k)
 	if errors.Is(err, badger.ErrKeyNotFound) {
-		return false, nil
+		return v, false, nil
 	}
 	if err != nil {
-		return false, storageErr(fmt.Sprintf("read (key %q)", []byte(k)), err)
+		return v, false, storageErr(fmt.Sprintf("read (key %q)", []byte(k)), err)
 	}
-	if err := item.Value(func(b []byte) error { return decode(b, v) }); err != nil {
-		return false, fmt.Errorf("%w (key %q)", err, []byte(k))
+	err = item.Value(func(b []byte) error {
+		if t.cache != nil {
+			if c, ok := t.cache.get(k, b); ok {
+				if cv, ok := c.(V); ok {
+					v = cv
+					return nil
+				}
+			}
+		}
+		if err := decode(b, &v); err != nil {
+			return err
+		}
+		if t.cache != nil {
+			t.cache.put(k, bytes.Clone(b), v)
+		}
+		return nil
+	})
+	if err != nil {
+		return *new(V), false, fmt.Errorf("%w (key %q)", err, []byte(k))
 	}
-	return true, nil
+	return v, true, nil
 }
 
 // stored decodes the record under k into a V; store.ErrNotFound (naming
 // kind and id) if there is none. In an Update the key enters the read set.
 func stored[V any, K ~string](t *tx, k key, kind string, id K) (V, error) {
-	var v V
-	found, err := t.get(k, &v)
+	v, found, err := getValue[V](t, k)
 	if err != nil {
 		return *new(V), err
 	}
@@ -116,7 +153,7 @@ func decode(b []byte, v any) error {
 
 // exists reports whether k holds a value (entering it into the read set).
 func (t *tx) exists(k key) (bool, error) {
-	_, err := t.txn.Get(k)
+	_, err := t.get(k)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return false, nil
 	}
@@ -142,7 +179,7 @@ func absent[K ~string](t *tx, k key, kind string, id K) error {
 // getString returns the value under k, the id of a record, as a string
 // ("" if absent; an empty value is corruption).
 func (t *tx) getString(k key) (string, error) {
-	item, err := t.txn.Get(k)
+	item, err := t.get(k)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return "", nil
 	}
@@ -175,6 +212,9 @@ func (t *tx) set(k key, v []byte) error {
 		return t.broken
 	}
 	t.wrote = true
+	if t.track {
+		t.writes = append(t.writes, k)
+	}
 	if t.threshold > 0 && len(k)+len(v) >= t.threshold/2 {
 		t.bigValue = true // conservative: badger compares the value alone
 	}
@@ -190,6 +230,9 @@ func (t *tx) del(k key) error {
 		return t.broken
 	}
 	t.wrote = true
+	if t.track {
+		t.writes = append(t.writes, k)
+	}
 	if err := t.txn.Delete(k); err != nil {
 		t.broken = storageErr("delete", err)
 		return t.broken
@@ -198,19 +241,55 @@ func (t *tx) del(k key) error {
 }
 
 // put encodes v and writes it under k (a refused encoding writes nothing).
+// Once the transaction commits, v enters the store's cache of decoded
+// records.
 func (t *tx) put(k key, v any) error {
 	b, err := encode(v)
 	if err != nil {
 		return err
 	}
-	return t.set(k, b)
+	return t.setRecord(k, b, v)
+}
+
+// setRecord writes b, the encoding of record v, under k; once the
+// transaction commits, v enters the store's cache of decoded records.
+func (t *tx) setRecord(k key, b []byte, v any) error {
+	if err := t.set(k, b); err != nil {
+		return err
+	}
+	t.written(k, b, v)
+	return nil
+}
+
+// written notes that record v, encoded as b, was written under k: if the
+// transaction commits, it enters the cache of decoded records.
+func (t *tx) written(k key, b []byte, v any) {
+	if t.cache != nil && roundTrips(b) {
+		t.fresh = append(t.fresh, freshRecord{k, b, v})
+	}
+}
+
+// freshRecord is a record a transaction wrote: its key, its encoding and
+// its stored form.
+type freshRecord struct {
+	k key
+	b []byte
+	v any
+}
+
+// cacheWritten puts the records the committed transaction wrote into the
+// cache of decoded records.
+func (t *tx) cacheWritten() {
+	for _, r := range t.fresh {
+		t.cache.put(r.k, r.b, r.v)
+	}
 }
 
 // peekSeq returns the next insert number of kind in ws (the first is 1);
 // takeSeq stores it as taken. Reading the counter orders concurrent inserts
 // into one workspace: the second to commit conflicts and re-runs.
 func (t *tx) peekSeq(kind byte, ws baton.WorkspaceID) (uint64, error) {
-	item, err := t.txn.Get(counterKey(kind, ws))
+	item, err := t.get(counterKey(kind, ws))
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return 1, nil
 	}

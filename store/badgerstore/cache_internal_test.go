@@ -1,0 +1,42 @@
+package badgerstore
+
+import (
+	"reflect"
+	"testing"
+)
+
+// TestStoredFormsShareNothing lists the reference-typed fields of the
+// stored forms that the cache of decoded records hands out by value. Each
+// must be copied by the conversions both ways (to* and record), or
+// readers of a cached record would share its memory; a new one fails
+// here until it is copied and listed.
+func TestStoredFormsShareNothing(t *testing.T) {
+	copied := map[string]bool{
+		"handoffV1.History":   true, // toHandoff and handoffV1.record make new slices
+		"workspaceV1.Running": true, // cloneIDs, both ways
+	}
+	var walk func(path string, typ reflect.Type)
+	walk = func(path string, typ reflect.Type) {
+		switch typ.Kind() {
+		case reflect.Struct:
+			if typ.PkgPath() == "time" { // time.Time's pointer is its *Location, never written
+				return
+			}
+			for i := range typ.NumField() {
+				f := typ.Field(i)
+				walk(path+"."+f.Name, f.Type)
+			}
+		case reflect.Slice, reflect.Map, reflect.Pointer, reflect.Interface, reflect.Chan, reflect.Func:
+			if !copied[path] {
+				t.Errorf("%s is a %s: copy it in the conversions and list it here", path, typ.Kind())
+			}
+		case reflect.Array:
+			walk(path+"[]", typ.Elem())
+		}
+	}
+	for _, v := range []any{workspaceV1{}, sessionV1{}, handoffV1{}, reservationV1{}, wakeupV1{},
+		continuationV1{}, launchV1{}, instructionV1{}} {
+		typ := reflect.TypeOf(v)
+		walk(typ.Name(), typ)
+	}
+}
