@@ -152,13 +152,17 @@
 // timeouts, lease lapses and readiness delays come from advancing it), so
 // it tests Coordinators with a store, not a host's own engine.
 //
-// By default the harness steers around what baton does not yet guarantee
-// across nodes (Config.KnownGaps turns that off): a node stops only the
-// processes it launched, so a Create goes to the node that runs the
-// workspace's agent; a crash or shutdown takes the node's agent processes
-// with it (and a restarted node ends the session rows of its previous
-// life); Reconcile goes only to a node that runs no process of the
-// transfers it holds.
+// By default the harness steers around what its model does not predict
+// across nodes (Config.KnownGaps turns that off): a Create goes to the
+// node that runs the workspace's agent; a crash or shutdown takes the
+// node's agent processes with it (and a restarted node ends the session
+// rows of its previous life); Reconcile goes only to a node that runs no
+// process of the transfers it holds. The model of KnownGaps still assumes
+// a node can stop only the processes it launched; baton now also reaps
+// another node's launch through an engine.Reaper on the same machine, so
+// a Create sent elsewhere stops the source where the model expects the
+// stop unconfirmed: that mode's model is out of date (its first failure
+// here is such a stop), and what it would find beyond is not known.
 //
 // The multi-node run found, and baton now fixes, a stop requested between
 // a node's take of a reservation and its subscription to the workspace
