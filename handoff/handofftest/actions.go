@@ -575,14 +575,7 @@ func (h *harness) actRelease(t *rapid.T) {
 		t.Skip("no held target")
 	}
 	m := rapid.SampledFrom(held).Draw(t, "held")
-	got, err := h.load(m.id)
-	if err != nil {
-		h.fatalf("load: %v", err)
-	}
-	l := h.targetLaunch(m, got.TargetSession)
-	if l == nil || l.Proc == nil {
-		h.fatalf("handoff %s: no target launch to release", m.id)
-	}
+	l := h.heldTarget(m)
 	// Who drives the transfer is read before its target is released: the
 	// completion that follows releases the reservation, and a read after
 	// it would find no driver and keep the model at starting.

@@ -7,6 +7,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/engine/enginetest"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/store"
 )
@@ -51,14 +52,7 @@ func (h *harness) actLateCallback(t *rapid.T) {
 		t.Skip("no other node runs")
 	}
 	b := rapid.SampledFrom(others).Draw(t, "other")
-	got, err := h.load(m.id)
-	if err != nil {
-		h.fatalf("load: %v", err)
-	}
-	l := h.targetLaunch(m, got.TargetSession)
-	if l == nil || l.Proc == nil {
-		h.fatalf("handoff %s: no target launch", m.id)
-	}
+	l := h.heldTarget(m)
 	a.gate.set(nodeFrozen)
 	if rapid.Bool().Draw(t, "afterStop") {
 		h.lateAfterStop(m, b, l.Proc)
@@ -67,6 +61,20 @@ func (h *harness) actLateCallback(t *rapid.T) {
 	}
 	h.lateStale(t, m, b)
 	h.thaw(a, nil)
+}
+
+// heldTarget returns the launch of starting m's target, whose readiness
+// the harness holds.
+func (h *harness) heldTarget(m *model) enginetest.Launch {
+	got, err := h.load(m.id)
+	if err != nil {
+		h.fatalf("load: %v", err)
+	}
+	l := h.targetLaunch(m, got.TargetSession)
+	if l == nil || l.Proc == nil {
+		h.fatalf("handoff %s: no target launch", m.id)
+	}
+	return *l
 }
 
 // createHeld creates a transfer without a report whose target holds its
