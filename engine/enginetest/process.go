@@ -144,6 +144,14 @@ func (p *Process) SetActivity(a engine.Activity) {
 	p.extra = a
 }
 
+// ReadyResolved reports whether the process's readiness is resolved,
+// either way (confirmed, rejected, or its process ended first).
+func (p *Process) ReadyResolved() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.readyResolved
+}
+
 // Release resolves a pending readiness (held, or still waiting for its
 // ReadyDelay) successfully with nativeID, or with the script's native id
 // when nativeID is "". It does nothing once readiness is resolved.

@@ -368,8 +368,14 @@ func (h *harness) restingUncertain(m *model, got store.Handoff) string {
 			return fmt.Sprintf("handoff %s: report-only turn not launched yet", m.id)
 		}
 	case store.StateStarting:
-		if h.targetLaunch(&model{attempt: got.Attempt}, got.TargetSession) == nil {
+		l := h.targetLaunch(&model{attempt: got.Attempt}, got.TargetSession)
+		if l == nil {
 			return fmt.Sprintf("handoff %s: target not launched yet", m.id)
+		}
+		if l.Proc != nil && (l.Proc.ReadyResolved() || !l.Proc.Running()) && h.drivenByUp(m) {
+			// Its driver has learnt (or is learning) how readiness went,
+			// on a node that runs: it moves on.
+			return fmt.Sprintf("handoff %s: target's readiness resolved, still starting", m.id)
 		}
 	}
 	if m.frozen != nil && got.State != m.frozen.State {
