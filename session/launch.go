@@ -159,9 +159,10 @@ type ReapResult struct {
 // gone, and its session's row, when it still says it runs and no other
 // launch of it is live, is ended ("interrupted: its process is gone") in
 // the same transaction, so that it does not stay the workspace's current
-// session after a transfer moved on; the others stay live and hold their workspace (ordinary starts are
-// refused with ErrSessionRunning, transfers are not released). Errors: the
-// store's; an engine's reap error leaves that launch unconfirmed.
+// session after a transfer moved on. The others stay live and hold their
+// workspace (ordinary starts are refused with ErrSessionRunning, transfers
+// are not released). Errors: the store's; an engine's reap error leaves
+// that launch unconfirmed.
 func (s *Service) Reap(ctx context.Context, ws baton.WorkspaceID, keep func(holder string) bool) (ReapResult, error) {
 	return s.reap(ctx, ws, keep, "interrupted: its process is gone")
 }

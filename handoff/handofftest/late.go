@@ -117,7 +117,7 @@ func (h *harness) lateStale(t *rapid.T, m *model, b *node) {
 
 // lateAfterStop has b record a stop of m (it waits for the frozen node that
 // drives m, and times out), then confirms m's held target ready.
-func (h *harness) lateAfterStop(m *model, b *node, target interface{ Release(string) }) {
+func (h *harness) lateAfterStop(m *model, b *node, target *enginetest.Process) {
 	confirmed := h.scriptStop(m.ws, "cancelStop")
 	ctx, cancel := context.WithTimeout(h.ctx, 20*time.Millisecond)
 	out, err := b.co.Stop(ctx, m.ws)
