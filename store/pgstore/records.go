@@ -26,6 +26,33 @@ type table[R any] struct {
 	getSQL    string // ... WHERE <key> = $1 (the key is the first column)
 	insertSQL string // INSERT ... ON CONFLICT DO NOTHING
 	updateSQL string // UPDATE ... SET every column but the key WHERE <key> = $1
+
+	// The tables of the rows the Store caches (rowcache.go) have a
+	// version column, which selectSQL reads last: scanV reads a row with
+	// its version, and returning ends a write that returns the row
+	// written (so the cache takes the row as the server has it).
+	scanV     func(pgx.Row) (R, int64, error)
+	returning string
+}
+
+// newVersionedTable is newTable for a table with a version column.
+func newVersionedTable[R any](kind, name string, cols []string, scanV func(pgx.Row) (R, int64, error), args func(R) []any) *table[R] {
+	scan := func(row pgx.Row) (R, error) {
+		r, _, err := scanV(row)
+		return r, err
+	}
+	t := newTable(kind, name, cols, scan, args, "version")
+	t.scanV = scanV
+	t.returning = " RETURNING " + strings.Join(cols, ", ") + ", version"
+	return t
+}
+
+// rowOf reads a row of a versioned table for the row cache.
+func rowOf[R any](tb *table[R]) func(pgx.Row) (cachedRow, error) {
+	return func(row pgx.Row) (cachedRow, error) {
+		r, v, err := tb.scanV(row)
+		return cachedRow{value: r, version: v}, err
+	}
 }
 
 func newTable[R any](kind, name string, cols []string, scan func(pgx.Row) (R, error), args func(R) []any, readOnly ...string) *table[R] {
@@ -90,7 +117,13 @@ func list[R any](t *tx, tb *table[R], rest string, args ...any) ([]R, error) {
 
 // insert adds r; store.ErrDuplicate if a uniqueness rule refuses it.
 func insert[R any](t *tx, tb *table[R], id string, r R) error {
-	n, err := t.exec("insert "+tb.kind, tb.insertSQL, tb.args(r)...)
+	var n int64
+	var err error
+	if tb.scanV != nil {
+		n, err = t.execRow("insert "+tb.kind, recordKey{tb.kind, id}, rowOf(tb), tb.insertSQL+tb.returning, tb.args(r)...)
+	} else {
+		n, err = t.exec("insert "+tb.kind, tb.insertSQL, tb.args(r)...)
+	}
 	if err != nil {
 		return err
 	}
@@ -105,11 +138,33 @@ func insert[R any](t *tx, tb *table[R], id string, r R) error {
 // record this transaction has seen is queued (its row exists); another is
 // written now, to learn whether it exists.
 func put[R any](t *tx, tb *table[R], id string, r R) error {
+	if tb.scanV != nil {
+		return putVersioned(t, tb, id, r)
+	}
 	if t.known(tb.kind, id) {
 		t.queue(tb.updateSQL, tb.args(r)...)
 		return nil
 	}
 	n, err := t.exec("put "+tb.kind, tb.updateSQL, tb.args(r)...)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return notFound(tb.kind, id)
+	}
+	t.see(tb.kind, id)
+	return nil
+}
+
+// putVersioned is put for a versioned table: the written row, returned,
+// goes to the transaction's rows for the cache.
+func putVersioned[R any](t *tx, tb *table[R], id string, r R) error {
+	k := recordKey{tb.kind, id}
+	if t.known(tb.kind, id) {
+		t.queueRow(k, rowOf(tb), tb.updateSQL+tb.returning, tb.args(r)...)
+		return nil
+	}
+	n, err := t.execRow("put "+tb.kind, k, rowOf(tb), tb.updateSQL+tb.returning, tb.args(r)...)
 	if err != nil {
 		return err
 	}
