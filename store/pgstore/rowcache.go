@@ -15,7 +15,7 @@ import (
 // An entry may be stale (another Store, in this process or another, wrote
 // the row since): a transaction that answers a read from it records the
 // version it assumed, and its next statement batch checks it on the
-// server first (check_row_versions). An entry is only ever a guess; the
+// server first (checkSQL in tx.go). An entry is only ever a guess; the
 // check makes it safe. So the cache needs no coherence protocol, only
 // these rules: it takes rows a committed transaction read or wrote, as
 // the server returned them, keeping the higher version of two (a row's

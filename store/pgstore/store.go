@@ -359,7 +359,7 @@ const (
 	codeLockTimeout   = "55P03" // the exclusive wait at the gate ran out
 	codeBadText       = "22021" // a NUL byte or invalid UTF-8 in a string
 	codeUntranslated  = "22P05"
-	codeStale         = "BT001" // check_row_versions: a cached row changed (migration 0004)
+	codeStale         = "BT001" // stale_row: a cached row changed (migration 0004)
 )
 
 // isConflict reports a failure that a retry of the whole transaction can

@@ -2,7 +2,7 @@
 -- handoffs), which each Store keeps in a cache across transactions: a
 -- transaction that answers a read from the cache checks, in its next
 -- statement batch, that each such row still has the version it assumed
--- (check_row_versions).
+-- (stale_row).
 --
 -- Every insert and update of those rows, by this package or by anything
 -- else (an older pgstore still running, an operator's psql), draws a new
@@ -38,33 +38,16 @@ CREATE TRIGGER reservations_version BEFORE INSERT OR UPDATE ON reservations
 CREATE TRIGGER handoffs_version BEFORE INSERT OR UPDATE ON handoffs
 	FOR EACH ROW EXECUTE FUNCTION next_row_version();
 
--- check_row_versions raises SQLSTATE BT001 unless each row (kinds[i]
--- 'workspace', 'reservation' or 'handoff', ids[i] its key) exists with
--- versions[i]. Each is a primary-key lookup, read at the transaction's
--- snapshot like any other read (under SERIALIZABLE, tracked like one).
--- The error aborts the transaction: the server skips the rest of the
--- statement batch, its COMMIT included.
-CREATE FUNCTION check_row_versions(kinds text[], ids text[], versions bigint[]) RETURNS void
+-- stale_row raises SQLSTATE BT001, naming a cached row whose version
+-- changed. The store checks each row a transaction took from its cache
+-- with a statement (checkSQL in tx.go) that reads the row's version and
+-- calls stale_row if it is not the one assumed; the error aborts the
+-- transaction, and the server skips the rest of the statement batch, its
+-- COMMIT included.
+CREATE FUNCTION stale_row(kind text, id text, cached bigint) RETURNS void
 LANGUAGE plpgsql AS $$
-DECLARE
-	v bigint;
 BEGIN
-	FOR i IN 1 .. coalesce(cardinality(ids), 0) LOOP
-		v := NULL;
-		CASE kinds[i]
-		WHEN 'workspace' THEN
-			SELECT w.version INTO v FROM workspaces w WHERE w.id = ids[i];
-		WHEN 'reservation' THEN
-			SELECT r.version INTO v FROM reservations r WHERE r.workspace = ids[i];
-		WHEN 'handoff' THEN
-			SELECT h.version INTO v FROM handoffs h WHERE h.id = ids[i];
-		ELSE
-			RAISE EXCEPTION 'check_row_versions: unknown kind %', kinds[i];
-		END CASE;
-		IF v IS DISTINCT FROM versions[i] THEN
-			RAISE EXCEPTION 'pgstore: the cached % % changed (version %, cached %)', kinds[i], ids[i], v, versions[i]
-				USING ERRCODE = 'BT001';
-		END IF;
-	END LOOP;
+	RAISE EXCEPTION 'pgstore: the cached % % changed since version %', kind, id, cached
+		USING ERRCODE = 'BT001';
 END
 $$;
