@@ -35,7 +35,8 @@ var handoffs = newVersionedTable(kindHandoff, "handoffs",
 			string(h.SourceSession), string(h.TargetSession), h.SourceConfig, h.TargetConfig, h.GenerateSummary, h.Native,
 			h.Report, h.ReportPath, h.Facts, h.GenerationToken[:], h.GenerationDeadline, h.Error, h.StopRequested,
 			h.StopUnconfirmed, history, h.CreatedAt, h.UpdatedAt}
-	})
+	},
+	handoffAsRead)
 
 // pendingSQL is the predicate of the handoffs_pending index: a query must
 // spell it the same way for the planner to use the index.
@@ -175,7 +176,7 @@ func (t *tx) InsertHandoff(h store.Handoff) error {
 	if c, have := t.cache.handoffs[h.ID]; (have && c.ok) || (!have && t.rowExists(k)) {
 		return duplicate(kindHandoff, h.ID)
 	}
-	n, err := t.execRow("insert handoff", k, rowOf(handoffs), handoffs.insertSQL+handoffs.returning, handoffs.args(h)...)
+	n, err := t.execRow("insert handoff", k, written(handoffs, h), handoffs.insertSQL+handoffs.returning, handoffs.args(h)...)
 	if err != nil {
 		return err
 	}
@@ -210,7 +211,7 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 			h.ID, cur.Workspace, cur.RequestID, h.Workspace, h.RequestID)
 	}
 	if h.State.Pending() && !cur.State.Pending() {
-		n, err := t.execRow("put handoff", recordKey{kindHandoff, string(h.ID)}, rowOf(handoffs), takeSlotSQL, handoffs.args(h)...)
+		n, err := t.execRow("put handoff", recordKey{kindHandoff, string(h.ID)}, written(handoffs, h), takeSlotSQL, handoffs.args(h)...)
 		if err != nil {
 			return err
 		}
@@ -219,7 +220,7 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 				h.ID, h.Workspace)
 		}
 	} else {
-		t.queueRow(recordKey{kindHandoff, string(h.ID)}, rowOf(handoffs), handoffs.updateSQL+handoffs.returning, handoffs.args(h)...)
+		t.queueRow(recordKey{kindHandoff, string(h.ID)}, written(handoffs, h), handoffs.updateSQL+handoffs.returning, handoffs.args(h)...)
 	}
 	t.seeHandoff(h)
 	t.changeHandoff(h)

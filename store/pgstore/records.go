@@ -29,29 +29,39 @@ type table[R any] struct {
 
 	// The tables of the rows the Store caches (rowcache.go) have a
 	// version column, which selectSQL reads last: scanV reads a row with
-	// its version, and returning ends a write that returns the row
-	// written (so the cache takes the row as the server has it).
+	// its version; returning ends a write that returns the version it
+	// wrote; asRead returns a row written as a read of it returns it
+	// (rowcache.go), false if it cannot tell.
 	scanV     func(pgx.Row) (R, int64, error)
 	returning string
+	asRead    func(R) (R, bool)
 }
 
 // newVersionedTable is newTable for a table with a version column.
-func newVersionedTable[R any](kind, name string, cols []string, scanV func(pgx.Row) (R, int64, error), args func(R) []any) *table[R] {
+func newVersionedTable[R any](kind, name string, cols []string, scanV func(pgx.Row) (R, int64, error), args func(R) []any,
+	asRead func(R) (R, bool)) *table[R] {
 	scan := func(row pgx.Row) (R, error) {
 		r, _, err := scanV(row)
 		return r, err
 	}
 	t := newTable(kind, name, cols, scan, args, "version")
-	t.scanV = scanV
-	t.returning = " RETURNING " + strings.Join(cols, ", ") + ", version"
+	t.scanV, t.asRead = scanV, asRead
+	t.returning = " RETURNING version"
 	return t
 }
 
-// rowOf reads a row of a versioned table for the row cache.
-func rowOf[R any](tb *table[R]) func(pgx.Row) (cachedRow, error) {
+// written returns what reads the version a write of r returned, and
+// makes the row for the row cache: r as a read returns it, or no value
+// (the cache drops the row) if asRead cannot tell. It takes r as it is
+// now: the caller may change r's slices before the write is sent.
+func written[R any](tb *table[R], r R) func(pgx.Row) (cachedRow, error) {
+	var value any
+	if v, ok := tb.asRead(r); ok {
+		value = v
+	}
 	return func(row pgx.Row) (cachedRow, error) {
-		r, v, err := tb.scanV(row)
-		return cachedRow{value: r, version: v}, err
+		c := cachedRow{value: value}
+		return c, row.Scan(&c.version)
 	}
 }
 
@@ -120,7 +130,7 @@ func insert[R any](t *tx, tb *table[R], id string, r R) error {
 	var n int64
 	var err error
 	if tb.scanV != nil {
-		n, err = t.execRow("insert "+tb.kind, recordKey{tb.kind, id}, rowOf(tb), tb.insertSQL+tb.returning, tb.args(r)...)
+		n, err = t.execRow("insert "+tb.kind, recordKey{tb.kind, id}, written(tb, r), tb.insertSQL+tb.returning, tb.args(r)...)
 	} else {
 		n, err = t.exec("insert "+tb.kind, tb.insertSQL, tb.args(r)...)
 	}
@@ -161,10 +171,10 @@ func put[R any](t *tx, tb *table[R], id string, r R) error {
 func putVersioned[R any](t *tx, tb *table[R], id string, r R) error {
 	k := recordKey{tb.kind, id}
 	if t.known(tb.kind, id) {
-		t.queueRow(k, rowOf(tb), tb.updateSQL+tb.returning, tb.args(r)...)
+		t.queueRow(k, written(tb, r), tb.updateSQL+tb.returning, tb.args(r)...)
 		return nil
 	}
-	n, err := t.execRow("put "+tb.kind, k, rowOf(tb), tb.updateSQL+tb.returning, tb.args(r)...)
+	n, err := t.execRow("put "+tb.kind, k, written(tb, r), tb.updateSQL+tb.returning, tb.args(r)...)
 	if err != nil {
 		return err
 	}

@@ -1,16 +1,22 @@
 package pgstore
 
 import (
+	"encoding/json"
 	"slices"
 	"sync"
+	"unicode/utf8"
 
+	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
 )
 
 // rowCache is a Store's cache of the committed rows its Updates read and
 // write most: workspaces, reservations and pending handoffs, each with
 // the row version the server gave it (migration 0004). It is shared by
-// the Store's Updates, in any goroutine.
+// the Store's Updates, in any goroutine. A row read holds what the server
+// returned; a row written holds what a read of it would return (asRead
+// below: times to the microsecond in UTC, JSON columns as their JSON
+// encoding decodes), with the version the write returned.
 //
 // An entry may be stale (another Store, in this process or another, wrote
 // the row since): a transaction that answers a read from it records the
@@ -80,6 +86,10 @@ func (c *rowCache) put(rows map[recordKey]cachedRow) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k, r := range rows {
+		if r.value == nil { // a row written that asRead could not tell
+			delete(c.rows, k)
+			continue
+		}
 		if h, ok := r.value.(store.Handoff); ok && !h.State.Pending() {
 			delete(c.rows, k)
 			continue
@@ -118,6 +128,52 @@ func (c *rowCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.rows)
+}
+
+// workspaceAsRead returns w as a read of its row returns it, if it can
+// tell (see configAsRead).
+func workspaceAsRead(w store.Workspace) (store.Workspace, bool) {
+	w.CreatedAt, w.UpdatedAt = stored(w.CreatedAt), stored(w.UpdatedAt)
+	if len(w.Running) == 0 {
+		w.Running = nil // an empty text[] scans as nil
+	} else {
+		w.Running = slices.Clone(w.Running)
+	}
+	return w, configAsRead(w.Config)
+}
+
+// reservationAsRead returns r as a read of its row returns it.
+func reservationAsRead(r store.Reservation) (store.Reservation, bool) {
+	r.LeaseExpires, r.UpdatedAt = stored(r.LeaseExpires), stored(r.UpdatedAt)
+	return r, true
+}
+
+// handoffAsRead returns h as a read of its row returns it, if it can tell
+// (see configAsRead). History, a jsonb column, reads as its JSON encoding
+// decodes.
+func handoffAsRead(h store.Handoff) (store.Handoff, bool) {
+	h.GenerationDeadline, h.CreatedAt, h.UpdatedAt = stored(h.GenerationDeadline), stored(h.CreatedAt), stored(h.UpdatedAt)
+	if len(h.History) > 0 {
+		b, err := json.Marshal(h.History)
+		if err != nil {
+			return h, false
+		}
+		h.History = nil
+		if err := json.Unmarshal(b, &h.History); err != nil {
+			return h, false
+		}
+	} else if h.History != nil {
+		h.History = []store.AttemptRecord{} // "[]", not "null"
+	}
+	return h, configAsRead(h.SourceConfig) && configAsRead(h.TargetConfig)
+}
+
+// configAsRead reports whether an engine configuration, a jsonb column,
+// reads back as written: its strings, all of its fields, are valid UTF-8
+// (the JSON encoding replaces invalid bytes).
+func configAsRead(c baton.EngineConfig) bool {
+	return utf8.ValidString(c.Engine) && utf8.ValidString(c.Model) && utf8.ValidString(c.ReasoningEffort) &&
+		utf8.ValidString(c.PermissionMode) && utf8.ValidString(c.Account)
 }
 
 // cloneRow returns v with slices of its own.

@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -233,5 +234,118 @@ func TestRowCacheConcurrentUpdates(t *testing.T) {
 		if diff := cmp.Diff(want, count); diff != "" {
 			t.Errorf("increments per worker (-want +got):\n%s", diff)
 		}
+	}
+}
+
+// TestRowCacheReadsAsServer: a row a Store's Update wrote is cached as a
+// read of it returns it (times to the microsecond in UTC, JSON columns as
+// decoded, empty lists as scanned): an Update that reads it from the
+// cache (one round trip: no read went to the server) gets what a View,
+// which reads the server, gets.
+func TestRowCacheReadsAsServer(t *testing.T) {
+	proxy, url := newTripProxy(t)
+	schema := freshSchema(t)
+	a := openAt(t, url, schema, pgstore.Options{MaxConns: 1})
+	zone := time.FixedZone("x", 3600+30*60)
+	at := time.Date(2026, 3, 4, 5, 6, 7, 891234567, zone)
+	cfg := baton.EngineConfig{Engine: "demo", Model: "é <b>&</b> \u2028", Account: "acc"}
+	tests := []struct {
+		name string
+		ws   store.Workspace
+		r    store.Reservation
+		h    store.Handoff
+	}{
+		{"nil lists",
+			store.Workspace{Name: "n", Config: cfg, CreatedAt: at, UpdatedAt: at.Add(time.Nanosecond)},
+			store.Reservation{Held: true, Epoch: 3, Owner: baton.TokenHash{1, 2, 3}, LeaseHolder: "node",
+				LeaseExpires: at, UpdatedAt: at},
+			store.Handoff{RequestID: "r", State: store.StateGenerating, Attempt: 1, SourceConfig: cfg, TargetConfig: cfg,
+				GenerationToken: baton.TokenHash{9}, GenerationDeadline: at, CreatedAt: at, UpdatedAt: at}},
+		{"empty lists",
+			store.Workspace{Name: "e", Config: cfg, Running: []baton.SessionID{}, CreatedAt: at, UpdatedAt: at},
+			store.Reservation{UpdatedAt: at},
+			store.Handoff{RequestID: "r", State: store.StateGenerating, History: []store.AttemptRecord{},
+				CreatedAt: at, UpdatedAt: at}},
+		{"lists",
+			store.Workspace{Name: "l", Config: cfg, Running: []baton.SessionID{"s-1", "s-2"}, CreatedAt: at, UpdatedAt: at},
+			store.Reservation{Held: true, UpdatedAt: at.UTC()},
+			store.Handoff{RequestID: "r", State: store.StateGenerating, Attempt: 2, CreatedAt: at, UpdatedAt: at,
+				History: []store.AttemptRecord{{Attempt: 1, TargetSession: "s-2", Outcome: store.StateGenerating,
+					Error: "é <x>", EndedAt: at}, {Attempt: 2, EndedAt: at.In(time.UTC)}}}},
+		{"invalid UTF-8 in a JSON column",
+			store.Workspace{Name: "u", Config: baton.EngineConfig{Engine: "demo", Model: "bad \xff"}, CreatedAt: at, UpdatedAt: at},
+			store.Reservation{UpdatedAt: at},
+			store.Handoff{RequestID: "r", State: store.StateGenerating, TargetConfig: baton.EngineConfig{Account: "\xfe"},
+				CreatedAt: at, UpdatedAt: at}},
+	}
+	sameTime := cmp.Comparer(func(x, y time.Time) bool {
+		return x.Equal(y) && x.Location().String() == y.Location().String() && x.Format(time.RFC3339Nano) == y.Format(time.RFC3339Nano)
+	})
+	// The first run of each statement on the connection also prepares it
+	// (a round trip of its own): run the first case twice.
+	tests = append(tests[:1], tests...)
+	tests[0].name = "warm-up"
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := baton.WorkspaceID(fmt.Sprint("ws-", i))
+			tt.ws.ID, tt.r.Workspace, tt.h.Workspace = ws, ws, ws
+			tt.h.ID = baton.HandoffID("h-" + ws)
+			// Inserted, then written again: the cache holds what the second
+			// Update wrote.
+			update(t, a, func(tx store.Tx) error {
+				return errors.Join(tx.InsertWorkspace(tt.ws), tx.PutReservation(tt.r), tx.InsertHandoff(tt.h))
+			})
+			update(t, a, func(tx store.Tx) error {
+				tt.ws.Mission, tt.r.Epoch, tt.h.Error = "again", tt.r.Epoch+1, "again"
+				return errors.Join(tx.PutWorkspace(tt.ws), tx.PutReservation(tt.r), tx.PutHandoff(tt.h))
+			})
+			type rows struct {
+				W store.Workspace
+				R store.Reservation
+				H store.Handoff
+			}
+			read := func(into *rows) func(tx store.Tx) error {
+				return func(tx store.Tx) error {
+					var err1, err2, err3 error
+					into.W, err1 = tx.GetWorkspace(ws)
+					into.R, err2 = tx.GetReservation(ws)
+					into.H, err3 = tx.GetHandoff(tt.h.ID)
+					return errors.Join(err1, err2, err3)
+				}
+			}
+			var cached, server rows
+			before := proxy.trips.Load()
+			update(t, a, read(&cached))
+			trips := proxy.trips.Load() - before
+			if err := a.View(t.Context(), read(&server)); err != nil {
+				t.Fatal(err)
+			}
+			if tt.name == "warm-up" {
+				return
+			}
+			if diff := cmp.Diff(server, cached, sameTime); diff != "" {
+				t.Errorf("an Update's reads differ from a View's (-view +update):\n%s", diff)
+			}
+			// The rows came from the cache, except those whose JSON
+			// column does not read back as written.
+			if fromServer := tt.name == "invalid UTF-8 in a JSON column"; fromServer != (trips > 1) || trips == 0 {
+				t.Errorf("the reading Update took %d round trips, want %s", trips, map[bool]string{true: "more than 1", false: "1"}[fromServer])
+			}
+		})
+	}
+}
+
+// TestEngineConfigFieldsKnown guards configAsRead (rowcache.go), which
+// checks every field of baton.EngineConfig: a new field must be added
+// there (a string field with invalid UTF-8 does not read back as written).
+func TestEngineConfigFieldsKnown(t *testing.T) {
+	typ := reflect.TypeFor[baton.EngineConfig]()
+	var got []string
+	for i := range typ.NumField() {
+		got = append(got, typ.Field(i).Name+" "+typ.Field(i).Type.String())
+	}
+	want := []string{"Engine string", "Model string", "ReasoningEffort string", "PermissionMode string", "Account string"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("baton.EngineConfig's fields changed: update configAsRead in rowcache.go, then this list (-want +got):\n%s", diff)
 	}
 }

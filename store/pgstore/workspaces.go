@@ -30,7 +30,8 @@ var workspaces = newVersionedTable(kindWorkspace, "workspaces",
 		}
 		return []any{string(w.ID), w.Name, w.Mission, w.Root, w.Config, string(w.CurrentSession),
 			w.ActivationCounter, running, string(w.RankHead), w.Ranked, w.Archived, w.CreatedAt, w.UpdatedAt}
-	})
+	},
+	workspaceAsRead)
 
 // GetWorkspace returns the workspace id; store.ErrNotFound if absent.
 func (t *tx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
@@ -138,13 +139,14 @@ var reservations = newVersionedTable(kindReservation, "reservations",
 	func(r store.Reservation) []any {
 		return []any{string(r.Workspace), r.Held, string(r.Handoff), r.Owner[:], r.Epoch, r.LeaseHolder,
 			r.LeaseExpires, r.LeaseStore, r.UpdatedAt}
-	})
+	},
+	reservationAsRead)
 
 const putReservationSQL = `INSERT INTO reservations (workspace, held, handoff, owner, epoch, lease_holder, lease_expires, lease_store, updated_at)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 	ON CONFLICT (workspace) DO UPDATE SET held = $2, handoff = $3, owner = $4, epoch = $5,
 		lease_holder = $6, lease_expires = $7, lease_store = $8, updated_at = $9` +
-	" RETURNING workspace, held, handoff, owner, epoch, lease_holder, lease_expires, lease_store, updated_at, version"
+	" RETURNING version"
 
 // GetReservation returns the reservation row of ws; store.ErrNotFound if
 // it was never taken.
@@ -193,7 +195,7 @@ func (t *tx) PutReservation(r store.Reservation) error {
 	if err := required("reservation", "Workspace", r.Workspace); err != nil {
 		return err
 	}
-	t.queueRow(recordKey{kindReservation, string(r.Workspace)}, rowOf(reservations), putReservationSQL, reservations.args(r)...)
+	t.queueRow(recordKey{kindReservation, string(r.Workspace)}, written(reservations, r), putReservationSQL, reservations.args(r)...)
 	t.seeReservation(r)
 	return nil
 }
