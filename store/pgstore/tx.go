@@ -411,6 +411,10 @@ func (t *tx) commit() error {
 	err := t.send("commit", func(b *pgx.Batch) {
 		for _, ws := range t.changed {
 			kinds, records := encodeFeed(t.feed[ws])
+			if len(kinds) == 1 {
+				b.Queue(appendOneSQL, string(ws), kinds[0], records[0])
+				continue
+			}
 			b.Queue(appendFeedSQL, string(ws), kinds, records)
 		}
 		b.Queue("COMMIT").Exec(func(ct pgconn.CommandTag) error {
