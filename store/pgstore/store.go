@@ -166,8 +166,13 @@ func (s *Store) isClosed() bool {
 // Update runs fn in a SERIALIZABLE transaction and commits if fn returns
 // nil. fn's statements go to the server as it calls the Tx (a read waits
 // for its answer), except writes whose outcome is already known, which are
-// sent with the next read or with the COMMIT; so the commit and the last
-// writes take one round trip.
+// sent with the next read or with the COMMIT, and reads of workspace,
+// reservation and pending handoff rows the Store's row cache holds, which
+// are answered at once and checked on the server with the next batch (the
+// package doc says how); so the commit and the last writes take one round
+// trip, and a transition whose rows are cached takes no other. When the
+// check finds a cached row changed, fn runs again on rows read from the
+// server; such a rerun does not count as a serialization failure.
 //
 // When PostgreSQL reports a serialization failure (SQLSTATE 40001), a
 // deadlock (40P01), or a uniqueness race with a concurrent transaction,
