@@ -95,6 +95,18 @@ func TestCachedRowChangedBehind(t *testing.T) {
 			})
 			tt.change(t, ws)
 
+			// A View reads the server, never the cache: it sees the change
+			// at once.
+			if err := a.View(ctx, func(tx store.Tx) error {
+				w, err := tx.GetWorkspace(ws)
+				if err == nil && w.Name != tt.wantName {
+					t.Errorf("View on A: name %q, want %q", w.Name, tt.wantName)
+				}
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+
 			// A read-only Update: what it reads is what it returns.
 			var seen []string
 			read := func(tx store.Tx) error {
