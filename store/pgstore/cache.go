@@ -24,9 +24,11 @@ import (
 // also fetches, in the same round trip, the workspace and reservation rows
 // of that workspace, which nearly every transition of a transfer reads or
 // writes next. A Put of a row the transaction knows can then be queued,
-// and a transition costs two round trips: its first read, and the COMMIT
-// with its writes. (The extra reads are index lookups; under SERIALIZABLE
-// they may only add conflicts, never hide one.)
+// and a transition whose rows the row cache lacks costs two round trips:
+// its first read, and the COMMIT with its writes; the rows it read or
+// wrote then go to the row cache, and its next transition costs one.
+// (The extra reads are index lookups; under SERIALIZABLE they may only add
+// conflicts, never hide one.)
 type cache struct {
 	workspaces   map[baton.WorkspaceID]cached[store.Workspace]
 	reservations map[baton.WorkspaceID]cached[store.Reservation]
