@@ -45,10 +45,48 @@
 // read or with the COMMIT; the first read of a workspace's rows in an
 // Update also reads its workspace and reservation rows, and the
 // transaction answers later reads of rows it has read or written from
-// memory. A typical transition of a transfer (read the handoff, the
-// reservation and the workspace, write the handoff and the workspace) thus
-// takes two round trips: the first read, and the writes with the change
-// feed entries and the COMMIT. No connection is held between transactions.
+// memory. Across transactions, the Store keeps a cache of the workspace,
+// reservation and pending handoff rows its Updates read and wrote (below),
+// from which an Update answers reads without a round trip. A typical
+// transition of a transfer (read the handoff, the reservation and the
+// workspace, write the handoff and the workspace) thus takes one round
+// trip: the check of the cached rows it read, its writes, the change feed
+// entries and the COMMIT, in one batch; two when its rows are not cached
+// (the first read, then the rest). No connection is held between
+// transactions.
+//
+// The row cache holds each row with its version: migration 0004 adds a
+// version column to those three tables, which a trigger sets, on every
+// insert and update by anyone, to a new value from one sequence (so a
+// row's versions grow and are never reused). An Update that answers a read
+// from the cache records the version it assumed; the next batch it sends,
+// a read's or the commit's, first reads the version of each such row, by
+// primary key, in the transaction, and a statement that finds another
+// version raises an error (SQLSTATE BT001), after which the server runs
+// nothing more of the batch, COMMIT included. The Update then rolls back,
+// drops those rows from the cache and runs its function again, reading
+// from the server; that rerun is not a lost serialization race (it does
+// not count against Options.MaxConflictRetries). If the function returns
+// an error, or writes nothing, the cached rows it read are checked the
+// same way before Update returns.
+//
+// Why that is as safe as reading the rows: the check reads each row at
+// the transaction's snapshot, so if the transaction commits, every row
+// its function took from the cache had, in that snapshot, the value the
+// function saw: its decisions were taken on what the transaction reads.
+// Under SERIALIZABLE, PostgreSQL tracks the check's reads like any other
+// (a concurrent write of such a row is a read-write dependency, which
+// aborts one of the transactions when it could break serializability),
+// so the Updates stay serializable. The cache needs no coherence
+// protocol: an entry is only a guess, which the check confirms or
+// refutes. Stores in other processes, and an operator's UPDATE in psql,
+// change versions (the trigger), so their writes are caught the same way.
+// The cache takes a row after the commit of a transaction that read or
+// wrote it (a written row as a read of it would return it, with the
+// version the write returned; a later version is kept over an earlier
+// one), and drops the rows a transaction that did not commit read from it
+// or wrote. Views never read from it: they read the server, and always
+// see committed rows of their snapshot.
 //
 // The store is a store.Notifier. Open starts a listener on a connection of
 // its own (LISTEN on the channel "<schema>_changes"); after each commit
@@ -102,6 +140,15 @@
 // ErrDatabase without knowing whether the transaction committed; the
 // store's rules make a retry of a baton operation safe, but a caller that
 // counts on exactly one commit must check.
+//
+// The row cache holds at most Options.CacheRows rows (DefaultCacheRows),
+// drops an arbitrary one when full, and holds no settled handoff; a stale
+// entry costs a wasted round trip and a rerun of the function, never a
+// wrong answer. It relies on rows of those tables never being deleted: a
+// row deleted behind the store stays cached, and a Put of it fails at the
+// commit (ErrDatabase); a row deleted and created again has a new version.
+// Options.CacheRows < 0 turns the cache off (every Update read goes to the
+// server).
 //
 // A function given to Update or View must not call Close (Close waits for
 // the pool's connections) and must not share its Tx with other goroutines.

@@ -25,6 +25,15 @@ INSERT INTO changes (workspace, seq, kind, record)
 SELECT $1, head.last_seq - cardinality($2::text[]) + c.n, c.kind, c.record
 FROM head, unnest($2::text[], $3::json[]) WITH ORDINALITY AS c(kind, record, n)`
 
+// appendOneSQL is appendFeedSQL for a single record ($2 its kind, $3 the
+// record), without arrays (cheaper to encode and to run).
+const appendOneSQL = `WITH head AS (
+	INSERT INTO feed_heads AS f (workspace, last_seq) VALUES ($1, 1)
+	ON CONFLICT (workspace) DO UPDATE SET last_seq = f.last_seq + 1
+	RETURNING last_seq
+)
+INSERT INTO changes (workspace, seq, kind, record) SELECT $1, head.last_seq, $2, $3::json FROM head`
+
 // feedEntry is a record of the transaction's change feed and its last
 // value (a store.Handoff, store.Session or store.Instruction).
 type feedEntry struct {

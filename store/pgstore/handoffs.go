@@ -10,23 +10,24 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-var handoffs = newTable(kindHandoff, "handoffs",
+var handoffs = newVersionedTable(kindHandoff, "handoffs",
 	[]string{"id", "workspace", "request_id", "fingerprint", "state", "attempt", "source_session", "target_session",
 		"source_config", "target_config", "generate_summary", "native", "report", "report_path", "facts",
 		"generation_token", "generation_deadline", "error", "stop_requested", "stop_unconfirmed", "history",
 		"created_at", "updated_at"},
-	func(row pgx.Row) (store.Handoff, error) {
+	func(row pgx.Row) (store.Handoff, int64, error) {
 		var h store.Handoff
 		var token []byte
+		var version int64
 		err := row.Scan(&h.ID, &h.Workspace, &h.RequestID, &h.Fingerprint, &h.State, &h.Attempt,
 			&h.SourceSession, &h.TargetSession, &h.SourceConfig, &h.TargetConfig, &h.GenerateSummary, &h.Native,
 			&h.Report, &h.ReportPath, &h.Facts, &token, &h.GenerationDeadline, &h.Error, &h.StopRequested,
-			&h.StopUnconfirmed, &h.History, &h.CreatedAt, &h.UpdatedAt)
+			&h.StopUnconfirmed, &h.History, &h.CreatedAt, &h.UpdatedAt, &version)
 		if err != nil {
-			return h, err
+			return h, 0, err
 		}
 		h.GenerationToken, err = tokenHash(token)
-		return h, err
+		return h, version, err
 	},
 	func(h store.Handoff) []any {
 		history, _ := json.Marshal(h.History) // plain structs: Marshal cannot fail
@@ -34,7 +35,8 @@ var handoffs = newTable(kindHandoff, "handoffs",
 			string(h.SourceSession), string(h.TargetSession), h.SourceConfig, h.TargetConfig, h.GenerateSummary, h.Native,
 			h.Report, h.ReportPath, h.Facts, h.GenerationToken[:], h.GenerationDeadline, h.Error, h.StopRequested,
 			h.StopUnconfirmed, history, h.CreatedAt, h.UpdatedAt}
-	})
+	},
+	handoffAsRead)
 
 // pendingSQL is the predicate of the handoffs_pending index: a query must
 // spell it the same way for the planner to use the index.
@@ -43,7 +45,7 @@ const pendingSQL = "state NOT IN ('', 'completed', 'cancelled')"
 // takeSlotSQL is the update of a handoff that becomes pending: it writes
 // nothing when another handoff of the workspace holds the slot.
 var takeSlotSQL = handoffs.updateSQL + " AND NOT EXISTS (SELECT 1 FROM handoffs o WHERE o.workspace = $2 AND o." +
-	pendingSQL + " AND o.id <> $1)"
+	pendingSQL + " AND o.id <> $1)" + handoffs.returning
 
 // changeHandoff adds h to the feed, with a History of its own (the caller
 // may change its slice before the commit).
@@ -54,11 +56,24 @@ func (t *tx) changeHandoff(h store.Handoff) {
 
 // handoffList reads handoffs and remembers them.
 func (t *tx) handoffList(rest string, args ...any) ([]store.Handoff, error) {
-	hs, err := list(t, handoffs, rest, args...)
-	for _, h := range hs {
-		t.seeHandoff(h)
+	if err := t.readable(); err != nil {
+		return nil, err
 	}
-	return hs, err
+	var hs []store.Handoff
+	err := t.query("list handoffs", handoffs.selectSQL+" "+rest, args, func(rows pgx.Rows) error {
+		h, v, err := handoffs.scanV(rows)
+		if err != nil {
+			return err
+		}
+		hs = append(hs, h)
+		t.recordHandoff(h, v)
+		t.seeHandoff(h)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return hs, nil
 }
 
 // oneHandoff returns the single handoff of a list, or store.ErrNotFound
@@ -87,11 +102,12 @@ func (t *tx) GetHandoff(id baton.HandoffID) (store.Handoff, error) {
 		err := t.send("get handoff", func(b *pgx.Batch) {
 			b.Queue(handoffs.getSQL, string(id)).Query(func(rows pgx.Rows) error {
 				for rows.Next() {
-					h, err := handoffs.scan(rows)
+					h, v, err := handoffs.scanV(rows)
 					if err != nil {
 						return err
 					}
 					c = cached[store.Handoff]{h, true}
+					t.recordHandoff(h, v)
 				}
 				return rows.Err()
 			})
@@ -156,10 +172,11 @@ func (t *tx) InsertHandoff(h store.Handoff) error {
 		required(kindHandoff, "RequestID", h.RequestID)); err != nil {
 		return err
 	}
-	if c, have := t.cache.handoffs[h.ID]; have && c.ok {
+	k := recordKey{kindHandoff, string(h.ID)}
+	if c, have := t.cache.handoffs[h.ID]; (have && c.ok) || (!have && t.rowExists(k)) {
 		return duplicate(kindHandoff, h.ID)
 	}
-	n, err := t.exec("insert handoff", handoffs.insertSQL, handoffs.args(h)...)
+	n, err := t.execRow("insert handoff", k, written(handoffs, h), handoffs.insertSQL+handoffs.returning, handoffs.args(h)...)
 	if err != nil {
 		return err
 	}
@@ -194,7 +211,7 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 			h.ID, cur.Workspace, cur.RequestID, h.Workspace, h.RequestID)
 	}
 	if h.State.Pending() && !cur.State.Pending() {
-		n, err := t.exec("put handoff", takeSlotSQL, handoffs.args(h)...)
+		n, err := t.execRow("put handoff", recordKey{kindHandoff, string(h.ID)}, written(handoffs, h), takeSlotSQL, handoffs.args(h)...)
 		if err != nil {
 			return err
 		}
@@ -203,7 +220,7 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 				h.ID, h.Workspace)
 		}
 	} else {
-		t.queue(handoffs.updateSQL, handoffs.args(h)...)
+		t.queueRow(recordKey{kindHandoff, string(h.ID)}, written(handoffs, h), handoffs.updateSQL+handoffs.returning, handoffs.args(h)...)
 	}
 	t.seeHandoff(h)
 	t.changeHandoff(h)

@@ -20,6 +20,10 @@ const DefaultMaxConflictRetries = 16
 // when Options.Timeout is 0.
 const DefaultTimeout = 30 * time.Second
 
+// DefaultCacheRows is how many rows a Store keeps in its row cache when
+// Options.CacheRows is 0.
+const DefaultCacheRows = 4096
+
 // maxSchemaLen keeps the notification channel name, the schema name plus a
 // suffix, under PostgreSQL's 63-byte identifier limit.
 const maxSchemaLen = 48
@@ -51,6 +55,12 @@ type Options struct {
 	// has no deadline of its own. 0 means DefaultTimeout; a negative value
 	// means no bound.
 	Timeout time.Duration
+	// CacheRows bounds the Store's cache of the workspace, reservation and
+	// pending handoff rows its Updates read and write, which lets an
+	// Update answer a read of such a row without a round trip (the package
+	// doc says how that stays serializable). 0 means DefaultCacheRows; a
+	// negative value means no cache: every read goes to the server.
+	CacheRows int
 }
 
 func (o Options) schema() string {
@@ -68,6 +78,13 @@ func (o Options) maxRetries() int {
 		return 0
 	}
 	return o.MaxConflictRetries
+}
+
+func (o Options) cacheRows() int {
+	if o.CacheRows == 0 {
+		return DefaultCacheRows
+	}
+	return o.CacheRows
 }
 
 func (o Options) timeout() time.Duration {

@@ -80,7 +80,10 @@ func TestTwoStoresRaceForThePendingSlot(t *testing.T) {
 }
 
 // A lost serialization race is retried, and reported as
-// store.ErrTxConflict when retries are exhausted.
+// store.ErrTxConflict when retries are exhausted. The store reads from the
+// server (no row cache), so that its read comes before the other store's
+// write: a read from the cache would be checked at the commit and found
+// stale, which is not a lost race (TestCachedRowChangedBehind).
 func TestConflictRetries(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -94,7 +97,7 @@ func TestConflictRetries(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			schema := freshSchema(t)
-			s := open(t, schema, pgstore.Options{MaxConflictRetries: tt.retries})
+			s := open(t, schema, pgstore.Options{MaxConflictRetries: tt.retries, CacheRows: -1})
 			other := open(t, schema, pgstore.Options{})
 			if err := s.Update(t.Context(), func(tx store.Tx) error {
 				return tx.InsertWorkspace(store.Workspace{ID: "ws-a", Name: "a"})
@@ -161,10 +164,11 @@ func TestTextPostgreSQLRefuses(t *testing.T) {
 // An Update that lost three serialization races runs its fourth attempt
 // alone: an Update of another store that starts meanwhile waits at the
 // gate (PostgreSQL shows its lock as not granted) until the fourth
-// attempt has committed.
+// attempt has committed. As in TestConflictRetries, the losing store
+// reads from the server.
 func TestLosingUpdateRunsAlone(t *testing.T) {
 	schema := freshSchema(t)
-	s := open(t, schema, pgstore.Options{})
+	s := open(t, schema, pgstore.Options{CacheRows: -1})
 	other := open(t, schema, pgstore.Options{})
 	ctx := t.Context()
 	for _, ws := range []baton.WorkspaceID{"ws-a", "ws-b"} {

@@ -26,6 +26,43 @@ type table[R any] struct {
 	getSQL    string // ... WHERE <key> = $1 (the key is the first column)
 	insertSQL string // INSERT ... ON CONFLICT DO NOTHING
 	updateSQL string // UPDATE ... SET every column but the key WHERE <key> = $1
+
+	// The tables of the rows the Store caches (rowcache.go) have a
+	// version column, which selectSQL reads last: scanV reads a row with
+	// its version; returning ends a write that returns the version it
+	// wrote; asRead returns a row written as a read of it returns it
+	// (rowcache.go), false if it cannot tell.
+	scanV     func(pgx.Row) (R, int64, error)
+	returning string
+	asRead    func(R) (R, bool)
+}
+
+// newVersionedTable is newTable for a table with a version column.
+func newVersionedTable[R any](kind, name string, cols []string, scanV func(pgx.Row) (R, int64, error), args func(R) []any,
+	asRead func(R) (R, bool)) *table[R] {
+	scan := func(row pgx.Row) (R, error) {
+		r, _, err := scanV(row)
+		return r, err
+	}
+	t := newTable(kind, name, cols, scan, args, "version")
+	t.scanV, t.asRead = scanV, asRead
+	t.returning = " RETURNING version"
+	return t
+}
+
+// written returns what reads the version a write of r returned, and
+// makes the row for the row cache: r as a read returns it, or no value
+// (the cache drops the row) if asRead cannot tell. It takes r as it is
+// now: the caller may change r's slices before the write is sent.
+func written[R any](tb *table[R], r R) func(pgx.Row) (cachedRow, error) {
+	var value any
+	if v, ok := tb.asRead(r); ok {
+		value = v
+	}
+	return func(row pgx.Row) (cachedRow, error) {
+		c := cachedRow{value: value}
+		return c, row.Scan(&c.version)
+	}
 }
 
 func newTable[R any](kind, name string, cols []string, scan func(pgx.Row) (R, error), args func(R) []any, readOnly ...string) *table[R] {
@@ -90,7 +127,13 @@ func list[R any](t *tx, tb *table[R], rest string, args ...any) ([]R, error) {
 
 // insert adds r; store.ErrDuplicate if a uniqueness rule refuses it.
 func insert[R any](t *tx, tb *table[R], id string, r R) error {
-	n, err := t.exec("insert "+tb.kind, tb.insertSQL, tb.args(r)...)
+	var n int64
+	var err error
+	if tb.scanV != nil {
+		n, err = t.execRow("insert "+tb.kind, recordKey{tb.kind, id}, written(tb, r), tb.insertSQL+tb.returning, tb.args(r)...)
+	} else {
+		n, err = t.exec("insert "+tb.kind, tb.insertSQL, tb.args(r)...)
+	}
 	if err != nil {
 		return err
 	}
@@ -105,11 +148,33 @@ func insert[R any](t *tx, tb *table[R], id string, r R) error {
 // record this transaction has seen is queued (its row exists); another is
 // written now, to learn whether it exists.
 func put[R any](t *tx, tb *table[R], id string, r R) error {
+	if tb.scanV != nil {
+		return putVersioned(t, tb, id, r)
+	}
 	if t.known(tb.kind, id) {
 		t.queue(tb.updateSQL, tb.args(r)...)
 		return nil
 	}
 	n, err := t.exec("put "+tb.kind, tb.updateSQL, tb.args(r)...)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return notFound(tb.kind, id)
+	}
+	t.see(tb.kind, id)
+	return nil
+}
+
+// putVersioned is put for a versioned table: the written row, returned,
+// goes to the transaction's rows for the cache.
+func putVersioned[R any](t *tx, tb *table[R], id string, r R) error {
+	k := recordKey{tb.kind, id}
+	if t.known(tb.kind, id) {
+		t.queueRow(k, written(tb, r), tb.updateSQL+tb.returning, tb.args(r)...)
+		return nil
+	}
+	n, err := t.execRow("put "+tb.kind, k, written(tb, r), tb.updateSQL+tb.returning, tb.args(r)...)
 	if err != nil {
 		return err
 	}

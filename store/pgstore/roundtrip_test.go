@@ -133,36 +133,48 @@ func relay(dst, src net.Conn, saw func([]byte)) (int64, error) {
 }
 
 // TestRoundTrips counts what the benchmarked operations cost on the wire:
-// the transition of BenchmarkPGTransition takes two round trips (BEGIN
-// with the reads, then the writes with the change feed and the COMMIT),
-// and it logs the round trips of whole transfers through the coordinator
-// (go test -v shows them).
+// once its rows are in the store's row cache, the transition of
+// BenchmarkPGTransition takes one round trip (BEGIN, the check of the
+// cached rows it read, its writes, the change feed and the COMMIT), and
+// two without the cache (BEGIN with the reads, then the rest); and it
+// logs the round trips of whole transfers through the coordinator (go
+// test -v shows them).
 func TestRoundTrips(t *testing.T) {
 	proxy, url := newTripProxy(t)
 	s := openAt(t, url, "", pgstore.Options{MaxConns: 1})
 	ctx := t.Context()
 
-	t.Run("transition", func(t *testing.T) {
-		ws := seedTransfer(t, s, 0)
-		// The first one also prepares its statements (pgx caches them).
-		if err := transition(ctx, s, ws); err != nil {
-			t.Fatal(err)
-		}
-		const n = 50
-		before := proxy.trips.Load()
-		for range n {
-			if err := transition(ctx, s, ws); err != nil {
+	for i, tt := range []struct {
+		name  string
+		store *pgstore.Store
+		each  int64
+	}{
+		{"transition", s, 1},
+		{"transition/no cache", openAt(t, url, s.Schema(), pgstore.Options{MaxConns: 1, CacheRows: -1}), 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := seedTransfer(t, tt.store, i)
+			// The first one also prepares its statements (pgx caches them)
+			// and fills the row cache.
+			if err := transition(ctx, tt.store, ws); err != nil {
 				t.Fatal(err)
 			}
-		}
-		got := proxy.trips.Load() - before
-		t.Logf("%d transitions: %d round trips", n, got)
-		// A pool connection idle for a second is pinged before use: allow
-		// one such ping.
-		if got < 2*n || got > 2*n+1 {
-			t.Errorf("%d transitions took %d round trips, want %d (two each)", n, got, 2*n)
-		}
-	})
+			const n = 50
+			before := proxy.trips.Load()
+			for range n {
+				if err := transition(ctx, tt.store, ws); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := proxy.trips.Load() - before
+			t.Logf("%d transitions: %d round trips", n, got)
+			// A pool connection idle for a second is pinged before use:
+			// allow one such ping.
+			if got < tt.each*n || got > tt.each*n+1 {
+				t.Errorf("%d transitions took %d round trips, want %d (%d each)", n, got, tt.each*n, tt.each)
+			}
+		})
+	}
 
 	for _, summary := range []bool{false, true} {
 		t.Run(fmt.Sprintf("transfer/summary=%v", summary), func(t *testing.T) {

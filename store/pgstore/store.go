@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -45,6 +47,7 @@ type Store struct {
 	maxRetries int
 	timeout    time.Duration
 	notify     *notifier
+	rows       *rowCache // nil when Options.CacheRows < 0
 
 	mu     sync.Mutex
 	closed bool
@@ -89,6 +92,7 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 		channel:    schema + "_changes",
 		maxRetries: opts.maxRetries(),
 		timeout:    opts.timeout(),
+		rows:       newRowCache(opts.cacheRows()),
 	}
 	s.notify = newNotifier(cfg.ConnConfig.Copy(), s.channel, log)
 	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
@@ -162,8 +166,13 @@ func (s *Store) isClosed() bool {
 // Update runs fn in a SERIALIZABLE transaction and commits if fn returns
 // nil. fn's statements go to the server as it calls the Tx (a read waits
 // for its answer), except writes whose outcome is already known, which are
-// sent with the next read or with the COMMIT; so the commit and the last
-// writes take one round trip.
+// sent with the next read or with the COMMIT, and reads of workspace,
+// reservation and pending handoff rows the Store's row cache holds, which
+// are answered at once and checked on the server with the next batch (the
+// package doc says how); so the commit and the last writes take one round
+// trip, and a transition whose rows are cached takes no other. When the
+// check finds a cached row changed, fn runs again on rows read from the
+// server; such a rerun does not count as a serialization failure.
 //
 // When PostgreSQL reports a serialization failure (SQLSTATE 40001), a
 // deadlock (40P01), or a uniqueness race with a concurrent transaction,
@@ -217,9 +226,18 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) e
 		ctx, cancel = context.WithTimeout(ctx, s.timeout)
 		defer cancel()
 	}
+	// A rerun after a stale cached row reads from the server: it cannot
+	// be stale again, and it is not a lost serialization race.
+	fromCache := update && s.rows != nil
 	for attempt := 0; ; attempt++ {
-		err, retry := s.attempt(ctx, fn, update, update && attempt >= gateAfter)
-		if !retry {
+		err, end := s.attempt(ctx, fn, update, update && attempt >= gateAfter, fromCache)
+		if end == stale {
+			s.log.Debug("pgstore: a cached row changed, running again without the cache", zap.Error(err))
+			fromCache = false
+			attempt--
+			continue
+		}
+		if end != conflict {
 			return err
 		}
 		if attempt >= s.maxRetries {
@@ -246,49 +264,82 @@ func pause(ctx context.Context, attempt int) error {
 	}
 }
 
-// attempt runs fn once; retry reports a serialization failure.
-func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, update, alone bool) (err error, retry bool) {
+// outcome is how an attempt ended: done (committed, or failed for good),
+// conflict (a serialization failure: worth another attempt) or stale (a
+// row read from the row cache had changed: worth a rerun without it).
+type outcome int
+
+const (
+	done outcome = iota
+	conflict
+	stale
+)
+
+// attempt runs fn once.
+func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, update, alone, fromCache bool) (error, outcome) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		if s.isClosed() {
-			return store.ErrClosed, false
+			return store.ErrClosed, done
 		}
-		return dbErr("acquire a connection", err), false
+		return dbErr("acquire a connection", err), done
 	}
 	t := newTx(ctx, conn, update, alone)
+	if update {
+		t.rows, t.fromCache = s.rows, fromCache
+	}
 	committed := false
 	defer func() {
 		t.done = true
 		if !committed {
 			t.rollback()
+			// What the transaction read from the row cache or wrote may
+			// be what changed.
+			s.rows.drop(t.touched)
+			s.rows.drop(slices.Collect(maps.Keys(t.fresh)))
 		}
 		conn.Release()
 	}()
 	ferr := fn(t)
-	if t.conflict {
-		return t.err, true
+	if ferr != nil && t.err == nil && len(t.assumed) > 0 {
+		// fn's error may stem from a stale cached row: check them before
+		// returning it. The queued writes need not go.
+		t.queued = t.queued[:0]
+		_ = t.send("check cached rows", func(b *pgx.Batch) { b.Queue("ROLLBACK") })
+		t.begun = t.err != nil
 	}
-	if ferr != nil {
-		return ferr, false
-	}
-	if t.err != nil {
-		return t.err, false
+	switch {
+	case t.stale:
+		return t.err, stale
+	case t.conflict:
+		return t.err, conflict
+	case ferr != nil:
+		return ferr, done
+	case t.err != nil:
+		return t.err, done
 	}
 	if err := t.commit(); err != nil {
-		if update && !t.conflict {
+		if update && !t.conflict && !t.stale {
 			// The connection may have failed after the server committed:
 			// a spurious notification is allowed, a lost one is not.
 			s.notify.local(t.changed)
 			s.notify.publish(t.changed)
 		}
-		return err, t.conflict
+		switch {
+		case t.stale:
+			return err, stale
+		case t.conflict:
+			return err, conflict
+		}
+		return err, done
 	}
 	committed = true
 	if update {
+		s.rows.put(t.fresh)
 		s.notify.local(t.changed)
 		s.notify.publish(t.changed)
 	}
-	return nil, false
+	return nil, done
 }
 
 // Subscribe implements store.Notifier. After every Update that appends to
@@ -313,6 +364,7 @@ const (
 	codeLockTimeout   = "55P03" // the exclusive wait at the gate ran out
 	codeBadText       = "22021" // a NUL byte or invalid UTF-8 in a string
 	codeUntranslated  = "22P05"
+	codeStale         = "BT001" // stale_row: a cached row changed (migration 0004)
 )
 
 // isConflict reports a failure that a retry of the whole transaction can

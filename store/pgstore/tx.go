@@ -44,9 +44,22 @@ type tx struct {
 	queued []queuedWrite
 	// err is the first failed statement: the server has aborted the
 	// transaction, so every later call returns it and the Update does not
-	// commit. conflict says it is worth a retry.
+	// commit. conflict says it is worth a retry; stale says a row read
+	// from the Store's row cache had changed (worth a retry without it).
 	err      error
 	conflict bool
+	stale    bool
+
+	// The Store's row cache (rowcache.go), in an Update: rows answers
+	// reads when fromCache, and takes the rows of fresh after a commit.
+	// assumed are the rows answered from it that the server has not
+	// checked yet (the next batch checks them first); touched lists every
+	// row answered from it, which a failed attempt drops.
+	rows      *rowCache
+	fromCache bool
+	assumed   []assumption
+	touched   []recordKey
+	fresh     map[recordKey]cachedRow
 
 	// seen holds the records known to exist (read or written here), by
 	// kind and id; cache the rows a transition reads most (cache.go).
@@ -72,10 +85,35 @@ type recordKey struct {
 type queuedWrite struct {
 	sql  string
 	args []any
+	// A write of a cached kind returns the row it wrote: row reads it,
+	// and it goes to fresh under key.
+	key recordKey
+	row func(pgx.Row) (cachedRow, error)
+}
+
+// assumption is a row a transaction read from the row cache, at version.
+type assumption struct {
+	key     recordKey
+	version int64
 }
 
 func newTx(ctx context.Context, conn *pgxpool.Conn, update, alone bool) *tx {
 	return &tx{ctx: ctx, conn: conn, update: update, alone: alone}
+}
+
+// checkSQL, by kind, raises codeStale (through stale_row, migration 0004)
+// unless the row keyed $1 has the version $2. It reads the version through
+// the primary key, at the transaction's snapshot: under SERIALIZABLE, a
+// read like any other. (One statement per row: a single statement over
+// arrays of rows costs more to plan, every time, than a few of these.)
+var checkSQL = map[string]string{
+	kindWorkspace:   checkRowSQL("workspace", "SELECT version FROM workspaces WHERE id = $1"),
+	kindReservation: checkRowSQL("reservation", "SELECT version FROM reservations WHERE workspace = $1"),
+	kindHandoff:     checkRowSQL("handoff", "SELECT version FROM handoffs WHERE id = $1"),
+}
+
+func checkRowSQL(kind, version string) string {
+	return "SELECT stale_row('" + kind + "', $1, $2) WHERE $2::bigint IS DISTINCT FROM (" + version + ")"
 }
 
 // The gate keeps an Update that keeps losing serialization races from
@@ -150,14 +188,29 @@ func (t *tx) send(op string, add func(b *pgx.Batch)) error {
 			b.Queue(gateShared)
 		}
 	}
+	// Before anything else: the queued writes may rewrite these rows.
+	for _, a := range t.assumed {
+		b.Queue(checkSQL[a.key.kind], a.key.id, a.version).Exec(func(pgconn.CommandTag) error { return nil })
+	}
 	for _, w := range t.queued {
-		b.Queue(w.sql, w.args...).Exec(expectOne)
+		if w.row == nil {
+			b.Queue(w.sql, w.args...).Exec(expectOne)
+			continue
+		}
+		b.Queue(w.sql, w.args...).Query(func(rows pgx.Rows) error {
+			n, err := t.collect(rows, w.key, w.row)
+			if err == nil && n != 1 {
+				err = expectOne(pgconn.NewCommandTag(fmt.Sprintf("UPDATE %d", n)))
+			}
+			return err
+		})
 	}
 	if add != nil {
 		add(b)
 	}
 	t.begun = true
 	t.queued = t.queued[:0]
+	t.assumed = t.assumed[:0]
 	if err := t.conn.SendBatch(t.ctx, b).Close(); err != nil {
 		return t.fail(op, err)
 	}
@@ -179,7 +232,11 @@ func (t *tx) fail(op string, err error) error {
 	if t.err != nil {
 		return t.err
 	}
+	var pe *pgconn.PgError
 	switch {
+	case errors.As(err, &pe) && pe.Code == codeStale:
+		t.stale = true
+		t.err = fmt.Errorf("%w: pgstore: %s: %w", store.ErrTxConflict, op, err)
 	case isConflict(err):
 		t.conflict = true
 		t.err = fmt.Errorf("%w: pgstore: %s: %w", store.ErrTxConflict, op, err)
@@ -206,6 +263,79 @@ func (t *tx) exec(op, sql string, args ...any) (int64, error) {
 		})
 	})
 	return n, err
+}
+
+// queueRow is queue for a write that returns the row it wrote (exactly
+// one), which goes to fresh under k.
+func (t *tx) queueRow(k recordKey, row func(pgx.Row) (cachedRow, error), sql string, args ...any) {
+	t.queued = append(t.queued, queuedWrite{sql: sql, args: args, key: k, row: row})
+}
+
+// execRow is exec for a write that returns the row it wrote, if any,
+// which goes to fresh under k.
+func (t *tx) execRow(op string, k recordKey, row func(pgx.Row) (cachedRow, error), sql string, args ...any) (int64, error) {
+	var n int64
+	err := t.send(op, func(b *pgx.Batch) {
+		b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+			var err error
+			n, err = t.collect(rows, k, row)
+			return err
+		})
+	})
+	return n, err
+}
+
+// collect reads the rows a write returned into fresh and counts them.
+func (t *tx) collect(rows pgx.Rows, k recordKey, row func(pgx.Row) (cachedRow, error)) (int64, error) {
+	var n int64
+	for rows.Next() {
+		r, err := row(rows)
+		if err != nil {
+			return n, err
+		}
+		n++
+		t.record(k, r)
+	}
+	return n, rows.Err()
+}
+
+// record keeps a row as the server returned it in this transaction (read
+// or written), for the row cache after the commit; a later statement's
+// answer replaces an earlier one's. r is the transaction's own.
+func (t *tx) record(k recordKey, r cachedRow) {
+	if t.rows == nil {
+		return
+	}
+	if t.fresh == nil {
+		t.fresh = map[recordKey]cachedRow{}
+	}
+	t.fresh[k] = r
+}
+
+// fromRows returns a copy of row k of the Store's row cache, if the
+// transaction may answer reads from it, and records the assumption that
+// the row has that version, which the next batch checks.
+func (t *tx) fromRows(k recordKey) (any, bool) {
+	if !t.fromCache {
+		return nil, false
+	}
+	r, ok := t.rows.get(k)
+	if !ok {
+		return nil, false
+	}
+	t.assumed = append(t.assumed, assumption{k, r.version})
+	t.touched = append(t.touched, k)
+	return r.value, true
+}
+
+// rowExists reports that row k exists because the row cache holds it:
+// rows are never deleted, and the cache holds only committed rows, so the
+// snapshot the transaction has yet to take (it has not begun) will hold
+// it too. (Once it has begun, its snapshot may predate the row.) A write
+// of the row can then be queued; it does not depend on the cached value,
+// so nothing is assumed.
+func (t *tx) rowExists(k recordKey) bool {
+	return t.fromCache && !t.begun && t.rows.has(k)
 }
 
 // queryRow runs a single-row query now; found is false when it returned no
@@ -274,13 +404,17 @@ func (t *tx) changes(ws baton.WorkspaceID, kind, id string, rec any) {
 // commit sends the queued writes, the change feed entries and COMMIT in
 // one round trip. (The notifications follow it: publish.go says why.)
 func (t *tx) commit() error {
-	if !t.begun && len(t.queued) == 0 && len(t.changed) == 0 {
+	if !t.begun && len(t.queued) == 0 && len(t.changed) == 0 && len(t.assumed) == 0 {
 		return nil // nothing was read or written
 	}
 	var ok bool
 	err := t.send("commit", func(b *pgx.Batch) {
 		for _, ws := range t.changed {
 			kinds, records := encodeFeed(t.feed[ws])
+			if len(kinds) == 1 {
+				b.Queue(appendOneSQL, string(ws), kinds[0], records[0])
+				continue
+			}
 			b.Queue(appendFeedSQL, string(ws), kinds, records)
 		}
 		b.Queue("COMMIT").Exec(func(ct pgconn.CommandTag) error {

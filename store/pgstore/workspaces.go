@@ -9,18 +9,19 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-var workspaces = newTable(kindWorkspace, "workspaces",
+var workspaces = newVersionedTable(kindWorkspace, "workspaces",
 	[]string{"id", "name", "mission", "root", "config", "current_session", "activation_counter",
 		"running", "rank_head", "ranked", "archived", "created_at", "updated_at"},
-	func(row pgx.Row) (store.Workspace, error) {
+	func(row pgx.Row) (store.Workspace, int64, error) {
 		var w store.Workspace
 		var running []string
+		var version int64
 		err := row.Scan(&w.ID, &w.Name, &w.Mission, &w.Root, &w.Config, &w.CurrentSession,
-			&w.ActivationCounter, &running, &w.RankHead, &w.Ranked, &w.Archived, &w.CreatedAt, &w.UpdatedAt)
+			&w.ActivationCounter, &running, &w.RankHead, &w.Ranked, &w.Archived, &w.CreatedAt, &w.UpdatedAt, &version)
 		for _, id := range running {
 			w.Running = append(w.Running, baton.SessionID(id))
 		}
-		return w, err
+		return w, version, err
 	},
 	func(w store.Workspace) []any {
 		running := make([]string, 0, len(w.Running))
@@ -29,23 +30,26 @@ var workspaces = newTable(kindWorkspace, "workspaces",
 		}
 		return []any{string(w.ID), w.Name, w.Mission, w.Root, w.Config, string(w.CurrentSession),
 			w.ActivationCounter, running, string(w.RankHead), w.Ranked, w.Archived, w.CreatedAt, w.UpdatedAt}
-	})
+	},
+	workspaceAsRead)
 
 // GetWorkspace returns the workspace id; store.ErrNotFound if absent.
 func (t *tx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
 	if err := t.readable(); err != nil {
 		return store.Workspace{}, err
 	}
+	t.cachedWorkspace(id)
 	if _, have := t.cache.workspaces[id]; !have {
 		err := t.send("get workspace", func(b *pgx.Batch) {
 			b.Queue(workspaces.getSQL, string(id)).Query(func(rows pgx.Rows) error {
 				found := false
 				for rows.Next() {
-					w, err := workspaces.scan(rows)
+					w, v, err := workspaces.scanV(rows)
 					if err != nil {
 						return err
 					}
 					found = true
+					t.recordWorkspace(w, v)
 					t.seeWorkspace(w)
 				}
 				if !found {
@@ -77,7 +81,7 @@ func (t *tx) InsertWorkspace(w store.Workspace) error {
 	if err := required("workspace", "ID", w.ID); err != nil {
 		return err
 	}
-	if c, have := t.cache.workspaces[w.ID]; have && c.ok {
+	if c, have := t.cache.workspaces[w.ID]; (have && c.ok) || (!have && t.rowExists(recordKey{kindWorkspace, string(w.ID)})) {
 		return duplicate(kindWorkspace, w.ID)
 	}
 	if err := insert(t, workspaces, string(w.ID), w); err != nil {
@@ -101,6 +105,8 @@ func (t *tx) PutWorkspace(w store.Workspace) error {
 			return notFound(kindWorkspace, w.ID)
 		}
 		t.see(kindWorkspace, string(w.ID))
+	} else if t.rowExists(recordKey{kindWorkspace, string(w.ID)}) {
+		t.see(kindWorkspace, string(w.ID))
 	}
 	if err := put(t, workspaces, string(w.ID), w); err != nil {
 		return err
@@ -116,28 +122,31 @@ func (t *tx) ListWorkspaces() ([]store.Workspace, error) {
 
 // reservations are keyed by workspace, and written by an upsert
 // (PutReservation inserts or replaces).
-var reservations = newTable(kindReservation, "reservations",
+var reservations = newVersionedTable(kindReservation, "reservations",
 	[]string{"workspace", "held", "handoff", "owner", "epoch", "lease_holder", "lease_expires", "lease_store", "updated_at"},
-	func(row pgx.Row) (store.Reservation, error) {
+	func(row pgx.Row) (store.Reservation, int64, error) {
 		var r store.Reservation
 		var owner []byte
+		var version int64
 		err := row.Scan(&r.Workspace, &r.Held, &r.Handoff, &owner, &r.Epoch, &r.LeaseHolder,
-			&r.LeaseExpires, &r.LeaseStore, &r.UpdatedAt)
+			&r.LeaseExpires, &r.LeaseStore, &r.UpdatedAt, &version)
 		if err != nil {
-			return r, err
+			return r, 0, err
 		}
 		r.Owner, err = tokenHash(owner)
-		return r, err
+		return r, version, err
 	},
 	func(r store.Reservation) []any {
 		return []any{string(r.Workspace), r.Held, string(r.Handoff), r.Owner[:], r.Epoch, r.LeaseHolder,
 			r.LeaseExpires, r.LeaseStore, r.UpdatedAt}
-	})
+	},
+	reservationAsRead)
 
 const putReservationSQL = `INSERT INTO reservations (workspace, held, handoff, owner, epoch, lease_holder, lease_expires, lease_store, updated_at)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 	ON CONFLICT (workspace) DO UPDATE SET held = $2, handoff = $3, owner = $4, epoch = $5,
-		lease_holder = $6, lease_expires = $7, lease_store = $8, updated_at = $9`
+		lease_holder = $6, lease_expires = $7, lease_store = $8, updated_at = $9` +
+	" RETURNING version"
 
 // GetReservation returns the reservation row of ws; store.ErrNotFound if
 // it was never taken.
@@ -145,16 +154,18 @@ func (t *tx) GetReservation(ws baton.WorkspaceID) (store.Reservation, error) {
 	if err := t.readable(); err != nil {
 		return store.Reservation{}, err
 	}
+	t.cachedReservation(ws)
 	if _, have := t.cache.reservations[ws]; !have {
 		err := t.send("get reservation", func(b *pgx.Batch) {
 			b.Queue(reservations.getSQL, string(ws)).Query(func(rows pgx.Rows) error {
 				found := false
 				for rows.Next() {
-					r, err := reservations.scan(rows)
+					r, v, err := reservations.scanV(rows)
 					if err != nil {
 						return err
 					}
 					found = true
+					t.record(recordKey{kindReservation, string(r.Workspace)}, cachedRow{r, v})
 					t.seeReservation(r)
 				}
 				if !found {
@@ -184,7 +195,7 @@ func (t *tx) PutReservation(r store.Reservation) error {
 	if err := required("reservation", "Workspace", r.Workspace); err != nil {
 		return err
 	}
-	t.queue(putReservationSQL, reservations.args(r)...)
+	t.queueRow(recordKey{kindReservation, string(r.Workspace)}, written(reservations, r), putReservationSQL, reservations.args(r)...)
 	t.seeReservation(r)
 	return nil
 }
