@@ -42,6 +42,12 @@ type tx struct {
 	// commits.
 	cache *recordCache
 	fresh []freshRecord
+	// local holds, by key, the stored form of every record this
+	// transaction read or wrote (see getValue): a record read again in the
+	// same transaction (an index update reading the row it replaces, a
+	// helper reading the workspace its caller read) costs no badger
+	// lookup and no copy from the shared cache.
+	local map[string]any
 	// track says to note the keys read and written (with group commit:
 	// see groupSync.settle).
 	track         bool
@@ -86,6 +92,14 @@ func (t *tx) writable(op string) error {
 // same JSON); found is false if there is none. In an Update the key
 // enters the read set, found or not.
 func getValue[V any](t *tx, k key) (v V, found bool, err error) {
+	if lv, ok := t.local[string(k)]; ok {
+		if v, ok := lv.(V); ok {
+			// Read or written by this transaction: a read again is in its
+			// read set already, or returns its own write (which badger
+			// does not track either).
+			return v, true, nil
+		}
+	}
 	item, err := t.get(k)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return v, false, nil
@@ -113,6 +127,7 @@ func getValue[V any](t *tx, k key) (v V, found bool, err error) {
 	if err != nil {
 		return *new(V), false, fmt.Errorf("%w (key %q)", err, []byte(k))
 	}
+	t.keep(k, v)
 	return v, true, nil
 }
 
@@ -207,10 +222,19 @@ func encode(v any) ([]byte, error) {
 	return b, nil
 }
 
+// keep notes v as the record under k for the rest of the transaction.
+func (t *tx) keep(k key, v any) {
+	if t.local == nil {
+		t.local = make(map[string]any, 8)
+	}
+	t.local[string(k)] = v
+}
+
 func (t *tx) set(k key, v []byte) error {
 	if t.broken != nil {
 		return t.broken
 	}
+	delete(t.local, string(k))
 	t.wrote = true
 	if t.track {
 		t.writes = append(t.writes, k)
@@ -229,6 +253,7 @@ func (t *tx) del(k key) error {
 	if t.broken != nil {
 		return t.broken
 	}
+	delete(t.local, string(k))
 	t.wrote = true
 	if t.track {
 		t.writes = append(t.writes, k)
@@ -264,7 +289,11 @@ func (t *tx) setRecord(k key, b []byte, v any) error {
 // written notes that record v, encoded as b, was written under k: if the
 // transaction commits, it enters the cache of decoded records.
 func (t *tx) written(k key, b []byte, v any) {
-	if t.cache != nil && roundTrips(b) {
+	if !roundTrips(b) {
+		return // a read decodes b to another record than v
+	}
+	t.keep(k, v)
+	if t.cache != nil {
 		t.fresh = append(t.fresh, freshRecord{k, b, v})
 	}
 }
