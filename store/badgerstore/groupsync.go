@@ -69,6 +69,9 @@ type groupSync struct {
 	// or a later one returns err.
 	err         error
 	failedRound uint64
+	// broken is set (under mu) with err, so that failed costs no lock
+	// while no round has failed.
+	broken atomic.Bool
 	// dirty counts, per key (by its hash: two keys that share one only
 	// make a reader wait longer), the commits that wrote it and are not
 	// yet covered by a finished round: a transaction that read none of
@@ -102,6 +105,9 @@ type groupSync struct {
 // failed returns the error of a failed round, if one failed: the store
 // can no longer tell what is durable, so it refuses every transaction.
 func (g *groupSync) failed() error {
+	if !g.broken.Load() {
+		return nil
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.err
@@ -299,6 +305,7 @@ func (g *groupSync) await(target uint64) error {
 		g.done = round
 		if err != nil && g.err == nil {
 			g.err, g.failedRound = storageErr("sync", err), round
+			g.broken.Store(true)
 		}
 		g.cond.Broadcast()
 	}
