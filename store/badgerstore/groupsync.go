@@ -79,6 +79,9 @@ type groupSync struct {
 	// counted.
 	dirty map[uint64]int
 	seed  maphash.Seed
+	// settling counts the transactions waiting in settle for dirty keys:
+	// only they need waking when a commit's keys become clean.
+	settling int
 	// closedSynced are the closed log files already fsynced; known are
 	// the log files whose directory entry is synced (round only).
 	closedSynced map[string]struct{}
@@ -132,7 +135,9 @@ func (g *groupSync) settle(reads []key) error {
 		if g.hooks != nil && g.hooks.wait != nil {
 			g.hooks.wait()
 		}
+		g.settling++
 		g.cond.Wait()
+		g.settling--
 	}
 	if waited {
 		return g.err
@@ -180,7 +185,11 @@ func (g *groupSync) commit(txn *badger.Txn, writes []key, vlog bool) (conflict b
 			}
 		}
 		g.unacked.Add(-1)
-		g.cond.Broadcast()
+		if g.settling > 0 {
+			// Keys became clean: wake the transactions waiting for
+			// them (a round's waiters are woken by its end).
+			g.cond.Broadcast()
+		}
 	}
 	if vlog {
 		// Counted before the commit can be seen (a round that starts
