@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storetest"
@@ -95,9 +96,7 @@ func (h *harness) runsOn(ws baton.WorkspaceID) *node {
 	ls := h.eng.Launches()
 	for i := len(ls) - 1; i >= 0; i-- {
 		if p := ls[i].Proc; p != nil && ls[i].Req.Workspace == ws && p.Running() {
-			h.mu.Lock()
-			li, ok := h.launchNode[ls[i].N]
-			h.mu.Unlock()
+			li, ok := h.launchOf(ls[i].N)
 			if ok {
 				return h.nodes[li.node]
 			}
@@ -176,7 +175,7 @@ func (h *harness) track(got handoff.Handoff, req handoff.Request, sourceConfig b
 // nothing runs in the workspace, else the node that runs its process (a
 // node can stop only what it launched; see the package's Caveats).
 func (h *harness) createNode(t *rapid.T, ws baton.WorkspaceID) *node {
-	if h.cfg.KnownGaps {
+	if h.cfg.Unsteered {
 		return h.drawUp(t)
 	}
 	if h.staleRow(ws) {
@@ -193,6 +192,14 @@ func (h *harness) createNode(t *rapid.T, ws baton.WorkspaceID) *node {
 		t.Skip("the node running the workspace is not up")
 	}
 	return n
+}
+
+// reapsElsewhere reports whether a Create on n stops ws's source by reaping
+// another node's launch (only Unsteered sends a Create there): n runs
+// nothing in ws, and the shared engine.Reaper kills the process whatever
+// its script says, so the stop is confirmed.
+func (h *harness) reapsElsewhere(ws baton.WorkspaceID, n *node) bool {
+	return h.cfg.Unsteered && len(h.runningProcs(ws)) > 0 && !h.runsHere(ws, n)
 }
 
 func (h *harness) actCreate(t *rapid.T) {
@@ -216,6 +223,9 @@ func (h *harness) actCreate(t *rapid.T) {
 	srcCfg := h.workspaceConfig(ws)
 	orphan := h.orphaned(ws)
 	confirmed := h.begin(t, ws)
+	if h.reapsElsewhere(ws, n) {
+		confirmed, orphan = true, false
+	}
 	got, err := n.co.Create(h.ctx, req)
 	if err != nil {
 		h.fatalf("create %+v on %s: %v", req, n.id, err)
@@ -339,7 +349,7 @@ func (h *harness) actConcurrent(t *rapid.T) {
 	if len(up) == 0 {
 		t.Skip("no node is up")
 	}
-	if !h.cfg.KnownGaps && (len(h.runningProcs(ws)) > 0 || h.staleRow(ws)) {
+	if !h.cfg.Unsteered && (len(h.runningProcs(ws)) > 0 || h.staleRow(ws)) {
 		n := h.createNode(t, ws)
 		up = []*node{n, n, n}
 	}
@@ -347,6 +357,20 @@ func (h *harness) actConcurrent(t *rapid.T) {
 	srcCfg := h.workspaceConfig(ws)
 	orphan := h.orphaned(ws)
 	confirmed := h.begin(t, ws)
+	for _, n := range up {
+		if !h.reapsElsewhere(ws, n) {
+			continue
+		}
+		// Whichever node wins, the model must know the stop's outcome:
+		// one that reaps confirms it, so the node running the source
+		// must too.
+		if !confirmed {
+			for _, p := range h.runningProcs(ws) {
+				p.SetStopOutcome(engine.Stopped)
+			}
+		}
+		confirmed, orphan = true, false
+	}
 	var wg sync.WaitGroup
 	got := make([]handoff.Handoff, len(up))
 	errs := make([]error, len(up))

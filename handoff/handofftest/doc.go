@@ -152,17 +152,23 @@
 // timeouts, lease lapses and readiness delays come from advancing it), so
 // it tests Coordinators with a store, not a host's own engine.
 //
-// By default the harness steers around what its model does not predict
-// across nodes (Config.KnownGaps turns that off): a Create goes to the
-// node that runs the workspace's agent; a crash or shutdown takes the
-// node's agent processes with it (and a restarted node ends the session
-// rows of its previous life); Reconcile goes only to a node that runs no
-// process of the transfers it holds. The model of KnownGaps still assumes
-// a node can stop only the processes it launched; baton now also reaps
-// another node's launch through an engine.Reaper on the same machine, so
-// a Create sent elsewhere stops the source where the model expects the
-// stop unconfirmed: that mode's model is out of date (its first failure
-// here is such a stop), and what it would find beyond is not known.
+// By default the harness routes some requests the way a host that knows
+// where each agent runs would: a Create goes to the node that runs the
+// workspace's agent; a crash or shutdown takes the node's agent processes
+// with it (and a restarted node ends the session rows of its previous
+// life); Reconcile goes only to a node that runs no process of the
+// transfers it holds. Config.Unsteered drops all of that: requests go to
+// any node, and agent processes outlive the node that launched them, as a
+// subprocess engine's do when its host crashes. Every guarantee must then
+// hold through baton's own means: another node's launch is stopped through
+// the engine.Reaper (the scripted engine is one, shared by every node, as
+// the processes of one machine are), and a restarted node learns what its
+// previous life left running from the launch records. The model predicts
+// that a stop reaped elsewhere is confirmed whatever the process's own
+// script says, and that a node reaps another's process only once its own
+// stop is confirmed. The default run steers because it predicts more
+// exactly (it knows which node answers for each process); both run in
+// this package's tests.
 //
 // The multi-node run found, and baton now fixes, a stop requested between
 // a node's take of a reservation and its subscription to the workspace

@@ -34,13 +34,9 @@ func TestSingleNode(t *testing.T) {
 	handofftest.Run(t, handofftest.Config{Nodes: 1})
 }
 
-// TestMemstoreKnownGaps sends requests where baton does not yet keep its
-// guarantees across nodes (see Config.KnownGaps). It fails today; it runs
-// only with BATON_KNOWN_GAPS=1.
-func TestMemstoreKnownGaps(t *testing.T) {
-	if os.Getenv("BATON_KNOWN_GAPS") == "" {
-		t.Skip("known gaps across nodes: set BATON_KNOWN_GAPS=1 to run")
-	}
+// TestMemstoreUnsteered sends requests to any node and lets agent
+// processes outlive the node that launched them (see Config.Unsteered).
+func TestMemstoreUnsteered(t *testing.T) {
 	checksFromEnv(t)
-	handofftest.Run(t, handofftest.Config{KnownGaps: true})
+	handofftest.Run(t, handofftest.Config{Unsteered: true})
 }

@@ -46,16 +46,18 @@ type Config struct {
 	// the checks see what the wrapper passes on.
 	WrapEngine func(engine.Engine) engine.Engine
 
-	// KnownGaps sends requests where baton does not yet keep its
-	// guarantees across nodes, to show the gaps: a Create to a node that
-	// does not run the workspace's agent (it cannot stop another node's
-	// process), a crash that leaves the node's agent processes running,
-	// a shutdown that leaves unconfirmed processes running, and a Reconcile
-	// sent to the node that still runs a failed transfer's process. Off by
-	// default: the harness then routes a Create to the node running the
-	// agent, a crash or shutdown takes the node's processes with it, and
-	// Reconcile goes only to nodes that run nothing of their transfers.
-	KnownGaps bool
+	// Unsteered sends every request to any node that runs, and lets agent
+	// processes outlive their node: a crash or a shutdown whose stops are
+	// not confirmed leaves them running, a restarted node ends nothing of
+	// its previous life itself, and Reconcile may go to a node that still
+	// runs a process of its transfers. baton must then stop what another
+	// node launched through the engine.Reaper, and learn what a dead life
+	// left running from its launch records. Off by default: the harness
+	// then routes a Create to the node running the agent, a crash or
+	// shutdown takes the node's processes with it, and Reconcile goes only
+	// to nodes that run nothing of their transfers (see the package's
+	// Caveats).
+	Unsteered bool
 
 	// triage, set only by a test inside this package, ends a sequence
 	// quietly on a failure it matches: a way to look past a bug already
@@ -127,7 +129,8 @@ type harness struct {
 	plan       map[baton.WorkspaceID]attemptPlan
 	violations []string
 	deferred   []func()           // launch checks that need the model: run by check
-	launchNode map[int]launchInfo // by enginetest launch number
+	launchNode map[int]launchInfo // by enginetest launch number (see launchOf)
+	launchID   map[baton.LaunchID]launchInfo
 
 	wss     []baton.WorkspaceID
 	roots   map[baton.WorkspaceID]string
@@ -167,6 +170,7 @@ func newHarness(t *rapid.T, cfg Config) *harness {
 		clk:  clock.NewFake(start),
 		plan: map[baton.WorkspaceID]attemptPlan{}, hs: map[baton.HandoffID]*model{},
 		launchNode: map[int]launchInfo{},
+		launchID:   map[baton.LaunchID]launchInfo{},
 		wakeups:    map[baton.WakeupID]store.Wakeup{}, movedOn: map[baton.WorkspaceID]bool{},
 		wss:   []baton.WorkspaceID{"ws-0", "ws-1", "ws-2"},
 		roots: map[baton.WorkspaceID]string{}, home: map[baton.WorkspaceID]int{},

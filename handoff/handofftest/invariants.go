@@ -429,9 +429,7 @@ func (h *harness) latest(ws baton.WorkspaceID) *model {
 
 // describe names a launch for a failure message.
 func (h *harness) describe(l enginetest.Launch) string {
-	h.mu.Lock()
-	li, ok := h.launchNode[l.N]
-	h.mu.Unlock()
+	li, ok := h.launchOf(l.N)
 	who := "an unknown node"
 	if ok {
 		who = fmt.Sprintf("node %d (life %d)", li.node, li.life)

@@ -89,7 +89,7 @@ func (h *harness) createHeld(t *rapid.T) *model {
 	req.GenerateSummary = false
 	srcCfg := h.workspaceConfig(ws)
 	h.setPlan(ws, attemptPlan{target: targetHold, reportText: reportText(ws, h.nextSeq())})
-	confirmed := h.scriptStop(ws, "sourceStop")
+	confirmed := h.scriptStop(ws, "sourceStop") || h.reapsElsewhere(ws, n)
 	got, err := n.co.Create(h.ctx, req)
 	if err != nil {
 		h.fatalf("create %+v on %s: %v", req, n.id, err)

@@ -18,6 +18,13 @@ type checkedEngine struct{ h *harness }
 func (e checkedEngine) Start(ctx context.Context, req engine.StartRequest) (engine.Process, error) {
 	n := nodeOf(ctx)
 	e.h.checkLaunch(n, req)
+	if n >= 0 && req.LaunchID != "" {
+		// Known by its id before Start returns: the scripted engine's
+		// callbacks may settle a transfer before then.
+		e.h.mu.Lock()
+		e.h.launchID[req.LaunchID] = launchInfo{node: n, life: e.h.nodes[n].life}
+		e.h.mu.Unlock()
+	}
 	p, err := e.h.eng.Start(ctx, req)
 	if err != nil {
 		return nil, err

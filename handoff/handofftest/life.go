@@ -148,7 +148,7 @@ func (h *harness) thaw(n *node, exact *model) {
 func (h *harness) actCrash(t *rapid.T) {
 	n := h.drawUp(t)
 	n.gate.set(nodeCrashed)
-	if !h.cfg.KnownGaps {
+	if !h.cfg.Unsteered {
 		// The host died and took its agent processes with it.
 		h.endProcessesOf(n)
 		h.await()
@@ -186,9 +186,21 @@ func (h *harness) actShutdown(t *rapid.T) {
 			// Shutdown confirms only what this node runs; a process of
 			// another node left running keeps the stop unconfirmed.
 			elsewhere := h.runsElsewhere(m.ws, n)
-			confirmed[m] = h.scriptStop(m.ws, "shutdownStop") && !elsewhere
-			if elsewhere && !h.cfg.KnownGaps {
-				m.uncertain = true // see KnownGaps: Shutdown may clear the flag
+			scripted := h.scriptStop(m.ws, "shutdownStop")
+			switch {
+			case !h.cfg.Unsteered:
+				confirmed[m] = scripted && !elsewhere
+				if elsewhere {
+					m.uncertain = true // see Unsteered: Shutdown may clear the flag
+				}
+			case h.runsHere(m.ws, n):
+				// Another node's process is reaped only once this
+				// node's own stop is confirmed.
+				confirmed[m] = scripted
+			default:
+				// Nothing runs here: another node's process is
+				// reaped through the shared engine.Reaper.
+				confirmed[m] = true
 			}
 			if !m.uncertain {
 				mine = append(mine, m)
@@ -209,6 +221,7 @@ func (h *harness) actShutdown(t *rapid.T) {
 	for _, c := range confirmed {
 		unconfirmed = unconfirmed || !c
 	}
+	before := h.describeProcs()
 	ctx, cancel := h.bounded()
 	if unconfirmed {
 		cancel()
@@ -216,10 +229,10 @@ func (h *harness) actShutdown(t *rapid.T) {
 	}
 	defer cancel()
 	if err := n.co.Shutdown(ctx); err != nil && !(unconfirmed && errors.Is(err, context.DeadlineExceeded)) {
-		h.fatalf("shutdown of %s: %v", n.id, err)
+		h.fatalf("shutdown of %s (life %d, unconfirmed %v, before: %s): %v (processes running: %s)", n.id, n.life, unconfirmed, before, err, h.describeProcs())
 	}
 	n.gate.set(nodeDown)
-	if !h.cfg.KnownGaps {
+	if !h.cfg.Unsteered {
 		// The host exits; the agent processes whose stop was not
 		// confirmed go with it.
 		h.endProcessesOf(n)
@@ -257,7 +270,7 @@ func (h *harness) actRestart(t *rapid.T) {
 	h.mu.Lock()
 	n.co = co
 	h.mu.Unlock()
-	if !h.cfg.KnownGaps {
+	if !h.cfg.Unsteered {
 		// The host ends the session rows of the processes its previous
 		// life ran, all gone now (baton keeps no record of which node ran
 		// a session: a multi-node host must).
@@ -275,8 +288,8 @@ func (h *harness) actReconcile(t *rapid.T) {
 		if m.pending() && (m.uncertain || activeState(m.state)) && h.reservation(m.ws).LeaseHolder == n.id {
 			t.Skip("the node drives an active transfer")
 		}
-		if !h.cfg.KnownGaps && m.pending() && h.reservation(m.ws).LeaseHolder == n.id && h.runsHere(m.ws, n) {
-			// See KnownGaps: Reconcile on the node that still runs the
+		if !h.cfg.Unsteered && m.pending() && h.reservation(m.ws).LeaseHolder == n.id && h.runsHere(m.ws, n) {
+			// See Unsteered: Reconcile on the node that still runs the
 			// transfer's process would call its stop confirmed.
 			t.Skip("the node still runs a process of its transfer")
 		}
@@ -333,13 +346,35 @@ func (h *harness) reconcileOn(n *node) {
 // launchedBy returns the node (in its current life) that made launch n,
 // nil when that life is over or the launch is unknown.
 func (h *harness) launchedBy(n int) *node {
+	li, ok := h.launchOf(n)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	li, ok := h.launchNode[n]
 	if !ok || h.nodes[li.node].life != li.life {
 		return nil
 	}
 	return h.nodes[li.node]
+}
+
+// launchOf returns the node and life that made launch n. A launch is known
+// by its LaunchID from the moment its Start is called, and by its number
+// once Start returns: the scripted engine's callbacks can settle a
+// transfer, and a step end, before Start returns.
+func (h *harness) launchOf(n int) (launchInfo, bool) {
+	h.mu.Lock()
+	li, ok := h.launchNode[n]
+	h.mu.Unlock()
+	if ok {
+		return li, true
+	}
+	for _, l := range h.eng.Launches() {
+		if l.N == n && l.Req.LaunchID != "" {
+			h.mu.Lock()
+			li, ok = h.launchID[l.Req.LaunchID]
+			h.mu.Unlock()
+			return li, ok
+		}
+	}
+	return launchInfo{}, false
 }
 
 // endRowsOfPreviousLife records the end of every session row still running
@@ -354,9 +389,7 @@ func (h *harness) endRowsOfPreviousLife(n *node) {
 		if l.Failed || l.Req.Turn != engine.Normal {
 			continue
 		}
-		h.mu.Lock()
-		li, ok := h.launchNode[l.N]
-		h.mu.Unlock()
+		li, ok := h.launchOf(l.N)
 		if ok {
 			lasts[l.Req.Session] = last{li, l.Req.LaunchID}
 		}
@@ -391,4 +424,21 @@ func (h *harness) runsHere(ws baton.WorkspaceID, n *node) bool {
 		}
 	}
 	return false
+}
+
+// describeProcs lists the running processes: launch number, workspace,
+// the node and life that launched it, and the outcome its next stop gets.
+func (h *harness) describeProcs() string {
+	var b strings.Builder
+	for _, ws := range h.wss {
+		for _, p := range h.runningProcs(ws) {
+			li, ok := h.launchOf(p.N())
+			by := "unknown"
+			if ok {
+				by = fmt.Sprintf("%s life %d", h.nodes[li.node].id, li.life)
+			}
+			fmt.Fprintf(&b, "[#%d %s by %s, stop %s] ", p.N(), ws, by, p.StopOutcome())
+		}
+	}
+	return b.String()
 }
