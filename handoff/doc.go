@@ -98,7 +98,10 @@
 // (session.Service.HaltDeferred, session.Service.ExitEnd); only when that
 // transition is refused (a Stop was requested meanwhile, the attempt moved
 // on) does the end cost a commit of its own. Reads happen in the
-// transaction that needs them or in read-only views, which commit nothing.
+// transaction that needs them or in read-only views, which commit nothing;
+// each step of a transfer starts from the row the previous step's commit
+// returned, without reading it again (a Stop requested meanwhile is caught
+// by the launch's check and by the next transition's, both transactions).
 // On a store several processes share (PostgreSQL, memstore), an engine
 // with two-phase starts (engine.StartRequest.Admit, as the exec engine)
 // adds one commit per launch, its admission after the spawn, which fences

@@ -46,7 +46,7 @@ func (c *Coordinator) startDriver(h store.Handoff, owner session.Owner) {
 	d := &driver{attempt: h.Attempt, cancel: cancel}
 	c.drivers[h.ID] = d
 	c.wg.Add(1)
-	go c.drive(ctx, d, h.ID, h.Attempt, owner)
+	go c.drive(ctx, d, h, owner)
 }
 
 // cancelDriver stops the driver of a handoff, if any, without waiting.
@@ -58,7 +58,16 @@ func (c *Coordinator) cancelDriver(id baton.HandoffID) {
 	}
 }
 
-func (c *Coordinator) drive(ctx context.Context, d *driver, id baton.HandoffID, attempt int, owner session.Owner) {
+// drive runs the steps of attempt h.Attempt, starting from h, the row the
+// transaction that started it committed. Each step starts from the row
+// the previous step's transition committed, without reading it again: a
+// change made since by another transaction is either a Stop, which
+// cancels ctx (in this process) or is refused by the launch's precheck
+// and by the next transition's check (engineCheck), both inside
+// transactions, or a transition of this attempt, which only this driver
+// fires. Only a step that committed nothing starts again from a read.
+func (c *Coordinator) drive(ctx context.Context, d *driver, h store.Handoff, owner session.Owner) {
+	id, attempt := h.ID, h.Attempt
 	defer func() {
 		d.cancel()
 		c.mu.Lock()
@@ -72,12 +81,22 @@ func (c *Coordinator) drive(ctx context.Context, d *driver, id baton.HandoffID, 
 		gen    baton.Token    // the report-only turn's token, once armed
 		launch baton.LaunchID // the launch recorded for the current state
 	)
+	fresh := true // h is the row last committed
 	for ctx.Err() == nil {
-		h, err := c.load(ctx, id)
-		if err != nil || h.Attempt != attempt || h.StopRequested || !isActive(h.State) {
+		if !fresh {
+			var err error
+			if h, err = c.load(ctx, id); err != nil {
+				return
+			}
+		}
+		fresh = false
+		if h.Attempt != attempt || h.StopRequested || !isActive(h.State) {
 			return
 		}
-		var f *fire
+		var (
+			f   *fire
+			err error
+		)
 		switch h.State {
 		case store.StateStopping:
 			f, err = c.stepStop(ctx, h)
@@ -97,6 +116,7 @@ func (c *Coordinator) drive(ctx context.Context, d *driver, id baton.HandoffID, 
 		}
 		if f != nil {
 			launch = f.launch
+			h, fresh = f.row, true
 		}
 	}
 }
@@ -161,11 +181,17 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 	if gen.IsZero() {
 		return ended(engine.ExitStatus{Err: errors.New("generation token lost")}, "the report-only turn was armed by another process", nil)
 	}
-	src, err := c.session(ctx, h.SourceSession)
-	var ws store.Workspace
-	if err == nil {
-		ws, err = c.workspace(ctx, h.Workspace)
-	}
+	var (
+		src store.Session
+		ws  store.Workspace
+	)
+	err := c.store.View(ctx, func(tx store.Tx) (err error) {
+		if src, err = tx.GetSession(h.SourceSession); err != nil {
+			return err
+		}
+		ws, err = tx.GetWorkspace(h.Workspace)
+		return err
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -234,14 +260,17 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner sess
 		_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: TriggerTargetFailed, confirmed: out.Confirmed(), errMsg: msg})
 		return f, err
 	}
-	ws, err := c.workspace(ctx, h.Workspace)
+	// One read gives the briefing its records and the launch its
+	// workspace.
+	in, err := c.briefingInput(ctx, h)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return failed("the workspace could not be read: " + err.Error())
 	}
-	prompt, err := c.prompt(ctx, h)
+	ws := in.Workspace
+	prompt, err := c.briefing(ctx, in)
 	if err != nil {
 		return failed("building the handoff prompt failed: " + err.Error())
 	}
@@ -329,11 +358,6 @@ func publish(root, path, prompt string) error {
 		return err
 	}
 	return safefile.Write(root, filepath.ToSlash(rel), []byte(prompt))
-}
-
-func (c *Coordinator) workspace(ctx context.Context, id baton.WorkspaceID) (w store.Workspace, err error) {
-	err = c.store.View(ctx, func(tx store.Tx) error { w, err = tx.GetWorkspace(id); return err })
-	return w, err
 }
 
 func describeExit(e engine.ExitStatus) string {

@@ -114,14 +114,6 @@ type BriefingInput struct {
 // error fails the attempt. It must be deterministic for the same input.
 type Briefing func(ctx context.Context, in BriefingInput) (string, error)
 
-func (c *Coordinator) prompt(ctx context.Context, h store.Handoff) (string, error) {
-	in, err := c.briefingInput(ctx, h)
-	if err != nil {
-		return "", err
-	}
-	return c.briefing(ctx, in)
-}
-
 // briefingInput reads what a Briefing or a FactsFunc is given for h.
 func (c *Coordinator) briefingInput(ctx context.Context, h store.Handoff) (BriefingInput, error) {
 	in := BriefingInput{Handoff: public(h)}

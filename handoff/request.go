@@ -1,7 +1,10 @@
 package handoff
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/batonhq/baton"
@@ -66,10 +69,51 @@ func (r Request) validate() error {
 func (r Request) Fingerprint() string {
 	n := r.normalized()
 	n.RequestID = ""
-	fp, err := fingerprint.Of(n)
-	if err != nil {
-		// A Request holds only strings and a bool: encoding cannot fail.
-		panic("handoff: fingerprint: " + err.Error())
+	sum := sha256.Sum256(n.canonical())
+	return hex.EncodeToString(sum[:])
+}
+
+// canonical returns what fingerprint.Canonical returns for r (object keys
+// sorted, no white space, its string escaping), written directly: a
+// Request holds only strings and booleans, in a known shape.
+// TestFingerprintIsCanonical checks it against fingerprint.Canonical on
+// random requests, so the fingerprints of stored handoffs do not change.
+func (r Request) canonical() []byte {
+	str := fingerprint.AppendString
+	b := make([]byte, 0, 160+len(r.Workspace)+len(r.RequestID)+len(r.SourceSession))
+	b = append(b, `{"generateSummary":`...)
+	b = strconv.AppendBool(b, r.GenerateSummary)
+	if r.Native {
+		b = append(b, `,"native":true`...)
 	}
-	return fp
+	b = append(b, `,"requestId":`...)
+	b = str(b, r.RequestID)
+	if r.SourceSession != "" {
+		b = append(b, `,"sourceSessionId":`...)
+		b = str(b, string(r.SourceSession))
+	}
+	t := r.Target
+	b = append(b, `,"target":{`...)
+	if t.Account != "" {
+		b = append(b, `"account":`...)
+		b = str(b, t.Account)
+		b = append(b, ',')
+	}
+	b = append(b, `"engine":`...)
+	b = str(b, t.Engine)
+	if t.Model != "" {
+		b = append(b, `,"model":`...)
+		b = str(b, t.Model)
+	}
+	if t.PermissionMode != "" {
+		b = append(b, `,"permissionMode":`...)
+		b = str(b, t.PermissionMode)
+	}
+	if t.ReasoningEffort != "" {
+		b = append(b, `,"reasoningEffort":`...)
+		b = str(b, t.ReasoningEffort)
+	}
+	b = append(b, `},"workspaceId":`...)
+	b = str(b, string(r.Workspace))
+	return append(b, '}')
 }

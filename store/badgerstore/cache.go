@@ -80,12 +80,14 @@ func (c *recordCache) put(k, b []byte, v any) {
 		s.size -= len(old.b)
 		delete(s.m, string(k))
 	}
-	for old, e := range s.m {
-		if s.size+len(b) <= c.budget {
-			break
+	if s.size+len(b) > c.budget {
+		for old, e := range s.m {
+			if s.size+len(b) <= c.budget {
+				break
+			}
+			s.size -= len(e.b)
+			delete(s.m, old)
 		}
-		s.size -= len(e.b)
-		delete(s.m, old)
 	}
 	s.m[string(k)] = cacheEntry{b: b, v: v}
 	s.size += len(b)

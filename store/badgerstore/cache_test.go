@@ -12,8 +12,9 @@ import (
 	"github.com/batonhq/baton/store/badgerstore"
 )
 
-// TestCachedReadsEqualDecodedReads checks the cache of decoded records: a
-// record read back after its commit (served from what the commit cached),
+// TestCachedReadsEqualDecodedReads checks the caches of decoded records: a
+// record read back in the transaction that wrote it (what the transaction
+// keeps), after its commit (served from what the commit cached),
 // read again (served from what the first read cached) and read after a
 // reopen (decoded, the cache being empty) is the same record, also when
 // its JSON does not decode to what was written (invalid UTF-8, which the
@@ -47,7 +48,7 @@ func TestCachedReadsEqualDecodedReads(t *testing.T) {
 		}
 		return h
 	}
-	first := map[baton.HandoffID]store.Handoff{}
+	first, inTx := map[baton.HandoffID]store.Handoff{}, map[baton.HandoffID]store.Handoff{}
 	for i, tt := range tests {
 		h := tt.h
 		h.ID, h.Workspace, h.RequestID, h.State = baton.HandoffID(tt.name), "ws-a", tt.name, store.StateCompleted
@@ -57,7 +58,12 @@ func TestCachedReadsEqualDecodedReads(t *testing.T) {
 					return err
 				}
 			}
-			return tx.InsertHandoff(h)
+			if err := tx.InsertHandoff(h); err != nil {
+				return err
+			}
+			// Read back in the writing transaction (the record it keeps).
+			inTx[h.ID], err = tx.GetHandoff(h.ID)
+			return err
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -79,8 +85,12 @@ func TestCachedReadsEqualDecodedReads(t *testing.T) {
 	s = open(t, dir, badgerstore.Options{Profile: badgerstore.ProfileSmall, Durability: badgerstore.DurabilityNoSync})
 	for _, tt := range tests {
 		id := baton.HandoffID(tt.name)
-		if diff := cmp.Diff(get(s, id), first[id]); diff != "" {
+		decoded := get(s, id)
+		if diff := cmp.Diff(decoded, first[id]); diff != "" {
 			t.Errorf("%s: cached read differs from a decoded one (-decoded +cached):\n%s", tt.name, diff)
+		}
+		if diff := cmp.Diff(decoded, inTx[id]); diff != "" {
+			t.Errorf("%s: read in the writing transaction differs from a decoded one (-decoded +in the transaction):\n%s", tt.name, diff)
 		}
 	}
 }

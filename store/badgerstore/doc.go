@@ -35,9 +35,16 @@
 // most of the CPU a read costs, so the store keeps the records it last
 // read or committed, decoded, beside their JSON: a read whose stored bytes
 // are the very bytes kept (compared in full) takes a copy instead of
-// decoding, so the cache is never stale. What makes the
-// store serializable, and not only snapshot-isolated, is which keys a
-// transaction reads:
+// decoding, so the cache is never stale. A transaction also keeps the
+// records it read or wrote, so that reading one again inside it costs no
+// lookup at all. The records a transfer writes (handoffs, sessions,
+// workspaces, reservations, launches) are encoded without reflection, to
+// the very bytes encoding/json writes for them (codec_append.go, checked
+// against json.Marshal on random records), so the format is JSON's
+// whichever encoder wrote it.
+//
+// What makes the store serializable, and not only snapshot-isolated, is
+// which keys a transaction reads:
 //
 //   - uniqueness (a record id, a workspace's request id, a workspace's one
 //     pending slot) is a single key every writer reads with Get before it

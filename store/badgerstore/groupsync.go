@@ -69,6 +69,9 @@ type groupSync struct {
 	// or a later one returns err.
 	err         error
 	failedRound uint64
+	// broken is set (under mu) with err, so that failed costs no lock
+	// while no round has failed.
+	broken atomic.Bool
 	// dirty counts, per key (by its hash: two keys that share one only
 	// make a reader wait longer), the commits that wrote it and are not
 	// yet covered by a finished round: a transaction that read none of
@@ -76,6 +79,9 @@ type groupSync struct {
 	// counted.
 	dirty map[uint64]int
 	seed  maphash.Seed
+	// settling counts the transactions waiting in settle for dirty keys:
+	// only they need waking when a commit's keys become clean.
+	settling int
 	// closedSynced are the closed log files already fsynced; known are
 	// the log files whose directory entry is synced (round only).
 	closedSynced map[string]struct{}
@@ -102,6 +108,9 @@ type groupSync struct {
 // failed returns the error of a failed round, if one failed: the store
 // can no longer tell what is durable, so it refuses every transaction.
 func (g *groupSync) failed() error {
+	if !g.broken.Load() {
+		return nil
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.err
@@ -126,7 +135,9 @@ func (g *groupSync) settle(reads []key) error {
 		if g.hooks != nil && g.hooks.wait != nil {
 			g.hooks.wait()
 		}
+		g.settling++
 		g.cond.Wait()
+		g.settling--
 	}
 	if waited {
 		return g.err
@@ -174,7 +185,11 @@ func (g *groupSync) commit(txn *badger.Txn, writes []key, vlog bool) (conflict b
 			}
 		}
 		g.unacked.Add(-1)
-		g.cond.Broadcast()
+		if g.settling > 0 {
+			// Keys became clean: wake the transactions waiting for
+			// them (a round's waiters are woken by its end).
+			g.cond.Broadcast()
+		}
 	}
 	if vlog {
 		// Counted before the commit can be seen (a round that starts
@@ -299,6 +314,7 @@ func (g *groupSync) await(target uint64) error {
 		g.done = round
 		if err != nil && g.err == nil {
 			g.err, g.failedRound = storageErr("sync", err), round
+			g.broken.Store(true)
 		}
 		g.cond.Broadcast()
 	}

@@ -310,7 +310,10 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (
 			return false, nil, err
 		}
 		t.track = true
-		t.reads, t.writes = make([]key, 0, 16), make([]key, 0, 32)
+		t.reads = t.readBuf[:0]
+		if update {
+			t.writes = t.writeBuf[:0]
+		}
 		t.threshold = s.gs.threshold
 	}
 	settle := func(err error) error {

@@ -42,10 +42,20 @@ type tx struct {
 	// commits.
 	cache *recordCache
 	fresh []freshRecord
+	// local holds, by key, the stored form of every record this
+	// transaction read or wrote (see getValue): a record read again in the
+	// same transaction (an index update reading the row it replaces, a
+	// helper reading the workspace its caller read) costs no badger
+	// lookup and no copy from the shared cache.
+	local []keptRecord
 	// track says to note the keys read and written (with group commit:
 	// see groupSync.settle).
 	track         bool
 	reads, writes []key
+	// readBuf and writeBuf back reads and writes up to a transfer's
+	// transaction's size, in the same allocation as the tx.
+	readBuf  [16]key
+	writeBuf [32]key
 }
 
 // get is txn.Get, noting k as read.
@@ -86,6 +96,14 @@ func (t *tx) writable(op string) error {
 // same JSON); found is false if there is none. In an Update the key
 // enters the read set, found or not.
 func getValue[V any](t *tx, k key) (v V, found bool, err error) {
+	if lv, ok := t.kept(k); ok {
+		if v, ok := lv.(V); ok {
+			// Read or written by this transaction: a read again is in its
+			// read set already, or returns its own write (which badger
+			// does not track either).
+			return v, true, nil
+		}
+	}
 	item, err := t.get(k)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return v, false, nil
@@ -93,11 +111,13 @@ func getValue[V any](t *tx, k key) (v V, found bool, err error) {
 	if err != nil {
 		return v, false, storageErr(fmt.Sprintf("read (key %q)", []byte(k)), err)
 	}
+	// boxed is v as the caches hold it: boxed once, shared by both.
+	var boxed any
 	err = item.Value(func(b []byte) error {
 		if t.cache != nil {
 			if c, ok := t.cache.get(k, b); ok {
 				if cv, ok := c.(V); ok {
-					v = cv
+					v, boxed = cv, c
 					return nil
 				}
 			}
@@ -105,14 +125,16 @@ func getValue[V any](t *tx, k key) (v V, found bool, err error) {
 		if err := decode(b, &v); err != nil {
 			return err
 		}
+		boxed = v
 		if t.cache != nil {
-			t.cache.put(k, bytes.Clone(b), v)
+			t.cache.put(k, bytes.Clone(b), boxed)
 		}
 		return nil
 	})
 	if err != nil {
 		return *new(V), false, fmt.Errorf("%w (key %q)", err, []byte(k))
 	}
+	t.keep(k, boxed)
 	return v, true, nil
 }
 
@@ -199,6 +221,9 @@ func (t *tx) getString(k key) (string, error) {
 // encode returns v as JSON. Writers encode before their first write, so
 // that a record that cannot be stored is refused without a side effect.
 func encode(v any) ([]byte, error) {
+	if b, ok := appendRecord(nil, v); ok {
+		return b, nil
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		// Only a time outside the years 0-9999 fails to encode.
@@ -207,10 +232,55 @@ func encode(v any) ([]byte, error) {
 	return b, nil
 }
 
+// keptRecord is a record a transaction read or wrote (see tx.local).
+type keptRecord struct {
+	k key
+	v any
+}
+
+// maxKept bounds tx.local: a transfer's transaction touches a few
+// records, and a slice searched in full is cheaper than a map for them;
+// a transaction that reads a long list keeps only the first ones.
+const maxKept = 32
+
+// keep notes v as the record under k for the rest of the transaction.
+func (t *tx) keep(k key, v any) {
+	for i := range t.local {
+		if string(t.local[i].k) == string(k) {
+			t.local[i].v = v
+			return
+		}
+	}
+	if len(t.local) < maxKept {
+		t.local = append(t.local, keptRecord{k, v})
+	}
+}
+
+// kept returns the record kept under k, if any.
+func (t *tx) kept(k key) (any, bool) {
+	for i := range t.local {
+		if string(t.local[i].k) == string(k) {
+			return t.local[i].v, true
+		}
+	}
+	return nil, false
+}
+
+// forget drops what was kept under k (a raw write or a delete of k).
+func (t *tx) forget(k key) {
+	for i := range t.local {
+		if string(t.local[i].k) == string(k) {
+			t.local = append(t.local[:i], t.local[i+1:]...)
+			return
+		}
+	}
+}
+
 func (t *tx) set(k key, v []byte) error {
 	if t.broken != nil {
 		return t.broken
 	}
+	t.forget(k)
 	t.wrote = true
 	if t.track {
 		t.writes = append(t.writes, k)
@@ -229,6 +299,7 @@ func (t *tx) del(k key) error {
 	if t.broken != nil {
 		return t.broken
 	}
+	t.forget(k)
 	t.wrote = true
 	if t.track {
 		t.writes = append(t.writes, k)
@@ -264,7 +335,11 @@ func (t *tx) setRecord(k key, b []byte, v any) error {
 // written notes that record v, encoded as b, was written under k: if the
 // transaction commits, it enters the cache of decoded records.
 func (t *tx) written(k key, b []byte, v any) {
-	if t.cache != nil && roundTrips(b) {
+	if !roundTrips(b) {
+		return // a read decodes b to another record than v
+	}
+	t.keep(k, v)
+	if t.cache != nil {
 		t.fresh = append(t.fresh, freshRecord{k, b, v})
 	}
 }
