@@ -220,7 +220,8 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 				h.ID, h.Workspace)
 		}
 	} else {
-		t.queueRow(recordKey{kindHandoff, string(h.ID)}, written(handoffs, h), handoffs.updateSQL+handoffs.returning, handoffs.args(h)...)
+		t.queueChecked(recordKey{kindHandoff, string(h.ID)}, written(handoffs, h), handoffs.updateSQL+handoffs.returning,
+			handoffs.checkedSQL, handoffs.args(h)...)
 	}
 	t.seeHandoff(h)
 	t.changeHandoff(h)

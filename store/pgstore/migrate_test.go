@@ -57,7 +57,7 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 			t.Errorf("Open %d: %v", i, err)
 		}
 	}
-	want := []int{1, 2, 3, 4}
+	want := []int{1, 2, 3, 4, 5}
 	if got := schemaVersions(t, schema); !slices.Equal(got, want) {
 		t.Errorf("schema_migrations = %v, want %v", got, want)
 	}
@@ -148,8 +148,8 @@ func TestVersion1DataKeepsWorking(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := open(t, schema, pgstore.Options{})
-	if got := schemaVersions(t, schema); !slices.Equal(got, []int{1, 2, 3, 4}) {
-		t.Fatalf("schema_migrations = %v, want [1 2 3 4]", got)
+	if got := schemaVersions(t, schema); !slices.Equal(got, []int{1, 2, 3, 4, 5}) {
+		t.Fatalf("schema_migrations = %v, want [1 2 3 4 5]", got)
 	}
 	current := func() store.Workspace {
 		t.Helper()

@@ -35,6 +35,10 @@ type table[R any] struct {
 	scanV     func(pgx.Row) (R, int64, error)
 	returning string
 	asRead    func(R) (R, bool)
+	// checkedSQL is updateSQL with returning, checked: it writes only at
+	// the version given as one more argument, and raises SQLSTATE BT001
+	// otherwise (see checkedSQL).
+	checkedSQL string
 }
 
 // newVersionedTable is newTable for a table with a version column.
@@ -47,7 +51,26 @@ func newVersionedTable[R any](kind, name string, cols []string, scanV func(pgx.R
 	t := newTable(kind, name, cols, scan, args, "version")
 	t.scanV, t.asRead = scanV, asRead
 	t.returning = " RETURNING version"
+	// The update draws the row's next version itself: the update trigger
+	// (migration 0005) then does not fire.
+	set, where, _ := strings.Cut(t.updateSQL, " WHERE ")
+	t.updateSQL = set + ", " + nextVersion + " WHERE " + where
+	t.checkedSQL = t.updateSQL + checkedSQL(kind, len(cols)+1) + t.returning
 	return t
+}
+
+// nextVersion is the SET clause of a write of a versioned row.
+const nextVersion = "version = nextval('row_versions')"
+
+// checkedSQL is the condition that makes a write of the row keyed $1
+// (an UPDATE ... WHERE <key> = $1) its check too: it matches the row at
+// version $n, and raises SQLSTATE BT001 (stale_row, migration 0004) when
+// the row has another version, which aborts the transaction. (CASE
+// evaluates its branches in order: stale_row is called only for a row of
+// another version.)
+func checkedSQL(kind string, n int) string {
+	v := "$" + strconv.Itoa(n)
+	return " AND CASE WHEN version = " + v + " THEN true ELSE stale_row('" + kind + "', $1, " + v + ") IS NULL END"
 }
 
 // written returns what reads the version a write of r returned, and
@@ -171,7 +194,7 @@ func put[R any](t *tx, tb *table[R], id string, r R) error {
 func putVersioned[R any](t *tx, tb *table[R], id string, r R) error {
 	k := recordKey{tb.kind, id}
 	if t.known(tb.kind, id) {
-		t.queueRow(k, written(tb, r), tb.updateSQL+tb.returning, tb.args(r)...)
+		t.queueChecked(k, written(tb, r), tb.updateSQL+tb.returning, tb.checkedSQL, tb.args(r)...)
 		return nil
 	}
 	n, err := t.execRow("put "+tb.kind, k, written(tb, r), tb.updateSQL+tb.returning, tb.args(r)...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -89,6 +90,11 @@ type queuedWrite struct {
 	// and it goes to fresh under key.
 	key recordKey
 	row func(pgx.Row) (cachedRow, error)
+	// checked is the same write checked against the row's version (a
+	// table's checkedSQL), if it has one: when the transaction took the
+	// row from the row cache, the batch sends that instead of the write
+	// and a check of its own.
+	checked string
 }
 
 // assumption is a row a transaction read from the row cache, at version.
@@ -188,8 +194,14 @@ func (t *tx) send(op string, add func(b *pgx.Batch)) error {
 			b.Queue(gateShared)
 		}
 	}
-	// Before anything else: the queued writes may rewrite these rows.
+	// Before anything else: the queued writes may rewrite these rows. The
+	// first queued write of such a row, if it can, checks it instead.
 	for _, a := range t.assumed {
+		if i := t.firstWrite(a.key); i >= 0 && t.queued[i].checked != "" {
+			w := &t.queued[i]
+			w.sql, w.args, w.checked = w.checked, append(slices.Clip(w.args), a.version), ""
+			continue
+		}
 		b.Queue(checkSQL[a.key.kind], a.key.id, a.version).Exec(func(pgconn.CommandTag) error { return nil })
 	}
 	for _, w := range t.queued {
@@ -215,6 +227,17 @@ func (t *tx) send(op string, add func(b *pgx.Batch)) error {
 		return t.fail(op, err)
 	}
 	return nil
+}
+
+// firstWrite returns the index of the first queued write of row k, -1 if
+// none.
+func (t *tx) firstWrite(k recordKey) int {
+	for i := range t.queued {
+		if t.queued[i].row != nil && t.queued[i].key == k {
+			return i
+		}
+	}
+	return -1
 }
 
 // expectOne checks a queued write: it was queued because its row is known
@@ -269,6 +292,12 @@ func (t *tx) exec(op, sql string, args ...any) (int64, error) {
 // one), which goes to fresh under k.
 func (t *tx) queueRow(k recordKey, row func(pgx.Row) (cachedRow, error), sql string, args ...any) {
 	t.queued = append(t.queued, queuedWrite{sql: sql, args: args, key: k, row: row})
+}
+
+// queueChecked is queueRow for a write that has a checked form (see
+// queuedWrite.checked), whose arguments are args and the version.
+func (t *tx) queueChecked(k recordKey, row func(pgx.Row) (cachedRow, error), sql, checked string, args ...any) {
+	t.queued = append(t.queued, queuedWrite{sql: sql, args: args, key: k, row: row, checked: checked})
 }
 
 // execRow is exec for a write that returns the row it wrote, if any,

@@ -145,7 +145,7 @@ var reservations = newVersionedTable(kindReservation, "reservations",
 const putReservationSQL = `INSERT INTO reservations (workspace, held, handoff, owner, epoch, lease_holder, lease_expires, lease_store, updated_at)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 	ON CONFLICT (workspace) DO UPDATE SET held = $2, handoff = $3, owner = $4, epoch = $5,
-		lease_holder = $6, lease_expires = $7, lease_store = $8, updated_at = $9` +
+		lease_holder = $6, lease_expires = $7, lease_store = $8, updated_at = $9, ` + nextVersion +
 	" RETURNING version"
 
 // GetReservation returns the reservation row of ws; store.ErrNotFound if
