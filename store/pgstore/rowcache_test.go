@@ -157,16 +157,26 @@ func TestCachedRowChangedBehind(t *testing.T) {
 				t.Errorf("refusing Update: err = %v, want errHeld: %v", err, tt.wantHeld)
 			}
 
-			// A read-modify-write of the workspace loses nothing.
+			// A read-modify-write of the workspace loses nothing, and
+			// decides on the reservation as it is.
 			tt.change(t, ws)
+			var held []bool
 			update(t, a, func(tx store.Tx) error {
 				w, err := tx.GetWorkspace(ws)
 				if err != nil {
 					return err
 				}
+				r, err := tx.GetReservation(ws)
+				if err != nil {
+					return err
+				}
+				held = append(held, r.Held)
 				w.Name += "+a"
 				return tx.PutWorkspace(w)
 			})
+			if got := held[len(held)-1]; got != tt.wantHeld {
+				t.Errorf("read-modify-write saw held=%v last (runs %v), want %v", got, held, tt.wantHeld)
+			}
 			var got store.Workspace
 			if err := b.View(ctx, func(tx store.Tx) (err error) { got, err = tx.GetWorkspace(ws); return err }); err != nil {
 				t.Fatal(err)
@@ -359,5 +369,61 @@ func TestEngineConfigFieldsKnown(t *testing.T) {
 	want := []string{"Engine string", "Model string", "ReasoningEffort string", "PermissionMode string", "Account string"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("baton.EngineConfig's fields changed: update configAsRead in rowcache.go, then this list (-want +got):\n%s", diff)
+	}
+}
+
+// TestCachedReadBesideWrite: an Update takes a workspace and its
+// reservation from the row cache and writes only the workspace (whose
+// write carries the workspace's check). When another store changed the
+// reservation meanwhile, the Update must run again on its new value
+// before it commits, and the rerun is not a lost serialization race (A
+// never retries those here).
+func TestCachedReadBesideWrite(t *testing.T) {
+	schema := freshSchema(t)
+	a := open(t, schema, pgstore.Options{MaxConflictRetries: -1})
+	b := open(t, schema, pgstore.Options{})
+	const ws = baton.WorkspaceID("ws-1")
+	now := time.Now()
+	update(t, a, func(tx store.Tx) error {
+		return errors.Join(
+			tx.InsertWorkspace(store.Workspace{ID: ws, Name: "a", CreatedAt: now, UpdatedAt: now}),
+			tx.PutReservation(store.Reservation{Workspace: ws, Held: true, Epoch: 1, UpdatedAt: now}))
+	})
+	var epochs []int64
+	copyEpoch := func(tx store.Tx) error {
+		w, err := tx.GetWorkspace(ws)
+		if err != nil {
+			return err
+		}
+		r, err := tx.GetReservation(ws)
+		if err != nil {
+			return err
+		}
+		epochs = append(epochs, r.Epoch)
+		w.Name = fmt.Sprint("epoch ", r.Epoch)
+		return tx.PutWorkspace(w)
+	}
+	update(t, a, copyEpoch) // both rows are in A's cache now
+	for _, epoch := range []int64{2, 3} {
+		update(t, b, func(tx store.Tx) error {
+			r, err := tx.GetReservation(ws)
+			if err != nil {
+				return err
+			}
+			r.Epoch = epoch
+			return tx.PutReservation(r)
+		})
+		epochs = nil
+		update(t, a, copyEpoch)
+		if diff := cmp.Diff([]int64{epoch - 1, epoch}, epochs); diff != "" {
+			t.Errorf("epochs seen by A's runs (-want +got):\n%s", diff)
+		}
+		var got store.Workspace
+		if err := b.View(t.Context(), func(tx store.Tx) (err error) { got, err = tx.GetWorkspace(ws); return err }); err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprint("epoch ", epoch); got.Name != want {
+			t.Errorf("workspace name %q, want %q", got.Name, want)
+		}
 	}
 }
