@@ -57,17 +57,75 @@ func encodeFeed(entries []feedEntry) (kinds []string, records [][]byte) {
 			for j := range r.History {
 				r.History[j].EndedAt = stored(r.History[j].EndedAt)
 			}
-			v = r
+			v = handoffRecord(r)
 		case store.Session:
 			r.StartedAt, r.EndedAt, r.CreatedAt = stored(r.StartedAt), stored(r.EndedAt), stored(r.CreatedAt)
-			v = r
+			v = sessionRecord(r)
 		case store.Instruction:
 			r.CreatedAt, r.UpdatedAt = stored(r.CreatedAt), stored(r.UpdatedAt)
-			v = r
+			v = instructionRecord(r)
 		}
 		records[i], _ = json.Marshal(v) // plain structs of strings, numbers and times in range
 	}
 	return kinds, records
+}
+
+// handoffRecord, sessionRecord and instructionRecord are the records as
+// the change feed encodes them: their zero fields are left out, which
+// decode as zero all the same, so a change row holds what the record
+// has, not its every field (a handoff's change is less than half as
+// long). Each is converted from its store type: the compiler refuses the
+// conversion if the two types' fields ever differ.
+type handoffRecord struct {
+	ID                 baton.HandoffID       `json:",omitzero"`
+	Workspace          baton.WorkspaceID     `json:",omitzero"`
+	RequestID          string                `json:",omitzero"`
+	Fingerprint        string                `json:",omitzero"`
+	State              store.HandoffState    `json:",omitzero"`
+	Attempt            int                   `json:",omitzero"`
+	SourceSession      baton.SessionID       `json:",omitzero"`
+	TargetSession      baton.SessionID       `json:",omitzero"`
+	SourceConfig       baton.EngineConfig    `json:",omitzero"`
+	TargetConfig       baton.EngineConfig    `json:",omitzero"`
+	GenerateSummary    bool                  `json:",omitzero"`
+	Native             bool                  `json:",omitzero"`
+	Report             string                `json:",omitzero"`
+	ReportPath         string                `json:",omitzero"`
+	Facts              string                `json:",omitzero"`
+	GenerationToken    baton.TokenHash       `json:",omitzero"`
+	GenerationDeadline time.Time             `json:",omitzero"`
+	Error              string                `json:",omitzero"`
+	StopRequested      bool                  `json:",omitzero"`
+	StopUnconfirmed    bool                  `json:",omitzero"`
+	History            []store.AttemptRecord `json:",omitzero"`
+	CreatedAt          time.Time             `json:",omitzero"`
+	UpdatedAt          time.Time             `json:",omitzero"`
+}
+
+type sessionRecord struct {
+	ID              baton.SessionID     `json:",omitzero"`
+	Workspace       baton.WorkspaceID   `json:",omitzero"`
+	Config          baton.EngineConfig  `json:",omitzero"`
+	NativeID        string              `json:",omitzero"`
+	Status          store.SessionStatus `json:",omitzero"`
+	ActivationOrder int64               `json:",omitzero"`
+	StartedAt       time.Time           `json:",omitzero"`
+	EndedAt         time.Time           `json:",omitzero"`
+	EndReason       string              `json:",omitzero"`
+	CreatedAt       time.Time           `json:",omitzero"`
+	Seq             int64               `json:",omitzero"`
+	RankAbove       baton.SessionID     `json:",omitzero"`
+	RankBelow       baton.SessionID     `json:",omitzero"`
+}
+
+type instructionRecord struct {
+	ID        baton.InstructionID    `json:",omitzero"`
+	Workspace baton.WorkspaceID      `json:",omitzero"`
+	Text      string                 `json:",omitzero"`
+	State     store.InstructionState `json:",omitzero"`
+	Session   baton.SessionID        `json:",omitzero"`
+	CreatedAt time.Time              `json:",omitzero"`
+	UpdatedAt time.Time              `json:",omitzero"`
 }
 
 // stored is t as PostgreSQL keeps it: truncated to the microsecond, and
