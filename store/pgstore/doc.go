@@ -56,14 +56,18 @@
 // transactions.
 //
 // The row cache holds each row with its version: migration 0004 adds a
-// version column to those three tables, which a trigger sets, on every
-// insert and update by anyone, to a new value from one sequence (so a
-// row's versions grow and are never reused). An Update that answers a read
-// from the cache records the version it assumed; the next batch it sends,
-// a read's or the commit's, first reads the version of each such row, by
-// primary key, in the transaction, and a statement that finds another
-// version raises an error (SQLSTATE BT001), after which the server runs
-// nothing more of the batch, COMMIT included. The Update then rolls back,
+// version column to those three tables, which every insert and update by
+// anyone sets to a new value from one sequence (so a row's versions grow
+// and are never reused): the store's own updates draw it themselves, and
+// a trigger draws it for any other write (migration 0005). An Update that
+// answers a read from the cache records the version it assumed; the next
+// batch it sends, a read's or the commit's, first reads the version of
+// each such row, by primary key, in the transaction, and a statement that
+// finds another version raises an error (SQLSTATE BT001), after which the
+// server runs nothing more of the batch, COMMIT included. A row the batch
+// also writes is checked by its first write instead, which matches the
+// row only at that version and raises the same error at another one: a
+// cached row read and written costs one statement. The Update then rolls back,
 // drops those rows from the cache and runs its function again, reading
 // from the server; that rerun is not a lost serialization race (it does
 // not count against Options.MaxConflictRetries). If the function returns
