@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/fingerprint"
+	"github.com/batonhq/baton/internal/jsonesc"
 	"github.com/batonhq/baton/session"
 )
 
@@ -79,7 +79,7 @@ func (r Request) Fingerprint() string {
 // TestFingerprintIsCanonical checks it against fingerprint.Canonical on
 // random requests, so the fingerprints of stored handoffs do not change.
 func (r Request) canonical() []byte {
-	str := fingerprint.AppendString
+	str := jsonesc.AppendCanonical
 	b := make([]byte, 0, 160+len(r.Workspace)+len(r.RequestID)+len(r.SourceSession))
 	b = append(b, `{"generateSummary":`...)
 	b = strconv.AppendBool(b, r.GenerateSummary)

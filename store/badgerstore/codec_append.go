@@ -4,9 +4,9 @@ import (
 	"encoding/hex"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/jsonesc"
 )
 
 // The records a transfer writes (handoffs, sessions, workspaces,
@@ -48,7 +48,7 @@ func (o *object) end() []byte {
 
 func (o *object) str(name, v string) {
 	o.key(name)
-	o.b = appendJSONString(o.b, v)
+	o.b = jsonesc.Append(o.b, v)
 }
 
 func (o *object) strOmit(name, v string) {
@@ -120,61 +120,6 @@ func (o *object) config(name string, c baton.EngineConfig) {
 	in.strOmit("permissionMode", c.PermissionMode)
 	in.strOmit("account", c.Account)
 	o.b = in.end()
-}
-
-// appendJSONString appends s as encoding/json writes a string: quoted;
-// '"' and '\\' escaped with a backslash, \b \f \n \r \t by name, other
-// control characters and '<' '>' '&' as \u00XX; U+2028 and U+2029 as
-// \u2028 and \u2029; each byte of invalid UTF-8 as \ufffd.
-func appendJSONString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // appendRecord appends the JSON of v if it is one of the records encoded
@@ -298,7 +243,7 @@ func (o *object) workspace(w *workspaceV1) {
 			if i > 0 {
 				o.b = append(o.b, ',')
 			}
-			o.b = appendJSONString(o.b, string(id))
+			o.b = jsonesc.Append(o.b, string(id))
 		}
 		o.b = append(o.b, ']')
 	}
