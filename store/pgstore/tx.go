@@ -109,10 +109,11 @@ func newTx(ctx context.Context, conn *pgxpool.Conn, update, alone bool) *tx {
 
 // checkSQL, by kind, raises codeStale (through stale_row, migration 0004)
 // unless the row keyed $1 has the version $2: the check of a cached row
-// that no queued write of the batch can carry (a table's checkedSQL). It reads the version through
-// the primary key, at the transaction's snapshot: under SERIALIZABLE, a
-// read like any other. (One statement per row: a single statement over
-// arrays of rows costs more to plan, every time, than a few of these.)
+// that no queued write of the batch carries (a table's checkedSQL). It
+// reads the version through the primary key, at the transaction's
+// snapshot: under SERIALIZABLE, a read like any other. (One statement per
+// row: a single statement over arrays of rows costs more to plan, every
+// time, than a few of these.)
 var checkSQL = map[string]string{
 	kindWorkspace:   checkRowSQL("workspace", "SELECT version FROM workspaces WHERE id = $1"),
 	kindReservation: checkRowSQL("reservation", "SELECT version FROM reservations WHERE workspace = $1"),
