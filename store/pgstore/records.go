@@ -171,33 +171,24 @@ func insert[R any](t *tx, tb *table[R], id string, r R) error {
 // record this transaction has seen is queued (its row exists); another is
 // written now, to learn whether it exists.
 func put[R any](t *tx, tb *table[R], id string, r R) error {
-	if tb.scanV != nil {
-		return putVersioned(t, tb, id, r)
-	}
+	k, versioned := recordKey{tb.kind, id}, tb.scanV != nil
+	// A versioned table's written row, returned, goes to the
+	// transaction's rows for the cache.
 	if t.known(tb.kind, id) {
-		t.queue(tb.updateSQL, tb.args(r)...)
+		if versioned {
+			t.queueChecked(k, written(tb, r), tb.updateSQL+tb.returning, tb.checkedSQL, tb.args(r)...)
+		} else {
+			t.queue(tb.updateSQL, tb.args(r)...)
+		}
 		return nil
 	}
-	n, err := t.exec("put "+tb.kind, tb.updateSQL, tb.args(r)...)
-	if err != nil {
-		return err
+	var n int64
+	var err error
+	if versioned {
+		n, err = t.execRow("put "+tb.kind, k, written(tb, r), tb.updateSQL+tb.returning, tb.args(r)...)
+	} else {
+		n, err = t.exec("put "+tb.kind, tb.updateSQL, tb.args(r)...)
 	}
-	if n == 0 {
-		return notFound(tb.kind, id)
-	}
-	t.see(tb.kind, id)
-	return nil
-}
-
-// putVersioned is put for a versioned table: the written row, returned,
-// goes to the transaction's rows for the cache.
-func putVersioned[R any](t *tx, tb *table[R], id string, r R) error {
-	k := recordKey{tb.kind, id}
-	if t.known(tb.kind, id) {
-		t.queueChecked(k, written(tb, r), tb.updateSQL+tb.returning, tb.checkedSQL, tb.args(r)...)
-		return nil
-	}
-	n, err := t.execRow("put "+tb.kind, k, written(tb, r), tb.updateSQL+tb.returning, tb.args(r)...)
 	if err != nil {
 		return err
 	}
