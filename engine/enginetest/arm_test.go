@@ -41,3 +41,43 @@ func TestReadinessTimerArmedBeforeTheLaunchIsVisible(t *testing.T) {
 		t.Fatalf("launches recorded when the readiness timer was armed: %v, want [0]", clk.visible)
 	}
 }
+
+// stuckClock tells the time of its Fake but arms timers on a clock that
+// never moves: a readiness delay runs out without the process hearing of
+// it, the moment ReadyDue describes, held open.
+type stuckClock struct {
+	*clock.Fake
+	never *clock.Fake
+}
+
+func (c stuckClock) NewTimer(d time.Duration) clock.Timer { return c.never.NewTimer(d) }
+
+func TestReadyDue(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	req := engine.StartRequest{Workspace: "w", Config: baton.EngineConfig{Engine: "demo"}, Mode: engine.Fresh, Turn: engine.Normal}
+	for _, tt := range []struct {
+		name    string
+		script  Script
+		advance time.Duration
+		want    bool
+	}{
+		{"delay not run out", Script{ReadyDelay: time.Second}, time.Second - 1, false},
+		{"delay run out, not resolved yet", Script{ReadyDelay: time.Second}, time.Second, true},
+		{"held", Script{Ready: ReadyHold, ReadyDelay: time.Second}, time.Hour, false},
+		{"no delay: resolved within Start", Script{}, 0, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := stuckClock{Fake: clock.NewFake(start), never: clock.NewFake(start)}
+			e := New(Options{Clock: clk, Default: tt.script})
+			t.Cleanup(e.Close)
+			p, err := e.Start(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clk.Advance(tt.advance)
+			if got := p.(*Process).ReadyDue(); got != tt.want {
+				t.Errorf("ReadyDue = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -188,6 +188,7 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 	rec := &Launch{Req: req, Script: script, Began: e.tick}
 	e.recordLocked(rec)
 	p := newProcess(e, rec, req, script)
+	p.readyAt = e.clk.Now().Add(script.ReadyDelay)
 	rec.Proc = p
 	e.live[p] = struct{}{}
 	e.running[req.Workspace]++

@@ -3,8 +3,10 @@ package enginetest
 import (
 	"context"
 	"fmt"
-	"github.com/batonhq/baton"
 	"sync"
+	"time"
+
+	"github.com/batonhq/baton"
 
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
@@ -19,7 +21,8 @@ type Process struct {
 	n        int
 	req      engine.StartRequest
 	script   Script
-	nativeID string // the id a successful readiness reports by default
+	nativeID string    // the id a successful readiness reports by default
+	readyAt  time.Time // when the script resolves readiness, on the engine's clock
 
 	readyCh  chan struct{} // closed once readiness is resolved, either way
 	done     chan struct{} // closed once the process has exited
@@ -142,6 +145,19 @@ func (p *Process) SetActivity(a engine.Activity) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.extra = a
+}
+
+// ReadyDue reports whether the process's readiness is due to resolve on
+// its own without the engine's clock moving any further: its script
+// resolves readiness (it does not hold it) and its ReadyDelay, counted
+// from the start on the engine's clock, has run out, but the resolution
+// may not have happened yet (ReadyResolved is still false for a moment).
+// It is false once readiness is resolved and for a held readiness.
+func (p *Process) ReadyDue() bool {
+	if p.script.Ready == ReadyHold || p.e.clk.Now().Before(p.readyAt) {
+		return false
+	}
+	return !p.ReadyResolved()
 }
 
 // ReadyResolved reports whether the process's readiness is resolved,

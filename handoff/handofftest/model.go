@@ -377,6 +377,19 @@ func (h *harness) restingUncertain(m *model, got store.Handoff) string {
 			// on a node that runs: it moves on.
 			return fmt.Sprintf("handoff %s: target's readiness resolved, still starting", m.id)
 		}
+		if l.Proc != nil && l.Proc.ReadyDue() && h.drivenByUp(m) {
+			// Its readiness resolves without a further clock move, any
+			// moment now: not at rest either.
+			return fmt.Sprintf("handoff %s: target's readiness about to resolve, still starting", m.id)
+		}
+	}
+	if activeState(got.State) {
+		// got was read before the looks above: a transfer that moved on
+		// meanwhile (its readiness resolved, its reservation released,
+		// so that it no longer looked driven) is not at rest.
+		if now, err := h.load(m.id); err != nil || now.State != got.State || now.Attempt != got.Attempt {
+			return fmt.Sprintf("handoff %s: moved on from %s while the harness looked", m.id, got.State)
+		}
 	}
 	if m.frozen != nil && got.State != m.frozen.State {
 		h.fatalf("invariant 1: terminal handoff %s went from %s to %s", m.id, m.frozen.State, got.State)
