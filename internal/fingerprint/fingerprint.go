@@ -2,6 +2,12 @@
 // canonical JSON of a normalised request. Canonical means object keys sorted
 // and no insignificant white space, so two clients that send the same request
 // with fields in another order agree. Callers fill defaults before calling.
+//
+// It is the definition of a fingerprint, for any value: handoff.Request,
+// whose shape is fixed, writes the same bytes directly
+// (Request.Fingerprint, without the decode and encode again), and its test
+// compares the two on random requests, so a stored fingerprint never
+// changes meaning.
 package fingerprint
 
 import (

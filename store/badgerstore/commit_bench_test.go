@@ -32,6 +32,13 @@ var commitShapes = []struct {
 // commit.
 func runConcurrent(b *testing.B, conc int, commit func(worker int, n uint64) error) {
 	b.Helper()
+	runConcurrentOps(b, conc, "commit", commit)
+}
+
+// runConcurrentOps is runConcurrent for operations named unit: it reports
+// <unit>s/s and cpu-us/<unit>.
+func runConcurrentOps(b *testing.B, conc int, unit string, commit func(worker int, n uint64) error) {
+	b.Helper()
 	var next atomic.Int64
 	var failed atomic.Value
 	b.ReportAllocs()
@@ -59,9 +66,9 @@ func runConcurrent(b *testing.B, conc int, commit func(worker int, n uint64) err
 		b.Fatal(err)
 	}
 	if cpuOK {
-		b.ReportMetric(float64((cpuAfter-cpuBefore).Microseconds())/float64(b.N), "cpu-us/commit")
+		b.ReportMetric(float64((cpuAfter-cpuBefore).Microseconds())/float64(b.N), "cpu-us/"+unit)
 	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), unit+"s/s")
 }
 
 // BenchmarkBadgerRawCommit is the floor: raw badger (the options this

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -47,37 +45,11 @@ func BenchmarkFdatasync(b *testing.B) {
 				}
 				defer fds[i].Close()
 			}
-			var next atomic.Int64
-			var failed atomic.Value
-			b.ResetTimer()
-			cpuBefore, cpuOK := processCPU()
-			var wg sync.WaitGroup
-			for w := range conc {
-				wg.Go(func() {
-					for {
-						n := next.Add(1)
-						if n > int64(b.N) {
-							return
-						}
-						// One page per sync, each goroutine in pages of its own.
-						m[(int(n)*4096)%size] = byte(n)
-						if err := unix.Fdatasync(int(fds[w].Fd())); err != nil {
-							failed.CompareAndSwap(nil, err)
-							return
-						}
-					}
-				})
-			}
-			wg.Wait()
-			b.StopTimer()
-			cpuAfter, _ := processCPU()
-			if err, ok := failed.Load().(error); ok {
-				b.Fatal(err)
-			}
-			if cpuOK {
-				b.ReportMetric(float64((cpuAfter-cpuBefore).Microseconds())/float64(b.N), "cpu-us/sync")
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "syncs/s")
+			runConcurrentOps(b, conc, "sync", func(w int, n uint64) error {
+				// One page per sync, each goroutine in pages of its own.
+				m[(int(n)*4096)%size] = byte(n)
+				return unix.Fdatasync(int(fds[w].Fd()))
+			})
 		})
 	}
 }

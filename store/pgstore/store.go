@@ -306,6 +306,8 @@ func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, update, al
 		// returning it. The queued writes need not go.
 		t.queued = t.queued[:0]
 		_ = t.send("check cached rows", func(b *pgx.Batch) { b.Queue("ROLLBACK") })
+		// The ROLLBACK ended the transaction unless a check failed before
+		// it (then the deferred rollback ends it).
 		t.begun = t.err != nil
 	}
 	switch {
