@@ -189,9 +189,12 @@ func transition(ctx context.Context, s store.Store, ws store.Workspace) error {
 
 // BenchmarkPGTransitionVsRaw rotates, in every worker, a raw commit, a
 // read-then-commit (BenchmarkPGReadThenCommit's transaction: two round
-// trips and nothing else) and a transition (each worker starts at a
-// different kind), and reports the median latency of each kind and the
-// ratio of the medians, transition/raw: the figure of the 1.5x target.
+// trips and nothing else), a transition, and the transition's statements
+// sent bare (pgstore.BareTransition: the same SQL in one pgx batch, with
+// none of the Store's code; on a workspace of its own) (each worker starts
+// at a different kind), and reports the median latency of each kind and
+// the ratio of the medians, transition/raw: the figure of the 1.5x target.
+// sql/raw is the part of it the SQL alone costs.
 // Run back to back, the benchmarks above see a shared machine's load
 // change between them; rotated, all kinds see the same load, and the
 // medians leave out the stalls (a page flush, another process taking the
@@ -204,10 +207,16 @@ func BenchmarkPGTransitionVsRaw(b *testing.B) {
 			pool := benchTable(b, conc)
 			s := open(b, "", pgstore.Options{MaxConns: int32(conc)})
 			spaces := make([]store.Workspace, conc)
+			bare := make([]*pgstore.BareTransition, conc)
 			for w := range conc {
 				spaces[w] = seedTransfer(b, s, w)
+				ws := seedTransfer(b, s, conc+w)
+				var err error
+				if bare[w], err = pgstore.NewBareTransition(b.Context(), s, ws, baton.HandoffID("h-"+ws.ID)); err != nil {
+					b.Fatal(err)
+				}
 			}
-			const kinds = 3 // raw, read-then-commit, transition
+			const kinds = 4 // raw, read-then-commit, transition, bare SQL
 			var lat [kinds][][]time.Duration
 			for k := range lat {
 				lat[k] = make([][]time.Duration, conc)
@@ -223,14 +232,17 @@ func BenchmarkPGTransitionVsRaw(b *testing.B) {
 					_, err = pool.Exec(ctx, "UPDATE bench SET n = n + 1 WHERE id = $1", w)
 				case 1:
 					err = readThenCommitRetry(ctx, pool, w)
-				default:
+				case 2:
 					err = transition(ctx, s, spaces[w])
+				default:
+					err = bare[w].Run(ctx)
 				}
 				lat[k][w] = append(lat[k][w], time.Since(start))
 				return err
 			})
-			r, rc, t := latencies(slices.Concat(lat[0]...)), latencies(slices.Concat(lat[1]...)), latencies(slices.Concat(lat[2]...))
-			if r.n == 0 || rc.n == 0 || t.n == 0 {
+			r, rc, t, sql := latencies(slices.Concat(lat[0]...)), latencies(slices.Concat(lat[1]...)), latencies(slices.Concat(lat[2]...)),
+				latencies(slices.Concat(lat[3]...))
+			if r.n == 0 || rc.n == 0 || t.n == 0 || sql.n == 0 {
 				return
 			}
 			b.ReportMetric(us(r.p50), "raw-p50-us")
@@ -239,6 +251,7 @@ func BenchmarkPGTransitionVsRaw(b *testing.B) {
 			b.ReportMetric(us(t.p90), "transition-p90-us")
 			b.ReportMetric(float64(t.p50)/float64(r.p50), "transition/raw")
 			b.ReportMetric(float64(rc.p50)/float64(r.p50), "readcommit/raw")
+			b.ReportMetric(float64(sql.p50)/float64(r.p50), "sql/raw")
 			b.ReportMetric(float64(t.mean)/float64(r.mean), "transition/raw-mean")
 		})
 	}

@@ -1,0 +1,83 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+// BareTransition sends the statements of the benchmarked transition
+// (bench_test.go) as a pgx batch of its own, with none of the Store's
+// code around them: the floor of that transition in SQL. It is test code,
+// for BenchmarkPGTransitionVsRaw.
+type BareTransition struct {
+	s      *Store
+	ws     store.Workspace
+	h      store.Handoff
+	hv, rv int64 // the rows' versions, as the row cache would hold them
+}
+
+// NewBareTransition reads the versions of handoff h and of ws's
+// reservation.
+func NewBareTransition(ctx context.Context, s *Store, ws store.Workspace, h baton.HandoffID) (*BareTransition, error) {
+	b := &BareTransition{s: s, ws: ws}
+	err := s.View(ctx, func(tx store.Tx) error {
+		var err error
+		b.h, err = tx.GetHandoff(h)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = s.pool.QueryRow(ctx, `SELECT (SELECT version FROM handoffs WHERE id = $1), (SELECT version FROM reservations WHERE workspace = $2)`,
+		string(h), string(ws.ID)).Scan(&b.hv, &b.rv)
+	return b, err
+}
+
+// Run makes the transition's writes as the Store makes them with its row
+// cache warm: BEGIN, the gate, the check of the reservation read, the
+// update of the handoff read (checked), the update of the workspace (not
+// read, so not checked), the change feed row and COMMIT, in one round
+// trip; again after a serialization failure.
+func (b *BareTransition) Run(ctx context.Context) error {
+	conn, err := b.s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	for {
+		err := b.run(ctx, conn)
+		if err == nil || !isConflict(err) {
+			return err
+		}
+		if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+			return err
+		}
+	}
+}
+
+func (b *BareTransition) run(ctx context.Context, conn *pgxpool.Conn) error {
+	b.h.Attempt++
+	b.h.Error = fmt.Sprint("epoch ", 1)
+	b.ws.ActivationCounter = int64(b.h.Attempt)
+	kinds, records := encodeFeed([]feedEntry{{key: recordKey{kindHandoff, string(b.h.ID)}, rec: b.h}})
+	batch := &pgx.Batch{}
+	batch.Queue("BEGIN ISOLATION LEVEL SERIALIZABLE")
+	batch.Queue(gateShared)
+	batch.Queue(checkSQL[kindReservation], string(b.ws.ID), b.rv)
+	var hv int64 // the handoff's new version, once committed
+	batch.Queue(handoffs.checkedSQL, append(handoffs.args(b.h), b.hv)...).QueryRow(func(r pgx.Row) error { return r.Scan(&hv) })
+	batch.Queue(workspaces.updateSQL+workspaces.returning, workspaces.args(b.ws)...).QueryRow(func(r pgx.Row) error { var v int64; return r.Scan(&v) })
+	batch.Queue(appendOneSQL, string(b.ws.ID), kinds[0], records[0])
+	batch.Queue("COMMIT")
+	if err := conn.SendBatch(ctx, batch).Close(); err != nil {
+		return err
+	}
+	b.hv = hv
+	return nil
+}
