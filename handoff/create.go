@@ -7,7 +7,6 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/internal/failpoint"
 	"github.com/batonhq/baton/internal/ids"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
@@ -65,7 +64,7 @@ func (c *Coordinator) createCheck(req Request, fp string) func(*fire) error {
 		}
 		prev, err := tx.HandoffByRequest(req.Workspace, req.RequestID)
 		switch {
-		case err == nil && (prev.Fingerprint == fp || failpoint.Enabled && failpoint.Hit("handoff/replay-any-fingerprint")):
+		case err == nil && prev.Fingerprint == fp:
 			return &unchanged{h: prev}
 		case err == nil:
 			return baton.Errorf(ErrIdempotencyMismatch, "request id %q", req.RequestID)

@@ -12,7 +12,6 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/internal/failpoint"
 	"github.com/batonhq/baton/internal/safefile"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
@@ -237,7 +236,6 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 			msg += fmt.Sprintf("; its stop was not confirmed (%s%s)", out, errSuffix(err))
 		}
 		in := input{trigger: TriggerGenerationTimedOut, confirmed: out.Confirmed(), errMsg: msg, end: end}
-		in.confirmed = in.confirmed || failpoint.Enabled && failpoint.Hit("handoff/timeout-ignores-unconfirmed")
 		if out.Confirmed() {
 			in.facts = c.gatherFacts(ctx, h)
 		}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/failpoint"
 	"github.com/batonhq/baton/internal/ids"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
@@ -50,9 +49,7 @@ func beginRetry(ctx context.Context, _ ...any) error {
 	f.h.Attempt++
 	f.h.StopRequested = false
 	f.h.Error = ""
-	if !(failpoint.Enabled && failpoint.Hit("handoff/retry-keeps-target")) {
-		f.h.TargetSession = ""
-	}
+	f.h.TargetSession = ""
 	f.h.ReportPath = ""
 	return take(f)
 }
@@ -110,12 +107,6 @@ func enterStarting(ctx context.Context, _ ...any) error {
 	target, err := f.tx.InsertSession(row)
 	if err != nil {
 		return err
-	}
-	if failpoint.Enabled && failpoint.Hit("handoff/retry-keeps-target") && f.h.TargetSession != "" {
-		target.ID = f.h.TargetSession
-	}
-	if failpoint.Enabled && failpoint.Hit("handoff/activate-target-early") {
-		_, _ = session.Activate(f.tx, target.ID, f.now)
 	}
 	f.h.TargetSession = target.ID
 	if err := recordLaunch(f, target.ID, f.h.TargetConfig.Engine); err != nil {
@@ -192,16 +183,13 @@ func enterInterrupted(ctx context.Context, _ ...any) error {
 	if f.trigger == TriggerShutdown {
 		// Shutdown stopped what this process runs there: whether that
 		// stop was confirmed is now the whole truth.
-		f.h.StopUnconfirmed = !f.confirmed || (f.h.StopUnconfirmed && failpoint.Enabled && failpoint.Hit("handoff/shutdown-keeps-unconfirmed"))
+		f.h.StopUnconfirmed = !f.confirmed
 		f.h.StopRequested = false
 	}
 	return settle(f)
 }
 
 func retakeReservation(ctx context.Context, _ ...any) error {
-	if failpoint.Enabled && failpoint.Hit("handoff/reconcile-no-retake") {
-		return nil
-	}
 	return take(fireOf(ctx))
 }
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/internal/failpoint"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -194,9 +193,7 @@ func (f *fire) src() *store.Session {
 // active state, with no Stop requested.
 func (c *Coordinator) engineCheck(attempt int) func(*fire) error {
 	return func(f *fire) error {
-		stale := failpoint.Enabled && failpoint.Hit("handoff/stale-callback-applied")
-		late := failpoint.Enabled && failpoint.Hit("handoff/callback-after-stop")
-		if h := f.row; (h.Attempt != attempt && !stale) || (h.StopRequested && !late) || !isActive(h.State) {
+		if h := f.row; h.Attempt != attempt || h.StopRequested || !isActive(h.State) {
 			return ErrStaleAttempt
 		}
 		return nil

@@ -9,7 +9,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/failpoint"
 	"github.com/batonhq/baton/store"
 )
 
@@ -71,7 +70,7 @@ func (c *Coordinator) SubmitReport(ctx context.Context, ws baton.WorkspaceID, id
 			return baton.Errorf(ErrNotFound, "%s", id)
 		case h.State != store.StateGenerating || h.StopRequested:
 			return ErrGenerationInactive
-		case !h.GenerationToken.Matches(t) && !(failpoint.Enabled && failpoint.Hit("handoff/no-token-check")):
+		case !h.GenerationToken.Matches(t):
 			return ErrTokenRejected
 		case refusal != nil:
 		case h.Report == text:

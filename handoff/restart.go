@@ -8,7 +8,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/internal/failpoint"
 	"github.com/batonhq/baton/internal/syncx"
 	"github.com/batonhq/baton/store"
 )
@@ -55,9 +54,6 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 			msg += fmt.Sprintf("; the stop was not confirmed (%s%s)", out, errSuffix(herr))
 		}
 		in := input{trigger: TriggerShutdown, confirmed: out.Confirmed(), errMsg: msg}
-		if failpoint.Enabled && failpoint.Hit("handoff/shutdown-no-settle") {
-			continue
-		}
 		if _, _, err := c.apply(ctx, string(h.ID), in, pendingOnly); err != nil {
 			if _, ok := isUnchanged(err); !ok {
 				return err
@@ -162,9 +158,6 @@ func (c *Coordinator) Reconcile(ctx context.Context) ([]Handoff, error) {
 			return out, err
 		}
 		c.log.Info("handoff reconciled", zap.String("handoff", string(h.ID)), zap.String("was", string(p.State)), zap.String("now", string(h.State)))
-		if failpoint.Enabled && failpoint.Hit("handoff/reconcile-relaunches") {
-			_, _ = c.Decide(ctx, h.Workspace, h.ID, Retry)
-		}
 		out = append(out, public(h))
 	}
 	return out, nil

@@ -10,7 +10,6 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/internal/failpoint"
 	"github.com/batonhq/baton/store"
 )
 
@@ -86,7 +85,7 @@ func (c *Coordinator) cancel(ctx context.Context, id baton.HandoffID) (Handoff, 
 		return public(row), engine.NotRunning, nil
 	case lease == leaseDead:
 		return c.stopOrphaned(ctx, id, until)
-	case lease == leaseLive && !(failpoint.Enabled && failpoint.Hit("handoff/stop-anywhere")):
+	case lease == leaseLive:
 		return c.awaitStop(ctx, row, seq)
 	}
 	if !c.claimStop(id) {
@@ -137,7 +136,7 @@ func (c *Coordinator) finishStop(ctx context.Context, id baton.HandoffID) (Hando
 	out, herr := c.sessions.Halt(ctx, h.Workspace)
 	out, herr = c.reapStrays(ctx, h.Workspace, out, herr)
 	in := input{trigger: TriggerCancel, confirmed: true}
-	if !out.Confirmed() && !(failpoint.Enabled && failpoint.Hit("handoff/unconfirmed-stop-is-stop")) {
+	if !out.Confirmed() {
 		in = input{trigger: TriggerCancelUnconfirmed, errMsg: fmt.Sprintf("the stop was not confirmed (%s%s); stop again", out, errSuffix(herr))}
 	}
 	settledRow, _, err := c.apply(ctx, string(id), in, terminalUnchanged)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/internal/failpoint"
 	"github.com/batonhq/baton/store"
 )
 
@@ -280,7 +279,7 @@ func (s *Service) Stop(ctx context.Context, ws baton.WorkspaceID, owner Owner) (
 // Once the workspace is not reserved, its next queued instruction is
 // delivered (see Message).
 func (s *Service) RecordEnd(id baton.SessionID, launch baton.LaunchID, st engine.ExitStatus) {
-	s.endWith(id, endReason(st), false, !(failpoint.Enabled && failpoint.Hit("session/record-end-skips-idle")), launch)
+	s.endWith(id, endReason(st), false, true, launch)
 	var ws baton.WorkspaceID
 	if err := s.store.View(context.Background(), func(tx store.Tx) error {
 		sess, err := tx.GetSession(id)

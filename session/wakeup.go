@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/internal/failpoint"
 	"github.com/batonhq/baton/internal/ids"
 	"github.com/batonhq/baton/store"
 )
@@ -129,7 +128,7 @@ func (s *Service) FireDue(ctx context.Context, limit int) (FireResult, error) {
 			if err != nil || cur.Status != store.WakeupPending {
 				return err
 			}
-			if r, err := Reserved(tx, cur.Workspace); err != nil || (r && !(failpoint.Enabled && failpoint.Hit("session/fire-while-reserved"))) {
+			if r, err := Reserved(tx, cur.Workspace); err != nil || r {
 				outcome = "deferred"
 				return err
 			}

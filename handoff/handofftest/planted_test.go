@@ -24,21 +24,20 @@ import (
 )
 
 // plantedBug is a realistic bug planted in the code under test, through a
-// seam wrapper (store, engine) or a failpoint, to prove the harness
-// catches it.
+// seam wrapper (store, engine) or a mutation of the source, to prove the
+// harness catches it.
 type plantedBug struct {
 	name   string
 	family string
-	how    string // "store wrapper", "engine wrapper" or "failpoint"
+	how    string // "store wrapper", "engine wrapper" or "mutation"
 	// wrap plants a wrapper bug in the harness's configuration.
 	wrap func(*handofftest.Config)
-	// failpoint names the point a failpoint bug arms.
-	failpoint string
+	// edits plant a mutation (planted_mutations_test.go).
+	edits []edit
 }
 
-// plantedBugs is the whole set: the wrapper bugs below, and the failpoint
-// bugs of a build with the baton_failpoints tag.
-func plantedBugs() []plantedBug { return append(wrapperBugs(), failpointBugs()...) }
+// plantedBugs is the whole set: the wrapper bugs below, and the mutations.
+func plantedBugs() []plantedBug { return append(wrapperBugs(), mutationBugs()...) }
 
 func wrapperBugs() []plantedBug {
 	return []plantedBug{
@@ -304,9 +303,6 @@ func catch(t *testing.T, bug plantedBug) (int, string) {
 	if bug.wrap != nil {
 		bug.wrap(&cfg)
 	}
-	if bug.failpoint != "" {
-		defer arm(bug.failpoint)()
-	}
 	r := &recorder{name: "planted-" + bug.name}
 	// Count the sequences up to the first that fails: rapid's own count is
 	// not printed when a failure does not replay (a race it caught once).
@@ -338,44 +334,76 @@ func catch(t *testing.T, bug plantedBug) (int, string) {
 }
 
 // TestHarnessCatchesPlantedBugs proves the harness has teeth: against each
-// planted bug it must report a failure. With -tags baton_failpoints the set
-// includes the failpoint bugs; without, the wrapper bugs only.
+// planted bug it must report a failure. The wrapper bugs run in this
+// process; each mutation is a build of its own (see catchMutation), run
+// only when BATON_PLANTED_MUTATIONS is set (CI sets it): they cost a
+// compilation each.
 //
 // PLANTED_TABLE=5 makes it catch each bug that many times and print the
 // documentation's table (sequences to catch, median, and the check that
 // caught it); it is not run in CI.
 func TestHarnessCatchesPlantedBugs(t *testing.T) {
+	plantedFlags(t)
+	runs, _ := strconv.Atoi(os.Getenv("PLANTED_TABLE"))
+	mutations := os.Getenv("BATON_PLANTED_MUTATIONS") != ""
+	var (
+		mu    sync.Mutex
+		table = map[string]string{}
+	)
+	for _, bug := range plantedBugs() {
+		t.Run(bug.name, func(t *testing.T) {
+			var ns []int
+			var whys []string
+			if bug.edits != nil {
+				if !mutations {
+					t.Skip("a mutation: set BATON_PLANTED_MUTATIONS=1 to build and run it")
+				}
+				t.Parallel()
+				ns, whys = catchMutation(t, bug, max(runs, 1))
+			} else {
+				for range max(runs, 1) {
+					n, first := catch(t, bug)
+					if first == "" {
+						t.Fatalf("the harness did not catch %s (%s, %s)", bug.name, bug.family, bug.how)
+					}
+					ns, whys = append(ns, n), append(whys, first)
+				}
+			}
+			by := map[string]int{}
+			for _, why := range whys {
+				by[checkOf(why)]++
+			}
+			t.Logf("caught %s after %v sequences: %s", bug.name, ns, whys[len(whys)-1])
+			slices.Sort(ns)
+			if runs > 0 {
+				mu.Lock()
+				table[bug.name] = fmt.Sprintf("| %s | %s | %s | %d | %s |", bug.name, bug.family, bug.how, ns[len(ns)/2], mostOf(by))
+				mu.Unlock()
+			}
+		})
+	}
+	if runs > 0 {
+		t.Cleanup(func() { // after the parallel subtests
+			var rows []string
+			for _, bug := range plantedBugs() {
+				if row, ok := table[bug.name]; ok {
+					rows = append(rows, row)
+				}
+			}
+			fmt.Printf("| planted bug | family | planted through | sequences to catch (median of %d) | caught by |\n|---|---|---|---|---|\n%s\n",
+				runs, strings.Join(rows, "\n"))
+		})
+	}
+}
+
+// plantedFlags sets rapid's flags for catching planted bugs.
+func plantedFlags(t *testing.T) {
+	t.Helper()
 	setFlag(t, "rapid.nofailfile", "true")
 	// A caught bug is all this test needs: do not spend long shrinking it.
 	setFlag(t, "rapid.shrinktime", "1ms")
 	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == "100" {
 		setFlag(t, "rapid.checks", "2000") // a bound, not a cost: each run stops at its first failure
-	}
-	runs, _ := strconv.Atoi(os.Getenv("PLANTED_TABLE"))
-	var table []string
-	for _, bug := range plantedBugs() {
-		t.Run(bug.name, func(t *testing.T) {
-			var ns []int
-			why := ""
-			by := map[string]int{}
-			for range max(runs, 1) {
-				n, first := catch(t, bug)
-				if first == "" {
-					t.Fatalf("the harness did not catch %s (%s, %s)", bug.name, bug.family, bug.how)
-				}
-				ns, why = append(ns, n), first
-				by[checkOf(first)]++
-			}
-			evaluated(t, bug)
-			slices.Sort(ns)
-			t.Logf("caught %s after %v sequences: %s", bug.name, ns, why)
-			if runs > 0 {
-				table = append(table, fmt.Sprintf("| %s | %s | %s | %d | %s |", bug.name, bug.family, bug.how, ns[len(ns)/2], mostOf(by)))
-			}
-		})
-	}
-	if runs > 0 {
-		fmt.Printf("| planted bug | family | planted through | sequences to catch (median of %d) | caught by |\n|---|---|---|---|---|\n%s\n", runs, strings.Join(table, "\n"))
 	}
 }
 
