@@ -294,6 +294,12 @@ const (
 	InstructionCancelled InstructionState = "cancelled"
 )
 
+// Open reports whether an instruction in state s may not have reached the
+// agent yet: pending or unknown (Tx.OpenInstructions lists those).
+func (s InstructionState) Open() bool {
+	return s == InstructionPending || s == InstructionUnknown
+}
+
 // Instruction is a message sent to a workspace while its agent was busy,
 // queued durably with its delivery state.
 type Instruction struct {

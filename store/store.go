@@ -123,6 +123,12 @@ type Tx interface {
 	PutInstruction(i Instruction) error // ErrNotFound if absent
 	// ListInstructions returns a workspace's instructions, oldest first.
 	ListInstructions(ws baton.WorkspaceID) ([]Instruction, error)
+	// OpenInstructions returns a workspace's open instructions (State
+	// pending or unknown, InstructionState.Open), in ListInstructions'
+	// order, in O(open instructions), never O(all instructions): what the
+	// delivery of the next instruction and a transfer's briefing read, on
+	// every turn, of a workspace that may have been sent thousands.
+	OpenInstructions(ws baton.WorkspaceID) ([]Instruction, error)
 
 	// Changes returns the workspace's change feed after seq after, in
 	// ascending Seq, at most limit entries (limit <= 0: no limit). The

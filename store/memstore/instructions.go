@@ -23,6 +23,9 @@ func (st *state) putInstruction(r instructionRow) {
 	st.deleteInstruction(r.i.ID)
 	st.instructions[r.i.ID] = r
 	st.instrByWS.add(r.i.Workspace, r.i.ID)
+	if r.i.State.Open() {
+		st.openByWS.add(r.i.Workspace, r.i.ID)
+	}
 }
 
 func (st *state) deleteInstruction(id baton.InstructionID) {
@@ -31,6 +34,7 @@ func (st *state) deleteInstruction(id baton.InstructionID) {
 		return
 	}
 	st.instrByWS.remove(cur.i.Workspace, id)
+	st.openByWS.remove(cur.i.Workspace, id)
 	delete(st.instructions, id)
 }
 
@@ -101,10 +105,21 @@ func (t *tx) PutInstruction(i store.Instruction) error {
 // ListInstructions returns the instructions of ws, any state, oldest
 // (first inserted) first.
 func (t *tx) ListInstructions(ws baton.WorkspaceID) ([]store.Instruction, error) {
+	return t.instructionsIn(t.st.instrByWS, ws)
+}
+
+// OpenInstructions returns the pending and unknown instructions of ws,
+// oldest first, from an index that holds only those.
+func (t *tx) OpenInstructions(ws baton.WorkspaceID) ([]store.Instruction, error) {
+	return t.instructionsIn(t.st.openByWS, ws)
+}
+
+// instructionsIn returns the instructions idx holds for ws, oldest first.
+func (t *tx) instructionsIn(idx index[baton.WorkspaceID, baton.InstructionID], ws baton.WorkspaceID) ([]store.Instruction, error) {
 	if err := t.readable(); err != nil {
 		return nil, err
 	}
-	rows := collect(t.st.instrByWS[ws], func(id baton.InstructionID) instructionRow { return t.st.instructions[id] },
+	rows := collect(idx[ws], func(id baton.InstructionID) instructionRow { return t.st.instructions[id] },
 		func(a, b instructionRow) int { return cmp.Compare(a.seq, b.seq) })
 	if len(rows) == 0 {
 		return nil, nil

@@ -47,6 +47,7 @@ type state struct {
 
 	instructions map[baton.InstructionID]instructionRow
 	instrByWS    index[baton.WorkspaceID, baton.InstructionID]
+	openByWS     index[baton.WorkspaceID, baton.InstructionID] // the open ones (InstructionState.Open)
 
 	// feed is each workspace's change feed: Seq n at index n-1. Only a
 	// commit appends to it (see tx.changes), so a rollback has nothing to
@@ -78,6 +79,7 @@ func (s *state) init() {
 	s.liveByWS = index[baton.WorkspaceID, baton.LaunchID]{}
 	s.instructions = map[baton.InstructionID]instructionRow{}
 	s.instrByWS = index[baton.WorkspaceID, baton.InstructionID]{}
+	s.openByWS = index[baton.WorkspaceID, baton.InstructionID]{}
 	s.feed = map[baton.WorkspaceID][]store.Change{}
 }
 

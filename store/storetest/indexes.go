@@ -2,10 +2,12 @@ package storetest
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
@@ -20,6 +22,7 @@ var indexTests = []testCase{
 	{"ListWorkspaces", testListWorkspaces},
 	{"LiveLaunches", testLiveLaunches},
 	{"Instructions", testInstructions},
+	{"OpenInstructions", testOpenInstructions},
 }
 
 func testSessionsOrder(t *testing.T, s store.Store) {
@@ -465,4 +468,108 @@ func testInstructions(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
+}
+
+// testOpenInstructions checks OpenInstructions: per workspace, the pending
+// and unknown instructions only, in insert order, following every Put (out
+// when delivered or cancelled, back in its place when sent again), inside
+// the Update that puts as after its commit.
+func testOpenInstructions(t *testing.T, s store.Store) {
+	ids := []baton.InstructionID{"i-c", "i-a", "i-d", "i-b", "i-e"}
+	all := map[baton.InstructionID]store.Instruction{}
+	for n, id := range ids {
+		Update(t, s, func(tx store.Tx) error {
+			if n == 1 {
+				if err := tx.InsertInstruction(instruction("ws-b", "i-x", store.InstructionPending)); err != nil {
+					return err
+				}
+			}
+			i := instruction("ws-a", id, store.InstructionPending)
+			i.CreatedAt = at(10 + n)
+			all[id] = i
+			return tx.InsertInstruction(i)
+		})
+	}
+	// want lists the open ones of ws-a in insert order.
+	want := func() []store.Instruction {
+		var out []store.Instruction
+		for _, id := range ids {
+			if all[id].State.Open() {
+				out = append(out, all[id])
+			}
+		}
+		return out
+	}
+	check := func(tx store.Tx, when string) {
+		t.Helper()
+		got, err := tx.OpenInstructions("ws-a")
+		if err != nil {
+			t.Errorf("OpenInstructions(ws-a) %s: %v", when, err)
+			return
+		}
+		diff(t, "OpenInstructions(ws-a) "+when, want(), got)
+	}
+	set := func(id baton.InstructionID, st store.InstructionState, at time.Time) func(tx store.Tx) error {
+		return func(tx store.Tx) error {
+			i, err := tx.GetInstruction(id)
+			if err != nil {
+				return err
+			}
+			i.State, i.UpdatedAt = st, at
+			if st != store.InstructionPending {
+				i.Session = "s-1"
+			}
+			all[id] = i
+			return tx.PutInstruction(i)
+		}
+	}
+	View(t, s, func(tx store.Tx) error { check(tx, "all pending"); return nil })
+	steps := []struct {
+		id baton.InstructionID
+		st store.InstructionState
+	}{
+		{"i-c", store.InstructionUnknown},   // still open
+		{"i-a", store.InstructionDelivered}, // out
+		{"i-d", store.InstructionCancelled}, // out
+		{"i-c", store.InstructionDelivered}, // out
+		{"i-a", store.InstructionPending},   // sent again: back in its place
+		{"i-b", store.InstructionUnknown},   // still open
+	}
+	for n, step := range steps {
+		when := fmt.Sprintf("after %s became %s", step.id, step.st)
+		Update(t, s, func(tx store.Tx) error {
+			if err := set(step.id, step.st, at(30+n))(tx); err != nil {
+				return err
+			}
+			check(tx, "in the Update "+when)
+			return nil
+		})
+		View(t, s, func(tx store.Tx) error { check(tx, when); return nil })
+	}
+	View(t, s, func(tx store.Tx) error {
+		got, err := tx.OpenInstructions("ws-b")
+		if err != nil {
+			return err
+		}
+		diff(t, "OpenInstructions(ws-b)", []store.Instruction{instruction("ws-b", "i-x", store.InstructionPending)}, got)
+		got, err = tx.OpenInstructions("ws-none")
+		if err != nil || len(got) != 0 {
+			t.Errorf("OpenInstructions(ws-none) = %v, %v; want none", got, err)
+		}
+		return nil
+	})
+	// A rolled back Put leaves the open set as it was.
+	before := all["i-e"]
+	wantErr := errors.New("roll back")
+	err := s.Update(context.Background(), func(tx store.Tx) error {
+		if err := set("i-e", store.InstructionDelivered, at(50))(tx); err != nil {
+			return err
+		}
+		return wantErr
+	})
+	if !errors.Is(err, wantErr) {
+		t.Fatalf("Update = %v, want %v", err, wantErr)
+	}
+	all["i-e"] = before
+	View(t, s, func(tx store.Tx) error { check(tx, "after a rolled back Put"); return nil })
 }
