@@ -99,6 +99,7 @@ func TestCorruptValues(t *testing.T) {
 		{instructionKey("i-1"), map[string]read{
 			"GetInstruction":   get(func(tx store.Tx) (any, error) { return tx.GetInstruction("i-1") }),
 			"ListInstructions": get(func(tx store.Tx) (any, error) { return tx.ListInstructions("ws-a") }),
+			"OpenInstructions": get(func(tx store.Tx) (any, error) { return tx.OpenInstructions("ws-a") }),
 		}},
 		{feedPrefix("ws-a").u64(1), map[string]read{
 			"Changes": get(func(tx store.Tx) (any, error) { return tx.Changes("ws-a", 0, 0) }),

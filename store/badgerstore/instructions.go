@@ -5,11 +5,23 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// instructionIndex is the entry of i in the instructions of its workspace,
-// by insert number.
+// instructionIndex are the entries of i: in the instructions of its
+// workspace by insert number and, while it is open (pending or unknown),
+// in the open instructions of its workspace by insert number, so that
+// OpenInstructions costs O(open instructions).
 func instructionIndex(i instructionV1) []index {
-	l := ownedList(tInstrByWS, string(i.Workspace))
-	return []index{{l, l.prefix().u64(i.Seq).str(string(i.ID)), string(i.ID)}}
+	all := ownedList(tInstrByWS, string(i.Workspace))
+	entries := []index{{all, all.prefix().u64(i.Seq).str(string(i.ID)), string(i.ID)}}
+	if i.State.Open() {
+		entries = append(entries, index{ownedList(tOpenInstrByWS, string(i.Workspace)), openInstructionKey(i), string(i.ID)})
+	}
+	return entries
+}
+
+// openInstructionKey is the key of i's entry in the open instructions of
+// its workspace (which holds it only while i is open).
+func openInstructionKey(i instructionV1) key {
+	return ownedList(tOpenInstrByWS, string(i.Workspace)).prefix().u64(i.Seq).str(string(i.ID))
 }
 
 func instructionKeyOf(id string) key { return instructionKey(baton.InstructionID(id)) }
@@ -92,6 +104,20 @@ func (t *tx) ListInstructions(ws baton.WorkspaceID) ([]store.Instruction, error)
 		return nil, err
 	}
 	ids, err := t.ids(ownedList(tInstrByWS, string(ws)), nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	return load(t, ids, instructionKeyOf, instructionV1.record)
+}
+
+// OpenInstructions returns the open instructions of ws (pending or
+// unknown), in insert order as ListInstructions, reading only those: the
+// entries of its open list and their records.
+func (t *tx) OpenInstructions(ws baton.WorkspaceID) ([]store.Instruction, error) {
+	if err := t.readable(); err != nil {
+		return nil, err
+	}
+	ids, err := t.ids(ownedList(tOpenInstrByWS, string(ws)), nil, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -36,10 +36,17 @@ import (
 //	V createdAt ws seq id -> id live launches of every workspace, oldest first
 //	I id                   instruction record
 //	i ws seq id      -> id instructions of ws, by insert
+//	o ws seq id      -> id open (pending or unknown) instructions of ws, by
+//	                       insert; one key per open instruction
 //	f ws seq               change feed entry (the change itself)
 //	n kind ws        -> u64 the per-workspace insert counter of a kind; kind
 //	                       'f' is the last change Seq of ws
 //	g list [owner]   -> "" the phantom guard of a list (see list.guard)
+//
+// Outside the versioned key space: formatKey, and openIndexKey, the
+// version up to which the 'o' table is known to follow the instruction
+// records (see syncOpenIndex; a baton older than the 'o' table writes
+// instructions without it).
 //
 // Uniqueness rests on single keys that every writer reads with Get before
 // it writes (the record key for ids, q for request ids, p for the slot): a
@@ -52,6 +59,13 @@ var formatKey = []byte("!badgerstore/format")
 
 // formatVersion is the value of formatKey this code reads and writes.
 const formatVersion = "1"
+
+// openIndexKey holds, as 8 bytes big-endian, a badger version V such that
+// every instruction record whose latest version is at most V has its entry
+// in the open instructions ('o' table) if and only if it is open (outside
+// the versioned key space, as formatKey: a baton that predates the index
+// ignores both). See syncOpenIndex.
+var openIndexKey = []byte("!badgerstore/open-instructions")
 
 // Tables.
 const (
@@ -75,6 +89,7 @@ const (
 	tLive             = 'V'
 	tInstruction      = 'I'
 	tInstrByWS        = 'i'
+	tOpenInstrByWS    = 'o'
 	tFeed             = 'f'
 	tCounter          = 'n'
 	tGuard            = 'g'

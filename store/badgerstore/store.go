@@ -66,7 +66,11 @@ var (
 
 // Open opens (creating it if needed) the store in dir, which is locked
 // until Close. A new directory gets the format marker of this version; an
-// existing one must carry it.
+// existing one must carry it. Open then indexes the open instructions
+// (store.Tx.OpenInstructions) of the instruction records a baton that
+// predates that index wrote, if any: once, in a directory that never had
+// the index, reading every instruction record; then only those written
+// since this code last opened or closed the directory.
 //
 // Errors: baton.ErrInvalid for an empty dir or an unknown Profile or
 // Durability; ErrLocked if another Store holds dir; ErrFormat if dir holds
@@ -110,6 +114,11 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, storageErr("open "+dir, err)
 	}
 	if err := checkFormat(db); err != nil {
+		_ = db.Close()
+		_ = lock.release()
+		return nil, err
+	}
+	if err := syncOpenIndex(db, log); err != nil {
 		_ = db.Close()
 		_ = lock.release()
 		return nil, err
@@ -424,6 +433,13 @@ func (s *Store) Close() error {
 	}
 	s.mu.Unlock()
 	s.subs.WakeAll()
+	if s.gs == nil || s.gs.failed() == nil {
+		// Only an optimization: the next Open then reads no instruction
+		// record to index (see syncOpenIndex).
+		if err := markOpenIndex(s.db); err != nil {
+			s.log.Warn("badgerstore: close: open instructions marker not written", zap.Error(err))
+		}
+	}
 	if s.gs != nil {
 		s.gs.close()
 	}

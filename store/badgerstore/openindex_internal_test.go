@@ -1,0 +1,381 @@
+package badgerstore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+var openIndexOptions = Options{Profile: ProfileSmall, Durability: DurabilityNoSync}
+
+// openOrFail opens the store in dir; the caller closes it.
+func openOrFail(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := Open(dir, openIndexOptions)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", dir, err)
+	}
+	return s
+}
+
+func closeOrFail(t *testing.T, s *Store) {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
+
+// rawBadger opens dir with badger alone (the store closed) for fn.
+func rawBadger(t *testing.T, dir string, fn func(db *badger.DB) error) {
+	t.Helper()
+	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	if err != nil {
+		t.Fatalf("raw badger: %v", err)
+	}
+	err = fn(db)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// makeOld turns dir, written and closed by this code, into the directory
+// a baton that predates the open instructions wrote: the same keys without
+// the 'o' table, its guards and its marker.
+func makeOld(t *testing.T, dir string) {
+	t.Helper()
+	rawBadger(t, dir, func(db *badger.DB) error {
+		if err := db.DropPrefix(newKey(tOpenInstrByWS), append(newKey(tGuard), tOpenInstrByWS)); err != nil {
+			return err
+		}
+		return db.Update(func(txn *badger.Txn) error { return txn.Delete(openIndexKey) })
+	})
+	if n := countOpenEntries(t, dir); n != 0 {
+		t.Fatalf("the old directory has %d open instruction entries", n)
+	}
+}
+
+// countOpenEntries counts the keys of the 'o' table in dir (store closed).
+func countOpenEntries(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	rawBadger(t, dir, func(db *badger.DB) error {
+		return db.View(func(txn *badger.Txn) error {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: newKey(tOpenInstrByWS)})
+			defer it.Close()
+			for it.Rewind(); it.Valid(); it.Next() {
+				n++
+			}
+			return nil
+		})
+	})
+	return n
+}
+
+// maxVersion returns badger's last commit version in dir (store closed):
+// it moves with every commit, of a single key too.
+func maxVersion(t *testing.T, dir string) uint64 {
+	t.Helper()
+	var v uint64
+	rawBadger(t, dir, func(db *badger.DB) error { v = db.MaxVersion(); return nil })
+	return v
+}
+
+// wantOpen returns the open instructions of ws in s as ListInstructions
+// orders them, and checks that there are some and that others are not.
+func wantOpen(t *testing.T, s *Store, ws baton.WorkspaceID) []store.Instruction {
+	t.Helper()
+	var out []store.Instruction
+	closed := 0
+	err := s.View(context.Background(), func(tx store.Tx) error {
+		all, err := tx.ListInstructions(ws)
+		for _, i := range all {
+			if i.State.Open() {
+				out = append(out, i)
+			} else {
+				closed++
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) == 0 || closed == 0 {
+		t.Fatalf("workspace %s: %d open and %d closed instructions; the test needs both", ws, len(out), closed)
+	}
+	return out
+}
+
+// checkOpen compares OpenInstructions of every workspace of want with it.
+func checkOpen(t *testing.T, s *Store, when string, want map[baton.WorkspaceID][]store.Instruction) {
+	t.Helper()
+	err := s.View(context.Background(), func(tx store.Tx) error {
+		for ws, w := range want {
+			got, err := tx.OpenInstructions(ws)
+			if err != nil {
+				return err
+			}
+			if d := cmp.Diff(w, got); d != "" {
+				t.Errorf("%s: OpenInstructions(%s) (-want +got):\n%s", when, ws, d)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// seedInstructions inserts the instructions of two workspaces, ids out of
+// alphabetical order, in every state.
+func seedInstructions(t *testing.T, s *Store) {
+	t.Helper()
+	states := []store.InstructionState{store.InstructionDelivered, store.InstructionPending, store.InstructionCancelled,
+		store.InstructionUnknown, store.InstructionDelivered, store.InstructionPending, store.InstructionPending}
+	now := time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)
+	err := s.Update(context.Background(), func(tx store.Tx) error {
+		for n, st := range states {
+			for _, ws := range []baton.WorkspaceID{"ws-a", "ws-b"} {
+				i := store.Instruction{ID: baton.InstructionID(fmt.Sprintf("%s-i-%d", ws, (3*n)%len(states))), Workspace: ws,
+					Text: fmt.Sprintf("instruction %d", n), State: st, CreatedAt: now.Add(time.Duration(n) * time.Second)}
+				if st != store.InstructionPending {
+					i.Session = "s-1"
+				}
+				if ws == "ws-b" && st == store.InstructionPending {
+					i.State = store.InstructionUnknown
+				}
+				if err := tx.InsertInstruction(i); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOpenIndexBackfill reopens a directory a baton without the open
+// instructions index wrote: Open indexes its pending and unknown
+// instructions, in insert order, and a second Open writes nothing.
+func TestOpenIndexBackfill(t *testing.T) {
+	dir := t.TempDir()
+	s := openOrFail(t, dir)
+	seedInstructions(t, s)
+	want := map[baton.WorkspaceID][]store.Instruction{"ws-a": wantOpen(t, s, "ws-a"), "ws-b": wantOpen(t, s, "ws-b")}
+	checkOpen(t, s, "as written", want)
+	closeOrFail(t, s)
+	makeOld(t, dir)
+
+	s = openOrFail(t, dir)
+	checkOpen(t, s, "after the backfill", want)
+	closeOrFail(t, s)
+	entries, version := countOpenEntries(t, dir), maxVersion(t, dir)
+	if entries != len(want["ws-a"])+len(want["ws-b"]) {
+		t.Errorf("%d open instruction entries, want %d", entries, len(want["ws-a"])+len(want["ws-b"]))
+	}
+
+	s = openOrFail(t, dir)
+	checkOpen(t, s, "after a second Open", want)
+	closeOrFail(t, s)
+	if v := maxVersion(t, dir); v != version {
+		t.Errorf("a second Open and Close committed: badger's version went from %d to %d", version, v)
+	}
+}
+
+// TestOpenIndexRedo checks that the backfill is idempotent: a directory
+// left by a backfill that crashed half way (some entries written, and one
+// stale, no marker) comes out right, and running it again writes nothing.
+func TestOpenIndexRedo(t *testing.T) {
+	dir := t.TempDir()
+	s := openOrFail(t, dir)
+	seedInstructions(t, s)
+	want := map[baton.WorkspaceID][]store.Instruction{"ws-a": wantOpen(t, s, "ws-a"), "ws-b": wantOpen(t, s, "ws-b")}
+	var closed instructionV1
+	err := s.View(context.Background(), func(stx store.Tx) error {
+		all, err := stx.ListInstructions("ws-a")
+		for _, i := range all {
+			if !i.State.Open() {
+				closed, _, err = getValue[instructionV1](stx.(*tx), instructionKey(i.ID))
+				break
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeOrFail(t, s)
+	makeOld(t, dir)
+	rawBadger(t, dir, func(db *badger.DB) error {
+		return db.Update(func(txn *badger.Txn) error {
+			first := want["ws-a"][0]
+			v := toInstruction(first, 0)
+			item, err := txn.Get(instructionKey(first.ID))
+			if err != nil {
+				return err
+			}
+			if err := item.Value(func(b []byte) error { return decode(b, &v) }); err != nil {
+				return err
+			}
+			return errors.Join(txn.Set(openInstructionKey(v), []byte(v.ID)), txn.Set(openInstructionKey(closed), []byte(closed.ID)))
+		})
+	})
+
+	rawBadger(t, dir, func(db *badger.DB) error {
+		if err := syncOpenIndex(db, zap.NewNop()); err != nil {
+			return err
+		}
+		before := db.MaxVersion()
+		if err := syncOpenIndex(db, zap.NewNop()); err != nil {
+			return err
+		}
+		if after := db.MaxVersion(); after != before {
+			t.Errorf("the second syncOpenIndex committed: version %d, then %d", before, after)
+		}
+		return nil
+	})
+	s = openOrFail(t, dir)
+	defer closeOrFail(t, s)
+	checkOpen(t, s, "after a redone backfill", want)
+}
+
+// TestOpenIndexAfterOlderBaton reopens an indexed directory in which a
+// baton without the index then wrote instructions: one delivered (its
+// entry now stale), one sent again (pending, no entry) and a new pending
+// one. Open repairs the index from the records written since its marker.
+func TestOpenIndexAfterOlderBaton(t *testing.T) {
+	dir := t.TempDir()
+	s := openOrFail(t, dir)
+	seedInstructions(t, s)
+	var all []instructionV1
+	err := s.View(context.Background(), func(stx store.Tx) error {
+		list, err := stx.ListInstructions("ws-a")
+		for _, i := range list {
+			v, _, gerr := getValue[instructionV1](stx.(*tx), instructionKey(i.ID))
+			err = errors.Join(err, gerr)
+			all = append(all, v)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeOrFail(t, s)
+
+	// The older baton: records and the 'i' list only.
+	var delivered, resent baton.InstructionID
+	rawBadger(t, dir, func(db *badger.DB) error {
+		return db.Update(func(txn *badger.Txn) error {
+			for n := range all {
+				v := &all[n]
+				switch {
+				case delivered == "" && v.State.Open():
+					v.State, v.Session, delivered = store.InstructionDelivered, "s-2", v.ID
+				case resent == "" && !v.State.Open():
+					v.State, v.Session, resent = store.InstructionPending, "", v.ID
+				default:
+					continue
+				}
+				b, err := encode(*v)
+				if err != nil {
+					return err
+				}
+				if err := txn.Set(instructionKey(v.ID), b); err != nil {
+					return err
+				}
+			}
+			added := instructionV1{ID: "ws-a-new", Workspace: "ws-a", Text: "sent by an older baton",
+				State: store.InstructionPending, Seq: all[len(all)-1].Seq + 1}
+			all = append(all, added)
+			b, err := encode(added)
+			if err != nil {
+				return err
+			}
+			return errors.Join(txn.Set(instructionKey(added.ID), b),
+				txn.Set(instructionIndex(added)[0].key, []byte(added.ID)),
+				txn.Set(counterKey(tInstrByWS, "ws-a"), binary.BigEndian.AppendUint64(nil, added.Seq)))
+		})
+	})
+	if delivered == "" || resent == "" {
+		t.Fatalf("the seed lacks an open or a closed instruction")
+	}
+
+	s = openOrFail(t, dir)
+	defer closeOrFail(t, s)
+	var want []store.Instruction
+	for _, v := range all {
+		if v.State.Open() {
+			want = append(want, v.record())
+		}
+	}
+	checkOpen(t, s, fmt.Sprintf("after an older baton delivered %s, sent %s again and added one", delivered, resent),
+		map[baton.WorkspaceID][]store.Instruction{"ws-a": want})
+}
+
+// TestOpenIndexBatches backfills more entries than one badger transaction
+// of ProfileSmall holds.
+func TestOpenIndexBatches(t *testing.T) {
+	const n = 6000
+	dir := t.TempDir()
+	s := openOrFail(t, dir)
+	for lo := 0; lo < n; lo += 200 {
+		err := s.Update(context.Background(), func(tx store.Tx) error {
+			for i := lo; i < lo+200; i++ {
+				st := store.InstructionPending
+				if i%1000 == 0 {
+					st = store.InstructionDelivered
+				}
+				err := tx.InsertInstruction(store.Instruction{ID: baton.InstructionID(fmt.Sprintf("i-%05d", i)), Workspace: "ws-a", State: st})
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[baton.WorkspaceID][]store.Instruction{"ws-a": wantOpen(t, s, "ws-a")}
+	closeOrFail(t, s)
+	makeOld(t, dir)
+
+	// The entries do not fit in one transaction of the store's badger.
+	db, err := badger.Open(openIndexOptions.badgerOptions(dir, zap.NewNop(), false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	txn := db.NewTransaction(true)
+	var tooBig error
+	for _, i := range want["ws-a"] {
+		if tooBig = txn.Set(openInstructionKey(toInstruction(i, 1)), []byte(i.ID)); tooBig != nil {
+			break
+		}
+	}
+	txn.Discard()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(tooBig, badger.ErrTxnTooBig) {
+		t.Fatalf("%d entries fit in one transaction (err %v): the test needs more", len(want["ws-a"]), tooBig)
+	}
+
+	s = openOrFail(t, dir)
+	defer closeOrFail(t, s)
+	checkOpen(t, s, "after a backfill in batches", want)
+}
