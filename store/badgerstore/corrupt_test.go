@@ -101,6 +101,9 @@ func TestCorruptValues(t *testing.T) {
 			"ListInstructions": get(func(tx store.Tx) (any, error) { return tx.ListInstructions("ws-a") }),
 			"OpenInstructions": get(func(tx store.Tx) (any, error) { return tx.OpenInstructions("ws-a") }),
 		}},
+		{openKey("ws-a"), map[string]read{
+			"OpenInstructions": get(func(tx store.Tx) (any, error) { return tx.OpenInstructions("ws-a") }),
+		}},
 		{feedPrefix("ws-a").u64(1), map[string]read{
 			"Changes": get(func(tx store.Tx) (any, error) { return tx.Changes("ws-a", 0, 0) }),
 		}},

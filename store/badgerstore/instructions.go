@@ -1,27 +1,20 @@
 package badgerstore
 
 import (
+	"errors"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
 )
 
-// instructionIndex are the entries of i: in the instructions of its
-// workspace by insert number and, while it is open (pending or unknown),
-// in the open instructions of its workspace by insert number, so that
-// OpenInstructions costs O(open instructions).
+// instructionIndex is the entry of i in the instructions of its workspace,
+// by insert number.
 func instructionIndex(i instructionV1) []index {
-	all := ownedList(tInstrByWS, string(i.Workspace))
-	entries := []index{{all, all.prefix().u64(i.Seq).str(string(i.ID)), string(i.ID)}}
-	if i.State.Open() {
-		entries = append(entries, index{ownedList(tOpenInstrByWS, string(i.Workspace)), openInstructionKey(i), string(i.ID)})
-	}
-	return entries
-}
-
-// openInstructionKey is the key of i's entry in the open instructions of
-// its workspace (which holds it only while i is open).
-func openInstructionKey(i instructionV1) key {
-	return ownedList(tOpenInstrByWS, string(i.Workspace)).prefix().u64(i.Seq).str(string(i.ID))
+	l := ownedList(tInstrByWS, string(i.Workspace))
+	return []index{{l, l.prefix().u64(i.Seq).str(string(i.ID)), string(i.ID)}}
 }
 
 func instructionKeyOf(id string) key { return instructionKey(baton.InstructionID(id)) }
@@ -58,6 +51,7 @@ func (t *tx) InsertInstruction(i store.Instruction) error {
 		func() error { return t.takeSeq(tInstrByWS, i.Workspace, seq) },
 		func() error { return t.setRecord(k, b, v) },
 		func() error { return t.reindex(nil, instructionIndex(v)) },
+		func() error { return t.moveOpen(nil, v) },
 	); err != nil {
 		return err
 	}
@@ -90,6 +84,7 @@ func (t *tx) PutInstruction(i store.Instruction) error {
 	if err := firstErrOf(
 		func() error { return t.setRecord(instructionKey(i.ID), b, v) },
 		func() error { return t.reindex(instructionIndex(cur), instructionIndex(v)) },
+		func() error { return t.moveOpen(&cur, v) },
 	); err != nil {
 		return err
 	}
@@ -112,14 +107,73 @@ func (t *tx) ListInstructions(ws baton.WorkspaceID) ([]store.Instruction, error)
 
 // OpenInstructions returns the open instructions of ws (pending or
 // unknown), in insert order as ListInstructions, reading only those: the
-// entries of its open list and their records.
+// one value that lists them (see openKey) and their records.
 func (t *tx) OpenInstructions(ws baton.WorkspaceID) ([]store.Instruction, error) {
 	if err := t.readable(); err != nil {
 		return nil, err
 	}
-	ids, err := t.ids(ownedList(tOpenInstrByWS, string(ws)), nil, 0)
+	set, err := t.openSet(ws)
 	if err != nil {
 		return nil, err
 	}
+	ids := make([]string, len(set))
+	for n, e := range set {
+		ids[n] = e.id
+	}
 	return load(t, ids, instructionKeyOf, instructionV1.record)
+}
+
+// openSet returns the open instructions of ws from openKey (which enters
+// the read set, so that an Update that read it conflicts with any
+// concurrent change to it).
+func (t *tx) openSet(ws baton.WorkspaceID) ([]openEntry, error) {
+	k := openKey(ws)
+	item, err := t.get(k)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, nil
+	}
+	var set []openEntry
+	if err == nil {
+		err = item.Value(func(b []byte) (derr error) { set, derr = decodeOpenSet(b); return derr })
+	}
+	if err != nil {
+		return nil, storageErr(fmt.Sprintf("read (key %q)", []byte(k)), err)
+	}
+	return set, nil
+}
+
+// moveOpen updates the open instructions for an instruction written as v,
+// which was cur (nil: inserted): it leaves the set of cur's workspace if
+// it was open there and is not any more, and joins the set of v's
+// workspace if it is open and was not there. A write that keeps an
+// instruction open, or closed, reads and writes no set.
+func (t *tx) moveOpen(cur *instructionV1, v instructionV1) error {
+	was := cur != nil && cur.State.Open()
+	same := cur != nil && cur.Workspace == v.Workspace
+	if was && (!v.State.Open() || !same) {
+		set, err := t.openSet(cur.Workspace)
+		if err != nil {
+			return err
+		}
+		if err := t.putOpenSet(cur.Workspace, removeOpen(set, cur.Seq, string(cur.ID))); err != nil {
+			return err
+		}
+	}
+	if v.State.Open() && (!was || !same) {
+		set, err := t.openSet(v.Workspace)
+		if err != nil {
+			return err
+		}
+		return t.putOpenSet(v.Workspace, addOpen(set, v.Seq, string(v.ID)))
+	}
+	return nil
+}
+
+// putOpenSet writes the open instructions of ws (deleting the key when
+// there are none).
+func (t *tx) putOpenSet(ws baton.WorkspaceID, set []openEntry) error {
+	if len(set) == 0 {
+		return t.del(openKey(ws))
+	}
+	return t.set(openKey(ws), appendOpenSet(nil, set))
 }

@@ -36,12 +36,22 @@ import (
 //	V createdAt ws seq id -> id live launches of every workspace, oldest first
 //	I id                   instruction record
 //	i ws seq id      -> id instructions of ws, by insert
-//	o ws seq id      -> id open (pending or unknown) instructions of ws, by
-//	                       insert; one key per open instruction
+//	o ws             -> set the open (pending or unknown) instructions of ws,
+//	                       one value: for each, by insert number, its Seq
+//	                       (8 bytes) and its id (uvarint length, bytes)
 //	f ws seq               change feed entry (the change itself)
 //	n kind ws        -> u64 the per-workspace insert counter of a kind; kind
 //	                       'f' is the last change Seq of ws
 //	g list [owner]   -> "" the phantom guard of a list (see list.guard)
+//
+// The open instructions are one value per workspace, and not a list of
+// keys as the live launches are, because nearly every instruction leaves
+// the set (when delivered): a key deleted from a list stays in badger as
+// a tombstone that every scan of the list steps over until a compaction
+// drops it, so such a list would cost O(instructions delivered lately),
+// while a Get reads the latest version of one key directly. Every change
+// to the set reads it with Get and rewrites it, so an Update that read it
+// conflicts with any concurrent change (no guard needed).
 //
 // Outside the versioned key space: formatKey, and openIndexKey, the
 // version up to which the 'o' table is known to follow the instruction
@@ -61,10 +71,10 @@ var formatKey = []byte("!badgerstore/format")
 const formatVersion = "1"
 
 // openIndexKey holds, as 8 bytes big-endian, a badger version V such that
-// every instruction record whose latest version is at most V has its entry
-// in the open instructions ('o' table) if and only if it is open (outside
-// the versioned key space, as formatKey: a baton that predates the index
-// ignores both). See syncOpenIndex.
+// every instruction record whose latest version is at most V is in the
+// open instructions of its workspace ('o' table) if and only if it is open
+// (outside the versioned key space, as formatKey: a baton that predates
+// the 'o' table ignores both). See syncOpenIndex.
 var openIndexKey = []byte("!badgerstore/open-instructions")
 
 // Tables.
@@ -89,7 +99,7 @@ const (
 	tLive             = 'V'
 	tInstruction      = 'I'
 	tInstrByWS        = 'i'
-	tOpenInstrByWS    = 'o'
+	tOpenInstr        = 'o'
 	tFeed             = 'f'
 	tCounter          = 'n'
 	tGuard            = 'g'
@@ -134,6 +144,7 @@ func continuationKey(id baton.ContinuationID) key { return newKey(tContinuation)
 func launchKey(id baton.LaunchID) key             { return newKey(tLaunch).str(string(id)) }
 func instructionKey(id baton.InstructionID) key   { return newKey(tInstruction).str(string(id)) }
 func feedPrefix(ws baton.WorkspaceID) key         { return newKey(tFeed).str(string(ws)) }
+func openKey(ws baton.WorkspaceID) key            { return newKey(tOpenInstr).str(string(ws)) }
 
 func requestKey(ws baton.WorkspaceID, requestID string) key {
 	return newKey(tRequest).str(string(ws)).str(requestID)

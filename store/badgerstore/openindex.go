@@ -1,38 +1,45 @@
 package badgerstore
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/dgraph-io/badger/v4"
 	"go.uber.org/zap"
+
+	"github.com/batonhq/baton"
 )
 
 // syncOpenIndex brings the open instructions ('o' table) up to date with
 // the instruction records, on Open, before any transaction runs. Every
-// transaction of this code writes an instruction and its entries together;
-// what it repairs are the records a baton that predates the index wrote:
-// all of them in a directory that never had it, and, in a directory this
-// code indexed, those an older baton wrote when it opened the directory
-// since (it reads the directory, format 1, and ignores the index and its
-// marker).
+// transaction of this code writes an instruction and its workspace's open
+// set together; what it repairs are the records a baton that predates the
+// set wrote: all of them in a directory that never had it, and, in a
+// directory this code indexed, those an older baton wrote when it opened
+// the directory since (it reads the directory, format 1, and ignores the
+// sets and their marker).
 //
-// openIndexKey holds a badger version up to which the index is known to
+// openIndexKey holds a badger version up to which the sets are known to
 // follow the records. syncOpenIndex reads, on one snapshot, only the
 // instruction records whose latest version is above it (all of them when
 // the marker is absent; badger skips the tables older than the marker
-// whole), and sets or deletes the entry of each to match its state, where
-// it differs. The writes go in batches (a badger transaction has a size
-// limit), each synced before the next, and the marker, set to the
-// snapshot's version, goes last: a crash in between leaves the marker as
-// it was, and the next Open does it again (setting an entry that is there
-// or deleting one that is not changes nothing). A second Open finds no
-// record above the marker and writes nothing. Close moves the marker to
-// the last commit, so the next Open reads nothing either.
+// whole), adds each open one to its workspace's set and removes each
+// other one, and writes the sets that changed. The writes go in batches
+// (a badger transaction has a size limit), each synced before the next,
+// and the marker, set to the snapshot's version, goes last: a crash in
+// between leaves the marker as it was, and the next Open does it again
+// (adding an entry that is there or removing one that is not changes
+// nothing). A second Open finds no record above the marker and writes
+// nothing. Close moves the marker to the last commit, so the next Open
+// reads nothing either.
 //
 // A record that does not decode is skipped, with a warning: every read of
 // it fails with ErrStorage anyway, and it must not keep the store closed.
+// A set that does not decode is an ErrStorage.
 func syncOpenIndex(db *badger.DB, log *zap.Logger) error {
 	snap := db.NewTransaction(false)
 	defer snap.Discard()
@@ -40,9 +47,10 @@ func syncOpenIndex(db *badger.DB, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	w := batchWriter{db: db}
-	defer w.discard()
-	var scanned, fixed int
+	sets := map[baton.WorkspaceID][]openEntry{}
+	changed := map[baton.WorkspaceID]bool{}
+	var order []baton.WorkspaceID // the sets changed, in the order met
+	scanned := 0
 	err = func() error {
 		it := snap.NewIterator(badger.IteratorOptions{Prefix: newKey(tInstruction), SinceTs: since, PrefetchValues: true, PrefetchSize: 100})
 		defer it.Close()
@@ -58,24 +66,21 @@ func syncOpenIndex(db *badger.DB, log *zap.Logger) error {
 				log.Warn("badgerstore: open instructions: skipping an instruction record without id or workspace", zap.ByteString("key", item.KeyCopy(nil)))
 				continue
 			}
-			k := openInstructionKey(v)
-			_, err := snap.Get(k)
-			has := err == nil
-			if err != nil && !errors.Is(err, badger.ErrKeyNotFound) {
-				return storageErr(fmt.Sprintf("open instructions: read (key %q)", []byte(k)), err)
+			set, ok := sets[v.Workspace]
+			if !ok {
+				if set, err = storedOpenSet(snap, v.Workspace); err != nil {
+					return err
+				}
 			}
-			switch {
-			case v.State.Open() && !has:
-				err = w.do(func(txn *badger.Txn) error { return txn.Set(k, []byte(v.ID)) })
-			case !v.State.Open() && has:
-				err = w.do(func(txn *badger.Txn) error { return txn.Delete(k) })
-			default:
-				continue
+			next := removeOpen(set, v.Seq, string(v.ID))
+			if v.State.Open() {
+				next = addOpen(set, v.Seq, string(v.ID))
 			}
-			if err != nil {
-				return err
+			if len(next) != len(set) && !changed[v.Workspace] {
+				changed[v.Workspace] = true
+				order = append(order, v.Workspace)
 			}
-			fixed++
+			sets[v.Workspace] = next
 		}
 		return nil
 	}()
@@ -85,6 +90,20 @@ func syncOpenIndex(db *badger.DB, log *zap.Logger) error {
 	if found && scanned == 0 {
 		return nil // nothing written since the marker: a no-op
 	}
+	w := batchWriter{db: db}
+	defer w.discard()
+	for _, ws := range order {
+		k, set := openKey(ws), sets[ws]
+		err := w.do(func(txn *badger.Txn) error {
+			if len(set) == 0 {
+				return txn.Delete(k)
+			}
+			return txn.Set(k, appendOpenSet(nil, set))
+		})
+		if err != nil {
+			return err
+		}
+	}
 	mark := binary.BigEndian.AppendUint64(nil, snap.ReadTs())
 	if err := w.do(func(txn *badger.Txn) error { return txn.Set(openIndexKey, mark) }); err != nil {
 		return err
@@ -92,10 +111,99 @@ func syncOpenIndex(db *badger.DB, log *zap.Logger) error {
 	if err := w.commit(); err != nil {
 		return err
 	}
-	if fixed > 0 {
-		log.Info("badgerstore: open instructions indexed", zap.Int("records", scanned), zap.Int("entries", fixed))
+	if len(order) > 0 {
+		log.Info("badgerstore: open instructions indexed", zap.Int("records", scanned), zap.Int("workspaces", len(order)))
 	}
 	return nil
+}
+
+// storedOpenSet reads the open set of ws in txn (nil if absent).
+func storedOpenSet(txn *badger.Txn, ws baton.WorkspaceID) ([]openEntry, error) {
+	k := openKey(ws)
+	item, err := txn.Get(k)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, nil
+	}
+	var set []openEntry
+	if err == nil {
+		err = item.Value(func(b []byte) (derr error) { set, derr = decodeOpenSet(b); return derr })
+	}
+	if err != nil {
+		return nil, storageErr(fmt.Sprintf("open instructions: read (key %q)", []byte(k)), err)
+	}
+	return set, nil
+}
+
+// openEntry is one open instruction in its workspace's set: its insert
+// number and id.
+type openEntry struct {
+	seq uint64
+	id  string
+}
+
+func compareOpen(e openEntry, seq uint64, id string) int {
+	if c := cmp.Compare(e.seq, seq); c != 0 {
+		return c
+	}
+	return strings.Compare(e.id, id)
+}
+
+// addOpen returns set with (seq, id) in its place, by insert number
+// (set itself if it is there already; otherwise a new slice).
+func addOpen(set []openEntry, seq uint64, id string) []openEntry {
+	n, found := slices.BinarySearchFunc(set, seq, func(e openEntry, seq uint64) int { return compareOpen(e, seq, id) })
+	if found {
+		return set
+	}
+	return slices.Insert(slices.Clone(set), n, openEntry{seq, id})
+}
+
+// removeOpen returns set without (seq, id) (set itself if it is not
+// there; otherwise a new slice).
+func removeOpen(set []openEntry, seq uint64, id string) []openEntry {
+	n, found := slices.BinarySearchFunc(set, seq, func(e openEntry, seq uint64) int { return compareOpen(e, seq, id) })
+	if !found {
+		return set
+	}
+	return slices.Delete(slices.Clone(set), n, n+1)
+}
+
+// appendOpenSet appends the stored form of set: for each entry its seq
+// (8 bytes big-endian), then the uvarint length of its id and the id.
+func appendOpenSet(b []byte, set []openEntry) []byte {
+	for _, e := range set {
+		b = binary.BigEndian.AppendUint64(b, e.seq)
+		b = binary.AppendUvarint(b, uint64(len(e.id)))
+		b = append(b, e.id...)
+	}
+	return b
+}
+
+// decodeOpenSet decodes what appendOpenSet wrote, checking that the
+// entries are in order (an empty set is never stored: its key is
+// deleted).
+func decodeOpenSet(b []byte) ([]openEntry, error) {
+	if len(b) == 0 {
+		return nil, errors.New("open instructions: empty set")
+	}
+	var set []openEntry
+	for len(b) > 0 {
+		if len(b) < 9 {
+			return nil, errors.New("open instructions: truncated entry")
+		}
+		seq := binary.BigEndian.Uint64(b)
+		n, w := binary.Uvarint(b[8:])
+		if w <= 0 || n == 0 || n > uint64(len(b)-8-w) {
+			return nil, errors.New("open instructions: bad id length")
+		}
+		id := string(b[8+w : 8+w+int(n)])
+		if len(set) > 0 && compareOpen(set[len(set)-1], seq, id) >= 0 {
+			return nil, errors.New("open instructions: entries out of order")
+		}
+		set = append(set, openEntry{seq, id})
+		b = b[8+w+int(n):]
+	}
+	return set, nil
 }
 
 // openIndexMark returns the version openIndexKey holds; found is false

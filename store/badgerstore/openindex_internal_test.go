@@ -57,7 +57,7 @@ func rawBadger(t *testing.T, dir string, fn func(db *badger.DB) error) {
 func makeOld(t *testing.T, dir string) {
 	t.Helper()
 	rawBadger(t, dir, func(db *badger.DB) error {
-		if err := db.DropPrefix(newKey(tOpenInstrByWS), append(newKey(tGuard), tOpenInstrByWS)); err != nil {
+		if err := db.DropPrefix(newKey(tOpenInstr)); err != nil {
 			return err
 		}
 		return db.Update(func(txn *badger.Txn) error { return txn.Delete(openIndexKey) })
@@ -67,16 +67,24 @@ func makeOld(t *testing.T, dir string) {
 	}
 }
 
-// countOpenEntries counts the keys of the 'o' table in dir (store closed).
+// countOpenEntries counts the entries of the sets of the 'o' table in dir
+// (store closed).
 func countOpenEntries(t *testing.T, dir string) int {
 	t.Helper()
 	n := 0
 	rawBadger(t, dir, func(db *badger.DB) error {
 		return db.View(func(txn *badger.Txn) error {
-			it := txn.NewIterator(badger.IteratorOptions{Prefix: newKey(tOpenInstrByWS)})
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: newKey(tOpenInstr)})
 			defer it.Close()
 			for it.Rewind(); it.Valid(); it.Next() {
-				n++
+				err := it.Item().Value(func(b []byte) error {
+					set, err := decodeOpenSet(b)
+					n += len(set)
+					return err
+				})
+				if err != nil {
+					return err
+				}
 			}
 			return nil
 		})
@@ -232,7 +240,8 @@ func TestOpenIndexRedo(t *testing.T) {
 			if err := item.Value(func(b []byte) error { return decode(b, &v) }); err != nil {
 				return err
 			}
-			return errors.Join(txn.Set(openInstructionKey(v), []byte(v.ID)), txn.Set(openInstructionKey(closed), []byte(closed.ID)))
+			set := addOpen(addOpen(nil, v.Seq, string(v.ID)), closed.Seq, string(closed.ID))
+			return txn.Set(openKey("ws-a"), appendOpenSet(nil, set))
 		})
 	})
 
@@ -327,22 +336,25 @@ func TestOpenIndexAfterOlderBaton(t *testing.T) {
 		map[baton.WorkspaceID][]store.Instruction{"ws-a": want})
 }
 
-// TestOpenIndexBatches backfills more entries than one badger transaction
-// of ProfileSmall holds.
+// TestOpenIndexBatches backfills the sets of more workspaces than one
+// badger transaction of ProfileSmall holds.
 func TestOpenIndexBatches(t *testing.T) {
-	const n = 6000
+	const n = 3000
+	ws := func(i int) baton.WorkspaceID { return baton.WorkspaceID(fmt.Sprintf("ws-%04d", i)) }
 	dir := t.TempDir()
 	s := openOrFail(t, dir)
-	for lo := 0; lo < n; lo += 200 {
+	want := map[baton.WorkspaceID][]store.Instruction{}
+	for lo := 0; lo < n; lo += 100 {
 		err := s.Update(context.Background(), func(tx store.Tx) error {
-			for i := lo; i < lo+200; i++ {
-				st := store.InstructionPending
-				if i%1000 == 0 {
-					st = store.InstructionDelivered
-				}
-				err := tx.InsertInstruction(store.Instruction{ID: baton.InstructionID(fmt.Sprintf("i-%05d", i)), Workspace: "ws-a", State: st})
-				if err != nil {
-					return err
+			for i := lo; i < lo+100; i++ {
+				for _, st := range []store.InstructionState{store.InstructionDelivered, store.InstructionPending} {
+					in := store.Instruction{ID: baton.InstructionID(fmt.Sprintf("i-%04d-%s", i, st)), Workspace: ws(i), State: st}
+					if err := tx.InsertInstruction(in); err != nil {
+						return err
+					}
+					if st.Open() {
+						want[ws(i)] = []store.Instruction{in}
+					}
 				}
 			}
 			return nil
@@ -351,19 +363,18 @@ func TestOpenIndexBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := map[baton.WorkspaceID][]store.Instruction{"ws-a": wantOpen(t, s, "ws-a")}
 	closeOrFail(t, s)
 	makeOld(t, dir)
 
-	// The entries do not fit in one transaction of the store's badger.
+	// The sets do not fit in one transaction of the store's badger.
 	db, err := badger.Open(openIndexOptions.badgerOptions(dir, zap.NewNop(), false))
 	if err != nil {
 		t.Fatal(err)
 	}
 	txn := db.NewTransaction(true)
 	var tooBig error
-	for _, i := range want["ws-a"] {
-		if tooBig = txn.Set(openInstructionKey(toInstruction(i, 1)), []byte(i.ID)); tooBig != nil {
+	for i := range n {
+		if tooBig = txn.Set(openKey(ws(i)), appendOpenSet(nil, []openEntry{{2, "i-0000-pending"}})); tooBig != nil {
 			break
 		}
 	}
@@ -372,10 +383,69 @@ func TestOpenIndexBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !errors.Is(tooBig, badger.ErrTxnTooBig) {
-		t.Fatalf("%d entries fit in one transaction (err %v): the test needs more", len(want["ws-a"]), tooBig)
+		t.Fatalf("%d sets fit in one transaction (err %v): the test needs more", n, tooBig)
 	}
 
 	s = openOrFail(t, dir)
 	defer closeOrFail(t, s)
 	checkOpen(t, s, "after a backfill in batches", want)
+}
+
+// TestOpenSetCodec round-trips sets built by addOpen and removeOpen, and
+// checks that malformed values are refused.
+func TestOpenSetCodec(t *testing.T) {
+	var set []openEntry
+	for _, e := range []openEntry{{5, "b"}, {1, "z\x00"}, {5, "a"}, {300, string(make([]byte, 200))}, {1, "z\x00"}} {
+		set = addOpen(set, e.seq, e.id)
+	}
+	set = removeOpen(removeOpen(set, 5, "b"), 7, "none")
+	want := []openEntry{{1, "z\x00"}, {5, "a"}, {300, string(make([]byte, 200))}}
+	if d := cmp.Diff(want, set, cmp.AllowUnexported(openEntry{})); d != "" {
+		t.Fatalf("addOpen and removeOpen (-want +got):\n%s", d)
+	}
+	b := appendOpenSet(nil, set)
+	got, err := decodeOpenSet(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got, cmp.AllowUnexported(openEntry{})); d != "" {
+		t.Errorf("round trip (-want +got):\n%s", d)
+	}
+	bad := map[string][]byte{
+		"empty":        {},
+		"truncated":    b[:len(b)-1],
+		"short":        b[:5],
+		"no id":        appendOpenSet(nil, []openEntry{{1, ""}}),
+		"out of order": appendOpenSet(nil, []openEntry{{5, "a"}, {1, "b"}}),
+		"duplicate":    appendOpenSet(nil, []openEntry{{5, "a"}, {5, "a"}}),
+	}
+	for name, v := range bad {
+		if set, err := decodeOpenSet(v); err == nil {
+			t.Errorf("%s: decoded %v, want an error", name, set)
+		}
+	}
+}
+
+// TestOpenInstructionsAcrossWorkspaces puts an open instruction into
+// another workspace: it leaves the open instructions of the first and
+// joins those of the second, and a closed one moved joins neither.
+func TestOpenInstructionsAcrossWorkspaces(t *testing.T) {
+	s := openOrFail(t, t.TempDir())
+	defer closeOrFail(t, s)
+	ctx := context.Background()
+	open1 := store.Instruction{ID: "i-1", Workspace: "ws-a", State: store.InstructionPending}
+	closed := store.Instruction{ID: "i-2", Workspace: "ws-a", State: store.InstructionCancelled}
+	err := s.Update(ctx, func(tx store.Tx) error {
+		return errors.Join(tx.InsertInstruction(open1), tx.InsertInstruction(closed))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open1.Workspace, open1.State, closed.Workspace = "ws-b", store.InstructionUnknown, "ws-b"
+	if err := s.Update(ctx, func(tx store.Tx) error {
+		return errors.Join(tx.PutInstruction(open1), tx.PutInstruction(closed))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	checkOpen(t, s, "after the moves", map[baton.WorkspaceID][]store.Instruction{"ws-a": nil, "ws-b": {open1}})
 }
