@@ -18,6 +18,13 @@
 // Open creates the directory if needed, locks it until Close, and writes a
 // format marker; it refuses a directory in use (ErrLocked) and one that
 // holds another format or a database baton did not write (ErrFormat).
+// The first Open of a directory written by a baton that predates
+// store.Tx.OpenInstructions indexes its open instructions, reading every
+// instruction record once (in batches; a crash midway redoes it on the
+// next Open). The format stays 1: an older baton still opens the
+// directory and ignores the index, and the next Open indexes what it
+// wrote, reading only the instruction records written since this code
+// last opened or closed the directory.
 //
 // Update runs its function in a badger read-write transaction. badger
 // checks at commit that no key the transaction read was written by a
@@ -56,6 +63,9 @@
 //     the list writes and every read of the list inside an Update reads.
 //     badger's conflict detection knows keys, not ranges, so without the
 //     guard a scan would not conflict with a later insert into it;
+//   - the open instructions of a workspace are one key, read with Get and
+//     rewritten by every change to them, so a read of them conflicts with
+//     any concurrent change without a guard;
 //   - Session.Seq, and the insert order of handoffs, continuations,
 //     launches and instructions, come from a counter per workspace and
 //     kind, read and written by each insert;
@@ -76,7 +86,13 @@
 // Lists cost what they return: the pending handoffs are one key per
 // pending handoff, the live launches one key per live launch (per
 // workspace and across workspaces), and DueWakeups reads the pending
-// wakeups in (At, ID) order up to now.
+// wakeups in (At, ID) order up to now. OpenInstructions reads one value
+// per workspace, which lists its pending and unknown instructions, and
+// their records, whatever the workspace's history
+// (BenchmarkBadgerOpenInstructions). It is one value, not a list of keys,
+// because nearly every instruction leaves it when delivered, and a key
+// deleted from a list stays in badger as a tombstone that every scan of
+// the list steps over until a compaction drops it.
 //
 // # Group commit
 //
@@ -170,9 +186,16 @@
 // never reclaims; baton's records are a few KiB. The writes of one Update
 // must fit in badger's batch limit, 15% of the memtable (about 2.4 MiB, or
 // 150 KiB for ProfileSmall): past it a write fails with ErrStorage
-// (wrapping badger.ErrTxnTooBig) and the Update cannot commit. store.Tx
-// deletes nothing, so the directory grows with the records written;
-// overwritten versions are dropped by badger's compactions.
+// (wrapping badger.ErrTxnTooBig) and the Update cannot commit. The open
+// instructions of a workspace are one value of about 40 bytes per
+// instruction (with baton's ids), rewritten by each change to them: cheap
+// for the few a workspace normally waits on, but a workspace that piles
+// up thousands pays for all of them on each insert; past the value
+// threshold (about 1,600 with ProfileSmall, 27,000 with ProfileDefault)
+// each rewrite goes to the value log, and past the value-log file size
+// (about 26,000 with ProfileSmall) an insert fails with ErrStorage.
+// store.Tx deletes nothing, so the directory grows with the records
+// written; overwritten versions are dropped by badger's compactions.
 //
 // One process per directory: the lock is an flock on a file in the
 // directory, released by Close or by the death of the process. A second

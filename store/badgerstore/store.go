@@ -413,8 +413,11 @@ func pause(ctx context.Context, try int) error {
 	}
 }
 
-// Close waits for running transactions to end, closes badger (flushing its
-// memtable) and releases the directory. Afterwards Update, View and Close
+// Close waits for running transactions to end, records (in one small
+// commit, if anything was committed since Open) that the open
+// instructions follow every instruction record, so that the next Open
+// reads none, closes badger (flushing its memtable) and releases the
+// directory. Afterwards Update, View and Close
 // return store.ErrClosed. No goroutine of the Store or of badger outlives
 // Close.
 //
