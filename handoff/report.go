@@ -122,14 +122,8 @@ func (c *Coordinator) briefingInput(ctx context.Context, h store.Handoff) (Brief
 			return err
 		}
 		in.Workspace = ws
-		all, err := tx.ListInstructions(h.Workspace)
-		if err != nil {
+		if in.Instructions, err = tx.OpenInstructions(h.Workspace); err != nil {
 			return err
-		}
-		for _, i := range all {
-			if i.State == store.InstructionPending || i.State == store.InstructionUnknown {
-				in.Instructions = append(in.Instructions, i)
-			}
 		}
 		if h.SourceSession != "" {
 			s, err := tx.GetSession(h.SourceSession)

@@ -236,20 +236,20 @@ func (s *Service) launchNext(ctx context.Context, ws baton.WorkspaceID) (store.I
 		} else if err != nil {
 			return err
 		}
-		all, err := tx.ListInstructions(ws)
+		open, err := tx.OpenInstructions(ws)
 		if err != nil {
 			return err
 		}
-		i := nextPending(all)
+		i := nextPending(open)
 		if i < 0 {
 			return nil
 		}
-		sess, err = s.choose(tx, w, TurnRequest{Workspace: ws, Prompt: all[i].Text})
+		sess, err = s.choose(tx, w, TurnRequest{Workspace: ws, Prompt: open[i].Text})
 		if err != nil {
 			return err
 		}
 		dir = w.Root
-		in = all[i]
+		in = open[i]
 		// Write-ahead: from here a crash leaves it unknown, never pending.
 		now := s.clock.Now()
 		in.State, in.Session, in.UpdatedAt = store.InstructionUnknown, sess.ID, now

@@ -318,3 +318,50 @@ func firstErr(errs ...error) error {
 	}
 	return nil
 }
+
+// BenchmarkPGOpenInstructions reads a workspace's open instructions (one
+// pending) after instructions=N delivered ones, the read every turn's end
+// makes: its cost must not grow with the workspace's history. listall
+// reads all of them instead (ListInstructions), for contrast.
+func BenchmarkPGOpenInstructions(b *testing.B) {
+	for _, n := range []int{10, 10000} {
+		schema := freshSchema(b)
+		s := open(b, schema, pgstore.Options{})
+		ws := seedTransfer(b, s, 0)
+		conn, err := pgx.Connect(b.Context(), serverURL(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, err = conn.Exec(b.Context(), "INSERT INTO "+pgx.Identifier{schema, "instructions"}.Sanitize()+
+			` (id, workspace, text, state, session, created_at, updated_at)
+			SELECT 'i-' || g, $1, 'do ' || g, CASE WHEN g = $2 THEN 'pending' ELSE 'delivered' END, '', now(), now()
+			FROM generate_series(1, $2) g`, string(ws.ID), n)
+		_ = conn.Close(b.Context())
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, read := range []string{"open", "listall"} {
+			b.Run(fmt.Sprintf("instructions=%d/read=%s", n, read), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					err := s.View(b.Context(), func(tx store.Tx) error {
+						var got []store.Instruction
+						var err error
+						if read == "open" {
+							got, err = tx.OpenInstructions(ws.ID)
+						} else {
+							got, err = tx.ListInstructions(ws.ID)
+						}
+						if err == nil && len(got) == 0 {
+							err = errors.New("no instruction listed")
+						}
+						return err
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -59,3 +59,14 @@ func (t *tx) PutInstruction(i store.Instruction) error {
 func (t *tx) ListInstructions(ws baton.WorkspaceID) ([]store.Instruction, error) {
 	return list(t, instructions, "WHERE workspace = $1 ORDER BY ord", string(ws))
 }
+
+// OpenInstructions returns the pending and unknown instructions of ws,
+// oldest first, from the partial index that holds only those (migration
+// 0006).
+func (t *tx) OpenInstructions(ws baton.WorkspaceID) ([]store.Instruction, error) {
+	return list(t, instructions, "WHERE workspace = $1 AND "+openInstructionSQL+" ORDER BY ord", string(ws))
+}
+
+// openInstructionSQL is the predicate of the index instructions_open: the
+// query repeats it for the planner to use the index.
+const openInstructionSQL = "state IN ('pending', 'unknown')"

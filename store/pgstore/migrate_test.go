@@ -57,7 +57,7 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 			t.Errorf("Open %d: %v", i, err)
 		}
 	}
-	want := []int{1, 2, 3, 4, 5}
+	want := []int{1, 2, 3, 4, 5, 6}
 	if got := schemaVersions(t, schema); !slices.Equal(got, want) {
 		t.Errorf("schema_migrations = %v, want %v", got, want)
 	}
@@ -143,13 +143,31 @@ func TestVersion1DataKeepsWorking(t *testing.T) {
 			('s-legacy-a', 'ws-old', '{}', 'na', 'ended', 0, '2026-01-01 09:00Z', '2026-01-01 09:30Z', '', '2026-01-01 09:00Z'),
 			('s-legacy-b', 'ws-old', '{}', 'nb', 'ended', 0, '2026-01-01 09:10Z', '2026-01-01 09:20Z', '', '2026-01-01 09:10Z'),
 			('s-1', 'ws-old', '{}', 'n1', 'ended', 1, '2026-01-01 10:00Z', '2026-01-01 11:00Z', '', '2026-01-01 10:00Z'),
-			('s-2', 'ws-old', '{}', 'n2', 'running', 2, '2026-01-01 11:00Z', '0001-01-01 00:00Z', '', '2026-01-01 11:00Z');`)
+			('s-2', 'ws-old', '{}', 'n2', 'running', 2, '2026-01-01 11:00Z', '0001-01-01 00:00Z', '', '2026-01-01 11:00Z');
+		INSERT INTO instructions (id, workspace, text, state, session, created_at, updated_at) VALUES
+			('i-1', 'ws-old', 'one', 'delivered', 's-1', '2026-01-01 10:00Z', '2026-01-01 10:00Z'),
+			('i-2', 'ws-old', 'two', 'unknown', 's-2', '2026-01-01 11:00Z', '2026-01-01 11:00Z'),
+			('i-3', 'ws-old', 'three', 'pending', '', '2026-01-01 11:30Z', '2026-01-01 11:30Z'),
+			('i-4', 'ws-old', 'four', 'cancelled', '', '2026-01-01 11:40Z', '2026-01-01 11:40Z');`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := open(t, schema, pgstore.Options{})
-	if got := schemaVersions(t, schema); !slices.Equal(got, []int{1, 2, 3, 4, 5}) {
-		t.Fatalf("schema_migrations = %v, want [1 2 3 4 5]", got)
+	if got := schemaVersions(t, schema); !slices.Equal(got, []int{1, 2, 3, 4, 5, 6}) {
+		t.Fatalf("schema_migrations = %v, want [1 2 3 4 5 6]", got)
+	}
+	// Its instructions: the open ones (pending, unknown) are listed from
+	// the index migration 6 built over the rows already there.
+	var open []baton.InstructionID
+	err = st.View(ctx, func(tx store.Tx) error {
+		is, err := tx.OpenInstructions("ws-old")
+		for _, i := range is {
+			open = append(open, i.ID)
+		}
+		return err
+	})
+	if err != nil || !slices.Equal(open, []baton.InstructionID{"i-2", "i-3"}) {
+		t.Fatalf("OpenInstructions(ws-old) = %v, %v; want [i-2 i-3]", open, err)
 	}
 	current := func() store.Workspace {
 		t.Helper()
