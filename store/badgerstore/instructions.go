@@ -146,14 +146,16 @@ func (t *tx) openSet(ws baton.WorkspaceID) ([]openEntry, error) {
 // which was cur (nil: inserted): it leaves the set of cur's workspace if
 // it was open there and is not any more, and joins the set of v's
 // workspace if it is open and was not there. A write that keeps an
-// instruction open, or closed, reads and writes no set.
+// instruction open, or closed, reads and writes no set. The record is
+// written already: a set that cannot be read breaks the transaction, as
+// a failed write does, so that the record never commits without it.
 func (t *tx) moveOpen(cur *instructionV1, v instructionV1) error {
 	was := cur != nil && cur.State.Open()
 	same := cur != nil && cur.Workspace == v.Workspace
 	if was && (!v.State.Open() || !same) {
 		set, err := t.openSet(cur.Workspace)
 		if err != nil {
-			return err
+			return t.breakWith(err)
 		}
 		if err := t.putOpenSet(cur.Workspace, removeOpen(set, cur.Seq, string(cur.ID))); err != nil {
 			return err
@@ -162,11 +164,20 @@ func (t *tx) moveOpen(cur *instructionV1, v instructionV1) error {
 	if v.State.Open() && (!was || !same) {
 		set, err := t.openSet(v.Workspace)
 		if err != nil {
-			return err
+			return t.breakWith(err)
 		}
 		return t.putOpenSet(v.Workspace, addOpen(set, v.Seq, string(v.ID)))
 	}
 	return nil
+}
+
+// breakWith marks the transaction broken by err (see tx.broken), unless
+// it is already, and returns err.
+func (t *tx) breakWith(err error) error {
+	if t.broken == nil {
+		t.broken = err
+	}
+	return err
 }
 
 // putOpenSet writes the open instructions of ws (deleting the key when

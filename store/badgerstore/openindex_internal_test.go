@@ -449,3 +449,39 @@ func TestOpenInstructionsAcrossWorkspaces(t *testing.T) {
 	}
 	checkOpen(t, s, "after the moves", map[baton.WorkspaceID][]store.Instruction{"ws-a": nil, "ws-b": {open1}})
 }
+
+// TestCorruptOpenSetBreaksTheWrite writes an instruction into a workspace
+// whose open set does not decode, ignoring the error: the Update must not
+// commit the record without its place in the set.
+func TestCorruptOpenSetBreaksTheWrite(t *testing.T) {
+	dir := t.TempDir()
+	s := openOrFail(t, dir)
+	ctx := context.Background()
+	if err := s.Update(ctx, func(tx store.Tx) error {
+		return tx.InsertInstruction(store.Instruction{ID: "i-1", Workspace: "ws-a", State: store.InstructionPending})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	closeOrFail(t, s)
+	corrupt(t, dir, openKey("ws-a"), []byte("\x00\x01"))
+	s = openOrFail(t, dir)
+	defer closeOrFail(t, s)
+	var insertErr error
+	err := s.Update(ctx, func(tx store.Tx) error {
+		insertErr = tx.InsertInstruction(store.Instruction{ID: "i-2", Workspace: "ws-a", State: store.InstructionPending})
+		return nil // ignoring it
+	})
+	if !errors.Is(insertErr, ErrStorage) || !errors.Is(err, ErrStorage) {
+		t.Fatalf("InsertInstruction = %v, Update = %v; want ErrStorage for both", insertErr, err)
+	}
+	err = s.View(ctx, func(tx store.Tx) error {
+		_, err := tx.GetInstruction("i-2")
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("GetInstruction(i-2) = %v, want ErrNotFound: the broken Update committed", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
