@@ -228,7 +228,8 @@ func openIndexMark(txn *badger.Txn) (v uint64, found bool, err error) {
 }
 
 // markOpenIndex moves openIndexKey to the last commit, on Close, once no
-// transaction runs: every record up to it was written with its entries.
+// transaction runs: every record up to it was written together with its
+// workspace's open set.
 // It writes nothing if nothing was committed since the marker.
 func markOpenIndex(db *badger.DB) error {
 	return db.Update(func(txn *badger.Txn) error {
