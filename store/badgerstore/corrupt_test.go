@@ -93,8 +93,12 @@ func TestCorruptValues(t *testing.T) {
 			"QueuedContinuations": get(func(tx store.Tx) (any, error) { return tx.QueuedContinuations() }),
 		}},
 		{launchKey("l-1"), map[string]read{
-			"GetLaunch":    get(func(tx store.Tx) (any, error) { return tx.GetLaunch("l-1") }),
-			"LiveLaunches": get(func(tx store.Tx) (any, error) { return tx.LiveLaunches("") }),
+			"GetLaunch":        get(func(tx store.Tx) (any, error) { return tx.GetLaunch("l-1") }),
+			"LiveLaunches":     get(func(tx store.Tx) (any, error) { return tx.LiveLaunches("") }),
+			"LiveLaunchesOfWS": get(func(tx store.Tx) (any, error) { return tx.LiveLaunches("ws-a") }),
+		}},
+		{liveKey("ws-a"), map[string]read{
+			"LiveLaunches": get(func(tx store.Tx) (any, error) { return tx.LiveLaunches("ws-a") }),
 		}},
 		{instructionKey("i-1"), map[string]read{
 			"GetInstruction":   get(func(tx store.Tx) (any, error) { return tx.GetInstruction("i-1") }),

@@ -32,7 +32,9 @@ import (
 //	c ws seq id      -> id continuations of ws, by insert
 //	u createdAt ws seq id -> id queued continuations, oldest first
 //	L id                   launch record
-//	v ws seq id      -> id live launches of ws, by insert
+//	a ws             -> set the live launches of ws, one value as 'o'
+//	v ws seq id      -> id (before the 'a' table) live launches of ws, by
+//	                       insert; Open deletes them (see syncSet)
 //	V createdAt ws seq id -> id live launches of every workspace, oldest first
 //	I id                   instruction record
 //	i ws seq id      -> id instructions of ws, by insert
@@ -44,19 +46,23 @@ import (
 //	                       'f' is the last change Seq of ws
 //	g list [owner]   -> "" the phantom guard of a list (see list.guard)
 //
-// The open instructions are one value per workspace, and not a list of
-// keys as the live launches are, because nearly every instruction leaves
-// the set (when delivered): a key deleted from a list stays in badger as
-// a tombstone that every scan of the list steps over until a compaction
-// drops it, so such a list would cost O(instructions delivered lately),
-// while a Get reads the latest version of one key directly. Every change
-// to the set reads it with Get and rewrites it, so an Update that read it
-// conflicts with any concurrent change (no guard needed).
+// The open instructions and the live launches of a workspace are one
+// value per workspace (a per-workspace set, see wsSet), and not a list of
+// keys, because nearly every instruction leaves the set (when delivered)
+// and every launch does (when it ends): a key deleted from a list stays in
+// badger as a tombstone that every scan of the list steps over until a
+// compaction drops it, so such a list would cost O(members removed
+// lately), while a Get reads the latest version of one key directly.
+// Every change to a set reads it with Get and rewrites it, so an Update
+// that read it conflicts with any concurrent change (no guard needed).
+// The live launches of every workspace ('V') stay a list: one value for
+// all workspaces would be a key that every launch of every workspace
+// rewrites, so that the launches of unrelated workspaces would conflict.
 //
-// Outside the versioned key space: formatKey, and openIndexKey, the
-// version up to which the 'o' table is known to follow the instruction
-// records (see syncOpenIndex; a baton older than the 'o' table writes
-// instructions without it).
+// Outside the versioned key space: formatKey, and the marker of each set,
+// openIndexKey ('o') and liveIndexKey ('a'): the version up to which the
+// set is known to follow its records (see syncSet; a baton older than the
+// set writes the records without it).
 //
 // Uniqueness rests on single keys that every writer reads with Get before
 // it writes (the record key for ids, q for request ids, p for the slot): a
@@ -74,8 +80,11 @@ const formatVersion = "1"
 // every instruction record whose latest version is at most V is in the
 // open instructions of its workspace ('o' table) if and only if it is open
 // (outside the versioned key space, as formatKey: a baton that predates
-// the 'o' table ignores both). See syncOpenIndex.
+// the 'o' table ignores both). See syncSet.
 var openIndexKey = []byte("!badgerstore/open-instructions")
+
+// liveIndexKey is the same marker for the live launches ('a' table).
+var liveIndexKey = []byte("!badgerstore/live-launches")
 
 // Tables.
 const (
@@ -95,7 +104,8 @@ const (
 	tContsByWS        = 'c'
 	tQueued           = 'u'
 	tLaunch           = 'L'
-	tLiveByWS         = 'v'
+	tLiveSet          = 'a'
+	tLiveByWS         = 'v' // also the kind of the launch insert counter
 	tLive             = 'V'
 	tInstruction      = 'I'
 	tInstrByWS        = 'i'
@@ -144,7 +154,8 @@ func continuationKey(id baton.ContinuationID) key { return newKey(tContinuation)
 func launchKey(id baton.LaunchID) key             { return newKey(tLaunch).str(string(id)) }
 func instructionKey(id baton.InstructionID) key   { return newKey(tInstruction).str(string(id)) }
 func feedPrefix(ws baton.WorkspaceID) key         { return newKey(tFeed).str(string(ws)) }
-func openKey(ws baton.WorkspaceID) key            { return newKey(tOpenInstr).str(string(ws)) }
+func openKey(ws baton.WorkspaceID) key            { return openInstructions.key(ws) }
+func liveKey(ws baton.WorkspaceID) key            { return liveLaunches.key(ws) }
 
 func requestKey(ws baton.WorkspaceID, requestID string) key {
 	return newKey(tRequest).str(string(ws)).str(requestID)

@@ -9,19 +9,15 @@ import (
 // CreatedAt, then workspace and insert number.
 var liveList = globalList(tLive)
 
-// launchIndexes are the entries of a live launch: in its workspace's live
-// list by insert number and in the global live list; a launch that is not
-// live has none, so LiveLaunches costs O(live launches).
+// launchIndexes is the entry of a live launch in the global live list; a
+// launch that is not live has none. The live launches of one workspace
+// are a per-workspace set instead (liveLaunches, see tx.moveMember).
 func launchIndexes(l launchV1) []index {
 	if l.State != store.LaunchLive {
 		return nil
 	}
 	id := string(l.ID)
-	byWS := ownedList(tLiveByWS, string(l.Workspace))
-	return []index{
-		{byWS, byWS.prefix().u64(l.Seq).str(id), id},
-		{liveList, liveList.prefix().time(l.CreatedAt).str(string(l.Workspace)).u64(l.Seq).str(id), id},
-	}
+	return []index{{liveList, liveList.prefix().time(l.CreatedAt).str(string(l.Workspace)).u64(l.Seq).str(id), id}}
 }
 
 func launchKeyOf(id string) key { return launchKey(baton.LaunchID(id)) }
@@ -57,6 +53,7 @@ func (t *tx) InsertLaunch(l store.Launch) error {
 		func() error { return t.takeSeq(tLiveByWS, l.Workspace, seq) },
 		func() error { return t.setRecord(k, b, v) },
 		func() error { return t.reindex(nil, launchIndexes(v)) },
+		func() error { return t.moveMember(liveLaunches, nil, v.member()) },
 	)
 }
 
@@ -77,24 +74,30 @@ func (t *tx) PutLaunch(l store.Launch) error {
 		return err
 	}
 	v := toLaunch(l, cur.Seq)
-	if err := t.put(launchKey(l.ID), v); err != nil {
-		return err
-	}
-	return t.reindex(launchIndexes(cur), launchIndexes(v))
+	m := cur.member()
+	return firstErrOf(
+		func() error { return t.put(launchKey(l.ID), v) },
+		func() error { return t.reindex(launchIndexes(cur), launchIndexes(v)) },
+		func() error { return t.moveMember(liveLaunches, &m, v.member()) },
+	)
 }
 
 // LiveLaunches returns the live launches of ws in insert order, or with
 // ws == "" those of every workspace oldest (CreatedAt, then workspace and
-// insert order) first, reading only those.
+// insert order) first, reading only those: for one workspace the one
+// value that lists them (see liveKey) and their records, for every
+// workspace the global list.
 func (t *tx) LiveLaunches(ws baton.WorkspaceID) ([]store.Launch, error) {
 	if err := t.readable(); err != nil {
 		return nil, err
 	}
-	l := liveList
+	var ids []string
+	var err error
 	if ws != "" {
-		l = ownedList(tLiveByWS, string(ws))
+		ids, err = t.memberIDs(liveLaunches, ws)
+	} else {
+		ids, err = t.ids(liveList, nil, 0)
 	}
-	ids, err := t.ids(l, nil, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -118,7 +118,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		_ = lock.release()
 		return nil, err
 	}
-	if err := syncOpenIndex(db, log); err != nil {
+	if err := syncSets(db, log); err != nil {
 		_ = db.Close()
 		_ = lock.release()
 		return nil, err
@@ -437,10 +437,10 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	s.subs.WakeAll()
 	if s.gs == nil || s.gs.failed() == nil {
-		// Only an optimization: the next Open then reads no instruction
-		// record to index (see syncOpenIndex).
-		if err := markOpenIndex(s.db); err != nil {
-			s.log.Warn("badgerstore: close: open instructions marker not written", zap.Error(err))
+		// Only an optimization: the next Open then reads no record to
+		// index (see syncSet).
+		if err := markSets(s.db); err != nil {
+			s.log.Warn("badgerstore: close: set markers not written", zap.Error(err))
 		}
 	}
 	if s.gs != nil {

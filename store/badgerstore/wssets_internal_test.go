@@ -71,20 +71,44 @@ func makeOld(t *testing.T, dir string) {
 // (store closed).
 func countOpenEntries(t *testing.T, dir string) int {
 	t.Helper()
+	return countSetEntries(t, dir, openInstructions)
+}
+
+// countSetEntries counts the entries of the sets of s in dir (store
+// closed).
+func countSetEntries(t *testing.T, dir string, s *wsSet) int {
+	t.Helper()
 	n := 0
 	rawBadger(t, dir, func(db *badger.DB) error {
 		return db.View(func(txn *badger.Txn) error {
-			it := txn.NewIterator(badger.IteratorOptions{Prefix: newKey(tOpenInstr)})
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: newKey(s.table)})
 			defer it.Close()
 			for it.Rewind(); it.Valid(); it.Next() {
 				err := it.Item().Value(func(b []byte) error {
-					set, err := decodeOpenSet(b)
+					set, err := decodeSet(b)
 					n += len(set)
 					return err
 				})
 				if err != nil {
 					return err
 				}
+			}
+			return nil
+		})
+	})
+	return n
+}
+
+// countKeys counts the keys under prefix in dir (store closed).
+func countKeys(t *testing.T, dir string, prefix key) int {
+	t.Helper()
+	n := 0
+	rawBadger(t, dir, func(db *badger.DB) error {
+		return db.View(func(txn *badger.Txn) error {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+			defer it.Close()
+			for it.Rewind(); it.Valid(); it.Next() {
+				n++
 			}
 			return nil
 		})
@@ -240,17 +264,17 @@ func TestOpenIndexRedo(t *testing.T) {
 			if err := item.Value(func(b []byte) error { return decode(b, &v) }); err != nil {
 				return err
 			}
-			set := addOpen(addOpen(nil, v.Seq, string(v.ID)), closed.Seq, string(closed.ID))
-			return txn.Set(openKey("ws-a"), appendOpenSet(nil, set))
+			set := addEntry(addEntry(nil, v.Seq, string(v.ID)), closed.Seq, string(closed.ID))
+			return txn.Set(openKey("ws-a"), appendSet(nil, set))
 		})
 	})
 
 	rawBadger(t, dir, func(db *badger.DB) error {
-		if err := syncOpenIndex(db, zap.NewNop()); err != nil {
+		if err := syncSet(db, zap.NewNop(), openInstructions); err != nil {
 			return err
 		}
 		before := db.MaxVersion()
-		if err := syncOpenIndex(db, zap.NewNop()); err != nil {
+		if err := syncSet(db, zap.NewNop(), openInstructions); err != nil {
 			return err
 		}
 		if after := db.MaxVersion(); after != before {
@@ -374,7 +398,7 @@ func TestOpenIndexBatches(t *testing.T) {
 	txn := db.NewTransaction(true)
 	var tooBig error
 	for i := range n {
-		if tooBig = txn.Set(openKey(ws(i)), appendOpenSet(nil, []openEntry{{2, "i-0000-pending"}})); tooBig != nil {
+		if tooBig = txn.Set(openKey(ws(i)), appendSet(nil, []setEntry{{2, "i-0000-pending"}})); tooBig != nil {
 			break
 		}
 	}
@@ -391,36 +415,36 @@ func TestOpenIndexBatches(t *testing.T) {
 	checkOpen(t, s, "after a backfill in batches", want)
 }
 
-// TestOpenSetCodec round-trips sets built by addOpen and removeOpen, and
+// TestOpenSetCodec round-trips sets built by addEntry and removeEntry, and
 // checks that malformed values are refused.
 func TestOpenSetCodec(t *testing.T) {
-	var set []openEntry
-	for _, e := range []openEntry{{5, "b"}, {1, "z\x00"}, {5, "a"}, {300, string(make([]byte, 200))}, {1, "z\x00"}} {
-		set = addOpen(set, e.seq, e.id)
+	var set []setEntry
+	for _, e := range []setEntry{{5, "b"}, {1, "z\x00"}, {5, "a"}, {300, string(make([]byte, 200))}, {1, "z\x00"}} {
+		set = addEntry(set, e.seq, e.id)
 	}
-	set = removeOpen(removeOpen(set, 5, "b"), 7, "none")
-	want := []openEntry{{1, "z\x00"}, {5, "a"}, {300, string(make([]byte, 200))}}
-	if d := cmp.Diff(want, set, cmp.AllowUnexported(openEntry{})); d != "" {
-		t.Fatalf("addOpen and removeOpen (-want +got):\n%s", d)
+	set = removeEntry(removeEntry(set, 5, "b"), 7, "none")
+	want := []setEntry{{1, "z\x00"}, {5, "a"}, {300, string(make([]byte, 200))}}
+	if d := cmp.Diff(want, set, cmp.AllowUnexported(setEntry{})); d != "" {
+		t.Fatalf("addEntry and removeEntry (-want +got):\n%s", d)
 	}
-	b := appendOpenSet(nil, set)
-	got, err := decodeOpenSet(b)
+	b := appendSet(nil, set)
+	got, err := decodeSet(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(want, got, cmp.AllowUnexported(openEntry{})); d != "" {
+	if d := cmp.Diff(want, got, cmp.AllowUnexported(setEntry{})); d != "" {
 		t.Errorf("round trip (-want +got):\n%s", d)
 	}
 	bad := map[string][]byte{
 		"empty":        {},
 		"truncated":    b[:len(b)-1],
 		"short":        b[:5],
-		"no id":        appendOpenSet(nil, []openEntry{{1, ""}}),
-		"out of order": appendOpenSet(nil, []openEntry{{5, "a"}, {1, "b"}}),
-		"duplicate":    appendOpenSet(nil, []openEntry{{5, "a"}, {5, "a"}}),
+		"no id":        appendSet(nil, []setEntry{{1, ""}}),
+		"out of order": appendSet(nil, []setEntry{{5, "a"}, {1, "b"}}),
+		"duplicate":    appendSet(nil, []setEntry{{5, "a"}, {5, "a"}}),
 	}
 	for name, v := range bad {
-		if set, err := decodeOpenSet(v); err == nil {
+		if set, err := decodeSet(v); err == nil {
 			t.Errorf("%s: decoded %v, want an error", name, set)
 		}
 	}
@@ -448,40 +472,4 @@ func TestOpenInstructionsAcrossWorkspaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkOpen(t, s, "after the moves", map[baton.WorkspaceID][]store.Instruction{"ws-a": nil, "ws-b": {open1}})
-}
-
-// TestCorruptOpenSetBreaksTheWrite writes an instruction into a workspace
-// whose open set does not decode, ignoring the error: the Update must not
-// commit the record without its place in the set.
-func TestCorruptOpenSetBreaksTheWrite(t *testing.T) {
-	dir := t.TempDir()
-	s := openOrFail(t, dir)
-	ctx := context.Background()
-	if err := s.Update(ctx, func(tx store.Tx) error {
-		return tx.InsertInstruction(store.Instruction{ID: "i-1", Workspace: "ws-a", State: store.InstructionPending})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	closeOrFail(t, s)
-	corrupt(t, dir, openKey("ws-a"), []byte("\x00\x01"))
-	s = openOrFail(t, dir)
-	defer closeOrFail(t, s)
-	var insertErr error
-	err := s.Update(ctx, func(tx store.Tx) error {
-		insertErr = tx.InsertInstruction(store.Instruction{ID: "i-2", Workspace: "ws-a", State: store.InstructionPending})
-		return nil // ignoring it
-	})
-	if !errors.Is(insertErr, ErrStorage) || !errors.Is(err, ErrStorage) {
-		t.Fatalf("InsertInstruction = %v, Update = %v; want ErrStorage for both", insertErr, err)
-	}
-	err = s.View(ctx, func(tx store.Tx) error {
-		_, err := tx.GetInstruction("i-2")
-		if !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("GetInstruction(i-2) = %v, want ErrNotFound: the broken Update committed", err)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
