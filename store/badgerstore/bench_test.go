@@ -62,3 +62,28 @@ func BenchmarkView(b *testing.B) {
 		}
 	}
 }
+
+// interleaveViews runs read in a View of small, then of large, op by op,
+// so that the machine's load weighs on both alike, and reports each one's
+// ns per View (ns/view-10 and ns/view-10000: small and large are the
+// stores of a workspace with a history of 10 and of 10,000) and their
+// ratio.
+func interleaveViews(b *testing.B, read func(store.Tx) error, small, large *badgerstore.Store) {
+	b.Helper()
+	ctx := context.Background()
+	var spent [2]time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		for k, st := range []*badgerstore.Store{small, large} {
+			start := time.Now()
+			if err := st.View(ctx, read); err != nil {
+				b.Fatal(err)
+			}
+			spent[k] += time.Since(start)
+		}
+	}
+	b.ReportMetric(float64(spent[0].Nanoseconds())/float64(b.N), "ns/view-10")
+	b.ReportMetric(float64(spent[1].Nanoseconds())/float64(b.N), "ns/view-10000")
+	b.ReportMetric(float64(spent[1])/float64(spent[0]), "ratio")
+}

@@ -21,10 +21,13 @@
 // The first Open of a directory written by a baton that predates
 // store.Tx.OpenInstructions indexes its open instructions, reading every
 // instruction record once (in batches; a crash midway redoes it on the
-// next Open). The format stays 1: an older baton still opens the
-// directory and ignores the index, and the next Open indexes what it
-// wrote, reading only the instruction records written since this code
-// last opened or closed the directory.
+// next Open), and the first Open of one written by a baton whose
+// LiveLaunches(ws) scanned a list of keys indexes its live launches the
+// same way, deleting that list. The format stays 1: an older baton still
+// opens the directory and ignores the indexes, and the next Open indexes
+// what it wrote, reading only the records written since this code last
+// opened or closed the directory (see Caveats for what such a baton
+// misses).
 //
 // Update runs its function in a badger read-write transaction. badger
 // checks at commit that no key the transaction read was written by a
@@ -63,9 +66,10 @@
 //     the list writes and every read of the list inside an Update reads.
 //     badger's conflict detection knows keys, not ranges, so without the
 //     guard a scan would not conflict with a later insert into it;
-//   - the open instructions of a workspace are one key, read with Get and
-//     rewritten by every change to them, so a read of them conflicts with
-//     any concurrent change without a guard;
+//   - the open instructions of a workspace are one key, and its live
+//     launches another, read with Get and rewritten by every change to
+//     them, so a read of them conflicts with any concurrent change without
+//     a guard;
 //   - Session.Seq, and the insert order of handoffs, continuations,
 //     launches and instructions, come from a counter per workspace and
 //     kind, read and written by each insert;
@@ -84,18 +88,27 @@
 // each Open: one process holds the directory at a time).
 //
 // Lists read only their entries: the pending handoffs are one key per
-// pending handoff, the live launches one key per live launch (per
-// workspace and across workspaces), and DueWakeups reads the pending
-// wakeups in (At, ID) order up to now. But a key deleted from a list (a
-// launch that ended, a wakeup that fired) stays in badger as a tombstone
-// that every scan of the list steps over until a compaction drops it, so a
-// scan also costs the entries removed lately: the one live launch of a
-// workspace reads in 3 to 6 us after 10 ended launches and in 0.6 to
-// 0.8 ms after 10,000 (BenchmarkBadgerLiveLaunches). OpenInstructions
-// reads one value per workspace instead, which lists its pending and
-// unknown instructions, and their records, whatever the workspace's
-// history (BenchmarkBadgerOpenInstructions): nearly every instruction
-// leaves it when delivered.
+// pending handoff, the live launches of every workspace one key per live
+// launch, and DueWakeups reads the pending wakeups in (At, ID) order up
+// to now. But a key deleted from a list (a launch that ended, a wakeup
+// that fired) stays in badger as a tombstone that every scan of the list
+// steps over until a compaction drops it, so a scan also costs the
+// entries removed lately: a list of one workspace's live launches read
+// its one live launch in 3 to 6 us after 10 ended launches, and in 0.6
+// to 0.8 ms after 10,000. OpenInstructions and LiveLaunches(ws) read one
+// value per workspace instead, which lists its open instructions, or its
+// live launches, and then their records, whatever the workspace's history
+// (BenchmarkBadgerOpenInstructions; BenchmarkBadgerLiveLaunches: 2 to 3
+// us after 10 or 10,000 ended launches): nearly every instruction leaves
+// its set when delivered, and every launch when it ends, every turn of a
+// workspace being a launch. LiveLaunches("") stays a list, in CreatedAt
+// order across workspaces, and so steps over the launches of every
+// workspace ended lately: one value for all workspaces would be a key
+// that every launch of every workspace rewrites, and Updates of unrelated
+// workspaces would conflict on it. Open brings the sets up to date with
+// records a baton that predates them wrote (reading only the records
+// written since it last did, so usually none), and deletes the lists of
+// keys of the live launches of each workspace such a baton wrote.
 //
 // # Group commit
 //
@@ -190,13 +203,21 @@
 // must fit in badger's batch limit, 15% of the memtable (about 2.4 MiB, or
 // 150 KiB for ProfileSmall): past it a write fails with ErrStorage
 // (wrapping badger.ErrTxnTooBig) and the Update cannot commit. The open
-// instructions of a workspace are one value of about 40 bytes per
-// instruction (with baton's ids), rewritten by each change to them: cheap
-// for the few a workspace normally waits on, but a workspace that piles
-// up thousands pays for all of them on each insert; past the value
-// threshold (about 1,600 with ProfileSmall, 27,000 with ProfileDefault)
-// each rewrite goes to the value log, and past the value-log file size
-// (about 26,000 with ProfileSmall) an insert fails with ErrStorage.
+// instructions of a workspace, and its live launches, are each one value
+// of about 40 bytes per member (with baton's ids), rewritten by each
+// change to them: cheap for the few a workspace normally waits on or
+// runs, but a workspace that piles up thousands pays for all of them on
+// each insert; past the value threshold (about 1,600 with ProfileSmall,
+// 27,000 with ProfileDefault) each rewrite goes to the value log, and
+// past the value-log file size (about 26,000 with ProfileSmall) an insert
+// fails with ErrStorage.
+//
+// Going back: a baton that predates the live launch sets opens a
+// directory this code wrote, but its LiveLaunches(ws) scans the lists of
+// keys this code deleted and no longer writes, so it misses the live
+// launches recorded before it opened it (its own it lists, until the next
+// Open by this code); its LiveLaunches("") and everything else read
+// right.
 // store.Tx deletes nothing, so the directory grows with the records
 // written; overwritten versions are dropped by badger's compactions.
 //
@@ -209,8 +230,12 @@
 // Concurrency: two Updates conflict only when one writes what the other
 // read. A list read in an Update conflicts with any concurrent change to
 // that list; the global lists (pending handoffs, due wakeups, queued
-// continuations, workspaces) therefore serialize an Update that reads them
-// with every concurrent change to them, in any workspace. An Update that
+// continuations, live launches, workspaces) therefore serialize an Update
+// that reads them with every concurrent change to them, in any workspace.
+// Every change to the open instructions or the live launches of a
+// workspace reads and rewrites its one value, so two Updates that change
+// those of one workspace conflict (one re-runs); those of two workspaces
+// never do. An Update that
 // writes nothing never conflicts. A function given to Update or View must
 // not call Close (Close waits for it) and must not share its Tx with
 // other goroutines.

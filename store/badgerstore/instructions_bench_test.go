@@ -130,21 +130,5 @@ func BenchmarkBadgerListInstructions(b *testing.B) {
 // alike: it reports each one's ns per View and their ratio.
 func BenchmarkBadgerOpenInstructionsInterleaved(b *testing.B) {
 	small, large := instructionHistory(b, 10), instructionHistory(b, 10_000)
-	read := readInstructions(false, 1)
-	ctx := context.Background()
-	var spent [2]time.Duration
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		for k, st := range []*badgerstore.Store{small, large} {
-			start := time.Now()
-			if err := st.View(ctx, read); err != nil {
-				b.Fatal(err)
-			}
-			spent[k] += time.Since(start)
-		}
-	}
-	b.ReportMetric(float64(spent[0].Nanoseconds())/float64(b.N), "ns/view-10")
-	b.ReportMetric(float64(spent[1].Nanoseconds())/float64(b.N), "ns/view-10000")
-	b.ReportMetric(float64(spent[1])/float64(spent[0]), "ratio")
+	interleaveViews(b, readInstructions(false, 1), small, large)
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
@@ -68,21 +67,7 @@ func seedLaunches(t *testing.T, s *Store) map[baton.WorkspaceID][]store.Launch {
 // checkLive compares LiveLaunches of every workspace of want with it.
 func checkLive(t *testing.T, s *Store, when string, want map[baton.WorkspaceID][]store.Launch) {
 	t.Helper()
-	err := s.View(context.Background(), func(tx store.Tx) error {
-		for ws, w := range want {
-			got, err := tx.LiveLaunches(ws)
-			if err != nil {
-				return err
-			}
-			if d := cmp.Diff(w, got); d != "" {
-				t.Errorf("%s: LiveLaunches(%s) (-want +got):\n%s", when, ws, d)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	checkReads(t, s, when, "LiveLaunches", store.Tx.LiveLaunches, want)
 }
 
 // legacyEntry is the key of l in the per-workspace lists of live launches
@@ -144,23 +129,14 @@ func TestLiveIndexBackfill(t *testing.T) {
 		t.Fatalf("the old directory has %d list entries, want %d", n, live)
 	}
 
-	s = openOrFail(t, dir)
-	checkLive(t, s, "after the backfill", want)
-	closeOrFail(t, s)
-	if n := countSetEntries(t, dir, liveLaunches); n != live {
-		t.Errorf("%d live launch set entries, want %d", n, live)
-	}
-	if n := countKeys(t, dir, newKey(tLiveByWS)); n != 0 {
-		t.Errorf("%d old list entries left after the backfill, want 0", n)
-	}
-	version := maxVersion(t, dir)
-
-	s = openOrFail(t, dir)
-	checkLive(t, s, "after a second Open", want)
-	closeOrFail(t, s)
-	if v := maxVersion(t, dir); v != version {
-		t.Errorf("a second Open and Close committed: badger's version went from %d to %d", version, v)
-	}
+	backfillTwice(t, dir, func(s *Store, when string) { checkLive(t, s, when, want) }, func() {
+		if n := countSetEntries(t, dir, liveLaunches); n != live {
+			t.Errorf("%d live launch set entries, want %d", n, live)
+		}
+		if n := countKeys(t, dir, newKey(tLiveByWS)); n != 0 {
+			t.Errorf("%d old list entries left after the backfill, want 0", n)
+		}
+	})
 }
 
 // TestLiveIndexAfterOlderBaton reopens an indexed directory in which a
@@ -222,16 +198,18 @@ func TestLiveIndexAfterOlderBaton(t *testing.T) {
 func TestLiveLaunchesAcrossWorkspaces(t *testing.T) {
 	s := openOrFail(t, t.TempDir())
 	defer closeOrFail(t, s)
-	ctx := context.Background()
 	moved := store.Launch{ID: "l-1", Workspace: "ws-a", State: store.LaunchLive}
 	ended := store.Launch{ID: "l-2", Workspace: "ws-a", State: store.LaunchLive}
-	err := s.Update(ctx, func(tx store.Tx) error { return errors.Join(tx.InsertLaunch(moved), tx.InsertLaunch(ended)) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	moved.Workspace, ended.State = "ws-b", store.LaunchGone
-	if err := s.Update(ctx, func(tx store.Tx) error { return errors.Join(tx.PutLaunch(moved), tx.PutLaunch(ended)) }); err != nil {
-		t.Fatal(err)
+	for _, step := range []func(tx store.Tx) error{
+		func(tx store.Tx) error { return errors.Join(tx.InsertLaunch(moved), tx.InsertLaunch(ended)) },
+		func(tx store.Tx) error {
+			moved.Workspace, ended.State = "ws-b", store.LaunchGone
+			return errors.Join(tx.PutLaunch(moved), tx.PutLaunch(ended))
+		},
+	} {
+		if err := s.Update(context.Background(), step); err != nil {
+			t.Fatal(err)
+		}
 	}
 	checkLive(t, s, "after the moves", map[baton.WorkspaceID][]store.Launch{"ws-a": nil, "ws-b": {moved}, "": {moved}})
 }

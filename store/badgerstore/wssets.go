@@ -219,8 +219,13 @@ func keysSince(snap *badger.Txn, prefix key, since uint64) []key {
 
 // storedSet reads the set of ws in txn (nil if absent).
 func storedSet(txn *badger.Txn, s *wsSet, ws baton.WorkspaceID) ([]setEntry, error) {
+	return readSet(txn.Get, s, ws)
+}
+
+// readSet reads the set of ws with get (nil if absent).
+func readSet(get func(key []byte) (*badger.Item, error), s *wsSet, ws baton.WorkspaceID) ([]setEntry, error) {
 	k := s.key(ws)
-	item, err := txn.Get(k)
+	item, err := get(k)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return nil, nil
 	}
@@ -229,7 +234,7 @@ func storedSet(txn *badger.Txn, s *wsSet, ws baton.WorkspaceID) ([]setEntry, err
 		err = item.Value(func(b []byte) (derr error) { set, derr = decodeSet(b); return derr })
 	}
 	if err != nil {
-		return nil, storageErr(fmt.Sprintf("%s: read (key %q)", s.name, []byte(k)), err)
+		return nil, storageErr(fmt.Sprintf("read %s (key %q)", s.name, []byte(k)), err)
 	}
 	return set, nil
 }
@@ -410,19 +415,7 @@ func (w *batchWriter) discard() {
 // memberSet returns the set of ws (which enters the read set, so that an
 // Update that read it conflicts with any concurrent change to it).
 func (t *tx) memberSet(s *wsSet, ws baton.WorkspaceID) ([]setEntry, error) {
-	k := s.key(ws)
-	item, err := t.get(k)
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, nil
-	}
-	var set []setEntry
-	if err == nil {
-		err = item.Value(func(b []byte) (derr error) { set, derr = decodeSet(b); return derr })
-	}
-	if err != nil {
-		return nil, storageErr(fmt.Sprintf("read %s (key %q)", s.name, []byte(k)), err)
-	}
-	return set, nil
+	return readSet(func(k []byte) (*badger.Item, error) { return t.get(k) }, s, ws)
 }
 
 // memberIDs returns the ids in the set of ws, by insert number.
