@@ -294,7 +294,7 @@ func TestOpenIndexRedo(t *testing.T) {
 			return err
 		}
 		if after := db.MaxVersion(); after != before {
-			t.Errorf("the second syncOpenIndex committed: version %d, then %d", before, after)
+			t.Errorf("the second syncSet committed: version %d, then %d", before, after)
 		}
 		return nil
 	})
