@@ -293,6 +293,34 @@ var (
 			add: func(tx store.Tx) error {
 				return tx.InsertContinuation(store.Continuation{ID: "c-new", Workspace: "ws-b", State: store.ContinuationQueued})
 			}},
+		{name: "LiveLaunches(ws)",
+			read: func(tx store.Tx) (int, error) { return count(tx.LiveLaunches("ws-a")) },
+			add: func(tx store.Tx) error {
+				return tx.InsertLaunch(store.Launch{ID: "l-new", Workspace: "ws-a", State: store.LaunchLive})
+			}},
+		{name: "LiveLaunches(ws), a launch revived",
+			read: func(tx store.Tx) (int, error) { return count(tx.LiveLaunches("ws-a")) },
+			add: func(tx store.Tx) error {
+				return tx.PutLaunch(store.Launch{ID: "l-gone", Workspace: "ws-a", State: store.LaunchLive})
+			}},
+		{name: "LiveLaunches(ws) after writing to it",
+			read: func(tx store.Tx) (int, error) { return count(tx.LiveLaunches("ws-a")) },
+			add: func(tx store.Tx) error {
+				return tx.PutLaunch(store.Launch{ID: "l-gone", Workspace: "ws-a", State: store.LaunchLive})
+			},
+			own: func(tx store.Tx) error {
+				return tx.InsertLaunch(store.Launch{ID: "l-own", Workspace: "ws-a", State: store.LaunchLive})
+			}},
+		{name: "LiveLaunches of every workspace",
+			read: func(tx store.Tx) (int, error) { return count(tx.LiveLaunches("")) },
+			add: func(tx store.Tx) error {
+				return tx.InsertLaunch(store.Launch{ID: "l-new", Workspace: "ws-b", State: store.LaunchLive})
+			}},
+		{name: "OpenInstructions",
+			read: func(tx store.Tx) (int, error) { return count(tx.OpenInstructions("ws-a")) },
+			add: func(tx store.Tx) error {
+				return tx.InsertInstruction(store.Instruction{ID: "i-new", Workspace: "ws-a", State: store.InstructionPending})
+			}},
 		{name: "ListContinuations",
 			read: func(tx store.Tx) (int, error) { return count(tx.ListContinuations("ws-a")) },
 			add: func(tx store.Tx) error {
@@ -313,7 +341,8 @@ func TestListReadsAreSerializable(t *testing.T) {
 				_, err := tx.InsertSession(store.Session{ID: "s-b", Workspace: "ws-b"})
 				return errors.Join(err,
 					tx.InsertHandoff(store.Handoff{ID: "h-done", Workspace: "ws-c", RequestID: "r-done", State: store.StateCompleted}),
-					tx.InsertWakeup(store.Wakeup{ID: "w-fired", Workspace: "ws-a", At: now, Status: store.WakeupFired}))
+					tx.InsertWakeup(store.Wakeup{ID: "w-fired", Workspace: "ws-a", At: now, Status: store.WakeupFired}),
+					tx.InsertLaunch(store.Launch{ID: "l-gone", Workspace: "ws-a", State: store.LaunchGone}))
 			})
 			var seen []int
 			err := s.Update(t.Context(), func(tx store.Tx) error {
@@ -342,5 +371,42 @@ func TestListReadsAreSerializable(t *testing.T) {
 				t.Errorf("list lengths seen by the runs of fn = %v, want two runs, the second seeing one more", seen)
 			}
 		})
+	}
+}
+
+// TestLaunchesOfTwoWorkspacesDoNotConflict records and ends a launch of
+// ws-a, after reading its live launches, while another Update records and
+// ends one of ws-b: the first Update must not re-run (the live launches
+// of a workspace are one value per workspace, and the global list's guard
+// is only written).
+func TestLaunchesOfTwoWorkspacesDoNotConflict(t *testing.T) {
+	s := open(t, t.TempDir(), testOptions)
+	launch := func(tx store.Tx, id baton.LaunchID, ws baton.WorkspaceID) error {
+		l := store.Launch{ID: id, Workspace: ws, State: store.LaunchLive}
+		if err := tx.InsertLaunch(l); err != nil {
+			return err
+		}
+		l.State = store.LaunchGone
+		return tx.PutLaunch(l)
+	}
+	storetest.Update(t, s, func(tx store.Tx) error { return launch(tx, "l-b0", "ws-b") })
+	runs := 0
+	err := s.Update(t.Context(), func(tx store.Tx) error {
+		runs++
+		if _, err := tx.LiveLaunches("ws-a"); err != nil {
+			return err
+		}
+		if runs == 1 {
+			if err := s.Update(t.Context(), func(tx store.Tx) error { return launch(tx, "l-b1", "ws-b") }); err != nil {
+				return fmt.Errorf("the other Update: %w", err)
+			}
+		}
+		return launch(tx, baton.LaunchID(fmt.Sprintf("l-a%d", runs)), "ws-a")
+	})
+	if err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	if runs != 1 {
+		t.Errorf("the Update of ws-a ran %d times, want 1: it conflicted with one of ws-b", runs)
 	}
 }
