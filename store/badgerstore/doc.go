@@ -23,11 +23,11 @@
 // instruction record once (in batches; a crash midway redoes it on the
 // next Open), and the first Open of one written by a baton whose
 // LiveLaunches(ws) scanned a list of keys indexes its live launches the
-// same way, deleting that list. The format stays 1: an older baton still
-// opens the directory and ignores the indexes, and the next Open indexes
-// what it wrote, reading only the records written since this code last
-// opened or closed the directory (see Caveats for what such a baton
-// misses).
+// same way, deleting that list; then it moves the directory from format 1
+// to format 2. An older baton refuses a format 2 directory (ErrFormat): it
+// would read the live launches of a workspace from the list this code
+// deleted, miss the processes a crashed process left running, and could
+// start a second agent beside one.
 //
 // Update runs its function in a badger read-write transaction. badger
 // checks at commit that no key the transaction read was written by a
@@ -212,12 +212,8 @@
 // past the value-log file size (about 26,000 with ProfileSmall) an insert
 // fails with ErrStorage.
 //
-// Going back: a baton that predates the live launch sets opens a
-// directory this code wrote, but its LiveLaunches(ws) scans the lists of
-// keys this code deleted and no longer writes, so it misses the live
-// launches recorded before it opened it (its own it lists, until the next
-// Open by this code); its LiveLaunches("") and everything else read
-// right.
+// Going back: a baton that predates format 2 refuses a directory this
+// code opened (ErrFormat, format "2"); there is no way back to format 1.
 // store.Tx deletes nothing, so the directory grows with the records
 // written; overwritten versions are dropped by badger's compactions.
 //

@@ -25,40 +25,46 @@ import (
 // deleted key behind each time (see the key layout in keys.go).
 func instructionHistory(b *testing.B, n int) *badgerstore.Store {
 	b.Helper()
-	st := open(b, b.TempDir(), badgerstore.Options{})
-	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)
 	id := func(i int) baton.InstructionID { return baton.InstructionID(fmt.Sprintf("i-%06d", i)) }
+	return history(b, n, func(tx store.Tx, i int) error {
+		return tx.InsertInstruction(store.Instruction{ID: id(i), Workspace: "ws-a",
+			Text: "run the tests again and fix what fails", State: store.InstructionPending, CreatedAt: now, UpdatedAt: now})
+	}, func(tx store.Tx, i int) error {
+		in, err := tx.GetInstruction(id(i))
+		if err != nil {
+			return err
+		}
+		in.State, in.Session = store.InstructionDelivered, "s-1"
+		return tx.PutInstruction(in)
+	})
+}
+
+// history opens a store (default Options) and runs add for 0..n, then
+// retire for each but n/2, 500 at a time: the records a workspace had,
+// each ended but the one in the middle.
+func history(b *testing.B, n int, add, retire func(tx store.Tx, i int) error) *badgerstore.Store {
+	b.Helper()
+	st := open(b, b.TempDir(), badgerstore.Options{})
 	const batch = 500
 	for lo := 0; lo <= n; lo += batch {
 		hi := min(lo+batch, n+1)
-		err := st.Update(ctx, func(tx store.Tx) error {
-			for i := lo; i < hi; i++ {
-				err := tx.InsertInstruction(store.Instruction{ID: id(i), Workspace: "ws-a",
-					Text: "run the tests again and fix what fails", State: store.InstructionPending, CreatedAt: now, UpdatedAt: now})
-				if err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err == nil {
-			err = st.Update(ctx, func(tx store.Tx) error {
+		each := func(fn func(store.Tx, int) error, skip int) func(store.Tx) error {
+			return func(tx store.Tx) error {
 				for i := lo; i < hi; i++ {
-					if i == n/2 {
+					if i == skip {
 						continue
 					}
-					in, err := tx.GetInstruction(id(i))
-					if err != nil {
-						return err
-					}
-					in.State, in.Session = store.InstructionDelivered, "s-1"
-					if err := tx.PutInstruction(in); err != nil {
+					if err := fn(tx, i); err != nil {
 						return err
 					}
 				}
 				return nil
-			})
+			}
+		}
+		err := st.Update(context.Background(), each(add, -1))
+		if err == nil {
+			err = st.Update(context.Background(), each(retire, n/2))
 		}
 		if err != nil {
 			b.Fatal(err)
@@ -88,15 +94,21 @@ func readInstructions(all bool, want int) func(store.Tx) error {
 // delivered and one still pending (see instructionHistory): it reads the
 // pending one only, whatever the history.
 func BenchmarkBadgerOpenInstructions(b *testing.B) {
+	benchHistoryViews(b, "instructions", instructionHistory, func(int) func(store.Tx) error { return readInstructions(false, 1) })
+}
+
+// benchHistoryViews runs, for a history of 10 and of 10,000 records
+// (made by history), the View read(n) returns, as sub-benchmarks named
+// <name>=n.
+func benchHistoryViews(b *testing.B, name string, history func(*testing.B, int) *badgerstore.Store, read func(n int) func(store.Tx) error) {
 	for _, n := range []int{10, 10_000} {
-		b.Run(fmt.Sprintf("instructions=%d", n), func(b *testing.B) {
-			st := instructionHistory(b, n)
-			read := readInstructions(false, 1)
+		b.Run(fmt.Sprintf("%s=%d", name, n), func(b *testing.B) {
+			st, fn := history(b, n), read(n)
 			ctx := context.Background()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				if err := st.View(ctx, read); err != nil {
+				if err := st.View(ctx, fn); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -108,20 +120,7 @@ func BenchmarkBadgerOpenInstructions(b *testing.B) {
 // instruction (what the open ones were read from before
 // OpenInstructions), for contrast.
 func BenchmarkBadgerListInstructions(b *testing.B) {
-	for _, n := range []int{10, 10_000} {
-		b.Run(fmt.Sprintf("instructions=%d", n), func(b *testing.B) {
-			st := instructionHistory(b, n)
-			read := readInstructions(true, n+1)
-			ctx := context.Background()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				if err := st.View(ctx, read); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	benchHistoryViews(b, "instructions", instructionHistory, func(n int) func(store.Tx) error { return readInstructions(true, n+1) })
 }
 
 // BenchmarkBadgerOpenInstructionsInterleaved alternates the two

@@ -7,9 +7,10 @@ import (
 	"github.com/batonhq/baton"
 )
 
-// Key layout, format 1. Every key starts with keyVersion and a table byte,
-// followed by components: a string is its bytes with 0x00 escaped as
-// 0x00 0xFF and a 0x00 0x01 terminator (order-preserving and prefix-free:
+// Key layout, format 2 (format 1 had no per-workspace sets). Every key
+// starts with keyVersion and a table byte, followed by components: a
+// string is its bytes with 0x00 escaped as 0x00 0xFF and a 0x00 0x01
+// terminator (order-preserving and prefix-free:
 // the prefix of workspace "a" never matches workspace "ab"); a number is 8
 // bytes big-endian; a time is 8 bytes of Unix seconds with the sign bit
 // flipped and 4 bytes of nanoseconds, so that byte order is time order,
@@ -73,8 +74,17 @@ const keyVersion = '1'
 // formatKey holds the format marker (outside the versioned key space).
 var formatKey = []byte("!badgerstore/format")
 
-// formatVersion is the value of formatKey this code reads and writes.
-const formatVersion = "1"
+// formatVersion is the value of formatKey this code writes. Format 2 is
+// format 1 with the per-workspace sets (the 'o' and 'a' tables) built and
+// the per-workspace lists of live launches ('v' entries) gone; Open moves
+// a format 1 directory (formatV1) to it once the sets are built, and a
+// baton that reads only format 1 refuses it, as it must: it would read the
+// live launches of a workspace from the list that is gone.
+const formatVersion = "2"
+
+// formatV1 is the format of a directory written before the per-workspace
+// sets, which Open brings to formatVersion.
+const formatV1 = "1"
 
 // openIndexKey holds, as 8 bytes big-endian, a badger version V such that
 // every instruction record whose latest version is at most V is in the

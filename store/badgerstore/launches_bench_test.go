@@ -1,7 +1,6 @@
 package badgerstore_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -20,17 +19,7 @@ import (
 // read costs the live ones only; a list of keys would also step over the
 // tombstone each ended launch leaves until a compaction drops it.
 func BenchmarkBadgerLiveLaunches(b *testing.B) {
-	for _, n := range []int{10, 10000} {
-		st := launchHistory(b, n)
-		b.Run(fmt.Sprintf("launches=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := st.View(context.Background(), readLiveLaunches); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	benchHistoryViews(b, "launches", launchHistory, func(int) func(store.Tx) error { return readLiveLaunches })
 }
 
 // BenchmarkBadgerLiveLaunchesInterleaved alternates the two workspaces of
@@ -57,44 +46,17 @@ func readLiveLaunches(tx store.Tx) error {
 // for the one in the middle, still live.
 func launchHistory(b *testing.B, n int) *badgerstore.Store {
 	b.Helper()
-	st := open(b, b.TempDir(), badgerstore.Options{})
-	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)
 	id := func(i int) baton.LaunchID { return baton.LaunchID(fmt.Sprintf("l-%06d", i)) }
-	const batch = 500
-	for lo := 0; lo <= n; lo += batch {
-		hi := min(lo+batch, n+1)
-		err := st.Update(ctx, func(tx store.Tx) error {
-			for i := lo; i < hi; i++ {
-				err := tx.InsertLaunch(store.Launch{ID: id(i), Workspace: "ws-a", Session: "s-1", Holder: "holder-1",
-					Engine: "demo", State: store.LaunchLive, CreatedAt: now, UpdatedAt: now})
-				if err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err == nil {
-			err = st.Update(ctx, func(tx store.Tx) error {
-				for i := lo; i < hi; i++ {
-					if i == n/2 {
-						continue
-					}
-					l, err := tx.GetLaunch(id(i))
-					if err != nil {
-						return err
-					}
-					l.State = store.LaunchGone
-					if err := tx.PutLaunch(l); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-		}
+	return history(b, n, func(tx store.Tx, i int) error {
+		return tx.InsertLaunch(store.Launch{ID: id(i), Workspace: "ws-a", Session: "s-1", Holder: "holder-1",
+			Engine: "demo", State: store.LaunchLive, CreatedAt: now, UpdatedAt: now})
+	}, func(tx store.Tx, i int) error {
+		l, err := tx.GetLaunch(id(i))
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
-	}
-	return st
+		l.State = store.LaunchGone
+		return tx.PutLaunch(l)
+	})
 }

@@ -177,7 +177,7 @@ func TestFormatChecks(t *testing.T) {
 		dir  func(t *testing.T) string
 	}{
 		{"foreign badger database", func(t *testing.T) string { return rawDB(t, "user:1", "alice") }},
-		{"newer format", func(t *testing.T) string { return rawDB(t, "!badgerstore/format", "2") }},
+		{"newer format", func(t *testing.T) string { return rawDB(t, "!badgerstore/format", "3") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := tc.dir(t)

@@ -105,6 +105,9 @@ func makeOldLaunches(t *testing.T, dir string) {
 					return err
 				}
 			}
+			if err := txn.Set(formatKey, []byte(formatV1)); err != nil {
+				return err
+			}
 			return txn.Delete(liveIndexKey)
 		})
 	})

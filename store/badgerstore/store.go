@@ -113,12 +113,14 @@ func Open(dir string, opts Options) (*Store, error) {
 		_ = lock.release()
 		return nil, storageErr("open "+dir, err)
 	}
-	if err := checkFormat(db); err != nil {
-		_ = db.Close()
-		_ = lock.release()
-		return nil, err
+	v1, err := checkFormat(db)
+	if err == nil {
+		err = syncSets(db, log)
 	}
-	if err := syncSets(db, log); err != nil {
+	if err == nil && v1 {
+		err = upgradeFormat(db)
+	}
+	if err != nil {
 		_ = db.Close()
 		_ = lock.release()
 		return nil, err
@@ -160,19 +162,25 @@ func dropEmptyMemtables(dir string) error {
 }
 
 // checkFormat writes the format marker into an empty database, and refuses
-// a database with another marker or with data but no marker.
-func checkFormat(db *badger.DB) error {
-	return db.Update(func(txn *badger.Txn) error {
+// a database with another marker or with data but no marker. v1 reports a
+// format 1 directory, which Open brings to format 2 (upgradeFormat) once
+// its per-workspace sets are built.
+func checkFormat(db *badger.DB) (v1 bool, err error) {
+	err = db.Update(func(txn *badger.Txn) error {
 		item, err := txn.Get(formatKey)
 		if err == nil {
 			v, err := item.ValueCopy(nil)
 			if err != nil {
 				return storageErr("read format", err)
 			}
-			if string(v) != formatVersion {
-				return fmt.Errorf("%w: format %q, this version reads %q", ErrFormat, v, formatVersion)
+			switch string(v) {
+			case formatVersion:
+				return nil
+			case formatV1:
+				v1 = true
+				return nil
 			}
-			return nil
+			return fmt.Errorf("%w: format %q, this version reads %q and %q", ErrFormat, v, formatV1, formatVersion)
 		}
 		if !errors.Is(err, badger.ErrKeyNotFound) {
 			return storageErr("read format", err)
@@ -186,6 +194,22 @@ func checkFormat(db *badger.DB) error {
 		}
 		return txn.Set(formatKey, []byte(formatVersion))
 	})
+	return v1, err
+}
+
+// upgradeFormat marks a format 1 directory whose sets syncSets built as
+// format 2, durably: from then on a baton that reads only format 1
+// refuses it. A crash before leaves format 1, and the next Open builds
+// what is missing again (syncSets is idempotent).
+func upgradeFormat(db *badger.DB) error {
+	err := db.Update(func(txn *badger.Txn) error { return txn.Set(formatKey, []byte(formatVersion)) })
+	if err == nil {
+		err = syncLogs(db)
+	}
+	if err != nil {
+		return storageErr("write format", err)
+	}
+	return nil
 }
 
 // begin registers a running transaction; it fails after Close.

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -94,10 +95,10 @@ func syncSets(db *badger.DB, log *zap.Logger) error {
 // syncSet brings the sets of s up to date with their records. Every
 // transaction of this code writes a record and its workspace's set
 // together; what it repairs are the records a baton that predates the
-// set wrote: all of them in a directory that never had it, and, in a
-// directory this code indexed, those an older baton wrote when it opened
-// the directory since (it reads the directory, format 1, and ignores the
-// sets and their marker).
+// set wrote: all of them in a directory that never had it (format 1).
+// Once Open has moved the directory to format 2, no such baton opens it
+// again; the marker still makes a second run cheap and a crashed one
+// safe to redo.
 //
 // s.mark holds a badger version up to which the sets are known to follow
 // the records. syncSet reads, on one snapshot, only the records whose
@@ -397,10 +398,37 @@ func (w *batchWriter) commit() error {
 	w.txn = nil
 	err := txn.Commit()
 	if err == nil {
-		err = w.db.Sync()
+		err = syncLogs(w.db)
 	}
 	if err != nil {
 		return storageErr(w.name+": commit", err)
+	}
+	return nil
+}
+
+// syncLogs makes every commit badger has accepted durable: DB.Sync, which
+// syncs the log of the active memtable and the newest value log only, and
+// then every memtable and value log file of the directory, so that a
+// commit in a memtable rotated out meanwhile is covered too (the gap the
+// group commit's rounds close the same way). Open's own writes use it
+// before each write that depends on them (a set's marker, the format).
+func syncLogs(db *badger.DB) error {
+	if err := db.Sync(); err != nil {
+		return err
+	}
+	opts := db.Opts()
+	for _, dir := range slices.Compact([]string{opts.Dir, opts.ValueDir}) {
+		names, err := readDirNames(dir)
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
+			if ext := filepath.Ext(name); ext == ".mem" || ext == ".vlog" {
+				if err := fsyncFile(filepath.Join(dir, name)); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return nil
 }

@@ -60,7 +60,12 @@ func makeOld(t *testing.T, dir string) {
 		if err := db.DropPrefix(newKey(tOpenInstr)); err != nil {
 			return err
 		}
-		return db.Update(func(txn *badger.Txn) error { return txn.Delete(openIndexKey) })
+		return db.Update(func(txn *badger.Txn) error {
+			if err := txn.Set(formatKey, []byte(formatV1)); err != nil {
+				return err
+			}
+			return txn.Delete(openIndexKey)
+		})
 	})
 	if n := countOpenEntries(t, dir); n != 0 {
 		t.Fatalf("the old directory has %d open instruction entries", n)
@@ -227,14 +232,29 @@ func TestOpenIndexBackfill(t *testing.T) {
 }
 
 // backfillTwice opens and closes the store in dir twice, calling check
-// after each Open and after the first Close: the second Open and Close
-// must commit nothing.
+// after each Open and after the first Close: the first Open moves the
+// directory to format 2, and the second Open and Close must commit
+// nothing.
 func backfillTwice(t *testing.T, dir string, check func(s *Store, when string), afterFirst func()) {
 	t.Helper()
 	s := openOrFail(t, dir)
 	check(s, "after the backfill")
 	closeOrFail(t, s)
 	afterFirst()
+	rawBadger(t, dir, func(db *badger.DB) error {
+		return db.View(func(txn *badger.Txn) error {
+			item, err := txn.Get(formatKey)
+			if err != nil {
+				return err
+			}
+			return item.Value(func(v []byte) error {
+				if string(v) != formatVersion {
+					t.Errorf("format %q after the backfill, want %q", v, formatVersion)
+				}
+				return nil
+			})
+		})
+	})
 	version := maxVersion(t, dir)
 
 	s = openOrFail(t, dir)

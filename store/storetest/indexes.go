@@ -416,11 +416,12 @@ func testLiveLaunches(t *testing.T, s store.Store) {
 	})
 }
 
-// testInstructions checks ListInstructions: per workspace, insert order,
-// any state, Puts keeping the place.
-func testInstructions(t *testing.T, s store.Store) {
-	ids := []baton.InstructionID{"i-c", "i-a", "i-d", "i-b"}
-	var want []store.Instruction
+// insertInstructions inserts pending instructions ids into ws-a, one
+// Update each (with ws-b's i-x in the second), and returns them in insert
+// order.
+func insertInstructions(t *testing.T, s store.Store, ids ...baton.InstructionID) []store.Instruction {
+	t.Helper()
+	var out []store.Instruction
 	for n, id := range ids {
 		Update(t, s, func(tx store.Tx) error {
 			if n == 1 {
@@ -430,10 +431,17 @@ func testInstructions(t *testing.T, s store.Store) {
 			}
 			i := instruction("ws-a", id, store.InstructionPending)
 			i.CreatedAt = at(10 + n)
-			want = append(want, i)
+			out = append(out, i)
 			return tx.InsertInstruction(i)
 		})
 	}
+	return out
+}
+
+// testInstructions checks ListInstructions: per workspace, insert order,
+// any state, Puts keeping the place.
+func testInstructions(t *testing.T, s store.Store) {
+	want := insertInstructions(t, s, "i-c", "i-a", "i-d", "i-b")
 	Update(t, s, func(tx store.Tx) error {
 		i, err := tx.GetInstruction("i-c")
 		if err != nil {
@@ -477,18 +485,8 @@ func testInstructions(t *testing.T, s store.Store) {
 func testOpenInstructions(t *testing.T, s store.Store) {
 	ids := []baton.InstructionID{"i-c", "i-a", "i-d", "i-b", "i-e"}
 	all := map[baton.InstructionID]store.Instruction{}
-	for n, id := range ids {
-		Update(t, s, func(tx store.Tx) error {
-			if n == 1 {
-				if err := tx.InsertInstruction(instruction("ws-b", "i-x", store.InstructionPending)); err != nil {
-					return err
-				}
-			}
-			i := instruction("ws-a", id, store.InstructionPending)
-			i.CreatedAt = at(10 + n)
-			all[id] = i
-			return tx.InsertInstruction(i)
-		})
+	for _, i := range insertInstructions(t, s, ids...) {
+		all[i.ID] = i
 	}
 	// want lists the open ones of ws-a in insert order.
 	want := func() []store.Instruction {
