@@ -105,10 +105,10 @@
 // order across workspaces, and so steps over the launches of every
 // workspace ended lately: one value for all workspaces would be a key
 // that every launch of every workspace rewrites, and Updates of unrelated
-// workspaces would conflict on it. Open brings the sets up to date with
-// records a baton that predates them wrote (reading only the records
-// written since it last did, so usually none), and deletes the lists of
-// keys of the live launches of each workspace such a baton wrote.
+// workspaces would conflict on it. The first Open of a format 1
+// directory builds the sets from the records and deletes the lists of
+// keys of the live launches of each workspace; later Opens read nothing
+// for them.
 //
 // # Group commit
 //

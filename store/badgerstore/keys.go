@@ -62,8 +62,7 @@ import (
 //
 // Outside the versioned key space: formatKey, and the marker of each set,
 // openIndexKey ('o') and liveIndexKey ('a'): the version up to which the
-// set is known to follow its records (see syncSet; a baton older than the
-// set writes the records without it).
+// set is known to follow its records (see syncSet).
 //
 // Uniqueness rests on single keys that every writer reads with Get before
 // it writes (the record key for ids, q for request ids, p for the slot): a
@@ -89,8 +88,7 @@ const formatV1 = "1"
 // openIndexKey holds, as 8 bytes big-endian, a badger version V such that
 // every instruction record whose latest version is at most V is in the
 // open instructions of its workspace ('o' table) if and only if it is open
-// (outside the versioned key space, as formatKey: a baton that predates
-// the 'o' table ignores both). See syncSet.
+// (outside the versioned key space, as formatKey). See syncSet.
 var openIndexKey = []byte("!badgerstore/open-instructions")
 
 // liveIndexKey is the same marker for the live launches ('a' table).

@@ -142,8 +142,9 @@ func TestLiveIndexBackfill(t *testing.T) {
 	})
 }
 
-// TestLiveIndexAfterOlderBaton reopens an indexed directory in which a
-// baton without the sets then ended a launch (its record only: it deleted
+// TestLiveIndexAfterOlderBaton reopens an indexed directory still at
+// format 1 (an Open that crashed after the markers, before the format) in
+// which a baton without the sets then ended a launch (its record only: it deleted
 // a list entry this code never wrote) and inserted a live one (record,
 // list entry and counter). Open repairs the set from the records written
 // since its marker and deletes the list entry.
@@ -180,7 +181,7 @@ func TestLiveIndexAfterOlderBaton(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return errors.Join(txn.Set(launchKey(ended.ID), eb), txn.Set(launchKey(added.ID), ab),
+			return errors.Join(txn.Set(launchKey(ended.ID), eb), txn.Set(launchKey(added.ID), ab), txn.Set(formatKey, []byte(formatV1)),
 				txn.Set(legacyEntry(added.Workspace, added.Seq, added.ID), []byte(added.ID)))
 		})
 	})

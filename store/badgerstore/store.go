@@ -66,11 +66,10 @@ var (
 
 // Open opens (creating it if needed) the store in dir, which is locked
 // until Close. A new directory gets the format marker of this version; an
-// existing one must carry it. Open then indexes the open instructions
-// (store.Tx.OpenInstructions) of the instruction records a baton that
-// predates that index wrote, if any: once, in a directory that never had
-// the index, reading every instruction record; then only those written
-// since this code last opened or closed the directory.
+// existing one must carry it. The first Open of a format 1 directory
+// (written before the per-workspace sets of open instructions and live
+// launches) builds those sets from the records, once, then marks the
+// directory format 2, which a baton that reads only format 1 refuses.
 //
 // Errors: baton.ErrInvalid for an empty dir or an unknown Profile or
 // Durability; ErrLocked if another Store holds dir; ErrFormat if dir holds
@@ -115,7 +114,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	v1, err := checkFormat(db)
 	if err == nil {
-		err = syncSets(db, log)
+		err = syncSets(db, log, v1)
 	}
 	if err == nil && v1 {
 		err = upgradeFormat(db)
@@ -437,11 +436,8 @@ func pause(ctx context.Context, try int) error {
 	}
 }
 
-// Close waits for running transactions to end, records (in one small
-// commit, if anything was committed since Open) that the open
-// instructions follow every instruction record, so that the next Open
-// reads none, closes badger (flushing its memtable) and releases the
-// directory. Afterwards Update, View and Close
+// Close waits for running transactions to end, closes badger (flushing its
+// memtable) and releases the directory. Afterwards Update, View and Close
 // return store.ErrClosed. No goroutine of the Store or of badger outlives
 // Close.
 //
@@ -460,13 +456,6 @@ func (s *Store) Close() error {
 	}
 	s.mu.Unlock()
 	s.subs.WakeAll()
-	if s.gs == nil || s.gs.failed() == nil {
-		// Only an optimization: the next Open then reads no record to
-		// index (see syncSet).
-		if err := markSets(s.db); err != nil {
-			s.log.Warn("badgerstore: close: set markers not written", zap.Error(err))
-		}
-	}
 	if s.gs != nil {
 		s.gs.close()
 	}

@@ -82,23 +82,22 @@ var (
 func (s *wsSet) key(ws baton.WorkspaceID) key { return newKey(s.table).str(string(ws)) }
 
 // syncSets brings every per-workspace set up to date (see syncSet), on
-// Open, before any transaction runs.
-func syncSets(db *badger.DB, log *zap.Logger) error {
+// Open, before any transaction runs; v1 says the directory is format 1.
+func syncSets(db *badger.DB, log *zap.Logger, v1 bool) error {
 	for _, s := range wsSets {
-		if err := syncSet(db, log, s); err != nil {
+		if err := syncSet(db, log, s, v1); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// syncSet brings the sets of s up to date with their records. Every
-// transaction of this code writes a record and its workspace's set
-// together; what it repairs are the records a baton that predates the
-// set wrote: all of them in a directory that never had it (format 1).
-// Once Open has moved the directory to format 2, no such baton opens it
-// again; the marker still makes a second run cheap and a crashed one
-// safe to redo.
+// syncSet builds the sets of s from their records where they may not
+// follow them: in a format 1 directory (v1), written by a baton that
+// predates the sets, and in any directory without the set's marker (a set
+// added by a later version). In a format 2 directory whose marker is
+// there, every record was written together with its sets, and syncSet
+// reads nothing.
 //
 // s.mark holds a badger version up to which the sets are known to follow
 // the records. syncSet reads, on one snapshot, only the records whose
@@ -106,24 +105,23 @@ func syncSets(db *badger.DB, log *zap.Logger) error {
 // badger skips the tables older than the marker whole), adds each member
 // to its workspace's set and removes each other record, and writes the
 // sets that changed. It also deletes the entries of the lists the set
-// replaced (s.legacy) written since the marker: all of them the first
-// time, those an older baton wrote since then. The writes go in batches
+// replaced (s.legacy) written since the marker. The writes go in batches
 // (a badger transaction has a size limit), each synced before the next,
 // and the marker, set to the snapshot's version, goes last: a crash in
 // between leaves the marker as it was, and the next Open does it again
 // (adding an entry that is there, removing one that is not or deleting a
-// deleted key changes nothing). A second Open finds nothing above the
-// marker and writes nothing. Close moves the markers to the last commit
-// (markSets), so the next Open reads nothing either.
+// deleted key changes nothing). An Open that crashes after the markers
+// but before the directory became format 2 leaves format 1 and the
+// markers, and the next Open reads only what was written since them.
 //
 // A record that does not decode is skipped, with a warning: every read of
 // it fails with ErrStorage anyway, and it must not keep the store closed.
 // A set that does not decode is an ErrStorage.
-func syncSet(db *badger.DB, log *zap.Logger, s *wsSet) error {
+func syncSet(db *badger.DB, log *zap.Logger, s *wsSet, v1 bool) error {
 	snap := db.NewTransaction(false)
 	defer snap.Discard()
 	since, found, err := setMark(snap, s)
-	if err != nil {
+	if err != nil || (found && !v1) {
 		return err
 	}
 	sets := map[baton.WorkspaceID][]setEntry{}
@@ -330,39 +328,9 @@ func setMark(txn *badger.Txn, s *wsSet) (v uint64, found bool, err error) {
 	return binary.BigEndian.Uint64(b), true, nil
 }
 
-// markSets moves the marker of every set to the last commit, on Close,
-// once no transaction runs: every record up to it was written together
-// with its workspace's sets. It writes nothing if the last commit wrote
-// the markers; otherwise it writes all of them, so that a second Close
-// after an Open that wrote nothing finds them all at the last commit.
-func markSets(db *badger.DB) error {
-	return db.Update(func(txn *badger.Txn) error {
-		behind := false
-		for _, s := range wsSets {
-			item, err := txn.Get(s.mark)
-			if err != nil && !errors.Is(err, badger.ErrKeyNotFound) {
-				return err
-			}
-			behind = behind || err != nil || item.Version() < db.MaxVersion()
-		}
-		if !behind {
-			return nil
-		}
-		mark := binary.BigEndian.AppendUint64(nil, txn.ReadTs())
-		for _, s := range wsSets {
-			if err := txn.Set(s.mark, mark); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
 // batchWriter writes in as few badger transactions as their size limit
-// allows, syncing each one's log after its commit: no other transaction
-// runs meanwhile, so each batch is in the active memtable when it is
-// synced, and a later batch (the marker last) never outlives an earlier
-// one in a power loss.
+// allows, syncing the logs after each commit (syncLogs), so that a later
+// batch (the marker last) never outlives an earlier one in a power loss.
 type batchWriter struct {
 	db   *badger.DB
 	name string // of the set, in errors

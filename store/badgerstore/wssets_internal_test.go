@@ -306,11 +306,11 @@ func TestOpenIndexRedo(t *testing.T) {
 	})
 
 	rawBadger(t, dir, func(db *badger.DB) error {
-		if err := syncSet(db, zap.NewNop(), openInstructions); err != nil {
+		if err := syncSet(db, zap.NewNop(), openInstructions, true); err != nil {
 			return err
 		}
 		before := db.MaxVersion()
-		if err := syncSet(db, zap.NewNop(), openInstructions); err != nil {
+		if err := syncSet(db, zap.NewNop(), openInstructions, true); err != nil {
 			return err
 		}
 		if after := db.MaxVersion(); after != before {
@@ -323,10 +323,12 @@ func TestOpenIndexRedo(t *testing.T) {
 	checkOpen(t, s, "after a redone backfill", want)
 }
 
-// TestOpenIndexAfterOlderBaton reopens an indexed directory in which a
-// baton without the index then wrote instructions: one delivered (its
-// entry now stale), one sent again (pending, no entry) and a new pending
-// one. Open repairs the index from the records written since its marker.
+// TestOpenIndexAfterOlderBaton reopens an indexed directory still at
+// format 1 (an Open that crashed after the markers, before the format) in
+// which a baton without the index then wrote instructions: one delivered
+// (its entry now stale), one sent again (pending, no entry) and a new
+// pending one. Open repairs the index from the records written since its
+// marker.
 func TestOpenIndexAfterOlderBaton(t *testing.T) {
 	dir := t.TempDir()
 	s := openOrFail(t, dir)
@@ -376,6 +378,7 @@ func TestOpenIndexAfterOlderBaton(t *testing.T) {
 				return err
 			}
 			return errors.Join(txn.Set(instructionKey(added.ID), b),
+				txn.Set(formatKey, []byte(formatV1)),
 				txn.Set(instructionIndex(added)[0].key, []byte(added.ID)),
 				txn.Set(counterKey(tInstrByWS, "ws-a"), binary.BigEndian.AppendUint64(nil, added.Seq)))
 		})
