@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 )
