@@ -13,6 +13,11 @@
 // A Fake never moves on its own: code that arms a timer and a test that
 // advances the clock must agree on when the timer is armed (PendingBy
 // tells a test how many timers are due within a horizon).
+//
+// A deadline that is a point in time (a timeout counted from a stored
+// commit time, say) is armed with NewTimerAt or WithDeadline, not by
+// passing t.Sub(c.Now()) to NewTimer: between reading Now and arming, a
+// Fake may move, and the timer would fire that much late.
 package clock
 
 import (
@@ -29,6 +34,27 @@ type Clock interface {
 	After(d time.Duration) <-chan time.Time
 	// NewTimer returns a stoppable timer.
 	NewTimer(d time.Duration) Timer
+}
+
+// AtClock is a Clock that arms a timer for a point in time in one step.
+// Fake implements it; NewTimerAt and WithDeadline use it when a Clock
+// does.
+type AtClock interface {
+	Clock
+	// NewTimerAt returns a timer that fires once the clock reaches t; one
+	// whose t is not after Now has fired already.
+	NewTimerAt(t time.Time) Timer
+}
+
+// NewTimerAt returns a timer of c that fires once c reaches t. With an
+// AtClock it is armed for t exactly, however c moves meanwhile; with any
+// other Clock it is NewTimer(t.Sub(c.Now())), which for the wall clock is
+// the same to within the time the call takes.
+func NewTimerAt(c Clock, t time.Time) Timer {
+	if a, ok := c.(AtClock); ok {
+		return a.NewTimerAt(t)
+	}
+	return c.NewTimer(t.Sub(c.Now()))
 }
 
 // Timer is a stoppable one-shot timer.
@@ -90,8 +116,21 @@ func (f *Fake) After(d time.Duration) <-chan time.Time { return f.NewTimer(d).C(
 func (f *Fake) NewTimer(d time.Duration) Timer {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	t := &fakeTimer{f: f, at: f.now.Add(d), c: make(chan time.Time, 1)}
-	if d <= 0 {
+	return f.armLocked(f.now.Add(d))
+}
+
+// NewTimerAt returns a timer that fires when the clock reaches at. With at
+// not after Now() it has fired already: its channel holds Now() and Stop
+// reports false.
+func (f *Fake) NewTimerAt(at time.Time) Timer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.armLocked(at)
+}
+
+func (f *Fake) armLocked(at time.Time) *fakeTimer {
+	t := &fakeTimer{f: f, at: at, c: make(chan time.Time, 1)}
+	if !at.After(f.now) {
 		t.fired = true
 		t.c <- f.now
 		return t
@@ -214,8 +253,18 @@ func (t *fakeTimer) Stop() bool {
 // Once it fired, context.Cause of the returned context is
 // context.DeadlineExceeded. Call cancel to release its goroutine.
 func WithTimeout(ctx context.Context, c Clock, d time.Duration) (context.Context, context.CancelFunc) {
+	return withTimer(ctx, c.NewTimer(d))
+}
+
+// WithDeadline is WithTimeout for a point in time: the returned context is
+// cancelled once c reaches deadline (at once when it has), armed with
+// NewTimerAt.
+func WithDeadline(ctx context.Context, c Clock, deadline time.Time) (context.Context, context.CancelFunc) {
+	return withTimer(ctx, NewTimerAt(c, deadline))
+}
+
+func withTimer(ctx context.Context, t Timer) (context.Context, context.CancelFunc) {
 	out, cancel := context.WithCancelCause(ctx)
-	t := c.NewTimer(d)
 	go func() {
 		select {
 		case <-t.C():

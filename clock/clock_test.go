@@ -206,3 +206,89 @@ func TestWithTimeoutFollowsTheClock(t *testing.T) {
 		t.Fatal("a cancelled context reported a timeout")
 	}
 }
+
+// TestNewTimerAtIsExact is the race NewTimerAt exists for: a deadline
+// computed from a stored time, armed after the clock moved. Armed as
+// NewTimer(deadline.Sub(now)) with the now read before the move, it fires
+// a move late; NewTimerAt fires at the deadline itself.
+func TestNewTimerAtIsExact(t *testing.T) {
+	f := NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	deadline := f.Now().Add(90 * time.Second)
+
+	relative := deadline.Sub(f.Now()) // read, then the clock moves
+	f.Advance(10 * time.Second)
+	late := f.NewTimer(relative)
+	exact := NewTimerAt(f, deadline)
+	f.Advance(80 * time.Second) // now == deadline
+	select {
+	case at := <-exact.C():
+		if !at.Equal(deadline) {
+			t.Fatalf("fired for %v, want %v", at, deadline)
+		}
+	default:
+		t.Fatal("NewTimerAt did not fire at its deadline")
+	}
+	select {
+	case <-late.C():
+		t.Fatal("the relative timer fired at the deadline: the test shows no race")
+	default:
+	}
+
+	past := NewTimerAt(f, deadline.Add(-time.Second))
+	select {
+	case <-past.C():
+	default:
+		t.Fatal("a timer for a time already passed has not fired")
+	}
+	if past.Stop() {
+		t.Fatal("Stop of a timer that fired = true")
+	}
+}
+
+// plainClock hides Fake's NewTimerAt: the fallback path.
+type plainClock struct{ f *Fake }
+
+func (c plainClock) Now() time.Time                         { return c.f.Now() }
+func (c plainClock) After(d time.Duration) <-chan time.Time { return c.f.After(d) }
+func (c plainClock) NewTimer(d time.Duration) Timer         { return c.f.NewTimer(d) }
+
+func TestNewTimerAtWithoutAtClock(t *testing.T) {
+	f := NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	var c Clock = plainClock{f}
+	if _, ok := c.(AtClock); ok {
+		t.Fatal("plainClock is an AtClock")
+	}
+	tm := NewTimerAt(c, f.Now().Add(time.Minute))
+	f.Advance(59 * time.Second)
+	select {
+	case <-tm.C():
+		t.Fatal("fired early")
+	default:
+	}
+	f.Advance(time.Second)
+	<-tm.C()
+}
+
+func TestWithDeadline(t *testing.T) {
+	f := NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	deadline := f.Now().Add(time.Minute)
+	f.Advance(30 * time.Second)
+	ctx, cancel := WithDeadline(context.Background(), f, deadline)
+	defer cancel()
+	f.Advance(29 * time.Second)
+	if ctx.Err() != nil {
+		t.Fatalf("ended before its deadline: %v", ctx.Err())
+	}
+	f.Advance(time.Second)
+	<-ctx.Done()
+	if !TimedOut(ctx) {
+		t.Fatalf("cause = %v, want a timeout", context.Cause(ctx))
+	}
+
+	gone, cancel2 := WithDeadline(context.Background(), f, deadline)
+	defer cancel2()
+	<-gone.Done() // its deadline has passed: done at once
+	if !TimedOut(gone) {
+		t.Fatalf("cause = %v, want a timeout", context.Cause(gone))
+	}
+}

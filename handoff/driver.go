@@ -215,7 +215,7 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 		}
 		return ended(engine.ExitStatus{Err: err}, "the report-only turn did not start: "+err.Error(), nil)
 	}
-	timer := c.clock.NewTimer(h.GenerationDeadline.Sub(c.clock.Now()))
+	timer := clock.NewTimerAt(c.clock, h.GenerationDeadline)
 	defer timer.Stop()
 	select {
 	case <-p.Done():
@@ -304,7 +304,7 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner sess
 	// The readiness timeout counts from the commit that entered starting,
 	// not from whenever this goroutine got here: a slow launch or a busy
 	// scheduler must not stretch it.
-	rctx, cancel := clock.WithTimeout(ctx, c.clock, h.UpdatedAt.Add(c.readyTime).Sub(c.clock.Now()))
+	rctx, cancel := clock.WithDeadline(ctx, c.clock, h.UpdatedAt.Add(c.readyTime))
 	native, err := p.Ready(rctx)
 	timedOut := clock.TimedOut(rctx)
 	cancel()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -155,7 +156,7 @@ func (w *waiter) wait(ctx context.Context, deadline time.Time) bool {
 		poll = t.C()
 	}
 	if !deadline.IsZero() {
-		t := w.c.clock.NewTimer(deadline.Sub(w.c.clock.Now()))
+		t := clock.NewTimerAt(w.c.clock, deadline)
 		defer t.Stop()
 		due = t.C()
 	}

@@ -129,6 +129,15 @@ func (c *lifeClock) NewTimer(d time.Duration) clock.Timer {
 	return t
 }
 
+// NewTimerAt arms a timer for at exactly (see clock.AtClock): a deadline
+// the Coordinator computes from a stored time must not move with a clock
+// step the harness takes meanwhile.
+func (c *lifeClock) NewTimerAt(at time.Time) clock.Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.clk.NewTimerAt(at)
+}
+
 // renewalArmed reports whether the life's next lease renewal is armed: its
 // timer is due after now.
 func (c *lifeClock) renewalArmed() bool {
