@@ -59,10 +59,12 @@ type Coordinator struct {
 	root context.Context
 	stop context.CancelFunc
 
-	mu       sync.Mutex
-	closed   bool
-	drivers  map[baton.HandoffID]*driver
-	stopping map[baton.HandoffID]bool // stops this process is carrying out
+	mu      sync.Mutex
+	closed  bool
+	drivers map[baton.HandoffID]*driver
+	// stopping holds the stops this process is carrying out; true once
+	// another claim of the same stop was refused (see claimStop).
+	stopping map[baton.HandoffID]bool
 	// took holds the pending handoffs whose reservation this Coordinator
 	// took itself (not an earlier process under the same instance id):
 	// Reconcile leaves them alone while it still holds them.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -435,13 +434,10 @@ func (c *Coordinator) follow(ctx context.Context, id baton.HandoffID, ws baton.W
 			}
 			c.mu.Unlock()
 			return
-		case err != nil || !h.StopRequested || !h.State.Pending():
+		case err != nil:
 			continue
 		}
-		if r, err := c.reservation(ctx, ws); err != nil || !r.Held || r.Handoff != id || !c.holds(r) {
-			continue // another process holds it now: it carries the stop out
-		}
-		c.serveStop(id, false, time.Time{})
+		c.serveRequested(ctx, h)
 	}
 }
 

@@ -87,18 +87,7 @@ func TestBackgroundStopOfAnAnsweredRequestDoesNothing(t *testing.T) {
 	// The follower that read the row while the stop was requested claims
 	// it now, after the Stop call released it.
 	co.serveStop(h.ID, false, time.Time{})
-	for deadline := time.Now().Add(5 * time.Second); ; { // a bounded poll for the background stop
-		co.mu.Lock()
-		busy := co.stopping[h.ID]
-		co.mu.Unlock()
-		if !busy {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the background stop never ended")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitStopEnded(t, co, h.ID)
 	if got := target.StopCalls(); got != stops {
 		t.Errorf("the target was stopped %d more times after its stop was answered", got-stops)
 	}
@@ -226,7 +215,7 @@ func waitStopEnded(t *testing.T, co *Coordinator, id baton.HandoffID) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); ; {
 		co.mu.Lock()
-		busy := co.stopping[id]
+		_, busy := co.stopping[id]
 		co.mu.Unlock()
 		if !busy {
 			return
@@ -236,4 +225,97 @@ func waitStopEnded(t *testing.T, co *Coordinator, id baton.HandoffID) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// A stop requested again, through another process, once the last one was
+// carried out unconfirmed: the driving process's follower learns of it at
+// once, but the background stop that carried out the last request may not
+// have released its claim yet. The follower's claim is refused; the
+// request must still be carried out when the claim is released, not left
+// to the next lease renewal (the requesting process waits meanwhile).
+func TestStopRequestedAgainWhileTheLastStopIsReleasing(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	eng := enginetest.New(enginetest.Options{Clock: clk})
+	t.Cleanup(eng.Close)
+	st := memstore.New()
+	reg := engine.NewRegistry(map[string]engine.Engine{"demo": eng})
+	a, err := New(st, reg, WithClock(clk), WithInstanceID("node-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(st, reg, WithClock(clk), WithInstanceID("node-b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		eng.CrashAll()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = b.Shutdown(ctx)
+		_ = a.Shutdown(ctx)
+	})
+	ctx := context.Background()
+	const ws = baton.WorkspaceID("ws-1")
+	if _, err := a.Sessions().CreateWorkspace(ctx, store.Workspace{ID: ws, Name: "demo", Root: t.TempDir(), Config: baton.EngineConfig{Engine: "demo", Model: "demo-1"}}); err != nil {
+		t.Fatal(err)
+	}
+	// The source; the target holds its readiness and does not confirm its
+	// first stop.
+	eng.Push(enginetest.Script{}, enginetest.Script{Ready: enginetest.ReadyHold, StopOutcome: engine.Failed})
+	src, err := a.Sessions().Start(ctx, session.TurnRequest{Workspace: ws, Prompt: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := a.Create(ctx, Request{Workspace: ws, RequestID: "r1", SourceSession: src.ID, Target: baton.EngineConfig{Engine: "demo", Model: "demo-2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ls, err := eng.WaitLaunches(lctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := ls[1].Proc
+	waitState(t, a, ws, h.ID, store.StateStarting)
+	if out, err := b.Stop(lctx, ws); err != nil || out == engine.Stopped {
+		t.Fatalf("first Stop through node b: %v, %v; want an unconfirmed stop", out, err)
+	}
+	waitStopEnded(t, a, h.ID)
+
+	// The background stop that answered the first request still holds its
+	// claim when the second request arrives.
+	if !a.claimStop(h.ID) {
+		t.Fatal("the stop is still claimed")
+	}
+	target.SetStopOutcome(engine.Stopped)
+	type answer struct {
+		out engine.StopOutcome
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		out, err := b.Stop(sctx, ws)
+		done <- answer{out, err}
+	}()
+	for deadline := time.Now().Add(5 * time.Second); ; { // a bounded poll for the follower's refused claim
+		a.mu.Lock()
+		refused := a.stopping[h.ID]
+		a.mu.Unlock()
+		if refused {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("node a's follower never tried to carry out the second request")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	a.releaseStop(h.ID)
+	got := <-done
+	if got.err != nil || got.out != engine.Stopped {
+		t.Fatalf("second Stop through node b = %s, %v; want stopped (carried out by node a once its claim was released)", got.out, got.err)
+	}
+	waitState(t, a, ws, h.ID, store.StateCancelled)
 }

@@ -97,21 +97,53 @@ func (c *Coordinator) cancel(ctx context.Context, id baton.HandoffID) (Handoff, 
 }
 
 // claimStop marks a stop as being carried out by this process; false when
-// it already is.
+// it already is. A claim refused is remembered: the holder may have read
+// the handoff before the request that asked for it (a stop requested again
+// once the last one was carried out unconfirmed), so releaseStop looks
+// again.
 func (c *Coordinator) claimStop(id baton.HandoffID) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.stopping[id] {
+	if _, held := c.stopping[id]; held {
+		c.stopping[id] = true
 		return false
 	}
-	c.stopping[id] = true
+	c.stopping[id] = false
 	return true
 }
 
+// releaseStop ends a claim. When a claim was refused meanwhile, the
+// request that asked for it may still stand, with nobody to carry it out:
+// the process that requested it waits, and nothing else would look before
+// the next lease renewal. So it looks once more, in the background.
 func (c *Coordinator) releaseStop(id baton.HandoffID) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	again := c.stopping[id]
 	delete(c.stopping, id)
+	if !again || c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.wg.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.wg.Done()
+		if h, err := c.load(c.root, id); err == nil {
+			c.serveRequested(c.root, h)
+		}
+	}()
+}
+
+// serveRequested carries out, in the background, the stop requested of h
+// (as just read), when this process holds its reservation's lease.
+func (c *Coordinator) serveRequested(ctx context.Context, h store.Handoff) {
+	if !h.StopRequested || !h.State.Pending() {
+		return
+	}
+	if r, err := c.reservation(ctx, h.Workspace); err != nil || !r.Held || r.Handoff != h.ID || !c.holds(r) {
+		return // another process holds it now: it carries the stop out
+	}
+	c.serveStop(h.ID, false, time.Time{})
 }
 
 // finishStop carries out a requested stop in the process that drives the
