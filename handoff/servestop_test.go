@@ -36,42 +36,8 @@ func TestBackgroundStopOfAnAnsweredRequestDoesNothing(t *testing.T) {
 		_ = co.Shutdown(ctx)
 	})
 	ctx := context.Background()
-	const ws = baton.WorkspaceID("ws-1")
-	cfg := baton.EngineConfig{Engine: "demo", Model: "demo-1"}
-	if _, err := co.Sessions().CreateWorkspace(ctx, store.Workspace{ID: ws, Name: "demo", Root: t.TempDir(), Config: cfg}); err != nil {
-		t.Fatal(err)
-	}
-	// The source confirms readiness at once; the target holds its
-	// readiness and never confirms a stop.
-	eng.Push(enginetest.Script{}, enginetest.Script{Ready: enginetest.ReadyHold, StopOutcome: engine.Timeout})
-	src, err := co.Sessions().Start(ctx, session.TurnRequest{Workspace: ws, Prompt: "hello"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := co.Create(ctx, Request{Workspace: ws, RequestID: "r1", SourceSession: src.ID, Target: baton.EngineConfig{Engine: "demo", Model: "demo-2"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	ls, err := eng.WaitLaunches(lctx, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := ls[1].Proc
-	for deadline := time.Now().Add(5 * time.Second); ; { // a bounded poll for starting
-		got, err := co.Get(ctx, ws, h.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.State == store.StateStarting {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("state %s, want starting", got.State)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	// The target never confirms a stop.
+	ws, h, target := heldTransfer(t, co, eng, engine.Timeout)
 	if out, err := co.Stop(ctx, ws); err != nil || out != engine.Timeout {
 		t.Fatalf("Stop: %v, %v; want an unconfirmed stop", out, err)
 	}
@@ -191,6 +157,36 @@ func TestBackgroundStopOfACancelledTransferLeavesTheNextAlone(t *testing.T) {
 	}
 }
 
+// heldTransfer creates workspace ws-1 in co, starts its source (which
+// confirms readiness at once) and creates a transfer whose target holds
+// its readiness and answers a stop with stop; it returns once the
+// transfer is starting.
+func heldTransfer(t *testing.T, co *Coordinator, eng *enginetest.Engine, stop engine.StopOutcome) (baton.WorkspaceID, Handoff, *enginetest.Process) {
+	t.Helper()
+	ctx := context.Background()
+	const ws = baton.WorkspaceID("ws-1")
+	if _, err := co.Sessions().CreateWorkspace(ctx, store.Workspace{ID: ws, Name: "demo", Root: t.TempDir(), Config: baton.EngineConfig{Engine: "demo", Model: "demo-1"}}); err != nil {
+		t.Fatal(err)
+	}
+	eng.Push(enginetest.Script{}, enginetest.Script{Ready: enginetest.ReadyHold, StopOutcome: stop})
+	src, err := co.Sessions().Start(ctx, session.TurnRequest{Workspace: ws, Prompt: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := co.Create(ctx, Request{Workspace: ws, RequestID: "r1", SourceSession: src.ID, Target: baton.EngineConfig{Engine: "demo", Model: "demo-2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ls, err := eng.WaitLaunches(lctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, co, ws, h.ID, store.StateStarting)
+	return ws, h, ls[1].Proc
+}
+
 // waitState polls (bounded) until handoff id is in state want.
 func waitState(t *testing.T, co *Coordinator, ws baton.WorkspaceID, id baton.HandoffID, want store.HandoffState) {
 	t.Helper()
@@ -255,29 +251,10 @@ func TestStopRequestedAgainWhileTheLastStopIsReleasing(t *testing.T) {
 		_ = a.Shutdown(ctx)
 	})
 	ctx := context.Background()
-	const ws = baton.WorkspaceID("ws-1")
-	if _, err := a.Sessions().CreateWorkspace(ctx, store.Workspace{ID: ws, Name: "demo", Root: t.TempDir(), Config: baton.EngineConfig{Engine: "demo", Model: "demo-1"}}); err != nil {
-		t.Fatal(err)
-	}
-	// The source; the target holds its readiness and does not confirm its
-	// first stop.
-	eng.Push(enginetest.Script{}, enginetest.Script{Ready: enginetest.ReadyHold, StopOutcome: engine.Failed})
-	src, err := a.Sessions().Start(ctx, session.TurnRequest{Workspace: ws, Prompt: "hello"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := a.Create(ctx, Request{Workspace: ws, RequestID: "r1", SourceSession: src.ID, Target: baton.EngineConfig{Engine: "demo", Model: "demo-2"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The target does not confirm its first stop.
+	ws, h, target := heldTransfer(t, a, eng, engine.Failed)
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	ls, err := eng.WaitLaunches(lctx, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := ls[1].Proc
-	waitState(t, a, ws, h.ID, store.StateStarting)
 	if out, err := b.Stop(lctx, ws); err != nil || out == engine.Stopped {
 		t.Fatalf("first Stop through node b: %v, %v; want an unconfirmed stop", out, err)
 	}
