@@ -220,7 +220,10 @@
 // One process per directory: the lock is an flock on a file in the
 // directory, released by Close or by the death of the process. A second
 // Open, from this process or another, fails with ErrLocked; a network file
-// system may not honour the lock. Open takes no context: replaying a large
+// system may not honour the lock. A process killed while it was starting a
+// child process (an agent) leaves the lock with that child until the
+// child has started its program, a moment: an Open right after such a
+// death may fail with ErrLocked and succeed when tried again. Open takes no context: replaying a large
 // log on Open is not cancellable.
 //
 // Concurrency: two Updates conflict only when one writes what the other

@@ -371,13 +371,33 @@ func (h *hostRun) said() string {
 
 // runHost runs the host in mode to its end and returns its lines; it fails
 // the test on an error line or a failed exit.
+//
+// A host that finds the store's directory locked is run again, for up to
+// lockWait: the killed host may have been forking an agent, and the child
+// holds a copy of the lock's descriptor until it execs (the descriptor is
+// close-on-exec), a moment that a loaded machine can stretch past the
+// killed host's reaping. A lock held longer fails the test.
 func runHost(t *testing.T, ctx context.Context, dir, mode string, extra ...string) []string {
 	t.Helper()
 	args := append([]string{"-mode", mode, "-dir", dir, "-agent", bins["agent"], "-spawnlog", filepath.Join(dir, "spawns")}, extra...)
-	cmd := osexec.CommandContext(ctx, bins["host"], args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	b, err := cmd.Output()
+	var (
+		b      []byte
+		err    error
+		stderr bytes.Buffer
+	)
+	for deadline, tries := time.Now().Add(lockWait), 1; ; tries++ {
+		cmd := osexec.CommandContext(ctx, bins["host"], args...)
+		stderr.Reset()
+		cmd.Stderr = &stderr
+		b, err = cmd.Output()
+		if err == nil || !bytes.Contains(b, []byte("directory in use")) || time.Now().After(deadline) {
+			if tries > 1 {
+				t.Logf("%s %v: the directory was locked; ran %d times", mode, extra, tries)
+			}
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	if err != nil {
 		t.Fatalf("%s %v: %v; it said:\n%s\nstderr:\n%s", mode, extra, err, b, stderr.String())
@@ -389,6 +409,9 @@ func runHost(t *testing.T, ctx context.Context, dir, mode string, extra ...strin
 	}
 	return lines
 }
+
+// lockWait bounds how long runHost waits for a killed host's lock to go.
+const lockWait = 5 * time.Second
 
 func hasLine(lines []string, prefix string) bool {
 	for _, l := range lines {
