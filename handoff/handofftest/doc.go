@@ -27,7 +27,10 @@
 // stops, whether the report-only turn submits a report with the right
 // token, whether readiness comes at once, after a delay, never, or right
 // before the first turn ends), so the model predicts where the transfer
-// comes to rest; the harness waits for that (bounded) and checks. Where the
+// comes to rest; the harness waits for that (bounded) and checks. A node
+// is at rest only once it has armed what the next clock move must find:
+// its next lease renewal, and a readiness or generation timeout for the
+// very deadline the model counts from the commit that started it. Where the
 // model cannot tell (a paused node thawing, a transfer taken over from a
 // lapsed node), it checks the transfer rests in a legal state and adopts it.
 //
@@ -179,8 +182,11 @@
 // a node's take of a reservation and its subscription to the workspace
 // (never carried out on a clock that stands still), a reaped launch whose
 // session row stayed running (and so stayed the current session after a
-// transfer completed), and a readiness timeout armed only once the launch
-// returned. Long single-node runs found a stop carried out twice (a
+// transfer completed), a readiness timeout armed only once the launch
+// returned, the same timeout armed a clock step late (its deadline turned
+// into a duration before the clock moved), and a stop requested again,
+// after an unconfirmed one, dropped while the last stop's claim was held.
+// Long single-node runs found a stop carried out twice (a
 // background stop that claimed a request after a Stop call had answered
 // it, halting the workspace again, even under the next transfer's target)
 // and a target stopped before readiness taken for a first turn that ended

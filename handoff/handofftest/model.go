@@ -297,6 +297,9 @@ func (h *harness) atRest() string {
 				timers++
 				want = append(want, string(id)+"'s generation timeout")
 			}
+			if why := h.timeoutArmed(m, m.genDeadline, "generation"); why != "" {
+				return why
+			}
 		case store.StateStarting:
 			if h.targetLaunch(m, got.TargetSession) == nil {
 				return fmt.Sprintf("handoff %s: target not launched yet", id)
@@ -308,6 +311,9 @@ func (h *harness) atRest() string {
 			if h.drivenByUp(m) {
 				timers++
 				want = append(want, string(id)+"'s readiness timeout")
+			}
+			if why := h.timeoutArmed(m, m.readyBy, "readiness"); why != "" {
+				return why
 			}
 		}
 	}
@@ -413,6 +419,24 @@ func (h *harness) restingUncertain(m *model, got store.Handoff) string {
 			m.takenBy, m.takenLife = n, n.life
 		}
 		h.log.add(fmt.Sprintf("   model: %s adopted at epoch %d, lease held by %q", m.id, r.Epoch, r.LeaseHolder))
+	}
+	return ""
+}
+
+// timeoutArmed says why m is not at rest while the life that took it, up
+// and still holding its lease, has not armed its timeout for at, the
+// deadline the model counts from the commit that started it; "" once it
+// has, or when the model does not know which life drives m.
+func (h *harness) timeoutArmed(m *model, at time.Time, what string) string {
+	n := m.takenBy
+	if at.IsZero() || !at.After(h.clk.Now()) || n == nil || n.life != m.takenLife || n.gate.get() != nodeUp {
+		return ""
+	}
+	if r := h.reservation(m.ws); !r.Held || r.Handoff != m.id || r.LeaseHolder != n.id {
+		return ""
+	}
+	if !n.clk.armedFor(at) {
+		return fmt.Sprintf("handoff %s: %s (life %d) has not armed its %s timeout for %s", m.id, n.id, n.life, what, at.Format("15:04:05"))
 	}
 	return ""
 }

@@ -113,6 +113,25 @@ type lifeClock struct {
 	mu  *sync.Mutex // the harness's clock lock
 	// renewalDue is when the renewal timer armed last fires; guarded by mu.
 	renewalDue time.Time
+	// armedAt are the timers the life armed for a point in time
+	// (NewTimerAt: its readiness and generation timeouts) that may still
+	// be pending; guarded by mu.
+	armedAt []*atTimer
+}
+
+// atTimer is a timer a life armed with NewTimerAt.
+type atTimer struct {
+	clock.Timer
+	c       *lifeClock
+	at      time.Time
+	stopped bool // guarded by c.mu
+}
+
+func (t *atTimer) Stop() bool {
+	t.c.mu.Lock()
+	t.stopped = true
+	t.c.mu.Unlock()
+	return t.Timer.Stop()
 }
 
 func (c *lifeClock) Now() time.Time { return c.clk.Now() }
@@ -135,7 +154,31 @@ func (c *lifeClock) NewTimer(d time.Duration) clock.Timer {
 func (c *lifeClock) NewTimerAt(at time.Time) clock.Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.clk.NewTimerAt(at)
+	t := &atTimer{Timer: c.clk.NewTimerAt(at), c: c, at: at}
+	c.armedAt = append(c.armedAt, t)
+	return t
+}
+
+// armedFor reports whether the life has a timer pending for exactly at.
+// The harness waits for it before it moves the clock past at, and a
+// timeout armed for another time (counted from anything but the commit
+// the model counts from) is never found: the step fails, naming it.
+func (c *lifeClock) armedFor(at time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clk.Now()
+	keep := c.armedAt[:0]
+	found := false
+	for _, t := range c.armedAt {
+		if t.stopped || !t.at.After(now) {
+			continue // stopped, or fired
+		}
+		keep = append(keep, t)
+		found = found || t.at.Equal(at)
+	}
+	clear(c.armedAt[len(keep):])
+	c.armedAt = keep
+	return found
 }
 
 // renewalArmed reports whether the life's next lease renewal is armed: its

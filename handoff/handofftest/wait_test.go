@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine/enginetest"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/store"
@@ -181,4 +183,33 @@ func TestReleasePredictsFromTheDriverBeforeTheRelease(t *testing.T) {
 func renewing() bool {
 	buf := make([]byte, 16<<10)
 	return strings.Contains(string(buf[:runtime.Stack(buf, false)]), "(*Coordinator).renewLeases")
+}
+
+// armedFor finds a pending timer armed for exactly the time asked, and
+// neither one for another time nor one that fired or was stopped: the
+// harness waits for a node's readiness and generation timeouts by it.
+func TestLifeClockArmedFor(t *testing.T) {
+	c := &lifeClock{clk: clock.NewFake(start), mu: new(sync.Mutex)}
+	at := start.Add(time.Minute)
+	if c.armedFor(at) {
+		t.Fatal("armed before any timer")
+	}
+	c.NewTimerAt(at.Add(time.Second))
+	c.NewTimer(time.Minute) // relative timers are not counted
+	if c.armedFor(at) {
+		t.Fatal("a timer for another time counted")
+	}
+	tm := c.NewTimerAt(at)
+	if !c.armedFor(at) {
+		t.Fatal("the timer for at not found")
+	}
+	tm.Stop()
+	if c.armedFor(at) {
+		t.Fatal("a stopped timer counted")
+	}
+	c.NewTimerAt(at)
+	c.clk.Advance(time.Minute)
+	if c.armedFor(at) {
+		t.Fatal("a fired timer counted")
+	}
 }
