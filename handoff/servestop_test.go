@@ -209,15 +209,23 @@ func waitState(t *testing.T, co *Coordinator, ws baton.WorkspaceID, id baton.Han
 // carried out in co.
 func waitStopEnded(t *testing.T, co *Coordinator, id baton.HandoffID) {
 	t.Helper()
+	waitClaim(t, co, id, "the background stop never ended", func(held, _ bool) bool { return !held })
+}
+
+// waitClaim polls (bounded) until ok holds of the claim on handoff id's
+// stop in co: whether it is held, and whether another claim was refused
+// meanwhile (see claimStop).
+func waitClaim(t *testing.T, co *Coordinator, id baton.HandoffID, what string, ok func(held, refused bool) bool) {
+	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); ; {
 		co.mu.Lock()
-		_, busy := co.stopping[id]
+		refused, held := co.stopping[id]
 		co.mu.Unlock()
-		if !busy {
+		if ok(held, refused) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the background stop never ended")
+			t.Fatal(what)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -255,8 +263,8 @@ func TestStopRequestedAgainWhileTheLastStopIsReleasing(t *testing.T) {
 	ws, h, target := heldTransfer(t, a, eng, engine.Failed)
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if out, err := b.Stop(lctx, ws); err != nil || out == engine.Stopped {
-		t.Fatalf("first Stop through node b: %v, %v; want an unconfirmed stop", out, err)
+	if out, err := b.Stop(lctx, ws); err != nil || out != engine.Timeout {
+		t.Fatalf("first Stop through node b: %v, %v; want an unconfirmed stop (timeout)", out, err)
 	}
 	waitStopEnded(t, a, h.ID)
 
@@ -277,18 +285,7 @@ func TestStopRequestedAgainWhileTheLastStopIsReleasing(t *testing.T) {
 		out, err := b.Stop(sctx, ws)
 		done <- answer{out, err}
 	}()
-	for deadline := time.Now().Add(5 * time.Second); ; { // a bounded poll for the follower's refused claim
-		a.mu.Lock()
-		refused := a.stopping[h.ID]
-		a.mu.Unlock()
-		if refused {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("node a's follower never tried to carry out the second request")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitClaim(t, a, h.ID, "node a's follower never tried to carry out the second request", func(_, refused bool) bool { return refused })
 	a.releaseStop(h.ID)
 	got := <-done
 	if got.err != nil || got.out != engine.Stopped {
