@@ -73,8 +73,8 @@ var (
 	// (LiveLaunches(ws)); they replaced the lists of table tLiveByWS.
 	liveLaunches = &wsSet{name: "live launches", table: tLiveSet, records: tLaunch,
 		mark: liveIndexKey, legacy: tLiveByWS, member: decodeMember[launchV1]}
-	// wsSets are all the per-workspace sets, which Open backfills and
-	// Close marks.
+	// wsSets are all the per-workspace sets, which Open backfills where
+	// they may not follow their records (syncSet).
 	wsSets = []*wsSet{openInstructions, liveLaunches}
 )
 
@@ -146,7 +146,7 @@ func syncSet(db *badger.DB, log *zap.Logger, s *wsSet, v1 bool) error {
 			}
 			set, ok := sets[m.ws]
 			if !ok {
-				if set, err = storedSet(snap, s, m.ws); err != nil {
+				if set, err = readSet(snap.Get, s, m.ws); err != nil {
 					return err
 				}
 			}
@@ -214,11 +214,6 @@ func keysSince(snap *badger.Txn, prefix key, since uint64) []key {
 		out = append(out, it.Item().KeyCopy(nil))
 	}
 	return out
-}
-
-// storedSet reads the set of ws in txn (nil if absent).
-func storedSet(txn *badger.Txn, s *wsSet, ws baton.WorkspaceID) ([]setEntry, error) {
-	return readSet(txn.Get, s, ws)
 }
 
 // readSet reads the set of ws with get (nil if absent).
@@ -374,6 +369,14 @@ func (w *batchWriter) commit() error {
 	return nil
 }
 
+// discard drops the open batch, if any.
+func (w *batchWriter) discard() {
+	if w.txn != nil {
+		w.txn.Discard()
+		w.txn = nil
+	}
+}
+
 // syncLogs makes every commit badger has accepted durable: DB.Sync, which
 // syncs the log of the active memtable and the newest value log only, and
 // then every memtable and value log file of the directory, so that a
@@ -399,13 +402,6 @@ func syncLogs(db *badger.DB) error {
 		}
 	}
 	return nil
-}
-
-func (w *batchWriter) discard() {
-	if w.txn != nil {
-		w.txn.Discard()
-		w.txn = nil
-	}
 }
 
 // memberSet returns the set of ws (which enters the read set, so that an
