@@ -20,6 +20,7 @@ type BareTransition struct {
 	ws     store.Workspace
 	h      store.Handoff
 	hv, rv int64 // the rows' versions, as the row cache would hold them
+	seq    int64 // the workspace's last change Seq, as the row cache would hold it
 }
 
 // NewBareTransition reads the versions of handoff h and of ws's
@@ -28,7 +29,10 @@ func NewBareTransition(ctx context.Context, s *Store, ws store.Workspace, h bato
 	b := &BareTransition{s: s, ws: ws}
 	err := s.View(ctx, func(tx store.Tx) error {
 		var err error
-		b.h, err = tx.GetHandoff(h)
+		if b.h, err = tx.GetHandoff(h); err != nil {
+			return err
+		}
+		b.seq, err = tx.LastSeq(ws.ID)
 		return err
 	})
 	if err != nil {
@@ -42,7 +46,7 @@ func NewBareTransition(ctx context.Context, s *Store, ws store.Workspace, h bato
 // Run makes the transition's writes as the Store makes them with its row
 // cache warm: BEGIN, the gate, the check of the reservation read, the
 // update of the handoff read (checked), the update of the workspace (not
-// read, so not checked), the change feed row and COMMIT, in one round
+// read, so not checked), the change feed row (at the Seq after the last) and COMMIT, in one round
 // trip; again after a serialization failure.
 func (b *BareTransition) Run(ctx context.Context) error {
 	conn, err := b.s.pool.Acquire(ctx)
@@ -73,11 +77,12 @@ func (b *BareTransition) run(ctx context.Context, conn *pgxpool.Conn) error {
 	var hv int64 // the handoff's new version, once committed
 	batch.Queue(handoffs.checkedSQL, append(handoffs.args(b.h), b.hv)...).QueryRow(func(r pgx.Row) error { return r.Scan(&hv) })
 	batch.Queue(workspaces.updateSQL+workspaces.returning, workspaces.args(b.ws)...).QueryRow(func(r pgx.Row) error { var v int64; return r.Scan(&v) })
-	batch.Queue(appendOneSQL, string(b.ws.ID), kinds[0], records[0])
+	batch.Queue(appendAtSQL, string(b.ws.ID), b.seq+1, kinds[0], records[0])
 	batch.Queue("COMMIT")
 	if err := conn.SendBatch(ctx, batch).Close(); err != nil {
 		return err
 	}
 	b.hv = hv
+	b.seq++
 	return nil
 }

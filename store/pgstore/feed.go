@@ -12,27 +12,40 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// appendFeedSQL appends one change per record ($2 kinds, $3 records as
-// JSON) to the feed of workspace $1, numbered after its head, which it
-// advances. It runs last before COMMIT: the row lock on the head orders
-// the commits of a workspace, so Seq grows in commit order.
-const appendFeedSQL = `WITH head AS (
-	INSERT INTO feed_heads AS f (workspace, last_seq) VALUES ($1, cardinality($2::text[]))
-	ON CONFLICT (workspace) DO UPDATE SET last_seq = f.last_seq + cardinality($2::text[])
-	RETURNING last_seq
-)
-INSERT INTO changes (workspace, seq, kind, record)
-SELECT $1, head.last_seq - cardinality($2::text[]) + c.n, c.kind, c.record
-FROM head, unnest($2::text[], $3::json[]) WITH ORDINALITY AS c(kind, record, n)`
+// A workspace's changes are numbered 1, 2, 3... in commit order, without
+// a gap: each commit that appends to a workspace's feed numbers its
+// changes from one more than the workspace's highest Seq, which it reads
+// from the primary key of changes or takes from the Store's row cache (the
+// last Seq a commit of this Store returned). The primary key (workspace,
+// seq) is what keeps the order. Each committed Seq is one above a
+// committed one, so an Update that numbers from a Seq that is not the
+// highest any more (a stale cache, a snapshot older than the last commit)
+// finds its first Seq taken: the insert fails, on a unique violation or a
+// serialization failure, and the Update runs again; and an Update that
+// numbers from the highest one either commits before any other can number
+// after it, or, when another inserts the same Seq at once, waits for that
+// one to end and fails if it committed.
 
-// appendOneSQL is appendFeedSQL for a single record ($2 its kind, $3 the
-// record), without arrays (cheaper to encode and to run).
-const appendOneSQL = `WITH head AS (
-	INSERT INTO feed_heads AS f (workspace, last_seq) VALUES ($1, 1)
-	ON CONFLICT (workspace) DO UPDATE SET last_seq = f.last_seq + 1
-	RETURNING last_seq
-)
-INSERT INTO changes (workspace, seq, kind, record) SELECT $1, head.last_seq, $2, $3::json FROM head`
+// appendFeedSQL appends one change per record ($3 kinds, $4 records as
+// JSON) to the feed of workspace $1, numbered from $2, or from the
+// workspace's highest Seq when $2 is NULL, and returns their Seqs.
+const appendFeedSQL = `INSERT INTO changes (workspace, seq, kind, record)
+SELECT $1, coalesce($2::bigint, (SELECT max(seq) FROM changes WHERE workspace = $1), 0) + c.n, c.kind, c.record
+FROM unnest($3::text[], $4::json[]) WITH ORDINALITY AS c(kind, record, n)
+RETURNING seq`
+
+// appendAtSQL appends one change ($3 its kind, $4 the record) to the feed
+// of workspace $1 at Seq $2: a transaction's one change, numbered from the
+// Seq the row cache holds.
+const appendAtSQL = `INSERT INTO changes (workspace, seq, kind, record) VALUES ($1, $2, $3, $4::json)`
+
+// changesKey is the primary key of changes: a violation of it is an
+// Update that numbered its changes from a Seq that was not the last.
+const changesKey = "changes_pkey"
+
+// feedHead is the value of a workspace's row of the row cache under
+// kindFeed: the row's version is the workspace's last Seq.
+type feedHead struct{}
 
 // feedEntry is a record of the transaction's change feed and its last
 // value (a store.Handoff, store.Session or store.Instruction).
@@ -167,7 +180,7 @@ func (t *tx) LastSeq(ws baton.WorkspaceID) (int64, error) {
 		return 0, err
 	}
 	var seq int64
-	_, err := t.queryRow("last seq", "SELECT last_seq FROM feed_heads WHERE workspace = $1", []any{string(ws)},
+	_, err := t.queryRow("last seq", "SELECT coalesce(max(seq), 0) FROM changes WHERE workspace = $1", []any{string(ws)},
 		func(row pgx.Row) error { return row.Scan(&seq) })
 	return seq, err
 }

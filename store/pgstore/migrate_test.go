@@ -57,7 +57,7 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 			t.Errorf("Open %d: %v", i, err)
 		}
 	}
-	want := []int{1, 2, 3, 4, 5, 6}
+	want := []int{1, 2, 3, 4, 5, 6, 7}
 	if got := schemaVersions(t, schema); !slices.Equal(got, want) {
 		t.Errorf("schema_migrations = %v, want %v", got, want)
 	}
@@ -148,13 +148,17 @@ func TestVersion1DataKeepsWorking(t *testing.T) {
 			('i-1', 'ws-old', 'one', 'delivered', 's-1', '2026-01-01 10:00Z', '2026-01-01 10:00Z'),
 			('i-2', 'ws-old', 'two', 'unknown', 's-2', '2026-01-01 11:00Z', '2026-01-01 11:00Z'),
 			('i-3', 'ws-old', 'three', 'pending', '', '2026-01-01 11:30Z', '2026-01-01 11:30Z'),
-			('i-4', 'ws-old', 'four', 'cancelled', '', '2026-01-01 11:40Z', '2026-01-01 11:40Z');`)
+			('i-4', 'ws-old', 'four', 'cancelled', '', '2026-01-01 11:40Z', '2026-01-01 11:40Z');
+		INSERT INTO feed_heads (workspace, last_seq) VALUES ('ws-old', 2);
+		INSERT INTO changes (workspace, seq, kind, record) VALUES
+			('ws-old', 1, 'instruction', '{"ID":"i-1","Workspace":"ws-old"}'),
+			('ws-old', 2, 'instruction', '{"ID":"i-2","Workspace":"ws-old"}');`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := open(t, schema, pgstore.Options{})
-	if got := schemaVersions(t, schema); !slices.Equal(got, []int{1, 2, 3, 4, 5, 6}) {
-		t.Fatalf("schema_migrations = %v, want [1 2 3 4 5 6]", got)
+	if got := schemaVersions(t, schema); !slices.Equal(got, []int{1, 2, 3, 4, 5, 6, 7}) {
+		t.Fatalf("schema_migrations = %v, want [1 2 3 4 5 6 7]", got)
 	}
 	// Its instructions: the open ones (pending, unknown) are listed from
 	// the index migration 6 built over the rows already there.
@@ -196,6 +200,24 @@ func TestVersion1DataKeepsWorking(t *testing.T) {
 		}
 		if w := current(); !w.Ranked || w.CurrentSession != step.want {
 			t.Fatalf("after rolling back %s: ranked %v, current %q; want ranked, %q", step.rollback, w.Ranked, w.CurrentSession, step.want)
+		}
+	}
+	// Its change feed, numbered by feed_heads up to migration 7, goes on
+	// from the last Seq written then, without a gap.
+	var seqs []int64
+	err = st.View(ctx, func(tx store.Tx) error {
+		cs, err := tx.Changes("ws-old", 0, 0)
+		for _, c := range cs {
+			seqs = append(seqs, c.Seq)
+		}
+		return err
+	})
+	if err != nil || len(seqs) < 3 {
+		t.Fatalf("Changes(ws-old) = %v, %v; want the 2 changes written before the migration and the rollbacks'", seqs, err)
+	}
+	for i, seq := range seqs {
+		if seq != int64(i+1) {
+			t.Fatalf("Changes(ws-old) Seqs = %v, want 1, 2, 3...", seqs)
 		}
 	}
 }

@@ -219,4 +219,6 @@ const (
 	kindWakeup       = "wakeup"
 	kindContinuation = "continuation"
 	kindLaunch       = "launch"
+	// kindFeed keys a workspace's last change Seq in the row cache.
+	kindFeed = "feed"
 )

@@ -46,7 +46,7 @@ func TestTransfers(t *testing.T) {
 	defer conn.Close(context.Background())
 	truncate := "TRUNCATE " + pgx.Identifier{schema}.Sanitize() + ".workspaces"
 	for _, table := range []string{"sessions", "handoffs", "reservations", "wakeups", "continuations", "launches",
-		"instructions", "feed_heads", "changes"} {
+		"instructions", "changes"} {
 		truncate += ", " + pgx.Identifier{schema, table}.Sanitize()
 	}
 	truncate += " RESTART IDENTITY"

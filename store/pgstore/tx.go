@@ -50,6 +50,9 @@ type tx struct {
 	err      error
 	conflict bool
 	stale    bool
+	// headFromCache says the commit numbers a feed's changes from a Seq
+	// the row cache held, which may not be the last (feed.go).
+	headFromCache bool
 
 	// The Store's row cache (rowcache.go), in an Update: rows answers
 	// reads when fromCache, and takes the rows of fresh after a commit.
@@ -259,7 +262,10 @@ func (t *tx) fail(op string, err error) error {
 	}
 	var pe *pgconn.PgError
 	switch {
-	case errors.As(err, &pe) && pe.Code == codeStale:
+	case errors.As(err, &pe) && pe.Code == codeStale,
+		errors.As(err, &pe) && pe.Code == codeUnique && pe.ConstraintName == changesKey && t.headFromCache:
+		// A cached row changed, or the cached last Seq of a workspace's
+		// feed is not the last any more (feed.go).
 		t.stale = true
 		t.err = fmt.Errorf("%w: pgstore: %s: %w", store.ErrTxConflict, op, err)
 	case isConflict(err):
@@ -441,12 +447,7 @@ func (t *tx) commit() error {
 	var ok bool
 	err := t.send("commit", func(b *pgx.Batch) {
 		for _, ws := range t.changed {
-			kinds, records := encodeFeed(t.feed[ws])
-			if len(kinds) == 1 {
-				b.Queue(appendOneSQL, string(ws), kinds[0], records[0])
-				continue
-			}
-			b.Queue(appendFeedSQL, string(ws), kinds, records)
+			t.appendFeed(b, ws)
 		}
 		b.Queue("COMMIT").Exec(func(ct pgconn.CommandTag) error {
 			ok = ct.String() == "COMMIT"
@@ -461,6 +462,44 @@ func (t *tx) commit() error {
 	}
 	t.begun = false
 	return nil
+}
+
+// appendFeed queues the append of ws's changes to its feed (feed.go says
+// how they are numbered), from the last Seq the row cache holds for it if
+// the transaction may use the cache, and records the Seq it ends at, for
+// the cache once committed.
+func (t *tx) appendFeed(b *pgx.Batch, ws baton.WorkspaceID) {
+	kinds, records := encodeFeed(t.feed[ws])
+	k := recordKey{kindFeed, string(ws)}
+	if t.fromCache {
+		if r, ok := t.rows.get(k); ok {
+			t.headFromCache = true
+			t.touched = append(t.touched, k)
+			last := r.version + int64(len(kinds))
+			if len(kinds) == 1 {
+				b.Queue(appendAtSQL, string(ws), last, kinds[0], records[0])
+			} else {
+				b.Queue(appendFeedSQL, string(ws), r.version, kinds, records)
+			}
+			t.record(k, cachedRow{value: feedHead{}, version: last})
+			return
+		}
+	}
+	b.Queue(appendFeedSQL, string(ws), nil, kinds, records).Query(func(rows pgx.Rows) error {
+		var last int64
+		for rows.Next() {
+			var seq int64
+			if err := rows.Scan(&seq); err != nil {
+				return err
+			}
+			last = max(last, seq)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		t.record(k, cachedRow{value: feedHead{}, version: last})
+		return nil
+	})
 }
 
 // rollback ends a transaction that will not commit. On a done context it

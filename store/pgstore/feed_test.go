@@ -1,0 +1,131 @@
+package pgstore_test
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/pgstore"
+)
+
+// staleRerun is what a Store logs when an Update runs again because a row
+// or a feed Seq it took from its row cache had changed.
+const staleRerun = "pgstore: a cached row changed, running again without the cache"
+
+// TestFeedSharedByTwoStores: two Stores on one schema (two processes)
+// append to one workspace's change feed. Each numbers its changes from
+// the last Seq it committed, which the other's commits make stale: the
+// feed must still run 1, 2, 3... in commit order, with one change per
+// record, a stale Seq costing one rerun and a fresh one none.
+func TestFeedSharedByTwoStores(t *testing.T) {
+	schema := freshSchema(t)
+	core, logs := observer.New(zapcore.DebugLevel)
+	a := open(t, schema, pgstore.Options{Logger: zap.New(core)})
+	b := open(t, schema, pgstore.Options{})
+	now := time.Now()
+	send := func(s store.Store, ws baton.WorkspaceID, id string) {
+		t.Helper()
+		update(t, s, func(tx store.Tx) error {
+			return tx.InsertInstruction(store.Instruction{ID: baton.InstructionID(id), Workspace: ws, Text: id,
+				State: store.InstructionPending, CreatedAt: now, UpdatedAt: now})
+		})
+	}
+	reruns := func() int { return logs.FilterMessage(staleRerun).Len() }
+
+	// In turn: A's last Seq is stale after each of B's commits, and
+	// fresh after its own.
+	const rounds = 5
+	var want []string
+	for r := range rounds {
+		for _, s := range []struct {
+			name  string
+			store store.Store
+		}{{"a", a}, {"a", a}, {"b", b}} {
+			id := fmt.Sprintf("%s-%d-%d", s.name, r, len(want))
+			send(s.store, "ws-turns", id)
+			want = append(want, id)
+		}
+	}
+	checkFeed(t, a, "ws-turns", want)
+	// A's first commit numbers from the server, each round's second from
+	// its own last Seq, and each later round's first from a Seq B made
+	// stale.
+	if got := reruns(); got != rounds-1 {
+		t.Errorf("A ran %d Updates again after a stale Seq, want %d (one per round after the first)", got, rounds-1)
+	}
+
+	// At once: goroutines of both Stores.
+	const writers, each = 4, 10
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var sent []string
+	for w := range 2 * writers {
+		s := a
+		if w%2 == 1 {
+			s = b
+		}
+		wg.Go(func() {
+			for k := range each {
+				id := fmt.Sprintf("w%d-%d", w, k)
+				err := s.Update(t.Context(), func(tx store.Tx) error {
+					return tx.InsertInstruction(store.Instruction{ID: baton.InstructionID(id), Workspace: "ws-race", Text: id,
+						State: store.InstructionPending, CreatedAt: now, UpdatedAt: now})
+				})
+				if err != nil {
+					t.Errorf("Update: %v", err)
+					return
+				}
+				mu.Lock()
+				sent = append(sent, id)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	got := checkFeed(t, b, "ws-race", nil)
+	slices.Sort(got)
+	slices.Sort(sent)
+	if !slices.Equal(got, sent) {
+		t.Errorf("the feed holds %v, want one change for each of %v", got, sent)
+	}
+}
+
+// checkFeed reads ws's feed through s and checks that its Seqs run 1, 2,
+// 3... and that LastSeq is the last; with want, that its instructions are
+// want, in order. It returns the instruction ids in feed order.
+func checkFeed(t *testing.T, s store.Store, ws baton.WorkspaceID, want []string) []string {
+	t.Helper()
+	var ids []string
+	err := s.View(t.Context(), func(tx store.Tx) error {
+		cs, err := tx.Changes(ws, 0, 0)
+		if err != nil {
+			return err
+		}
+		for i, c := range cs {
+			if c.Seq != int64(i+1) {
+				t.Fatalf("change %d of %s has Seq %d, want %d", i, ws, c.Seq, i+1)
+			}
+			ids = append(ids, string(c.Instruction.ID))
+		}
+		last, err := tx.LastSeq(ws)
+		if err == nil && last != int64(len(cs)) {
+			t.Errorf("LastSeq(%s) = %d, want %d", ws, last, len(cs))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want != nil && !slices.Equal(ids, want) {
+		t.Errorf("feed of %s = %v, want %v", ws, ids, want)
+	}
+	return ids
+}

@@ -1,0 +1,14 @@
+-- The change feed without its head table. A workspace's next Seq was kept
+-- in feed_heads, whose row each commit that appended to the feed updated
+-- (its row lock ordered the commits of a workspace). It is now one more
+-- than the workspace's highest Seq in changes, which the store reads from
+-- the primary key, or takes from its cache of the last Seq it committed;
+-- the primary key (workspace, seq) keeps the order instead of the lock:
+-- a workspace's Seqs run 1, 2, 3... without a gap, so an Update numbering
+-- from a Seq that is not the last finds the next one taken, fails, and
+-- runs again. Every change row was numbered from its head, so the highest
+-- Seq of each workspace is its head's last_seq.
+--
+-- A pgstore that still writes feed_heads fails on the missing table
+-- rather than numbering changes from a head nothing advances any more.
+DROP TABLE feed_heads;
