@@ -18,8 +18,11 @@
 // the workspace of the pending handoffs, which both enforces one pending
 // handoff per workspace and lists the pending ones in O(pending); partial
 // indexes of the pending wakeups by due time, of the queued continuations
-// and of the live launches; and a change feed table per workspace and
-// Seq. The tables live in one schema (Options.Schema, "baton" by
+// and of the live launches; and a change feed table keyed by workspace
+// and Seq (a commit numbers its changes from one more than the highest
+// Seq of the workspace, which the Store caches, and the key keeps them
+// in commit order: a commit that numbered from a stale Seq finds it
+// taken and runs again). The tables live in one schema (Options.Schema, "baton" by
 // default), so several stores, or a test per schema, can share a database.
 // Open creates the schema and applies the migrations embedded in this
 // package that it lacks, in one transaction under an advisory lock, so
@@ -50,9 +53,12 @@
 // from which an Update answers reads without a round trip. A typical
 // transition of a transfer (read the handoff, the reservation and the
 // workspace, write the handoff and the workspace) thus takes one round
-// trip: the check of the cached rows it read, its writes, the change feed
-// entries and the COMMIT, in one batch; two when its rows are not cached
-// (the first read, then the rest). No connection is held between
+// trip: the check of the cached rows it read, its writes and the change
+// feed entries, in one batch, which runs as the implicit transaction
+// PostgreSQL gives a pipeline's statements up to its Sync (serializable,
+// the default isolation level of the pool's connections), without BEGIN
+// and COMMIT statements; two when its rows are not cached (BEGIN and the
+// first read, then the rest and COMMIT). No connection is held between
 // transactions.
 //
 // The row cache holds each row with its version: migration 0004 adds a
@@ -124,9 +130,12 @@
 // pages), an Update of many round trips among many concurrent ones can
 // lose attempt after attempt; so from its fourth attempt on, an Update
 // runs alone: it waits for the Updates under way on the schema, in every
-// process, to end (taking the schema_migrations table in ACCESS EXCLUSIVE
-// mode, which every Update takes in ACCESS SHARE mode), and those that
-// start meanwhile wait for it. A function given to Update must therefore
+// process, to end, and those that start meanwhile wait for it. (It takes
+// an advisory lock, keyed hashtextextended('baton.pgstore.gate:' ||
+// schema, 0), exclusively for its session, and the schema_migrations
+// table in ACCESS EXCLUSIVE mode; an Update of one round trip takes the
+// advisory lock in shared mode, any other the table in ACCESS SHARE mode,
+// as Updates of pgstore versions before the advisory lock do.) A function given to Update must therefore
 // not wait for another Update. A process frozen inside an Update stalls
 // such an attempt, and the Updates queued behind it, for up to a second,
 // after which the attempt counts as lost. Concurrent transfers pay for

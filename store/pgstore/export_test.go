@@ -44,10 +44,12 @@ func NewBareTransition(ctx context.Context, s *Store, ws store.Workspace, h bato
 }
 
 // Run makes the transition's writes as the Store makes them with its row
-// cache warm: BEGIN, the gate, the check of the reservation read, the
-// update of the handoff read (checked), the update of the workspace (not
-// read, so not checked), the change feed row (at the Seq after the last) and COMMIT, in one round
-// trip; again after a serialization failure.
+// cache warm, in one round trip, as the implicit transaction of the batch
+// (the pool's connections are serializable by default): the gate, the
+// check of the reservation read, the update of the handoff read
+// (checked), the update of the workspace (not read, so not checked) and
+// the change feed row (at the Seq after the last); again after a
+// serialization failure.
 func (b *BareTransition) Run(ctx context.Context) error {
 	conn, err := b.s.pool.Acquire(ctx)
 	if err != nil {
@@ -55,11 +57,8 @@ func (b *BareTransition) Run(ctx context.Context) error {
 	}
 	defer conn.Release()
 	for {
-		err := b.run(ctx, conn)
-		if err == nil || !isConflict(err) {
-			return err
-		}
-		if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+		// A failed implicit transaction has ended with its batch.
+		if err := b.run(ctx, conn); err == nil || !isConflict(err) {
 			return err
 		}
 	}
@@ -71,14 +70,12 @@ func (b *BareTransition) run(ctx context.Context, conn *pgxpool.Conn) error {
 	b.ws.ActivationCounter = int64(b.h.Attempt)
 	kinds, records := encodeFeed([]feedEntry{{key: recordKey{kindHandoff, string(b.h.ID)}, rec: b.h}})
 	batch := &pgx.Batch{}
-	batch.Queue("BEGIN ISOLATION LEVEL SERIALIZABLE")
-	batch.Queue(gateShared)
+	batch.Queue(gateSharedSQL, b.s.gateKey)
 	batch.Queue(checkSQL[kindReservation], string(b.ws.ID), b.rv)
 	var hv int64 // the handoff's new version, once committed
 	batch.Queue(handoffs.checkedSQL, append(handoffs.args(b.h), b.hv)...).QueryRow(func(r pgx.Row) error { return r.Scan(&hv) })
 	batch.Queue(workspaces.updateSQL+workspaces.returning, workspaces.args(b.ws)...).QueryRow(func(r pgx.Row) error { var v int64; return r.Scan(&v) })
 	batch.Queue(appendAtSQL, string(b.ws.ID), b.seq+1, kinds[0], records[0])
-	batch.Queue("COMMIT")
 	if err := conn.SendBatch(ctx, batch).Close(); err != nil {
 		return err
 	}

@@ -65,7 +65,10 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string, log *zap.Lo
 		return err
 	}
 	ident := pgx.Identifier{schema}.Sanitize()
-	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	// READ COMMITTED (not the pool's default): each statement sees what
+	// committed before it, so a process that waited for the lock reads the
+	// versions the other applied.
+	return pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 		steps := []struct {
 			sql  string
 			args []any

@@ -162,31 +162,59 @@ func TestTextPostgreSQLRefuses(t *testing.T) {
 }
 
 // An Update that lost three serialization races runs its fourth attempt
-// alone: an Update of another store that starts meanwhile waits at the
-// gate (PostgreSQL shows its lock as not granted) until the fourth
-// attempt has committed. As in TestConflictRetries, the losing store
-// reads from the server.
+// alone: the Updates of another store that start meanwhile wait at the
+// gate (PostgreSQL shows their locks as not granted) until the fourth
+// attempt has committed, both kinds: one that begins with BEGIN (its row
+// not cached: a read, then the commit) and one of a single batch (its
+// rows cached), which runs in the batch's implicit transaction. As in
+// TestConflictRetries, the losing store reads from the server.
 func TestLosingUpdateRunsAlone(t *testing.T) {
 	schema := freshSchema(t)
 	s := open(t, schema, pgstore.Options{CacheRows: -1})
 	other := open(t, schema, pgstore.Options{})
 	ctx := t.Context()
-	for _, ws := range []baton.WorkspaceID{"ws-a", "ws-b"} {
+	for _, ws := range []baton.WorkspaceID{"ws-a", "ws-b", "ws-c"} {
 		if err := s.Update(ctx, func(tx store.Tx) error {
 			return tx.InsertWorkspace(store.Workspace{ID: ws, Name: string(ws)})
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	rename := func(ws baton.WorkspaceID, name string) func(tx store.Tx) error {
+		return func(tx store.Tx) error {
+			w, err := tx.GetWorkspace(ws)
+			if err != nil {
+				return err
+			}
+			w.Name = name
+			return tx.PutWorkspace(w)
+		}
+	}
+	// other caches ws-c's row: its next Update of ws-c is one batch.
+	if err := other.Update(ctx, rename("ws-c", "cached")); err != nil {
+		t.Fatal(err)
+	}
 	watcher, err := pgx.Connect(ctx, serverURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer watcher.Close(context.Background())
+	// waiting counts the Updates waiting at the gate's table and at its
+	// advisory lock.
+	waiting := func() (table, advisory int, err error) {
+		err = watcher.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+				JOIN pg_namespace n ON n.oid = c.relnamespace
+				WHERE n.nspname = $1 AND c.relname = 'schema_migrations' AND NOT l.granted),
+			(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+				AND (classid::bigint << 32 | objid::bigint) = hashtextextended('baton.pgstore.gate:' || $1, 0))`,
+			schema).Scan(&table, &advisory)
+		return table, advisory, err
+	}
 
 	runs := 0
 	var waited error
-	otherDone := make(chan error, 1)
+	otherDone := make(chan error, 2)
 	err = s.Update(ctx, func(tx store.Tx) error {
 		runs++
 		w, err := tx.GetWorkspace("ws-a")
@@ -201,18 +229,13 @@ func TestLosingUpdateRunsAlone(t *testing.T) {
 				return err
 			}
 		} else {
-			// Alone: an Update of another workspace waits for this one.
-			go func() {
-				otherDone <- other.Update(ctx, func(tx store.Tx) error {
-					return tx.PutWorkspace(store.Workspace{ID: "ws-b", Name: "after"})
-				})
-			}()
+			// Alone: Updates of other workspaces wait for this one.
+			for _, ws := range []baton.WorkspaceID{"ws-b", "ws-c"} {
+				go func() { otherDone <- other.Update(ctx, rename(ws, "after")) }()
+			}
 			waited = waitFor(ctx, func() (bool, error) {
-				var n int
-				err := watcher.QueryRow(ctx, `SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
-					JOIN pg_namespace n ON n.oid = c.relnamespace
-					WHERE n.nspname = $1 AND c.relname = 'schema_migrations' AND NOT l.granted`, schema).Scan(&n)
-				return n > 0, err
+				table, advisory, err := waiting()
+				return table > 0 && advisory > 0, err
 			})
 		}
 		w.Name += "+mine"
@@ -222,13 +245,30 @@ func TestLosingUpdateRunsAlone(t *testing.T) {
 		t.Fatalf("Update: %v", err)
 	}
 	if waited != nil {
-		t.Errorf("no Update waited at the gate during the fourth attempt: %v", waited)
+		table, advisory, _ := waiting()
+		t.Errorf("the Updates of the other store did not both wait at the gate during the fourth attempt (%d at the table, %d at the advisory lock): %v",
+			table, advisory, waited)
 	}
 	if runs != 4 {
 		t.Errorf("fn ran %d times, want 4", runs)
 	}
-	if err := <-otherDone; err != nil {
-		t.Errorf("the waiting Update: %v", err)
+	for range 2 {
+		if err := <-otherDone; err != nil {
+			t.Errorf("a waiting Update: %v", err)
+		}
+	}
+	// The gate is open again: the session lock of the fourth attempt
+	// went with it.
+	if err := other.Update(ctx, rename("ws-c", "later")); err != nil {
+		t.Fatal(err)
+	}
+	var held int
+	if err := watcher.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'
+		AND (classid::bigint << 32 | objid::bigint) = hashtextextended('baton.pgstore.gate:' || $1, 0)`, schema).Scan(&held); err != nil {
+		t.Fatal(err)
+	}
+	if held != 0 {
+		t.Errorf("%d advisory locks of the gate held after every Update ended, want 0", held)
 	}
 }
 

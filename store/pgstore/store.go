@@ -48,6 +48,7 @@ type Store struct {
 	timeout    time.Duration
 	notify     *notifier
 	rows       *rowCache // nil when Options.CacheRows < 0
+	gateKey    int64     // the advisory lock of the gate (tx.go, gateAfter)
 
 	mu     sync.Mutex
 	closed bool
@@ -62,8 +63,8 @@ var (
 // key=value string, as pgxpool.ParseConfig reads it), creates the schema
 // if needed and brings its tables to this version under an advisory lock,
 // so that processes opening one schema at once migrate it once. The
-// connections of the pool use the schema as their search_path and UTC as
-// their time zone.
+// connections of the pool use the schema as their search_path, UTC as
+// their time zone and SERIALIZABLE as their default isolation level.
 //
 // Errors: baton.ErrInvalid for an unparsable connString or invalid
 // Options; ErrSchema if the schema was written by a newer version;
@@ -95,6 +96,9 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 		rows:       newRowCache(opts.cacheRows()),
 	}
 	s.notify = newNotifier(cfg.ConnConfig.Copy(), s.channel, log)
+	// An Update whose statements go in one batch runs in the batch's
+	// implicit transaction (tx.commit), at the default isolation level.
+	cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = "serializable"
 	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
 		utcTimes(c)
 		s.notify.addOwn(c.PgConn().PID())
@@ -109,6 +113,10 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	if err := migrate(ctx, pool, schema, log); err != nil {
 		pool.Close()
 		return nil, err
+	}
+	if err := pool.QueryRow(ctx, "SELECT hashtextextended('baton.pgstore.gate:' || $1, 0)", schema).Scan(&s.gateKey); err != nil {
+		pool.Close()
+		return nil, dbErr("connect", err)
 	}
 	if err := s.notify.start(ctx); err != nil {
 		pool.Close()
@@ -284,7 +292,16 @@ func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, update, al
 		}
 		return dbErr("acquire a connection", err), done
 	}
-	t := newTx(ctx, conn, update, alone)
+	if alone {
+		if err := s.enterAlone(ctx, conn); err != nil {
+			conn.Release()
+			if isConflict(err) { // the wait ran out
+				return err, conflict
+			}
+			return err, done
+		}
+	}
+	t := newTx(ctx, conn, update, alone, s.gateKey)
 	if update {
 		t.rows, t.fromCache = s.rows, fromCache
 	}
@@ -297,6 +314,9 @@ func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, update, al
 			// be what changed.
 			s.rows.drop(t.touched)
 			s.rows.drop(slices.Collect(maps.Keys(t.fresh)))
+		}
+		if alone {
+			s.leaveAlone(ctx, conn)
 		}
 		conn.Release()
 	}()
@@ -342,6 +362,64 @@ func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, update, al
 		s.notify.publish(t.changed)
 	}
 	return nil, done
+}
+
+// enterAlone takes the gate's advisory lock exclusively for conn's
+// session (see gateAfter in tx.go), waiting up to gateTimeout, in a
+// transaction of its own: a session lock outlives the transaction it was
+// taken in, and the Update's own transaction, begun after it, takes its
+// snapshot after the wait.
+func (s *Store) enterAlone(ctx context.Context, conn *pgxpool.Conn) error {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
+	b.Queue("SET LOCAL lock_timeout = '" + gateTimeout + "'")
+	b.Queue("SELECT pg_advisory_lock($1)", s.gateKey)
+	b.Queue("COMMIT")
+	err := conn.SendBatch(ctx, b).Close()
+	if err == nil {
+		return nil
+	}
+	if conn.Conn().PgConn().TxStatus() != 'I' {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		if _, rerr := conn.Exec(rctx, "ROLLBACK"); rerr != nil {
+			s.closeConn(rctx, conn) // the pool drops it
+		}
+		cancel()
+	}
+	switch {
+	case isConflict(err):
+		return fmt.Errorf("%w: pgstore: wait to run alone: %w", store.ErrTxConflict, err)
+	case ctx.Err() != nil:
+		return fmt.Errorf("pgstore: wait to run alone: %w", ctx.Err())
+	}
+	return dbErr("wait to run alone", err)
+}
+
+// leaveAlone releases the lock enterAlone took, once the transaction has
+// ended. If it cannot, it closes the connection, which the pool then
+// drops, and the server releases the lock with the session.
+func (s *Store) leaveAlone(ctx context.Context, conn *pgxpool.Conn) {
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+	}
+	var released bool
+	err := conn.QueryRow(ctx, "SELECT pg_advisory_unlock($1)", s.gateKey).Scan(&released)
+	if err != nil || !released {
+		s.log.Warn("pgstore: cannot release the gate; closing the connection", zap.Bool("held", released), zap.Error(err))
+		s.closeConn(ctx, conn)
+	}
+}
+
+// closeConn closes a pooled connection, which the pool drops on release.
+func (s *Store) closeConn(ctx context.Context, conn *pgxpool.Conn) {
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+	}
+	_ = conn.Conn().Close(ctx)
 }
 
 // Subscribe implements store.Notifier. After every Update that appends to

@@ -38,8 +38,9 @@ type tx struct {
 	ctx    context.Context
 	conn   *pgxpool.Conn
 	update bool
-	alone  bool // an Update that takes the gate exclusively (see gateAfter)
-	begun  bool // BEGIN has been sent
+	alone  bool  // an Update that takes the gate exclusively (see gateAfter)
+	gate   int64 // the advisory lock of the gate (see gateAfter)
+	begun  bool  // BEGIN has been sent
 	done   bool
 
 	queued []queuedWrite
@@ -106,8 +107,8 @@ type assumption struct {
 	version int64
 }
 
-func newTx(ctx context.Context, conn *pgxpool.Conn, update, alone bool) *tx {
-	return &tx{ctx: ctx, conn: conn, update: update, alone: alone}
+func newTx(ctx context.Context, conn *pgxpool.Conn, update, alone bool, gate int64) *tx {
+	return &tx{ctx: ctx, conn: conn, update: update, alone: alone, gate: gate}
 }
 
 // checkSQL, by kind, raises codeStale (through stale_row, migration 0004)
@@ -131,24 +132,43 @@ func checkRowSQL(kind, version string) string {
 // losing for ever. Serializable transactions of different workspaces
 // conflict when their rows share index pages, which on small tables they
 // all do; an Update of many round trips, among many short concurrent ones,
-// can then be caught in a cycle on every attempt. Every Update takes the
-// gate table in ACCESS SHARE mode, which conflicts with nothing it does;
-// an attempt after gateAfter lost ones takes it in ACCESS EXCLUSIVE mode,
-// so it waits for the Updates under way, in this process or another, to
-// end, and the Updates that start meanwhile wait for it: it runs alone,
-// and a transaction that runs alone cannot lose a serialization race.
-// LOCK TABLE takes no snapshot, so the snapshot of a transaction that
-// waited at the gate is taken after the wait. The exclusive wait is
-// bounded by gateTimeout (a process frozen in an Update holds the gate),
-// after which the attempt counts as one more lost.
+// can then be caught in a cycle on every attempt. An attempt after
+// gateAfter lost ones runs alone: it waits for the Updates under way, in
+// this process or another, to end, and the Updates that start meanwhile
+// wait for it; a transaction that runs alone cannot lose a serialization
+// race. Its snapshot must be taken after the wait, so it waits before its
+// first statement that reads.
 //
-// The gate is the schema_migrations table, which every schema of this
-// package has and which no Update reads or writes.
+// The gate has two locks, one for each way an Update begins:
+//
+//   - An Update of one round trip (its rows cached: the commit batch is
+//     its first) runs in the implicit transaction of its pipeline, with
+//     no BEGIN or COMMIT statement (the Sync at the batch's end commits
+//     it); its first statement takes the advisory lock gateKey in shared
+//     mode, for the transaction (gateSharedSQL).
+//   - Any other Update begins with BEGIN and takes the schema_migrations
+//     table in ACCESS SHARE mode (gateShared), which conflicts with
+//     nothing it does. (This is also the gate of pgstore versions before
+//     the advisory lock, which such an Update keeps out of the way.)
+//
+// An attempt that runs alone first takes the advisory lock exclusively
+// for its session, in a transaction of its own (Store.enterAlone), then
+// begins and takes the table in ACCESS EXCLUSIVE mode (gateAlone). Both
+// waits come before its snapshot: the lock is taken before the
+// transaction begins, and LOCK TABLE takes no snapshot. Each wait is
+// bounded by gateTimeout (a process frozen in an Update holds the gate),
+// after which the attempt counts as one more lost; the session lock is
+// released when the attempt ends (Store.leaveAlone).
+//
+// The table is schema_migrations, which every schema of this package has
+// and which no Update reads or writes; the advisory lock's key is
+// hashtextextended('baton.pgstore.gate:' || schema, 0) (Store.gateKey).
 const (
-	gateAfter   = 3
-	gateTimeout = "1s"
-	gateShared  = "LOCK TABLE schema_migrations IN ACCESS SHARE MODE"
-	gateAlone   = "LOCK TABLE schema_migrations IN ACCESS EXCLUSIVE MODE"
+	gateAfter     = 3
+	gateTimeout   = "1s"
+	gateShared    = "LOCK TABLE schema_migrations IN ACCESS SHARE MODE"
+	gateAlone     = "LOCK TABLE schema_migrations IN ACCESS EXCLUSIVE MODE"
+	gateSharedSQL = "SELECT pg_advisory_xact_lock_shared($1)"
 )
 
 // readable returns ErrTxDone once fn has returned, the failure of an
@@ -187,8 +207,17 @@ func (t *tx) beginSQL() string {
 // send runs, in one round trip, BEGIN if it was not sent yet, the queued
 // writes, then what add queues (its callbacks see the answers).
 func (t *tx) send(op string, add func(b *pgx.Batch)) error {
+	return t.sendBatch(op, false, add)
+}
+
+// sendBatch is send; with implicit, the batch is the whole transaction
+// and is sent without BEGIN (see commit).
+func (t *tx) sendBatch(op string, implicit bool, add func(b *pgx.Batch)) error {
 	b := &pgx.Batch{}
-	if !t.begun {
+	switch {
+	case implicit:
+		b.Queue(gateSharedSQL, t.gate)
+	case !t.begun:
 		b.Queue(t.beginSQL())
 		switch {
 		case t.update && t.alone:
@@ -225,7 +254,7 @@ func (t *tx) send(op string, add func(b *pgx.Batch)) error {
 	if add != nil {
 		add(b)
 	}
-	t.begun = true
+	t.begun = !implicit // an implicit transaction ends with its batch
 	t.queued = t.queued[:0]
 	t.assumed = t.assumed[:0]
 	if err := t.conn.SendBatch(t.ctx, b).Close(); err != nil {
@@ -440,19 +469,34 @@ func (t *tx) changes(ws baton.WorkspaceID, kind, id string, rec any) {
 
 // commit sends the queued writes, the change feed entries and COMMIT in
 // one round trip. (The notifications follow it: publish.go says why.)
+//
+// An Update that has sent nothing yet (its reads were answered from the
+// row cache) is one batch: it is sent without BEGIN and COMMIT, as the
+// implicit transaction PostgreSQL runs a pipeline's statements in up to
+// its Sync, which commits it (or rolls it back when a statement failed,
+// the others then skipped); a failure to commit, like a serialization
+// failure found at commit, is the answer to the Sync, which the batch
+// returns. The pool's connections make serializable their default
+// isolation level (Open), so the implicit transaction is serializable
+// too. Two statements fewer: with rows cached, a transition is mostly its
+// statements and the WAL flush, and BEGIN and COMMIT cost as much as one
+// of its writes. (Not when the Update runs alone: see gateAfter.)
 func (t *tx) commit() error {
 	if !t.begun && len(t.queued) == 0 && len(t.changed) == 0 && len(t.assumed) == 0 {
 		return nil // nothing was read or written
 	}
-	var ok bool
-	err := t.send("commit", func(b *pgx.Batch) {
+	implicit := !t.begun && t.update && !t.alone
+	ok := implicit
+	err := t.sendBatch("commit", implicit, func(b *pgx.Batch) {
 		for _, ws := range t.changed {
 			t.appendFeed(b, ws)
 		}
-		b.Queue("COMMIT").Exec(func(ct pgconn.CommandTag) error {
-			ok = ct.String() == "COMMIT"
-			return nil
-		})
+		if !implicit {
+			b.Queue("COMMIT").Exec(func(ct pgconn.CommandTag) error {
+				ok = ct.String() == "COMMIT"
+				return nil
+			})
+		}
 	})
 	if err != nil {
 		return err
