@@ -46,10 +46,10 @@ func NewBareTransition(ctx context.Context, s *Store, ws store.Workspace, h bato
 // Run makes the transition's writes as the Store makes them with its row
 // cache warm, in one round trip, as the implicit transaction of the batch
 // (the pool's connections are serializable by default): the gate, the
-// check of the reservation read, the update of the handoff read
-// (checked), the update of the workspace (not read, so not checked) and
-// the change feed row (at the Seq after the last); again after a
-// serialization failure.
+// check of the reservation read, the update of the columns of the handoff
+// read that change (checked), the update of the workspace (not read, so
+// not checked) and the change feed row (at the Seq after the last); again
+// after a serialization failure.
 func (b *BareTransition) Run(ctx context.Context) error {
 	conn, err := b.s.pool.Acquire(ctx)
 	if err != nil {
@@ -65,6 +65,7 @@ func (b *BareTransition) Run(ctx context.Context) error {
 }
 
 func (b *BareTransition) run(ctx context.Context, conn *pgxpool.Conn) error {
+	prev := b.h
 	b.h.Attempt++
 	b.h.Error = fmt.Sprint("epoch ", 1)
 	b.ws.ActivationCounter = int64(b.h.Attempt)
@@ -73,7 +74,8 @@ func (b *BareTransition) run(ctx context.Context, conn *pgxpool.Conn) error {
 	batch.Queue(gateSharedSQL, b.s.gateKey)
 	batch.Queue(checkSQL[kindReservation], string(b.ws.ID), b.rv)
 	var hv int64 // the handoff's new version, once committed
-	batch.Queue(handoffs.checkedSQL, append(handoffs.args(b.h), b.hv)...).QueryRow(func(r pgx.Row) error { return r.Scan(&hv) })
+	_, checked, args := handoffs.diff(prev, b.h)
+	batch.Queue(checked, append(args, b.hv)...).QueryRow(func(r pgx.Row) error { return r.Scan(&hv) })
 	batch.Queue(workspaces.updateSQL+workspaces.returning, workspaces.args(b.ws)...).QueryRow(func(r pgx.Row) error { var v int64; return r.Scan(&v) })
 	batch.Queue(appendAtSQL, string(b.ws.ID), b.seq+1, kinds[0], records[0])
 	if err := conn.SendBatch(ctx, batch).Close(); err != nil {

@@ -220,8 +220,8 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 				h.ID, h.Workspace)
 		}
 	} else {
-		t.queueChecked(recordKey{kindHandoff, string(h.ID)}, written(handoffs, h), handoffs.updateSQL+handoffs.returning,
-			handoffs.checkedSQL, handoffs.args(h)...)
+		sql, checked, args := handoffs.diff(cur, h)
+		t.queueChecked(recordKey{kindHandoff, string(h.ID)}, written(handoffs, h), sql, checked, args...)
 	}
 	t.seeHandoff(h)
 	t.changeHandoff(h)

@@ -1,10 +1,13 @@
 package pgstore
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -39,6 +42,15 @@ type table[R any] struct {
 	// the version given as one more argument, and raises SQLSTATE BT001
 	// otherwise (see checkedSQL).
 	checkedSQL string
+	// updates holds, by the mask of the columns they set, the updates
+	// diff returns (*partialUpdate).
+	updates sync.Map
+}
+
+// partialUpdate is the update of some columns of a versioned row, with
+// returning, and its checked form (see checkedSQL).
+type partialUpdate struct {
+	sql, checked string
 }
 
 // newVersionedTable is newTable for a table with a version column.
@@ -57,6 +69,75 @@ func newVersionedTable[R any](kind, name string, cols []string, scanV func(pgx.R
 	t.updateSQL = set + ", " + nextVersion + " WHERE " + where
 	t.checkedSQL = t.updateSQL + checkedSQL(kind, len(cols)+1) + t.returning
 	return t
+}
+
+// diff returns the update of a versioned row from old, its value as the
+// transaction knows it, to r that sets only the columns whose values
+// differ (and the version), returning the version, its checked form
+// (with the version as one more argument), and its arguments. Leaving a
+// column out writes what the full update would: the stored value is a
+// function of the Go value, and old is what the row holds, as read or as
+// this transaction wrote it. Most transitions change a few fields of a
+// handoff; the full update would send, and the server parse, every one,
+// its JSON columns included.
+func (tb *table[R]) diff(old, r R) (sql, checked string, args []any) {
+	was, now := tb.args(old), tb.args(r)
+	args = append(make([]any, 0, len(now)), now[0])
+	var mask uint64
+	for i := 1; i < len(now); i++ {
+		if !sameArg(was[i], now[i]) {
+			mask |= 1 << i
+			args = append(args, now[i])
+		}
+	}
+	if u, ok := tb.updates.Load(mask); ok {
+		p := u.(*partialUpdate)
+		return p.sql, p.checked, args
+	}
+	sets := make([]string, 0, len(args))
+	for i, n := 1, 2; i < len(tb.cols); i++ {
+		if mask&(1<<i) != 0 {
+			sets = append(sets, tb.cols[i]+" = $"+strconv.Itoa(n))
+			n++
+		}
+	}
+	base := "UPDATE " + tb.name + " SET " + strings.Join(append(sets, nextVersion), ", ") + " WHERE " + tb.cols[0] + " = $1"
+	p := &partialUpdate{sql: base + tb.returning, checked: base + checkedSQL(tb.kind, len(args)+1) + tb.returning}
+	tb.updates.Store(mask, p)
+	return p.sql, p.checked, args
+}
+
+// sameArg reports whether two arguments of a column write the same
+// value: false when it cannot tell. Times compare as stored, to the
+// microsecond.
+func sameArg(a, b any) bool {
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case int:
+		y, ok := b.(int)
+		return ok && x == y
+	case int64:
+		y, ok := b.(int64)
+		return ok && x == y
+	case []byte:
+		y, ok := b.([]byte)
+		return ok && bytes.Equal(x, y)
+	case []string:
+		y, ok := b.([]string)
+		return ok && slices.Equal(x, y)
+	case time.Time:
+		y, ok := b.(time.Time)
+		return ok && x.Truncate(time.Microsecond).Equal(y.Truncate(time.Microsecond))
+	case baton.EngineConfig:
+		y, ok := b.(baton.EngineConfig)
+		return ok && x == y
+	}
+	return false
 }
 
 // nextVersion is the SET clause of a write of a versioned row.

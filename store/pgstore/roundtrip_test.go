@@ -134,9 +134,10 @@ func relay(dst, src net.Conn, saw func([]byte)) (int64, error) {
 
 // TestRoundTrips counts what the benchmarked operations cost on the wire:
 // once its rows are in the store's row cache, the transition of
-// BenchmarkPGTransition takes one round trip (BEGIN, the check of the
-// cached rows it read, its writes, the change feed and the COMMIT), and
-// two without the cache (BEGIN with the reads, then the rest); and it
+// BenchmarkPGTransition takes one round trip (the check of the cached
+// rows it read, its writes and the change feed, as one implicit
+// transaction), and two without the cache (BEGIN with the reads, then the
+// rest and the COMMIT); and it
 // logs the round trips of whole transfers through the coordinator (go
 // test -v shows them).
 func TestRoundTrips(t *testing.T) {
