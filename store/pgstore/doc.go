@@ -142,6 +142,14 @@
 // these conflicts: on this package's benchmarks sixteen concurrent
 // transfers run little faster than one.
 //
+// Every process on a schema should run the same version of this
+// package. A newer one migrates the schema as it opens it, and an older
+// one keeps running on it: from migration 0007 on (the change feed
+// without its head table) an older one's Updates that append to the feed
+// fail with ErrDatabase, naming the missing table, rather than number
+// changes wrongly; and an older one's attempt to run alone does not keep
+// this version's one-batch Updates out, so it may lose again.
+//
 // Times are stored to the microsecond (truncated), as PostgreSQL keeps
 // them, and come back in UTC. PostgreSQL text holds neither NUL bytes nor
 // invalid UTF-8: such a string makes the write fail with baton.ErrInvalid,
