@@ -54,12 +54,41 @@ func TestFeedSharedByTwoStores(t *testing.T) {
 			want = append(want, id)
 		}
 	}
+	for i := range want {
+		want[i] = "instruction:" + want[i]
+	}
 	checkFeed(t, a, "ws-turns", want)
 	// A's first commit numbers from the server, each round's second from
 	// its own last Seq, and each later round's first from a Seq B made
 	// stale.
 	if got := reruns(); got != rounds-1 {
 		t.Errorf("A ran %d Updates again after a stale Seq, want %d (one per round after the first)", got, rounds-1)
+	}
+
+	// One batch: A's Updates of a handoff whose rows it caches run as the
+	// batch's implicit transaction; B's commits make A's last Seq stale
+	// but not the handoff's row, so A's commit fails on the Seq alone.
+	h := store.Handoff{ID: "h-batch", Workspace: "ws-batch", RequestID: "r", State: store.StateGenerating, Attempt: 1,
+		CreatedAt: now, UpdatedAt: now}
+	update(t, a, func(tx store.Tx) error { return tx.InsertHandoff(h) })
+	before := reruns()
+	want = []string{"handoff:h-batch"}
+	for r := range rounds {
+		update(t, a, func(tx store.Tx) error {
+			got, err := tx.GetHandoff(h.ID)
+			if err != nil {
+				return err
+			}
+			got.Error = fmt.Sprint("round ", r)
+			return tx.PutHandoff(got)
+		})
+		id := fmt.Sprint("b-", r)
+		send(b, "ws-batch", id)
+		want = append(want, "handoff:h-batch", "instruction:"+id)
+	}
+	checkFeed(t, b, "ws-batch", want)
+	if got := reruns() - before; got != rounds-1 {
+		t.Errorf("A ran %d one-batch Updates again after a stale Seq, want %d (one per round after the first)", got, rounds-1)
 	}
 
 	// At once: goroutines of both Stores.
@@ -91,6 +120,9 @@ func TestFeedSharedByTwoStores(t *testing.T) {
 	}
 	wg.Wait()
 	got := checkFeed(t, b, "ws-race", nil)
+	for i := range sent {
+		sent[i] = "instruction:" + sent[i]
+	}
 	slices.Sort(got)
 	slices.Sort(sent)
 	if !slices.Equal(got, sent) {
@@ -99,8 +131,8 @@ func TestFeedSharedByTwoStores(t *testing.T) {
 }
 
 // checkFeed reads ws's feed through s and checks that its Seqs run 1, 2,
-// 3... and that LastSeq is the last; with want, that its instructions are
-// want, in order. It returns the instruction ids in feed order.
+// 3... and that LastSeq is the last; with want, that its records are
+// want ("kind:id"), in order. It returns them in feed order.
 func checkFeed(t *testing.T, s store.Store, ws baton.WorkspaceID, want []string) []string {
 	t.Helper()
 	var ids []string
@@ -113,7 +145,14 @@ func checkFeed(t *testing.T, s store.Store, ws baton.WorkspaceID, want []string)
 			if c.Seq != int64(i+1) {
 				t.Fatalf("change %d of %s has Seq %d, want %d", i, ws, c.Seq, i+1)
 			}
-			ids = append(ids, string(c.Instruction.ID))
+			switch c.Kind {
+			case store.ChangeInstruction:
+				ids = append(ids, "instruction:"+string(c.Instruction.ID))
+			case store.ChangeHandoff:
+				ids = append(ids, "handoff:"+string(c.Handoff.ID))
+			default:
+				ids = append(ids, string(c.Kind))
+			}
 		}
 		last, err := tx.LastSeq(ws)
 		if err == nil && last != int64(len(cs)) {
