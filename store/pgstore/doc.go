@@ -139,8 +139,9 @@
 // not wait for another Update. A process frozen inside an Update stalls
 // such an attempt, and the Updates queued behind it, for up to a second,
 // after which the attempt counts as lost. Concurrent transfers pay for
-// these conflicts: on this package's benchmarks sixteen concurrent
-// transfers run little faster than one.
+// these conflicts: on this package's lifecycle benchmark
+// (BenchmarkPGLifecycle) sixteen concurrent transfers complete no more
+// per second than one.
 //
 // Every process on a schema should run the same version of this
 // package. A newer one migrates the schema as it opens it, and an older
