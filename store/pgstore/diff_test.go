@@ -15,8 +15,9 @@ import (
 
 // TestHandoffWriteOfOneField: PutHandoff sends only the columns whose
 // values differ from the handoff as the transaction knows it. Each field,
-// changed alone, must reach the server: once after a read from the
-// server, once after a read from the row cache (the checked write).
+// changed alone, is the one column its update sets, and must reach the
+// server: once after a read from the server, once after a read from the
+// row cache (the checked write).
 func TestHandoffWriteOfOneField(t *testing.T) {
 	s := open(t, "", pgstore.Options{})
 	at := time.Date(2026, 5, 6, 7, 8, 9, 123456789, time.UTC)
@@ -48,7 +49,11 @@ func TestHandoffWriteOfOneField(t *testing.T) {
 					if err != nil {
 						return err
 					}
+					before := got
 					changeField(t, reflect.ValueOf(&got).Elem().FieldByName(field))
+					if n := pgstore.HandoffWriteColumns(before, got); n != 1 {
+						t.Errorf("after a read from %s, the update of %s sets %d columns, want 1", from, field, n)
+					}
 					want = got
 					return tx.PutHandoff(got)
 				})

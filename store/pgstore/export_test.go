@@ -85,3 +85,11 @@ func (b *BareTransition) run(ctx context.Context, conn *pgxpool.Conn) error {
 	b.seq++
 	return nil
 }
+
+// HandoffWriteColumns returns the number of columns, besides the key and
+// the version, that PutHandoff's update of old to h sets (records.go,
+// diff).
+func HandoffWriteColumns(old, h store.Handoff) int {
+	_, _, args := handoffs.diff(old, h)
+	return len(args) - 1
+}

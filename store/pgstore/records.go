@@ -112,18 +112,8 @@ func (tb *table[R]) diff(old, r R) (sql, checked string, args []any) {
 // microsecond.
 func sameArg(a, b any) bool {
 	switch x := a.(type) {
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	case int:
-		y, ok := b.(int)
-		return ok && x == y
-	case int64:
-		y, ok := b.(int64)
-		return ok && x == y
+	case string, bool, int, int64, baton.EngineConfig:
+		return a == b // comparable: false for another dynamic type
 	case []byte:
 		y, ok := b.([]byte)
 		return ok && bytes.Equal(x, y)
@@ -133,9 +123,6 @@ func sameArg(a, b any) bool {
 	case time.Time:
 		y, ok := b.(time.Time)
 		return ok && x.Truncate(time.Microsecond).Equal(y.Truncate(time.Microsecond))
-	case baton.EngineConfig:
-		y, ok := b.(baton.EngineConfig)
-		return ok && x == y
 	}
 	return false
 }

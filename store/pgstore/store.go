@@ -380,7 +380,7 @@ func (s *Store) enterAlone(ctx context.Context, conn *pgxpool.Conn) error {
 		return nil
 	}
 	if conn.Conn().PgConn().TxStatus() != 'I' {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		rctx, cancel := cleanupContext(ctx)
 		if _, rerr := conn.Exec(rctx, "ROLLBACK"); rerr != nil {
 			s.closeConn(rctx, conn) // the pool drops it
 		}
@@ -399,26 +399,20 @@ func (s *Store) enterAlone(ctx context.Context, conn *pgxpool.Conn) error {
 // ended. If it cannot, it closes the connection, which the pool then
 // drops, and the server releases the lock with the session.
 func (s *Store) leaveAlone(ctx context.Context, conn *pgxpool.Conn) {
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-	}
+	ctx, cancel := cleanupContext(ctx)
+	defer cancel()
 	var released bool
 	err := conn.QueryRow(ctx, "SELECT pg_advisory_unlock($1)", s.gateKey).Scan(&released)
 	if err != nil || !released {
-		s.log.Warn("pgstore: cannot release the gate; closing the connection", zap.Bool("held", released), zap.Error(err))
+		s.log.Warn("pgstore: cannot release the gate; closing the connection", zap.Bool("released", released), zap.Error(err))
 		s.closeConn(ctx, conn)
 	}
 }
 
 // closeConn closes a pooled connection, which the pool drops on release.
 func (s *Store) closeConn(ctx context.Context, conn *pgxpool.Conn) {
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-	}
+	ctx, cancel := cleanupContext(ctx)
+	defer cancel()
 	_ = conn.Conn().Close(ctx)
 }
 
