@@ -3,6 +3,7 @@ package badgerstore_test
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -81,6 +82,47 @@ func BenchmarkBadgerRawCommit(b *testing.B) {
 			runConcurrent(b, sh.conc, func(w int, n uint64) error { return rawCommit(db, w, n) })
 		})
 	}
+}
+
+// BenchmarkBadgerWideCommit is BenchmarkBadgerRawCommit at the width of
+// a transfer's commit (wideCommit). Against BenchmarkBadgerRawCommit, it
+// shows what badger itself charges for a commit's width, before any of
+// baton's code runs.
+func BenchmarkBadgerWideCommit(b *testing.B) {
+	for _, sh := range commitShapes {
+		if sh.conc != 1 {
+			continue
+		}
+		b.Run(sh.name, func(b *testing.B) {
+			db := openRaw(b, sh.sync)
+			runConcurrent(b, sh.conc, func(w int, n uint64) error { return wideCommit(db, w, n) })
+		})
+	}
+}
+
+// wideWidth and wideValue are the shape of wideCommit.
+const wideWidth = 13
+
+var wideValue = make([]byte, 300)
+
+// wideCommit is a raw commit as wide as a transfer's: it reads 13 keys
+// and writes 13 values of 300 bytes (number n of worker w). The three
+// commits of a transfer without a report write 39 values, about 8 KiB in
+// all (its records, their indexes and the change feed's entries), and
+// read up to 13 keys each.
+func wideCommit(db *badger.DB, w int, n uint64) error {
+	return db.Update(func(txn *badger.Txn) error {
+		for k := range wideWidth {
+			key := binary.BigEndian.AppendUint64([]byte(fmt.Sprint("w", w, "/", k, "/")), n)
+			if _, err := txn.Get(key); err != nil && !errors.Is(err, badger.ErrKeyNotFound) {
+				return err
+			}
+			if err := txn.Set(key, wideValue); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // openRaw opens raw badger in a directory of its own with the options
