@@ -106,7 +106,8 @@ const wideWidth = 13
 var wideValue = make([]byte, 300)
 
 // wideCommit is a raw commit as wide as a transfer's: it reads 13 keys
-// and writes 13 values of 300 bytes (number n of worker w). The three
+// (absent: each commit writes keys of its own) and writes 13 values of
+// 300 bytes to them (number n of worker w). The three
 // commits of a transfer without a report write 39 values, about 8 KiB in
 // all (its records, their indexes and the change feed's entries), and
 // read up to 13 keys each.
