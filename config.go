@@ -1,6 +1,9 @@
 package baton
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // EngineConfig says which engine runs a session and how. Engine names an
 // engine registered with the coordinator (for example "claude", "codex" or
@@ -28,17 +31,19 @@ func (c EngineConfig) Normalize() EngineConfig {
 	}
 }
 
-// Validate reports an EINVALID error when c names no engine or a field is
-// over MaxIDLen bytes. Whether the engine supports c is the engine
-// registry's question, not this one's.
+// Validate reports an EINVALID error when c names no engine or a field
+// breaks its limit or rule (see Field: at most MaxIDLen bytes, no white
+// space or control character inside, not starting with '-', so that no
+// value reaches an agent CLI as a flag). Whether the engine supports c is
+// the engine registry's question, not this one's.
 func (c EngineConfig) Validate() error {
 	n := c.Normalize()
-	if n.Engine == "" {
-		return Errorf(ErrInvalid, "engine config: engine is required")
-	}
-	for name, v := range map[string]string{"engine": n.Engine, "model": n.Model, "reasoningEffort": n.ReasoningEffort, "permissionMode": n.PermissionMode, "account": n.Account} {
-		if len(v) > MaxIDLen {
-			return Errorf(ErrInvalid, "engine config: %s is over %d bytes", name, MaxIDLen)
+	for _, f := range [...]struct {
+		field Field
+		v     string
+	}{{FieldEngine, n.Engine}, {FieldModel, n.Model}, {FieldReasoningEffort, n.ReasoningEffort}, {FieldPermissionMode, n.PermissionMode}, {FieldAccount, n.Account}} {
+		if err := CheckField(f.field, f.v); err != nil {
+			return fmt.Errorf("engine config: %w", err)
 		}
 	}
 	return nil

@@ -20,7 +20,7 @@
 //   - Continuation (packages session and recap): a run with nothing to
 //     resume continues in a fresh session briefed from its record; resume
 //     stays byte-for-byte whenever possible; timers may only resume.
-//   - Generation handoff (package engine/host): a multi-session host
+//   - Generation handoff (package host): a multi-session host
 //     superseded by a newer build tells its clients, parks sessions once
 //     they settle, and exits.
 //

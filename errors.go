@@ -64,6 +64,12 @@ var (
 	ErrInternal    = &Error{Code: EINTERNAL}
 )
 
+// ErrOptionConflict: a constructor (session.New, handoff.New) was given an
+// option twice, or an option another one makes meaningless (a handoff
+// option the shared session service of handoff.WithSessions decides).
+// Nothing was built. It matches ErrInvalid.
+var ErrOptionConflict = NewError(EINVALID, "conflicting options")
+
 // NewError returns a sentinel with the given code and message. Packages
 // declare their sentinels with it; it is not meant for one-off errors (use
 // Errorf for those).

@@ -1,6 +1,9 @@
 package baton
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // WorkspaceID names a workspace: the unit with one writer at a time (a
 // worktree, a task, a thread). Callers choose it; baton never mints one.
@@ -24,11 +27,11 @@ type ContinuationID string
 const MaxIDLen = 128
 
 // ValidID reports whether s is a usable identifier: 1..MaxIDLen bytes after
-// trimming, free of control characters. It is the one rule every
+// trimming, valid UTF-8, free of control characters. It is the one rule every
 // package applies to caller-chosen ids.
 func ValidID(s string) bool {
 	s = strings.TrimSpace(s)
-	if s == "" || len(s) > MaxIDLen {
+	if s == "" || len(s) > MaxIDLen || !utf8.ValidString(s) {
 		return false
 	}
 	for _, r := range s {

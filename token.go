@@ -25,8 +25,8 @@ import (
 // Redacted is what a Token prints as.
 const Redacted = "[REDACTED]"
 
-// TokenSize is the number of random bytes in a token.
-const TokenSize = 32
+// tokenSize is the number of random bytes in a token.
+const tokenSize = 32
 
 // Token is a secret. The zero value is the empty token, which matches no TokenHash.
 // Tokens compare with == by their text.
@@ -40,7 +40,7 @@ type Token struct{ h unique.Handle[string] }
 // NewToken returns a fresh random token. It panics only if crypto/rand fails,
 // which the Go runtime treats as fatal anyway.
 func NewToken() Token {
-	var b [TokenSize]byte
+	var b [tokenSize]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic("token: crypto/rand failed: " + err.Error())
 	}
@@ -122,3 +122,17 @@ func (h TokenHash) Matches(t Token) bool {
 // String returns the hash in hex; a hash is not a secret, but it is still
 // kept out of API responses.
 func (h TokenHash) String() string { return hex.EncodeToString(h[:]) }
+
+// MarshalText writes the hash as 64 hex digits (how the stores keep it).
+func (h TokenHash) MarshalText() ([]byte, error) { return hex.AppendEncode(nil, h[:]), nil }
+
+// UnmarshalText reads 64 hex digits; anything else is a baton.ErrInvalid.
+func (h *TokenHash) UnmarshalText(b []byte) error {
+	if hex.DecodedLen(len(b)) != len(h) {
+		return Errorf(ErrInvalid, "baton: token hash of %d hex digits, want %d", len(b), 2*len(h))
+	}
+	if _, err := hex.Decode(h[:], b); err != nil {
+		return Errorf(ErrInvalid, "baton: token hash: %v", err)
+	}
+	return nil
+}

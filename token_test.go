@@ -24,8 +24,8 @@ func TestNewIsThirtyTwoRandomBytesURLSafe(t *testing.T) {
 		if err != nil {
 			t.Fatalf("NewToken() = %q: %v", s, err)
 		}
-		if len(b) != TokenSize {
-			t.Fatalf("NewToken() decodes to %d bytes, want %d", len(b), TokenSize)
+		if len(b) != tokenSize {
+			t.Fatalf("NewToken() decodes to %d bytes, want %d", len(b), tokenSize)
 		}
 		if seen[s] {
 			t.Fatalf("NewToken() returned %q twice", s)

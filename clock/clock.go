@@ -30,8 +30,6 @@ import (
 // Clock is the time source every baton component uses.
 type Clock interface {
 	Now() time.Time
-	// After returns a channel that receives the time once d has passed.
-	After(d time.Duration) <-chan time.Time
 	// NewTimer returns a stoppable timer.
 	NewTimer(d time.Duration) Timer
 }
@@ -70,9 +68,6 @@ type Real struct{}
 // Now returns time.Now().
 func (Real) Now() time.Time { return time.Now() }
 
-// After returns time.After(d).
-func (Real) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
 // NewTimer wraps time.NewTimer(d).
 func (Real) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
 
@@ -107,9 +102,6 @@ func (f *Fake) Now() time.Time {
 	defer f.mu.Unlock()
 	return f.now
 }
-
-// After returns the channel of a new timer (see NewTimer).
-func (f *Fake) After(d time.Duration) <-chan time.Time { return f.NewTimer(d).C() }
 
 // NewTimer returns a timer that fires when the clock reaches Now()+d. With
 // d <= 0 it has fired already: its channel holds Now() and Stop reports false.

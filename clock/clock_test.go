@@ -79,12 +79,12 @@ func TestFakeNonPositiveDurationFiresAtOnce(t *testing.T) {
 	for _, d := range []time.Duration{0, -time.Second} {
 		f := NewFake(start)
 		select {
-		case at := <-f.After(d):
+		case at := <-f.NewTimer(d).C():
 			if !at.Equal(start) {
-				t.Errorf("After(%v) sent %v, want %v", d, at, start)
+				t.Errorf("a timer of %v sent %v, want %v", d, at, start)
 			}
 		default:
-			t.Errorf("After(%v) did not fire at once", d)
+			t.Errorf("a timer of %v did not fire at once", d)
 		}
 		tm := f.NewTimer(d)
 		if tm.Stop() {
@@ -143,7 +143,7 @@ func TestFakeWaitTimers(t *testing.T) {
 	// The usual use: wait until another goroutine has armed its timeout.
 	got := make(chan time.Time)
 	armed := f.WaitTimers(2)
-	go func() { got <- <-f.After(time.Minute) }()
+	go func() { got <- <-f.NewTimer(time.Minute).C() }()
 	<-armed
 	f.Advance(time.Minute)
 	if at := <-got; !at.Equal(start.Add(time.Minute)) {
@@ -160,7 +160,7 @@ func TestRealSmoke(t *testing.T) {
 	if now := c.Now(); now.Before(before) {
 		t.Errorf("Now %v before %v", now, before)
 	}
-	<-c.After(time.Millisecond)
+	<-c.NewTimer(time.Millisecond).C()
 	tm := c.NewTimer(time.Hour)
 	if !tm.Stop() {
 		t.Error("Stop of a pending real timer = false")
@@ -248,9 +248,8 @@ func TestNewTimerAtIsExact(t *testing.T) {
 // plainClock hides Fake's NewTimerAt: the fallback path.
 type plainClock struct{ f *Fake }
 
-func (c plainClock) Now() time.Time                         { return c.f.Now() }
-func (c plainClock) After(d time.Duration) <-chan time.Time { return c.f.After(d) }
-func (c plainClock) NewTimer(d time.Duration) Timer         { return c.f.NewTimer(d) }
+func (c plainClock) Now() time.Time                 { return c.f.Now() }
+func (c plainClock) NewTimer(d time.Duration) Timer { return c.f.NewTimer(d) }
 
 func TestNewTimerAtWithoutAtClock(t *testing.T) {
 	f := NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))

@@ -10,7 +10,7 @@ import (
 
 func ExampleFake() {
 	f := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	timeout := f.After(30 * time.Second)
+	timeout := f.NewTimer(30 * time.Second).C()
 
 	f.Advance(29 * time.Second)
 	select {

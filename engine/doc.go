@@ -15,9 +15,16 @@
 // reservation is held, and the handoff attempt it belongs to.
 //
 // Optional capabilities are separate small interfaces found by type
-// assertion: Validator on an Engine; ActivitySnapshotter and SettleNotifier
-// on a Process. baton works without them, more slowly (periodic sweeps) or
-// later (an unsupported configuration fails at Start instead of at Create).
+// assertion: Validator, Reaper, Reconfigurer and Transcriber on an Engine;
+// ActivitySnapshotter, SettleNotifier and ActualReporter on a Process. A
+// Transcriber reads back a session's conversation as transcript events,
+// each marked with the turn it belongs to (Normal, or ReportOnly for the
+// prompt and answer of a report-only turn, which are not conversation): the
+// briefings of a transfer's target and of a fresh continuation replay it,
+// and say the conversation was not included without it. An ActualReporter
+// says which model the agent really ran and its version. baton works
+// without them, more slowly (periodic sweeps), later (an unsupported
+// configuration fails at Start instead of at Create), or knowing less.
 //
 // A start may be two-phase (StartRequest.Admit): the engine spawns the
 // process held, before the agent runs, and asks the caller to admit it. baton
@@ -29,8 +36,9 @@
 // support it; the exec engine does.
 //
 // Registry maps engine names to engines and is itself an Engine.
-// engine/enginetest has a scripted engine for tests and demos; engine/host is
-// a multi-session host with generation handoff.
+// engine/enginetest has a scripted engine for tests and demos. The
+// multi-session host with generation handoff (package host, a product of its
+// own) reads its sessions' Activity through ActivitySnapshotter.
 //
 // # Caveats
 //

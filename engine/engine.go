@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/transcript"
 )
 
 // Errors an Engine or Process returns. Match with errors.Is.
@@ -33,20 +34,37 @@ var (
 type Mode string
 
 const (
-	Fresh  Mode = "fresh"
-	Resume Mode = "resume"
+	Fresh  Mode = "fresh"  // a new native session
+	Resume Mode = "resume" // the native session StartRequest.NativeID
 )
 
-// Turn says what the first turn of a start is for.
-type Turn string
+// Turn says what the first turn of a start is for. It is the turn every
+// transcript event carries, so an engine that records one marks each event
+// with the turn of the launch that wrote it.
+type Turn = transcript.Turn
 
 const (
 	// Normal: an ordinary turn with the session's full tool set.
-	Normal Turn = "normal"
+	Normal = transcript.Normal
 	// ReportOnly: one turn that may only read and submit a handoff report;
 	// the engine must scope the tools to read-only plus report submission.
-	ReportOnly Turn = "report-only"
+	// Its events are not conversation.
+	ReportOnly = transcript.ReportOnly
 )
+
+// DefaultReadyTimeout is how long a launch may take to confirm readiness
+// when nothing says otherwise (StartRequest.ReadyTimeout zero): the one
+// default of every engine and of baton's own waits.
+const DefaultReadyTimeout = 5 * time.Minute
+
+// ReadyTimeoutOf returns req's readiness bound: its ReadyTimeout, or
+// DefaultReadyTimeout when that is zero or negative.
+func ReadyTimeoutOf(req StartRequest) time.Duration {
+	if req.ReadyTimeout <= 0 {
+		return DefaultReadyTimeout
+	}
+	return req.ReadyTimeout
+}
 
 // StartRequest asks an engine to start or resume a session.
 type StartRequest struct {
@@ -70,6 +88,13 @@ type StartRequest struct {
 	// Attempt is the handoff attempt this start belongs to (0 outside a
 	// transfer); every callback of the process is applied only to it.
 	Attempt int
+	// ReadyTimeout is how long the launch may take to confirm readiness,
+	// counted from Start; zero means DefaultReadyTimeout. An engine that
+	// times readiness itself (the exec engine does) makes Ready fail with
+	// ErrReadyRejected and stops the launch once it passes. baton sets it
+	// on every launch it makes (see package handoff, Timeouts) and waits
+	// no longer than that itself.
+	ReadyTimeout time.Duration
 	// LaunchID names this launch; it was recorded durably before Start was
 	// called. An engine that is a Reaper marks every process of the launch
 	// with it (the exec engine: an environment variable every descendant
@@ -161,6 +186,36 @@ type Process interface {
 	Done() <-chan struct{}
 	// Exit reports how the process ended; valid once Done is closed.
 	Exit() ExitStatus
+}
+
+// Actual is what a process reported it really runs, as the agent said so
+// itself: an agent CLI may send its API another model than the
+// configuration asked for (an alias, or a model it maps to a newer one).
+// An empty field was not reported.
+type Actual struct {
+	// Model is the model the agent says it uses.
+	Model string
+	// Version is the agent's own version (the agent CLI's).
+	Version string
+}
+
+// ActualReporter is an optional Process capability: what the agent
+// reported it really runs. baton records it on the session's row
+// (store.Session.ActualModel and EngineVersion) once Ready returned, and
+// again if the first turn ended before readiness.
+type ActualReporter interface {
+	// Actual reports what the process has said so far; safe to call at
+	// any time, concurrently with Ready.
+	Actual() Actual
+}
+
+// ActualOf returns what p reported it runs: its Actual when p is an
+// ActualReporter, the zero Actual otherwise.
+func ActualOf(p Process) Actual {
+	if r, ok := p.(ActualReporter); ok {
+		return r.Actual()
+	}
+	return Actual{}
 }
 
 // Reaper is an optional Engine capability: it finds every live process of

@@ -58,13 +58,13 @@ func BenchmarkStatelessFire(b *testing.B) {
 		func(ctx context.Context) (stateless.State, error) { return pingOf(ctx).s, nil },
 		func(ctx context.Context, s stateless.State) error { pingOf(ctx).s = s.(store.HandoffState); return nil },
 		stateless.FiringImmediate)
-	sm.Configure(a).Permit(TriggerRetry, z).PermitReentry(TriggerShutdown).OnEntry(pingEnter)
-	sm.Configure(z).Permit(TriggerRetry, a).PermitReentry(TriggerShutdown).OnEntry(pingEnter)
+	sm.Configure(a).Permit(triggerRetry, z).PermitReentry(triggerShutdown).OnEntry(pingEnter)
+	sm.Configure(z).Permit(triggerRetry, a).PermitReentry(triggerShutdown).OnEntry(pingEnter)
 	bg := context.Background()
 	for _, tt := range []struct {
 		name    string
 		trigger Trigger
-	}{{"Permit", TriggerRetry}, {"PermitReentry", TriggerShutdown}} {
+	}{{"Permit", triggerRetry}, {"PermitReentry", triggerShutdown}} {
 		b.Run(tt.name, func(b *testing.B) {
 			st := &pingState{s: a}
 			b.ReportAllocs()
@@ -185,7 +185,7 @@ func BenchmarkTransition(b *testing.B) {
 	b.Run("internal", func(b *testing.B) {
 		e := newBenchEnv(b, true)
 		h := e.generating(b)
-		in := input{trigger: TriggerSubmitReport, report: "# Report\nbenchmark"}
+		in := input{trigger: triggerSubmitReport, report: "# Report\nbenchmark"}
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, _, err := e.co.apply(e.ctx, string(h.ID), in, nil); err != nil {
@@ -197,7 +197,7 @@ func BenchmarkTransition(b *testing.B) {
 	b.Run("reentry", func(b *testing.B) {
 		e := newBenchEnv(b, true)
 		h := e.generating(b)
-		in := input{trigger: TriggerShutdown, confirmed: true, errMsg: "interrupted by the benchmark"}
+		in := input{trigger: triggerShutdown, confirmed: true, errMsg: "interrupted by the benchmark"}
 		if _, _, err := e.co.apply(e.ctx, string(h.ID), in, pendingOnly); err != nil {
 			b.Fatal(err)
 		}
@@ -256,7 +256,7 @@ func BenchmarkLifecycle(b *testing.B) {
 		{"summary+document", true, true},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
-			settled := make(chan Handoff, 1)
+			settled := make(chan store.Handoff, 1)
 			e := newBenchEnv(b, false, WithObserver(func(ev Event) {
 				if !isActive(ev.Handoff.State) {
 					select {
@@ -275,7 +275,7 @@ func BenchmarkLifecycle(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				if prev != "" {
-					if _, err := e.svc.Halt(e.ctx, prev); err != nil {
+					if _, err := Supervise(e.svc).Halt(e.ctx, prev); err != nil {
 						b.Fatal(err)
 					}
 				}

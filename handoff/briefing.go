@@ -3,34 +3,57 @@ package handoff
 import (
 	"context"
 	"strconv"
+	"strings"
 
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/recap"
 )
 
 // DefaultBriefing builds the target's prompt with recap.HandoffPrompt from
 // what the records hold: the workspace's mission, the source session, the
-// report, if one was written, the facts gathered (WithFacts), and the
-// queued instructions not known to be delivered, by id and state. Without a report the prompt says that no
-// LLM summary was made. Tools that know more (tasks, pending instructions,
-// git state, the source's transcript) pass their own Briefing that starts
-// from RecapInput and fills those in.
-func DefaultBriefing(_ context.Context, in BriefingInput) (string, error) {
-	return recap.HandoffPrompt(RecapInput(in)), nil
+// report, if one was written, the facts gathered (WithFacts), the queued
+// instructions not known to be delivered, by id and state, and the source
+// session's conversation, replayed from its engine's transcript (bounded
+// and redacted, report-only turns left out). Without a report the prompt
+// says that no LLM summary was made. Without a transcript it says that the
+// conversation was not included, why, and where the target can read it
+// (WithHistoryTool), never that nothing was exchanged; a transcript that
+// fails midway is left out the same way. What Handoff.Share withholds (the
+// conversation, the report) is left out, and the prompt says so. Tools that
+// know more (tasks, git state, a conversation of their own) pass their own
+// Briefing that starts from recapInput and fills those in; events they set
+// win over the transcript. Errors: ctx's, when it ended while the
+// transcript was read.
+func DefaultBriefing(ctx context.Context, in BriefingInput) (string, error) {
+	r := recapInput(in)
+	return workspace.Replay(ctx, in.Conversation, r.Conversation, func(c recap.Input) string {
+		r.Conversation = c
+		return recap.HandoffPrompt(r)
+	})
 }
 
-// RecapInput is the recap.HandoffInput the records alone give for in.
-func RecapInput(in BriefingInput) recap.HandoffInput {
+// recapInput is the recap.HandoffInput the records alone give for in: its
+// Conversation has no events (DefaultBriefing replays in.Conversation into
+// it), and says why the conversation or the report is left out when
+// in.Handoff.Share withholds them.
+func recapInput(in BriefingInput) recap.HandoffInput {
 	r := recap.HandoffInput{
-		Title:   "handoff " + string(in.Handoff.ID) + " (attempt " + strconv.Itoa(in.Handoff.Attempt) + ")",
-		Mission: in.Workspace.Mission,
-		Report:  in.Handoff.Report,
-		Facts:   in.Handoff.Facts,
+		Title:        "handoff " + string(in.Handoff.ID) + " (attempt " + strconv.Itoa(in.Handoff.Attempt) + ")",
+		Mission:      in.Workspace.Mission,
+		Report:       in.Handoff.Report,
+		Facts:        in.Handoff.Facts,
+		Conversation: recap.Input{Omitted: in.ConversationOmitted, HistoryTool: in.HistoryTool},
+		Limits:       in.Limits,
+	}
+	if !in.Handoff.Share.Report() && strings.TrimSpace(in.Handoff.Report) != "" {
+		r.ReportOmitted = omitChosen
 	}
 	for _, i := range in.Instructions {
 		r.Instructions = append(r.Instructions, recap.Instruction{ID: string(i.ID), State: string(i.State), Text: i.Text})
 	}
 	if s := in.Source; s != nil {
-		r.Source = recap.SessionRef{ID: string(s.ID), Engine: s.Config.Engine, Model: s.Config.Model, NativeID: s.NativeID}
+		r.Source = recap.SessionRef{ID: string(s.ID), Engine: s.Config.Engine, Model: s.Config.Model, NativeID: s.NativeID,
+			ActualModel: s.ActualModel, EngineVersion: s.EngineVersion}
 	}
 	return r
 }

@@ -61,7 +61,7 @@ func TestCommitsPerTransfer(t *testing.T) {
 	}{
 		{"memstore", func(t *testing.T) store.Store { return memstore.New() }},
 		{"badgerstore", func(t *testing.T) store.Store {
-			st, err := badgerstore.Open(t.TempDir(), badgerstore.Options{Profile: badgerstore.ProfileSmall})
+			st, err := badgerstore.Open(t.TempDir(), badgerstore.Options{Small: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,6 +3,7 @@ package handoff
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,22 +15,21 @@ import (
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/ids"
+	"github.com/batonhq/baton/internal/workspace"
+	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
 
-// Defaults.
+// DefaultLeaseTTL is how long a reservation's runtime lease lasts without
+// renewal unless WithLeaseTTL says otherwise.
+const DefaultLeaseTTL = 30 * time.Second
+
 const (
-	DefaultGenerationTimeout = 5 * time.Minute
-	// DefaultReadyTimeout bounds how long a target may take to confirm
-	// readiness before the attempt fails.
-	DefaultReadyTimeout = 2 * time.Minute
-	DefaultLeaseTTL     = 30 * time.Second
-	// DefaultPollInterval is how often Watch and Wait read the store when
+	defaultGenerationTimeout = 5 * time.Minute
+	// defaultPollInterval is how often Watch and Wait read the store when
 	// it is not a store.Notifier.
-	DefaultPollInterval = time.Second
-	// MaxReportChars bounds a report, in characters (runes) after trimming.
-	MaxReportChars = 24_000
+	defaultPollInterval = time.Second
 )
 
 // Coordinator drives session transfers. It is the only writer of handoff
@@ -37,24 +37,29 @@ const (
 // transaction, and engine side effects happen only after that transaction
 // has committed. Safe for concurrent use.
 type Coordinator struct {
-	store      store.Store
-	engines    *engine.Registry
-	sessions   *session.Service
-	clock      clock.Clock
-	log        *zap.Logger
-	sm         *stateless.StateMachine
-	id         string
-	genTimeout time.Duration
-	readyTime  time.Duration
-	stopTime   time.Duration
-	leaseTTL   time.Duration
-	poll       time.Duration
-	briefing   Briefing
-	facts      FactsFunc
-	observers  []func(Event)
+	store       store.Store
+	engines     *engine.Registry
+	svc         *session.Service
+	sessions    supervisor // svc's
+	given       workspace.Given
+	clock       clock.Clock
+	log         *zap.Logger
+	sm          *stateless.StateMachine
+	id          string
+	genTimeout  time.Duration
+	readyTime   time.Duration
+	stopTime    time.Duration
+	leaseTTL    time.Duration
+	poll        time.Duration
+	briefing    Briefing
+	historyTool string
+	briefLimits recap.HandoffLimits
+	facts       FactsFunc
+	observers   []func(Event)
 	// incarnation is the store's Incarnation when it is store.Exclusive.
 	incarnation string
 	rejected    atomic.Uint64
+	lateReports atomic.Uint64
 
 	root context.Context
 	stop context.CancelFunc
@@ -76,39 +81,66 @@ type Coordinator struct {
 // Option configures a Coordinator.
 type Option func(*Coordinator)
 
-// WithClock sets the time source (default: the wall clock). It is also
-// given to the session service the Coordinator creates.
-func WithClock(c clock.Clock) Option { return func(co *Coordinator) { co.clock = c } }
+// sharedOptions are the options a session service shared with
+// WithSessions decides: giving one of them too is an error.
+var sharedOptions = []string{"WithClock", "WithLogger", "WithStopTimeout", "WithInstanceID"}
 
-// WithLogger sets the logger (default: zap.NewNop()).
-func WithLogger(l *zap.Logger) Option { return func(co *Coordinator) { co.log = l } }
+// WithClock sets the time source (default: the wall clock). It is also
+// given to the session service the Coordinator creates; with WithSessions
+// the shared service's is used.
+func WithClock(c clock.Clock) Option {
+	return func(co *Coordinator) { co.given.Add("WithClock"); co.clock = c }
+}
+
+// WithLogger sets the logger (default: zap.NewNop()); with WithSessions
+// the shared service's is used.
+func WithLogger(l *zap.Logger) Option {
+	return func(co *Coordinator) { co.given.Add("WithLogger"); co.log = l }
+}
 
 // WithSessions shares an existing session service (and so its table of
 // running processes) instead of creating one. It must use the same store.
-func WithSessions(s *session.Service) Option { return func(co *Coordinator) { co.sessions = s } }
+// The Coordinator then uses the service's clock, logger, stop timeout and
+// instance id: giving WithClock, WithLogger, WithStopTimeout or
+// WithInstanceID as well is an error at New (baton.ErrOptionConflict).
+func WithSessions(s *session.Service) Option {
+	return func(co *Coordinator) { co.given.Add("WithSessions"); co.svc = s }
+}
 
 // WithGenerationTimeout bounds a report-only turn (default 5 minutes).
 func WithGenerationTimeout(d time.Duration) Option {
-	return func(co *Coordinator) { co.genTimeout = d }
+	return func(co *Coordinator) { co.given.Add("WithGenerationTimeout"); co.genTimeout = d }
 }
 
-// WithReadyTimeout bounds how long a transfer's target may take to confirm
-// readiness (default DefaultReadyTimeout), counted from the commit that
-// enters starting (its launch included); past it the target is stopped and
-// the attempt fails.
-func WithReadyTimeout(d time.Duration) Option { return func(co *Coordinator) { co.readyTime = d } }
+// WithReadyTimeout bounds how long a launch may take to confirm readiness
+// (default engine.DefaultReadyTimeout): every launch of a transfer (the
+// target's, the report-only turn's) carries it to its engine
+// (engine.StartRequest.ReadyTimeout), and a target's is also counted from
+// the commit that enters starting (its launch included); past it the
+// target is stopped and the attempt fails. It is given to the session
+// service the Coordinator creates, for ordinary starts too; a service
+// shared with WithSessions keeps its own for those. See Timeouts in the
+// package documentation.
+func WithReadyTimeout(d time.Duration) Option {
+	return func(co *Coordinator) { co.given.Add("WithReadyTimeout"); co.readyTime = d }
+}
 
 // WithStopTimeout bounds every stop the Coordinator asks of an engine
-// (default session.DefaultStopTimeout); a stop not confirmed by then counts
+// (default 30 seconds); a stop not confirmed by then counts
 // as engine.Timeout, never as stopped. It is given to the session service
-// the Coordinator creates; a service shared with WithSessions keeps its own.
-func WithStopTimeout(d time.Duration) Option { return func(co *Coordinator) { co.stopTime = d } }
+// the Coordinator creates; with WithSessions the shared service's is used.
+// See Timeouts in the package documentation.
+func WithStopTimeout(d time.Duration) Option {
+	return func(co *Coordinator) { co.given.Add("WithStopTimeout"); co.stopTime = d }
+}
 
 // WithPollInterval sets how often Watch and Wait read the store when the
 // store does not notify (it is not a store.Notifier), and how often a
 // Stop sent to a process that does not drive the transfer looks at it
-// (default DefaultPollInterval).
-func WithPollInterval(d time.Duration) Option { return func(co *Coordinator) { co.poll = d } }
+// (default defaultPollInterval).
+func WithPollInterval(d time.Duration) Option {
+	return func(co *Coordinator) { co.given.Add("WithPollInterval"); co.poll = d }
+}
 
 // WithInstanceID names this coordinator process in reservation leases
 // (default: a random id). On a shared store (PostgreSQL), give a process
@@ -116,16 +148,40 @@ func WithPollInterval(d time.Duration) Option { return func(co *Coordinator) { c
 // leases at once; a different id waits for them to lapse. On a
 // store.Exclusive store (badgerstore) this is unnecessary: a lease written
 // before the store was opened belongs to a dead process and is taken at once.
-func WithInstanceID(id string) Option { return func(co *Coordinator) { co.id = id } }
+// With WithSessions the shared service's (session.WithInstanceID) is used.
+func WithInstanceID(id string) Option {
+	return func(co *Coordinator) { co.given.Add("WithInstanceID"); co.id = id }
+}
 
 // WithLeaseTTL sets how long a reservation's runtime lease lasts without
 // renewal (default 30 s). The Coordinator renews the leases it holds every
 // third of it; Reconcile leaves another live process's leases alone.
-func WithLeaseTTL(d time.Duration) Option { return func(co *Coordinator) { co.leaseTTL = d } }
+func WithLeaseTTL(d time.Duration) Option {
+	return func(co *Coordinator) { co.given.Add("WithLeaseTTL"); co.leaseTTL = d }
+}
+
+// WithHistoryTool names the tool a transfer's target can call to read the
+// source conversation (the MCP server's read_source_history, when the
+// target's launch is granted it): a briefing that does not include the
+// conversation points the target at it. Default: none.
+func WithHistoryTool(name string) Option {
+	return func(co *Coordinator) { co.given.Add("WithHistoryTool"); co.historyTool = strings.TrimSpace(name) }
+}
+
+// WithBriefingLimits sets the bounds of the default briefing's sections and
+// what it redacts besides the built-in token shapes (for example
+// Conversation.Secrets: recap.SecretValuesFromEnv(os.Environ())); the
+// Briefing gets them as BriefingInput.Limits. Default: recap's defaults.
+func WithBriefingLimits(l recap.HandoffLimits) Option {
+	return func(co *Coordinator) { co.given.Add("WithBriefingLimits"); co.briefLimits = l }
+}
 
 // WithBriefing sets how the target's opening prompt is built (default:
-// DefaultBriefing, which needs nothing but the records).
-func WithBriefing(b Briefing) Option { return func(co *Coordinator) { co.briefing = b } }
+// DefaultBriefing, which needs the records and the source engine's
+// transcript, when it keeps one).
+func WithBriefing(b Briefing) Option {
+	return func(co *Coordinator) { co.given.Add("WithBriefing"); co.briefing = b }
+}
 
 // WithObserver registers fn to be called after every committed transition,
 // in the goroutine that made it. fn must not block or call back into the
@@ -137,25 +193,37 @@ func WithObserver(fn func(Event)) Option {
 // Event reports one committed transition.
 type Event struct {
 	Trigger Trigger
-	Handoff Handoff
+	Handoff store.Handoff
 }
 
 // New returns a Coordinator over st that launches engines through engines.
-// Call Reconcile once before serving when the store may hold handoffs of an
-// earlier process. Errors: baton.ErrInvalid for a nil store or registry, or
-// a session service over another store.
+// Call Recover (or, on a store other processes share, Reconcile) once
+// before serving: see Restart in the package documentation. Errors:
+// baton.ErrInvalid for a nil store or registry, or a session service over
+// another store; baton.ErrOptionConflict for an option given twice, or one
+// WithSessions decides.
 func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator, error) {
 	if st == nil || engines == nil {
 		return nil, baton.Errorf(baton.ErrInvalid, "handoff.New: nil store or engine registry")
 	}
 	c := &Coordinator{
 		store: st, engines: engines, clock: clock.Real{}, log: zap.NewNop(),
-		id: ids.New("coord"), genTimeout: DefaultGenerationTimeout, readyTime: DefaultReadyTimeout,
-		leaseTTL: DefaultLeaseTTL, poll: DefaultPollInterval, briefing: DefaultBriefing,
+		id: ids.New("coord"), genTimeout: defaultGenerationTimeout, readyTime: engine.DefaultReadyTimeout,
+		leaseTTL: DefaultLeaseTTL, poll: defaultPollInterval, briefing: DefaultBriefing,
 		drivers: map[baton.HandoffID]*driver{}, stopping: map[baton.HandoffID]bool{}, took: map[baton.HandoffID]context.CancelFunc{},
 	}
 	for _, o := range opts {
 		o(c)
+	}
+	if err := c.given.Err(); err != nil {
+		return nil, err
+	}
+	if c.svc != nil {
+		for _, name := range sharedOptions {
+			if c.given.Has(name) {
+				return nil, baton.Errorf(baton.ErrOptionConflict, "handoff.New: %s with WithSessions: the shared service's is used", name)
+			}
+		}
 	}
 	if c.clock == nil {
 		c.clock = clock.Real{}
@@ -163,21 +231,32 @@ func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator
 	if c.log == nil {
 		c.log = zap.NewNop()
 	}
-	c.genTimeout = orDefault(c.genTimeout, DefaultGenerationTimeout)
-	c.readyTime = orDefault(c.readyTime, DefaultReadyTimeout)
+	c.genTimeout = orDefault(c.genTimeout, defaultGenerationTimeout)
+	c.readyTime = orDefault(c.readyTime, engine.DefaultReadyTimeout)
 	c.leaseTTL = orDefault(c.leaseTTL, DefaultLeaseTTL)
-	c.poll = orDefault(c.poll, DefaultPollInterval)
+	c.poll = orDefault(c.poll, defaultPollInterval)
 	if x, ok := st.(store.Exclusive); ok {
 		c.incarnation = x.Incarnation()
 	}
-	if c.sessions == nil {
-		s, err := session.New(st, engines, session.WithClock(c.clock), session.WithLogger(c.log), session.WithStopTimeout(c.stopTime), session.WithInstanceID(c.id))
+	shared := c.svc != nil
+	if !shared {
+		s, err := session.New(st, engines, session.WithClock(c.clock), session.WithLogger(c.log), session.WithStopTimeout(c.stopTime),
+			session.WithReadyTimeout(c.readyTime), session.WithInstanceID(c.id))
 		if err != nil {
 			return nil, err
 		}
-		c.sessions = s
-	} else if c.sessions.Store() != st {
+		c.svc = s
+	}
+	sup, ok := workspace.Of(c.svc).(supervisor)
+	switch {
+	case !ok:
+		return nil, baton.Errorf(baton.ErrInvalid, "handoff.New: the session service was not made by session.New")
+	case shared && sup.Store() != st:
 		return nil, baton.Errorf(baton.ErrInvalid, "handoff.New: session service uses another store")
+	}
+	c.sessions = sup
+	if shared {
+		c.clock, c.log, c.id = sup.Clock(), sup.Logger(), sup.BaseID()
 	}
 	c.sm = newMachine()
 	c.root, c.stop = context.WithCancel(context.Background())
@@ -198,21 +277,23 @@ type Stats struct {
 	// RejectedReports counts report submissions whose token was not the
 	// current attempt's (unauthenticated: they change nothing).
 	RejectedReports uint64
+	// LateReports counts submissions with the attempt's valid token
+	// refused after the handoff already held its report (a different
+	// text, or an invalid one): they are logged and never written over
+	// the handoff's own outcome.
+	LateReports uint64
 }
 
 // Stats returns the Coordinator's counters.
-func (c *Coordinator) Stats() Stats { return Stats{RejectedReports: c.rejected.Load()} }
+func (c *Coordinator) Stats() Stats {
+	return Stats{RejectedReports: c.rejected.Load(), LateReports: c.lateReports.Load()}
+}
 
 // Sessions returns the session service the Coordinator launches through.
-func (c *Coordinator) Sessions() *session.Service { return c.sessions }
+func (c *Coordinator) Sessions() *session.Service { return c.svc }
 
 // InstanceID returns the id this Coordinator writes in reservation leases.
 func (c *Coordinator) InstanceID() string { return c.id }
-
-// Graph returns the transfer machine as Graphviz DOT and Mermaid.
-func (c *Coordinator) Graph() Graph {
-	return Graph{DOT: c.sm.ToGraph(), Mermaid: mermaid(), Edges: graphEdges()}
-}
 
 func (c *Coordinator) observe(t Trigger, h store.Handoff) {
 	if ce := c.log.Check(zap.InfoLevel, "handoff transition"); ce != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/ids"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -21,22 +22,22 @@ import (
 // retry. Errors (nothing is stopped or reserved on any of them):
 // ErrInvalidRequest (malformed; also matches engine.ErrUnknownEngine or
 // engine.ErrUnsupportedConfig for a target the engines do not offer),
-// ErrWorkspaceNotFound, ErrIdempotencyMismatch, ErrWorkspaceArchived,
+// session.ErrNoWorkspace, ErrIdempotencyMismatch, session.ErrArchived,
 // ErrTransferPending, ErrSourceChanged, ErrNativeUnsupported (Native asked
 // and the target engine cannot carry the source's session), ErrClosed, and
 // the store's errors.
-func (c *Coordinator) Create(ctx context.Context, req Request) (Handoff, error) {
+func (c *Coordinator) Create(ctx context.Context, req Request) (store.Handoff, error) {
 	if err := checkCtx(ctx); err != nil {
-		return Handoff{}, err
+		return store.Handoff{}, err
 	}
 	if err := c.live(); err != nil {
-		return Handoff{}, err
+		return store.Handoff{}, err
 	}
 	req = req.normalized()
 	if err := req.validate(); err != nil {
-		return Handoff{}, err
+		return store.Handoff{}, err
 	}
-	in := input{trigger: TriggerCreate, req: req, id: ids.New("hof"), fp: req.Fingerprint()}
+	in := input{trigger: triggerCreate, req: req, id: ids.New("hof"), fp: req.Fingerprint()}
 	h, f, err := c.apply(ctx, "", in, c.createCheck(req, in.fp))
 	if errors.Is(err, store.ErrDuplicate) {
 		// A concurrent Create won the race for the request id or the
@@ -47,7 +48,7 @@ func (c *Coordinator) Create(ctx context.Context, req Request) (Handoff, error) 
 		return public(prev), nil
 	}
 	if err != nil {
-		return Handoff{}, err
+		return store.Handoff{}, err
 	}
 	c.startDriver(h, f.owner)
 	return public(h), nil
@@ -58,7 +59,7 @@ func (c *Coordinator) Create(ctx context.Context, req Request) (Handoff, error) 
 func (c *Coordinator) createCheck(req Request, fp string) func(*fire) error {
 	return func(f *fire) error {
 		tx := f.tx
-		ws, err := session.GetWorkspace(tx, req.Workspace)
+		ws, err := workspace.GetWorkspace(tx, req.Workspace)
 		if err != nil {
 			return err
 		}
@@ -72,7 +73,7 @@ func (c *Coordinator) createCheck(req Request, fp string) func(*fire) error {
 			return err
 		}
 		if ws.Archived {
-			return ErrWorkspaceArchived
+			return session.ErrArchived
 		}
 		if p, err := tx.PendingHandoff(req.Workspace); err == nil {
 			return baton.Errorf(ErrTransferPending, "handoff %s is %s", p.ID, p.State)
@@ -82,7 +83,7 @@ func (c *Coordinator) createCheck(req Request, fp string) func(*fire) error {
 		if req.SourceSession != ws.CurrentSession {
 			return baton.Errorf(ErrSourceChanged, "current session is %q", ws.CurrentSession)
 		}
-		if err := session.CheckConfig(c.engines, req.Target); err != nil {
+		if err := workspace.CheckConfig(c.engines, req.Target); err != nil {
 			return fmt.Errorf("%w: target: %w", ErrInvalidRequest, err)
 		}
 		if req.Native {

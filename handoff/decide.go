@@ -22,9 +22,9 @@ const (
 	Cancel Action = "cancel"
 )
 
-// ParseAction parses "retry", "skip" or "cancel" (case and surrounding
+// parseAction parses "retry", "skip" or "cancel" (case and surrounding
 // space ignored). Errors: ErrInvalidRequest.
-func ParseAction(s string) (Action, error) {
+func parseAction(s string) (Action, error) {
 	switch a := Action(strings.ToLower(strings.TrimSpace(s))); a {
 	case Retry, Skip, Cancel:
 		return a, nil
@@ -42,23 +42,24 @@ func ParseAction(s string) (Action, error) {
 //     process that drives the transfer), failed (reservation kept,
 //     StopUnconfirmed set) when it is not.
 //
-// Errors: ErrInvalidRequest (unknown action), ErrNotFound (unknown handoff
+// The action may be written in any case, with surrounding space. Errors:
+// ErrInvalidRequest (unknown action), ErrNotFound (unknown handoff
 // or another workspace's), ErrClosed, the store's. Safe to retry: a decision
 // that already took effect finds the handoff in its new state.
-func (c *Coordinator) Decide(ctx context.Context, ws baton.WorkspaceID, id baton.HandoffID, action Action) (Handoff, error) {
+func (c *Coordinator) Decide(ctx context.Context, ws baton.WorkspaceID, id baton.HandoffID, action Action) (store.Handoff, error) {
 	if err := checkCtx(ctx); err != nil {
-		return Handoff{}, err
+		return store.Handoff{}, err
 	}
-	a, err := ParseAction(string(action))
+	a, err := parseAction(string(action))
 	if err != nil {
-		return Handoff{}, err
+		return store.Handoff{}, err
 	}
 	if err := c.live(); err != nil {
-		return Handoff{}, err
+		return store.Handoff{}, err
 	}
 	cur, err := c.Get(ctx, ws, id)
 	if err != nil {
-		return Handoff{}, err
+		return store.Handoff{}, err
 	}
 	if cur.State.Terminal() {
 		return cur, nil
@@ -67,9 +68,9 @@ func (c *Coordinator) Decide(ctx context.Context, ws baton.WorkspaceID, id baton
 		h, _, err := c.cancel(ctx, id)
 		return h, err
 	}
-	trig := TriggerRetry
+	trig := triggerRetry
 	if a == Skip {
-		trig = TriggerSkip
+		trig = triggerSkip
 	}
 	h, f, err := c.apply(ctx, string(id), input{trigger: trig}, func(f *fire) error {
 		switch h := f.row; {
@@ -86,7 +87,7 @@ func (c *Coordinator) Decide(ctx context.Context, ws baton.WorkspaceID, id baton
 		return public(prev), nil
 	}
 	if err != nil {
-		return Handoff{}, err
+		return store.Handoff{}, err
 	}
 	c.startDriver(h, f.owner)
 	return public(h), nil

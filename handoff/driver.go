@@ -12,6 +12,7 @@ import (
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/safefile"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -155,9 +156,9 @@ func (c *Coordinator) stepStop(ctx context.Context, h store.Handoff) (*fire, err
 		return nil, ctx.Err()
 	}
 	out, err = c.reapStrays(ctx, h.Workspace, out, err)
-	in := input{trigger: TriggerSourceStopped, end: end, errMsg: "the source session cannot be resumed to write a report; skip to continue without a summary"}
+	in := input{trigger: triggerSourceStopped, end: end, errMsg: "the source session cannot be resumed to write a report; skip to continue without a summary"}
 	if !out.Confirmed() {
-		in = input{trigger: TriggerSourceStopUnconfirmed, errMsg: fmt.Sprintf("the source's stop was not confirmed (%s%s)", out, errSuffix(err))}
+		in = input{trigger: triggerSourceStopUnconfirmed, errMsg: fmt.Sprintf("the source's stop was not confirmed (%s%s)", out, errSuffix(err))}
 	} else if !h.GenerateSummary || h.Report != "" {
 		// The transfer goes straight to its target: the facts ride in the
 		// same commit.
@@ -168,8 +169,8 @@ func (c *Coordinator) stepStop(ctx context.Context, h store.Handoff) (*fire, err
 }
 
 func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner session.Owner, gen baton.Token, launch baton.LaunchID) (*fire, error) {
-	ended := func(exit engine.ExitStatus, msg string, end *session.End) (*fire, error) {
-		in := input{trigger: TriggerGenerationEnded, exit: exit, errMsg: msg, end: end}
+	ended := func(exit engine.ExitStatus, msg string, end *workspace.End) (*fire, error) {
+		in := input{trigger: triggerGenerationEnded, exit: exit, errMsg: msg, end: end}
 		if exit.Clean() {
 			in.facts = c.gatherFacts(ctx, h)
 		}
@@ -197,12 +198,12 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 		// Never leave the transfer generating with no turn and no timer.
 		return ended(engine.ExitStatus{Err: err}, "the source session could not be read: "+err.Error(), nil)
 	}
-	p, err := c.sessions.Launch(ctx, session.LaunchRequest{
+	p, err := c.sessions.Launch(ctx, workspace.LaunchRequest{
 		StartRequest: engine.StartRequest{
 			Workspace: h.Workspace, Session: src.ID, Config: h.SourceConfig, Mode: engine.Resume,
 			NativeID: src.NativeID, Turn: engine.ReportOnly, Prompt: ReportPrompt, Owner: owner.Token, Dir: ws.Root,
 			Report:  &engine.ReportCredentials{Workspace: h.Workspace, Handoff: h.ID, Attempt: h.Attempt, Token: gen},
-			Attempt: h.Attempt, LaunchID: launch,
+			Attempt: h.Attempt, LaunchID: launch, ReadyTimeout: c.readyTime,
 		},
 		Epoch: owner.Epoch, Precheck: stillAt(h.ID, h.Attempt, store.StateGenerating),
 		// The turn's exit is recorded with GenerationEnded.
@@ -234,7 +235,7 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 		if !out.Confirmed() {
 			msg += fmt.Sprintf("; its stop was not confirmed (%s%s)", out, errSuffix(err))
 		}
-		in := input{trigger: TriggerGenerationTimedOut, confirmed: out.Confirmed(), errMsg: msg, end: end}
+		in := input{trigger: triggerGenerationTimedOut, confirmed: out.Confirmed(), errMsg: msg, end: end}
 		if out.Confirmed() {
 			in.facts = c.gatherFacts(ctx, h)
 		}
@@ -254,7 +255,7 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner sess
 		if !out.Confirmed() {
 			msg += fmt.Sprintf("; the target's stop was not confirmed (%s%s)", out, errSuffix(herr))
 		}
-		_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: TriggerTargetFailed, confirmed: out.Confirmed(), errMsg: msg})
+		_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: triggerTargetFailed, confirmed: out.Confirmed(), errMsg: msg})
 		return f, err
 	}
 	// One read gives the briefing its records and the launch its
@@ -278,7 +279,7 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner sess
 	req := engine.StartRequest{
 		Workspace: h.Workspace, Session: target, Config: h.TargetConfig, Mode: engine.Fresh,
 		Turn: engine.Normal, Prompt: prompt, Owner: owner.Token, Attempt: h.Attempt, Dir: ws.Root,
-		LaunchID: launch,
+		LaunchID: launch, ReadyTimeout: c.readyTime,
 	}
 	if h.Native {
 		// The native path: the source's own conversation, resumed under
@@ -289,7 +290,7 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner sess
 		}
 		req.Mode, req.NativeID = engine.Resume, t.NativeID
 	}
-	p, err := c.sessions.Launch(ctx, session.LaunchRequest{
+	p, err := c.sessions.Launch(ctx, workspace.LaunchRequest{
 		StartRequest: req,
 		Epoch:        owner.Epoch, Precheck: stillAt(h.ID, h.Attempt, store.StateStarting),
 		OnExit: func(st engine.ExitStatus) { c.sessions.RecordEnd(target, launch, st) },
@@ -314,7 +315,7 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner sess
 		return failed(fmt.Sprintf("the target did not confirm readiness within %s", c.readyTime))
 	}
 	if err == nil {
-		_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: TriggerTargetReady, nativeID: native})
+		_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: triggerTargetReady, nativeID: native, actual: engine.ActualOf(p)})
 		return f, err
 	}
 	if errors.Is(err, engine.ErrExitedBeforeReady) {
@@ -327,7 +328,7 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner sess
 		// transfer; a target stopped before it was ready (by a stop not of
 		// this driver's making) did not finish its first turn.
 		if exit := p.Exit(); exit.Clean() && !exit.Stopped {
-			_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: TriggerTargetExited, exit: exit})
+			_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: triggerTargetExited, exit: exit, actual: engine.ActualOf(p)})
 			return f, err
 		}
 		return failed("the target exited before it was ready: " + describeExit(p.Exit()))
@@ -351,7 +352,7 @@ func publish(root, path, prompt string) error {
 	if err != nil {
 		return err
 	}
-	if err := safefile.EnsureFile(root, HandoffDir+"/.gitignore", []byte("*\n")); err != nil {
+	if err := safefile.EnsureFile(root, handoffDir+"/.gitignore", []byte("*\n")); err != nil {
 		return err
 	}
 	return safefile.Write(root, filepath.ToSlash(rel), []byte(prompt))
@@ -390,10 +391,14 @@ func (c *Coordinator) reapStrays(ctx context.Context, ws baton.WorkspaceID, out 
 	case rerr != nil:
 		return engine.Failed, rerr
 	case len(res.Unconfirmed) > 0:
-		l := res.Unconfirmed[0]
-		return engine.Timeout, fmt.Errorf("launch %s of session %s by %s on %s may still run", l.ID, l.Session, l.Holder, l.Host)
+		return engine.Timeout, mayStillRun(res.Unconfirmed[0].Launch)
 	}
 	return out, err
+}
+
+// mayStillRun says that launch l was not confirmed gone.
+func mayStillRun(l store.Launch) error {
+	return fmt.Errorf("launch %s of session %s by %s on %s may still run", l.ID, l.Session, l.Holder, l.Host)
 }
 
 // follow follows the workspace of a transfer whose reservation this

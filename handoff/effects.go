@@ -8,6 +8,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/ids"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -15,9 +16,9 @@ import (
 // Effects run inside the transaction of the firing that enters a state.
 // They write records only; engine calls happen after commit (driver.go).
 
-// HandoffDir is where report documents are published, relative to a
+// handoffDir is where report documents are published, relative to a
 // workspace's root. A .gitignore there ignores everything.
-const HandoffDir = ".ai/handoffs"
+const handoffDir = ".ai/handoffs"
 
 func beginCreate(ctx context.Context, _ ...any) error {
 	f := fireOf(ctx)
@@ -32,6 +33,7 @@ func beginCreate(ctx context.Context, _ ...any) error {
 		return err
 	}
 	f.h.SourceConfig = ws.Config
+	f.h.Share = r.Share.Or(ws.Share).Or(baton.ShareConversation)
 	if src := f.src(); src != nil {
 		f.h.SourceConfig = src.Config
 	}
@@ -39,8 +41,8 @@ func beginCreate(ctx context.Context, _ ...any) error {
 }
 
 func take(f *fire) error {
-	o, err := session.Take(f.tx, f.h.Workspace, f.h.ID, f.c.lease(f.now), f.now)
-	f.owner = o
+	tok, epoch, err := workspace.Take(f.tx, f.h.Workspace, f.h.ID, f.c.lease(f.now), f.now)
+	f.owner = session.Owner{Token: tok, Epoch: epoch}
 	return err
 }
 
@@ -80,8 +82,8 @@ func recordLaunch(f *fire, sess baton.SessionID, eng string) error {
 	if err != nil {
 		return err
 	}
-	f.launch = session.NewLaunchID()
-	return session.RecordLaunch(f.tx, store.Launch{
+	f.launch = workspace.NewLaunchID()
+	return workspace.RecordLaunch(f.tx, store.Launch{
 		ID: f.launch, Workspace: f.h.Workspace, Session: sess, Handoff: f.h.ID, Attempt: f.h.Attempt,
 		Holder: f.c.sessions.InstanceID(), Host: f.c.sessions.Host(), Engine: eng, Epoch: r.Epoch, CreatedAt: f.now, UpdatedAt: f.now,
 	})
@@ -99,21 +101,20 @@ func enterStarting(ctx context.Context, _ ...any) error {
 	}
 	row := store.Session{
 		ID: baton.SessionID(ids.New("ses")), Workspace: f.h.Workspace, Config: f.h.TargetConfig,
-		Status: store.SessionIdle, ActivationOrder: session.RolledBack, CreatedAt: f.now,
+		Status: store.SessionIdle, ActivationOrder: workspace.RolledBack, CreatedAt: f.now,
 	}
 	if src := f.src(); f.h.Native && src != nil {
 		row.NativeID = src.NativeID
 	}
-	target, err := f.tx.InsertSession(row)
-	if err != nil {
+	if err := f.tx.PutSession(row); err != nil {
 		return err
 	}
-	f.h.TargetSession = target.ID
-	if err := recordLaunch(f, target.ID, f.h.TargetConfig.Engine); err != nil {
+	f.h.TargetSession = row.ID
+	if err := recordLaunch(f, row.ID, f.h.TargetConfig.Engine); err != nil {
 		return err
 	}
 	if ws.Root != "" {
-		f.h.ReportPath = filepath.Join(ws.Root, filepath.FromSlash(HandoffDir), string(f.h.ID)+"-"+ids.Random(6)+".md")
+		f.h.ReportPath = filepath.Join(ws.Root, filepath.FromSlash(handoffDir), string(f.h.ID)+"-"+ids.Random(6)+".md")
 	}
 	return setWorkspaceConfig(f, f.h.TargetConfig)
 }
@@ -126,12 +127,13 @@ func enterCompleted(ctx context.Context, _ ...any) error {
 		return err
 	}
 	t.StartedAt = f.now
+	workspace.RecordActual(&t, f.actual)
 	switch {
-	case f.trigger == TriggerTargetReady && t.Status == store.SessionEnded:
+	case f.trigger == triggerTargetReady && t.Status == store.SessionEnded:
 		// Its first turn ended before this commit: the end was recorded
 		// first and stands (the store orders the two).
 		t.NativeID, t.StartedAt = f.nativeID, t.EndedAt
-	case f.trigger == TriggerTargetReady:
+	case f.trigger == triggerTargetReady:
 		t.NativeID, t.Status = f.nativeID, store.SessionRunning
 	default:
 		// The first turn finished before readiness resolved: a normal,
@@ -142,26 +144,26 @@ func enterCompleted(ctx context.Context, _ ...any) error {
 	if err := f.tx.PutSession(t); err != nil {
 		return err
 	}
-	if _, err := session.Activate(f.tx, t.ID, f.now); err != nil {
+	if _, err := workspace.Activate(f.tx, t.ID, f.now); err != nil {
 		return err
 	}
-	if _, err := session.RebindWakeups(f.tx, f.h.SourceSession, t.ID, f.now); err != nil {
+	if _, err := workspace.RebindWakeups(f.tx, f.h.SourceSession, t.ID, f.now); err != nil {
 		return err
 	}
 	record(f)
-	return session.Release(f.tx, f.h.Workspace, f.h.ID, f.now)
+	return workspace.Release(f.tx, f.h.Workspace, f.h.ID, f.now)
 }
 
 func enterFailed(ctx context.Context, _ ...any) error {
 	f := fireOf(ctx)
 	switch f.trigger {
-	case TriggerCancelUnconfirmed:
+	case triggerCancelUnconfirmed:
 		// The stop request has been carried out, unconfirmed: the user
 		// must stop again, and a new request is a new one.
 		f.h.StopUnconfirmed, f.h.StopRequested = true, false
-	case TriggerSourceStopUnconfirmed:
+	case triggerSourceStopUnconfirmed:
 		f.h.StopUnconfirmed = true
-	case TriggerGenerationTimedOut, TriggerTargetFailed:
+	case triggerGenerationTimedOut, triggerTargetFailed:
 		f.h.StopUnconfirmed = f.h.StopUnconfirmed || !f.confirmed
 	}
 	if err := settle(f); err != nil {
@@ -175,12 +177,12 @@ func enterFailed(ctx context.Context, _ ...any) error {
 
 func enterInterrupted(ctx context.Context, _ ...any) error {
 	f := fireOf(ctx)
-	if f.trigger == TriggerReconcile {
+	if f.trigger == triggerReconcile {
 		// Every launch of the dead process was confirmed gone, or not:
 		// that is now the whole truth.
 		f.h.StopUnconfirmed = !f.confirmed
 	}
-	if f.trigger == TriggerShutdown {
+	if f.trigger == triggerShutdown {
 		// Shutdown stopped what this process runs there: whether that
 		// stop was confirmed is now the whole truth.
 		f.h.StopUnconfirmed = !f.confirmed
@@ -199,7 +201,7 @@ func enterCancelled(ctx context.Context, _ ...any) error {
 	if err := settle(f); err != nil {
 		return err
 	}
-	return session.Release(f.tx, f.h.Workspace, f.h.ID, f.now)
+	return workspace.Release(f.tx, f.h.Workspace, f.h.ID, f.now)
 }
 
 // settle ends an attempt that did not complete: the generation token is
@@ -235,7 +237,7 @@ func rollbackTarget(f *fire) error {
 	if f.h.TargetSession == "" {
 		return nil
 	}
-	err := session.Rollback(f.tx, f.h.TargetSession, "transfer rolled back", f.now)
+	err := workspace.Rollback(f.tx, f.h.TargetSession, "transfer rolled back", f.now)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -247,9 +249,9 @@ func restoreSource(f *fire) error {
 		return err
 	}
 	if f.src() == nil {
-		return session.Recompute(f.tx, f.h.Workspace, f.now)
+		return workspace.Recompute(f.tx, f.h.Workspace, f.now)
 	}
-	_, err := session.Activate(f.tx, f.source.ID, f.now)
+	_, err := workspace.Activate(f.tx, f.source.ID, f.now)
 	return err
 }
 
@@ -274,9 +276,12 @@ func record(f *fire) {
 	f.h.History = append(f.h.History, rec)
 }
 
+// storeReport stores the report; a refusal recorded before it (see
+// recordRefusal) no longer explains anything and is cleared.
 func storeReport(ctx context.Context, _ ...any) error {
 	f := fireOf(ctx)
 	f.h.Report = f.report
+	f.h.Error = ""
 	return nil
 }
 

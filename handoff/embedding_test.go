@@ -43,7 +43,7 @@ func TestReportOnlyTurnRunsInTheWorkspaceRoot(t *testing.T) {
 // nothing and is counted.
 func TestRefusedReportIsKeptAndForgedOnesAreCounted(t *testing.T) {
 	f := newFixture(t)
-	f.eng.Push(enginetest.Script{Report: strings.Repeat("x", handoff.MaxReportChars+1), ReportToken: enginetest.RightToken})
+	f.eng.Push(enginetest.Script{Report: strings.Repeat("x", baton.MaxReportChars+1), ReportToken: enginetest.RightToken})
 	h := f.create("r1", true)
 	h = f.wait(h.ID, store.StateFailed)
 	if !strings.Contains(h.Error, "ended without a report") || !strings.Contains(h.Error, "refused") || !strings.Contains(h.Error, "24000") {
@@ -107,7 +107,7 @@ func TestWatchWaitList(t *testing.T) {
 			t.Fatalf("seq %d after %d", ch.Seq, last)
 		}
 		last = ch.Seq
-		if ch.Kind == store.ChangeHandoff {
+		if ch.Handoff != nil {
 			states = append(states, ch.Handoff.State)
 			if ch.Handoff.State == store.StateCompleted {
 				break
@@ -134,7 +134,7 @@ func TestWatchWaitList(t *testing.T) {
 	}
 	select {
 	case ch := <-next:
-		if ch.Seq != last+1 || ch.Kind != store.ChangeSession {
+		if ch.Seq != last+1 || ch.Session == nil {
 			t.Fatalf("followed change = %+v, want seq %d of a session", ch, last+1)
 		}
 	case <-time.After(5 * time.Second):
@@ -146,7 +146,7 @@ func TestWatchWaitList(t *testing.T) {
 		t.Fatalf("List = %+v, %v", all, err)
 	}
 	for ch, err := range f.co.Watch(f.ctx, "nope", 0) {
-		if !errors.Is(err, handoff.ErrWorkspaceNotFound) {
+		if !errors.Is(err, session.ErrNoWorkspace) {
 			t.Fatalf("Watch of an unknown workspace: %+v, %v", ch, err)
 		}
 	}
@@ -164,7 +164,7 @@ func stateNames(s []store.HandoffState) []string {
 func TestValidationIsTheSameEverywhere(t *testing.T) {
 	f := newFixture(t)
 	_, err := f.co.Create(f.ctx, handoff.Request{Workspace: "nope", RequestID: "r", Target: f.cfgB})
-	if !errors.Is(err, handoff.ErrWorkspaceNotFound) || errors.Is(err, handoff.ErrNotFound) {
+	if !errors.Is(err, session.ErrNoWorkspace) || errors.Is(err, handoff.ErrNotFound) {
 		t.Fatalf("Create in an unknown workspace: %v", err)
 	}
 	_, err = f.svc.Start(f.ctx, session.TurnRequest{Workspace: "", Prompt: "x"})
@@ -318,7 +318,7 @@ func TestStopAfterTheDrivingNodeDiedIsUnconfirmed(t *testing.T) {
 	if err != nil || got.State != store.StateFailed || !got.StopUnconfirmed {
 		t.Fatalf("handoff = %+v, %v; want failed, stop unconfirmed", got, err)
 	}
-	if err := b.AssertWritable(f.ctx, f.ws, session.Owner{}); !errors.Is(err, handoff.ErrWorkspaceBusy) {
+	if err := b.Sessions().AssertWritable(f.ctx, f.ws, session.Owner{}); !errors.Is(err, session.ErrWorkspaceBusy) {
 		t.Fatalf("the workspace must stay reserved: %v", err)
 	}
 }
@@ -435,7 +435,7 @@ func TestBriefingListsUndeliveredInstructions(t *testing.T) {
 			{ID: "ins-done", Workspace: f.ws, Text: "say hello", State: store.InstructionDelivered},
 		} {
 			i.CreatedAt, i.UpdatedAt = now, now
-			if err := tx.InsertInstruction(i); err != nil {
+			if err := tx.PutInstruction(i); err != nil {
 				return err
 			}
 		}

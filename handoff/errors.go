@@ -2,7 +2,6 @@ package handoff
 
 import (
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/session"
 )
 
 // Errors returned by the Coordinator. Each is an *baton.Error: match it with
@@ -20,14 +19,9 @@ var (
 	// ErrSourceChanged: the request's source session is not the workspace's
 	// current session any more.
 	ErrSourceChanged = baton.NewError(baton.ECONFLICT, "the source session is no longer the workspace's current session")
-	// ErrWorkspaceArchived: the workspace is archived.
-	ErrWorkspaceArchived = baton.NewError(baton.ECONFLICT, "workspace is archived")
 	// ErrNotFound: no such handoff in that workspace (a handoff of another
 	// workspace is not found either).
 	ErrNotFound = baton.NewError(baton.ENOTFOUND, "handoff not found")
-	// ErrWorkspaceNotFound is session.ErrNoWorkspace: no workspace has that
-	// id.
-	ErrWorkspaceNotFound = session.ErrNoWorkspace
 	// ErrNativeUnsupported: a native-path request (Request.Native) whose
 	// target engine cannot carry the source's native session.
 	ErrNativeUnsupported = baton.NewError(baton.EUNSUPPORTED, "the target engine cannot carry the source's native session")
@@ -51,8 +45,4 @@ var (
 	ErrStaleAttempt = baton.NewError(baton.ESTALE, "callback of a stale attempt refused")
 	// ErrClosed: the Coordinator was shut down.
 	ErrClosed = baton.NewError(baton.EUNAVAILABLE, "coordinator shut down")
-
-	// ErrWorkspaceBusy is session.ErrWorkspaceBusy: a write without the
-	// owner token while the workspace is reserved.
-	ErrWorkspaceBusy = session.ErrWorkspaceBusy
 )

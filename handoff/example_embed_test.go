@@ -70,7 +70,7 @@ func ExampleCoordinator_Recover() {
 			fmt.Println(err)
 			return
 		}
-		if ch.Kind == store.ChangeHandoff {
+		if ch.Handoff != nil {
 			fmt.Println(ch.Seq > 0, ch.Handoff.State)
 			if ch.Handoff.State == store.StateCompleted {
 				break

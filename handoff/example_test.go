@@ -2,7 +2,6 @@ package handoff_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -22,7 +21,7 @@ func ExampleCoordinator() {
 	ctx := context.Background()
 	eng := enginetest.New(enginetest.Options{})
 	defer eng.Close()
-	settled := make(chan handoff.Handoff, 1)
+	settled := make(chan store.Handoff, 1)
 	co, err := handoff.New(memstore.New(), engine.NewRegistry(map[string]engine.Engine{"demo": eng}),
 		handoff.WithObserver(func(ev handoff.Event) {
 			switch ev.Handoff.State {
@@ -69,7 +68,7 @@ func ExampleCoordinator() {
 	}
 	fmt.Println("settled:", h.State)
 	fmt.Println("current is the target:", cur.ID == h.TargetSession, "on", cur.Config.Model)
-	fmt.Println("workspace writable:", co.AssertWritable(ctx, "ws", session.Owner{}) == nil)
+	fmt.Println("workspace writable:", co.Sessions().AssertWritable(ctx, "ws", session.Owner{}) == nil)
 
 	// Create is idempotent: the same request id and request return the
 	// handoff as it is now, with no side effect.
@@ -83,18 +82,6 @@ func ExampleCoordinator() {
 	// workspace writable: true
 	// replay: true completed <nil>
 	// launches: 2
-}
-
-func ExampleParseAction() {
-	for _, s := range []string{"retry", " Skip ", "CANCEL", "explode"} {
-		a, err := handoff.ParseAction(s)
-		fmt.Printf("%q -> %q invalid=%t\n", s, a, errors.Is(err, handoff.ErrInvalidRequest))
-	}
-	// Output:
-	// "retry" -> "retry" invalid=false
-	// " Skip " -> "skip" invalid=false
-	// "CANCEL" -> "cancel" invalid=false
-	// "explode" -> "" invalid=true
 }
 
 // The machine as a picture: Mermaid (rendered on GitHub, as in README.md)

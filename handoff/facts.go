@@ -21,7 +21,9 @@ type FactsFunc func(ctx context.Context, in BriefingInput) (string, error)
 
 // WithFacts sets how a transfer's facts are gathered (default: none).
 // Package handoff/facts gathers git state; GitFacts wires it in.
-func WithFacts(fn FactsFunc) Option { return func(co *Coordinator) { co.facts = fn } }
+func WithFacts(fn FactsFunc) Option {
+	return func(co *Coordinator) { co.given.Add("WithFacts"); co.facts = fn }
+}
 
 // GitFacts adapts a gatherer of a workspace root's facts since a time
 // (facts.Func) to a FactsFunc: the root is the workspace's, the time the

@@ -3,10 +3,11 @@ package handoff
 import (
 	"context"
 	"errors"
-	"github.com/batonhq/baton"
 	"time"
 
+	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -19,8 +20,9 @@ var errNotPermitted = errors.New("handoff: transition not permitted")
 // input is what a trigger carries.
 type input struct {
 	trigger   Trigger
-	attempt   int    // engine triggers: the attempt they belong to
-	nativeID  string // TargetReady
+	attempt   int           // engine triggers: the attempt they belong to
+	nativeID  string        // TargetReady
+	actual    engine.Actual // TargetReady, TargetExited: what the target reported it runs
 	exit      engine.ExitStatus
 	errMsg    string // why an attempt failed or was interrupted
 	confirmed bool   // GenerationTimedOut, Shutdown: the stop was confirmed
@@ -30,10 +32,10 @@ type input struct {
 	req       Request
 	id        string // Create: the new handoff's id
 	fp        string // Create: the request's fingerprint
-	// end is a process end left to this firing (session.HaltDeferred,
-	// session.Service.ExitEnd): recorded in its transaction when it
+	// end is a process end left to this firing (the supervisor's HaltDeferred,
+	// the supervisor's ExitEnd): recorded in its transaction when it
 	// commits, so that the end costs no commit of its own.
-	end *session.End
+	end *workspace.End
 }
 
 // fire is one firing of the machine inside one store transaction. The
@@ -93,7 +95,7 @@ func (c *Coordinator) apply(ctx context.Context, id string, in input, check func
 		// conflict, and nothing of an aborted try may leak into the next.
 		*f = fire{input: f.input, c: c, tx: tx}
 		f.h = &f.row
-		if f.trigger != TriggerCreate {
+		if f.trigger != triggerCreate {
 			var err error
 			if f.row, err = tx.GetHandoff(handoffID(id)); err != nil {
 				return notFound(err)
@@ -116,8 +118,8 @@ func (c *Coordinator) apply(ctx context.Context, id string, in input, check func
 			return f.srcErr
 		}
 		f.row.UpdatedAt = f.now
-		if f.trigger == TriggerCreate {
-			return tx.InsertHandoff(f.row)
+		if f.trigger == triggerCreate {
+			return tx.PutHandoff(f.row)
 		}
 		return tx.PutHandoff(f.row)
 	})

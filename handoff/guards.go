@@ -1,6 +1,8 @@
 package handoff
 
-import "context"
+import (
+	"context"
+)
 
 // Guards are pure: stateless evaluates them for CanFire and
 // PermittedTriggers too. They are named functions so that the DOT graph

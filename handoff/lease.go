@@ -2,11 +2,13 @@ package handoff
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/batonhq/baton/session"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/store"
 )
 
@@ -35,24 +37,40 @@ func (c *Coordinator) renewLoop() {
 }
 
 // lease is the runtime lease this Coordinator takes at now.
-func (c *Coordinator) lease(now time.Time) session.Lease {
-	return session.Lease{Holder: c.id, Store: c.incarnation, Expires: now.Add(c.leaseTTL)}
+func (c *Coordinator) lease(now time.Time) workspace.Lease {
+	return workspace.Lease{Holder: c.id, Store: c.incarnation, Expires: now.Add(c.leaseTTL)}
 }
 
 // renewLeases extends every lease this Coordinator holds to now+TTL and
-// returns how many it renewed. It costs O(pending handoffs).
+// returns how many it renewed. It costs O(pending handoffs). The leases
+// are found in a View, and renewed in one Update that touches only the
+// workspaces this Coordinator holds, in the order of their ids: on a
+// store that locks by workspace (store/pgstore) it never waits for the
+// transitions of another process's workspaces (nor for a process frozen
+// in one), and takes its locks in one fixed order.
 func (c *Coordinator) renewLeases(ctx context.Context) (int, error) {
-	n := 0
-	err := c.store.Update(ctx, func(tx store.Tx) error {
-		n = 0
+	var mine []store.Handoff
+	err := c.store.View(ctx, func(tx store.Tx) error {
+		mine = mine[:0]
 		pend, err := tx.ListPendingHandoffs()
-		if err != nil {
-			return err
-		}
-		now := c.clock.Now()
 		for _, h := range pend {
+			if r, rerr := tx.GetReservation(h.Workspace); rerr == nil && c.renews(r, h) {
+				mine = append(mine, h)
+			}
+		}
+		return err
+	})
+	if err != nil || len(mine) == 0 {
+		return 0, err
+	}
+	slices.SortFunc(mine, func(a, b store.Handoff) int { return strings.Compare(string(a.Workspace), string(b.Workspace)) })
+	n := 0
+	err = c.store.Update(ctx, func(tx store.Tx) error {
+		n = 0
+		now := c.clock.Now()
+		for _, h := range mine {
 			r, err := tx.GetReservation(h.Workspace)
-			if err != nil || !r.Held || r.Handoff != h.ID || !c.holds(r) {
+			if err != nil || !c.renews(r, h) {
 				continue
 			}
 			r.LeaseExpires, r.UpdatedAt = now.Add(c.leaseTTL), now
@@ -64,6 +82,12 @@ func (c *Coordinator) renewLeases(ctx context.Context) (int, error) {
 		return nil
 	})
 	return n, err
+}
+
+// renews reports whether r, the reservation of h's workspace, holds a
+// lease of this Coordinator for h.
+func (c *Coordinator) renews(r store.Reservation, h store.Handoff) bool {
+	return r.Held && r.Handoff == h.ID && c.holds(r)
 }
 
 // holds reports whether this Coordinator holds r's lease.

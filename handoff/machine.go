@@ -10,28 +10,33 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// Trigger is an event of the transfer machine.
+// Trigger is an event of the transfer machine, as Event and MachineGraph
+// name it: Create, SourceStopped, SourceStopUnconfirmed, SubmitReport,
+// ReportRefused, GenerationEnded, GenerationTimedOut, TargetReady,
+// TargetFailed, TargetExited (engine triggers: they carry the attempt they
+// belong to and are refused for any other attempt or after a stop was
+// requested), Retry, Skip, Cancel, CancelUnconfirmed, Shutdown and
+// Reconcile.
 type Trigger string
 
-// The triggers of the transfer machine. Engine triggers carry the attempt they belong
-// to and are refused for any other attempt or after a Stop was requested.
+// The triggers of the transfer machine.
 const (
-	TriggerCreate                = Trigger("Create")
-	TriggerSourceStopped         = Trigger("SourceStopped")
-	TriggerSourceStopUnconfirmed = Trigger("SourceStopUnconfirmed")
-	TriggerSubmitReport          = Trigger("SubmitReport")
-	TriggerReportRefused         = Trigger("ReportRefused")
-	TriggerGenerationEnded       = Trigger("GenerationEnded")
-	TriggerGenerationTimedOut    = Trigger("GenerationTimedOut")
-	TriggerTargetReady           = Trigger("TargetReady")
-	TriggerTargetFailed          = Trigger("TargetFailed")
-	TriggerTargetExited          = Trigger("TargetExited")
-	TriggerRetry                 = Trigger("Retry")
-	TriggerSkip                  = Trigger("Skip")
-	TriggerCancel                = Trigger("Cancel")
-	TriggerCancelUnconfirmed     = Trigger("CancelUnconfirmed")
-	TriggerShutdown              = Trigger("Shutdown")
-	TriggerReconcile             = Trigger("Reconcile")
+	triggerCreate                = Trigger("Create")
+	triggerSourceStopped         = Trigger("SourceStopped")
+	triggerSourceStopUnconfirmed = Trigger("SourceStopUnconfirmed")
+	triggerSubmitReport          = Trigger("SubmitReport")
+	triggerReportRefused         = Trigger("ReportRefused")
+	triggerGenerationEnded       = Trigger("GenerationEnded")
+	triggerGenerationTimedOut    = Trigger("GenerationTimedOut")
+	triggerTargetReady           = Trigger("TargetReady")
+	triggerTargetFailed          = Trigger("TargetFailed")
+	triggerTargetExited          = Trigger("TargetExited")
+	triggerRetry                 = Trigger("Retry")
+	triggerSkip                  = Trigger("Skip")
+	triggerCancel                = Trigger("Cancel")
+	triggerCancelUnconfirmed     = Trigger("CancelUnconfirmed")
+	triggerShutdown              = Trigger("Shutdown")
+	triggerReconcile             = Trigger("Reconcile")
 )
 
 // stateNew is the machine's state of a request not yet inserted.
@@ -61,30 +66,30 @@ func edges() []edge {
 	add := func(from store.HandoffState, t Trigger, to store.HandoffState, g stateless.GuardFunc, label string) {
 		es = append(es, edge{from: from, trigger: t, to: to, guard: g, label: label})
 	}
-	add(stateNew, TriggerCreate, store.StateStopping, nil, "")
-	add(store.StateStopping, TriggerSourceStopped, store.StateGenerating, wantsReport, "summary wanted, source resumable")
-	add(store.StateStopping, TriggerSourceStopped, store.StateFailed, reportImpossible, "summary wanted, source not resumable")
-	add(store.StateStopping, TriggerSourceStopped, store.StateStarting, targetReady, "no summary wanted, or report stored")
-	add(store.StateStopping, TriggerSourceStopUnconfirmed, store.StateFailed, nil, "")
+	add(stateNew, triggerCreate, store.StateStopping, nil, "")
+	add(store.StateStopping, triggerSourceStopped, store.StateGenerating, wantsReport, "summary wanted, source resumable")
+	add(store.StateStopping, triggerSourceStopped, store.StateFailed, reportImpossible, "summary wanted, source not resumable")
+	add(store.StateStopping, triggerSourceStopped, store.StateStarting, targetReady, "no summary wanted, or report stored")
+	add(store.StateStopping, triggerSourceStopUnconfirmed, store.StateFailed, nil, "")
 	es = append(es,
-		edge{from: store.StateGenerating, trigger: TriggerSubmitReport, label: "token of this attempt, valid text", action: storeReport},
-		edge{from: store.StateGenerating, trigger: TriggerReportRefused, label: "token of this attempt, text refused", action: recordRefusal})
-	add(store.StateGenerating, TriggerGenerationEnded, store.StateStarting, cleanWithReport, "clean exit, report stored")
-	add(store.StateGenerating, TriggerGenerationEnded, store.StateFailed, notCleanWithReport, "no report or error exit")
-	add(store.StateGenerating, TriggerGenerationTimedOut, store.StateStarting, stoppedWithReport, "stop confirmed, report stored")
-	add(store.StateGenerating, TriggerGenerationTimedOut, store.StateFailed, notStoppedWithReport, "otherwise")
-	add(store.StateStarting, TriggerTargetReady, store.StateCompleted, nil, "")
-	add(store.StateStarting, TriggerTargetFailed, store.StateFailed, nil, "")
-	add(store.StateStarting, TriggerTargetExited, store.StateCompleted, nil, "clean exit before ready")
+		edge{from: store.StateGenerating, trigger: triggerSubmitReport, label: "token of this attempt, valid text", action: storeReport},
+		edge{from: store.StateGenerating, trigger: triggerReportRefused, label: "token of this attempt, text refused", action: recordRefusal})
+	add(store.StateGenerating, triggerGenerationEnded, store.StateStarting, cleanWithReport, "clean exit, report stored")
+	add(store.StateGenerating, triggerGenerationEnded, store.StateFailed, notCleanWithReport, "no report or error exit")
+	add(store.StateGenerating, triggerGenerationTimedOut, store.StateStarting, stoppedWithReport, "stop confirmed, report stored")
+	add(store.StateGenerating, triggerGenerationTimedOut, store.StateFailed, notStoppedWithReport, "otherwise")
+	add(store.StateStarting, triggerTargetReady, store.StateCompleted, nil, "")
+	add(store.StateStarting, triggerTargetFailed, store.StateFailed, nil, "")
+	add(store.StateStarting, triggerTargetExited, store.StateCompleted, nil, "clean exit before ready")
 	for _, s := range waiting {
-		add(s, TriggerRetry, store.StateStopping, noStopPending, "stop confirmed")
-		add(s, TriggerSkip, store.StateStopping, noStopPending, "stop confirmed")
+		add(s, triggerRetry, store.StateStopping, noStopPending, "stop confirmed")
+		add(s, triggerSkip, store.StateStopping, noStopPending, "stop confirmed")
 	}
 	for _, s := range pending {
-		add(s, TriggerCancel, store.StateCancelled, nil, "stop confirmed")
-		add(s, TriggerCancelUnconfirmed, store.StateFailed, nil, "stop not confirmed")
-		add(s, TriggerShutdown, store.StateInterrupted, nil, "")
-		add(s, TriggerReconcile, store.StateInterrupted, nil, "")
+		add(s, triggerCancel, store.StateCancelled, nil, "stop confirmed")
+		add(s, triggerCancelUnconfirmed, store.StateFailed, nil, "stop not confirmed")
+		add(s, triggerShutdown, store.StateInterrupted, nil, "")
+		add(s, triggerReconcile, store.StateInterrupted, nil, "")
 	}
 	return es
 }
@@ -110,13 +115,13 @@ func newMachine() *stateless.StateMachine {
 			cfg.Permit(e.trigger, e.to, guards...)
 		}
 	}
-	sm.Configure(store.StateStopping).OnEntryFrom(TriggerCreate, beginCreate).
-		OnEntryFrom(TriggerRetry, beginRetry).OnEntryFrom(TriggerSkip, beginSkip)
+	sm.Configure(store.StateStopping).OnEntryFrom(triggerCreate, beginCreate).
+		OnEntryFrom(triggerRetry, beginRetry).OnEntryFrom(triggerSkip, beginSkip)
 	sm.Configure(store.StateGenerating).OnEntry(enterGenerating)
 	sm.Configure(store.StateStarting).OnEntry(enterStarting)
 	sm.Configure(store.StateCompleted).OnEntry(enterCompleted)
 	sm.Configure(store.StateFailed).OnEntry(enterFailed)
-	sm.Configure(store.StateInterrupted).OnEntry(enterInterrupted).OnEntryFrom(TriggerReconcile, retakeReservation)
+	sm.Configure(store.StateInterrupted).OnEntry(enterInterrupted).OnEntryFrom(triggerReconcile, retakeReservation)
 	sm.Configure(store.StateCancelled).OnEntry(enterCancelled)
 	return sm
 }
@@ -175,8 +180,8 @@ func graphEdges() []GraphEdge {
 	return out
 }
 
-// MachineGraph returns the transfer machine's graph. It needs no
-// Coordinator.
+// MachineGraph returns the transfer machine's graph: Graphviz DOT, Mermaid
+// and its edges.
 func MachineGraph() Graph {
 	return Graph{DOT: newMachine().ToGraph(), Mermaid: mermaid(), Edges: graphEdges()}
 }

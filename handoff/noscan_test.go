@@ -76,7 +76,7 @@ func TestTransfersDoNotScanSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	transfer := func(req string, model string, want store.HandoffState) handoff.Handoff {
+	transfer := func(req string, model string, want store.HandoffState) store.Handoff {
 		t.Helper()
 		cur, err := svc.Current(ctx, ws)
 		if err != nil {

@@ -3,13 +3,16 @@ package handoff
 import (
 	"context"
 	"errors"
+	"fmt"
+	"iter"
 	"strings"
-	"unicode/utf8"
 
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/transcript"
 )
 
 // ReportPrompt is the opening prompt of the source's report-only turn.
@@ -32,10 +35,12 @@ Keep it under 24,000 characters. Read files if you must, but change nothing.`
 // characters of UTF-8. Submitting the same text again is accepted (the call
 // is safe to retry); a different text is refused.
 //
-// A submission made with the attempt's valid token but refused (empty,
-// over-long, or a different text after one was stored) is recorded in the
-// handoff's Error, so that when the turn ends without a report the user
-// sees why. A submission with any other token is unauthenticated: it is
+// A submission made with the attempt's valid token but refused (empty or
+// over-long) before a report was stored is recorded in the handoff's
+// Error, so that when the turn ends without a report the user sees why.
+// Once the report is stored, a refused later submission (a different
+// text, or an invalid one) changes nothing: it is logged and counted
+// (Stats().LateReports), so a settled handoff shows only its own outcome. A submission with any other token is unauthenticated: it is
 // logged and counted (Stats().RejectedReports) and never changes what the
 // user sees.
 //
@@ -49,20 +54,21 @@ func (c *Coordinator) SubmitReport(ctx context.Context, ws baton.WorkspaceID, id
 	}
 	text = strings.TrimSpace(text)
 	var badText, refusal error
-	if n := utf8.RuneCountInString(text); n == 0 || n > MaxReportChars || !utf8.ValidString(text) {
-		badText = baton.Errorf(ErrInvalidRequest, "the report must be 1..%d characters of UTF-8 after trimming (got %d)", MaxReportChars, n)
+	if err := baton.CheckField(baton.FieldReport, text); err != nil {
+		badText = fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
 	t := baton.ParseToken(tok)
-	in := input{trigger: TriggerSubmitReport, report: text}
+	in := input{trigger: triggerSubmitReport, report: text}
+	late := false
 	_, _, err := c.apply(ctx, string(id), in, func(f *fire) error {
 		h := f.row
-		refusal = badText
+		refusal, late = badText, false
 		// The check runs again on a store retry: the trigger follows its
 		// latest answer.
 		defer func() {
-			f.trigger, f.errMsg = TriggerSubmitReport, ""
+			f.trigger, f.errMsg = triggerSubmitReport, ""
 			if refusal != nil {
-				f.trigger, f.errMsg = TriggerReportRefused, "a report submitted with this attempt's token was refused: "+refusal.Error()
+				f.trigger, f.errMsg = triggerReportRefused, "a report submitted with this attempt's token was refused: "+refusal.Error()
 			}
 		}()
 		switch {
@@ -72,16 +78,28 @@ func (c *Coordinator) SubmitReport(ctx context.Context, ws baton.WorkspaceID, id
 			return ErrGenerationInactive
 		case !h.GenerationToken.Matches(t):
 			return ErrTokenRejected
-		case refusal != nil:
-		case h.Report == text:
+		case h.Report != "" && h.Report == text:
 			return &unchanged{h: h}
 		case h.Report != "":
-			refusal = ErrReportConflict
+			// The handoff has its report: a later refusal is the
+			// submitter's problem, not the handoff's outcome. Nothing is
+			// written.
+			late = true
+			if refusal == nil {
+				refusal = ErrReportConflict
+			}
+			return refusal
 		}
 		return nil
 	})
 	if _, ok := isUnchanged(err); ok {
 		return nil
+	}
+	if late {
+		c.lateReports.Add(1)
+		c.log.Warn("report submission refused after the report was stored", zap.String("handoff", string(id)),
+			zap.String("workspace", string(ws)), zap.Error(refusal))
+		return refusal
 	}
 	switch {
 	case errors.Is(err, errNotPermitted):
@@ -98,7 +116,7 @@ func (c *Coordinator) SubmitReport(ctx context.Context, ws baton.WorkspaceID, id
 
 // BriefingInput is what a Briefing builds the target's prompt from.
 type BriefingInput struct {
-	Handoff   Handoff
+	Handoff   store.Handoff
 	Workspace store.Workspace
 	// Source is the source session, nil when there was none.
 	Source *store.Session
@@ -106,6 +124,20 @@ type BriefingInput struct {
 	// delivered (pending, or unknown: a delivery was not confirmed), oldest
 	// first. The target is told of them; none is redelivered silently.
 	Instructions []store.Instruction
+	// Conversation is the source session's conversation as its engine
+	// recorded it (an engine.Transcriber; see session.Service.Transcript),
+	// every event marked with its turn. Nil when none is to be had (no
+	// source session, an engine that keeps no transcripts or none of it) or
+	// when Handoff.Share leaves it out: ConversationOmitted then says why.
+	Conversation        iter.Seq2[transcript.Event, error]
+	ConversationOmitted string
+	// HistoryTool names the tool the target can call to read the source
+	// conversation (WithHistoryTool); blank when it has none, or when
+	// Handoff.Share leaves the conversation out.
+	HistoryTool string
+	// Limits bound the briefing and say what to redact
+	// (WithBriefingLimits).
+	Limits recap.HandoffLimits
 }
 
 // Briefing builds the opening prompt of a transfer's target. It runs after
@@ -115,7 +147,7 @@ type Briefing func(ctx context.Context, in BriefingInput) (string, error)
 
 // briefingInput reads what a Briefing or a FactsFunc is given for h.
 func (c *Coordinator) briefingInput(ctx context.Context, h store.Handoff) (BriefingInput, error) {
-	in := BriefingInput{Handoff: public(h)}
+	in := BriefingInput{Handoff: public(h), Limits: c.briefLimits}
 	err := c.store.View(ctx, func(tx store.Tx) error {
 		ws, err := tx.GetWorkspace(h.Workspace)
 		if err != nil {
@@ -135,5 +167,17 @@ func (c *Coordinator) briefingInput(ctx context.Context, h store.Handoff) (Brief
 		}
 		return nil
 	})
+	if err != nil {
+		return in, err
+	}
+	if !h.Share.Conversation() {
+		in.ConversationOmitted = omitChosen
+		return in, nil
+	}
+	in.HistoryTool = c.historyTool
+	in.Conversation, in.ConversationOmitted, err = c.sessions.Conversation(ctx, h.SourceSession)
 	return in, err
 }
+
+// omitChosen is why a briefing leaves out what Share withholds.
+const omitChosen = "the user chose not to share it"

@@ -9,7 +9,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/jsonesc"
-	"github.com/batonhq/baton/session"
+	"github.com/batonhq/baton/internal/workspace"
 )
 
 // Request asks for a session transfer.
@@ -31,6 +31,13 @@ type Request struct {
 	// ErrNativeUnsupported when the target engine cannot: there is no
 	// silent fallback. Part of the fingerprint.
 	Native bool `json:"native,omitempty"`
+	// Share says what the target's briefing carries besides the record:
+	// the conversation and the report, the report only, or neither (see
+	// baton.Share). Blank means the workspace's setting
+	// (store.Workspace.Share). A briefing goes to the target engine's
+	// provider: this is the user's choice of what leaves the machine.
+	// Part of the fingerprint.
+	Share baton.Share `json:"share,omitempty"`
 }
 
 // normalized returns the request with white space trimmed and defaults
@@ -40,6 +47,7 @@ func (r Request) normalized() Request {
 	r.RequestID = strings.TrimSpace(r.RequestID)
 	r.SourceSession = baton.SessionID(strings.TrimSpace(string(r.SourceSession)))
 	r.Target = r.Target.Normalize()
+	r.Share = baton.Share(strings.TrimSpace(string(r.Share)))
 	if r.Native {
 		r.GenerateSummary = false // the conversation itself moves: no report
 	}
@@ -48,7 +56,7 @@ func (r Request) normalized() Request {
 
 // validate checks the request's shape (not the engine's support).
 func (r Request) validate() error {
-	if err := session.CheckWorkspaceID(r.Workspace); err != nil {
+	if err := workspace.CheckWorkspaceID(r.Workspace); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
 	if !baton.ValidID(r.RequestID) {
@@ -59,6 +67,9 @@ func (r Request) validate() error {
 	}
 	if err := r.Target.Validate(); err != nil {
 		return fmt.Errorf("%w: target: %w", ErrInvalidRequest, err)
+	}
+	if err := r.Share.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
 	return nil
 }
@@ -73,10 +84,10 @@ func (r Request) Fingerprint() string {
 	return hex.EncodeToString(sum[:])
 }
 
-// canonical returns what fingerprint.Canonical returns for r (object keys
-// sorted, no white space, its string escaping), written directly: a
-// Request holds only strings and booleans, in a known shape.
-// TestFingerprintIsCanonical checks it against fingerprint.Canonical on
+// canonical returns the canonical JSON of r (object keys sorted, no white
+// space, encoding/json's string escaping), written directly: a Request
+// holds only strings and booleans, in a known shape. A blank Share is left
+// out. TestFingerprintIsCanonical checks it against encoding/json on
 // random requests, so the fingerprints of stored handoffs do not change.
 func (r Request) canonical() []byte {
 	str := jsonesc.AppendCanonical
@@ -88,6 +99,10 @@ func (r Request) canonical() []byte {
 	}
 	b = append(b, `,"requestId":`...)
 	b = str(b, r.RequestID)
+	if r.Share != "" {
+		b = append(b, `,"share":`...)
+		b = str(b, string(r.Share))
+	}
 	if r.SourceSession != "" {
 		b = append(b, `,"sourceSessionId":`...)
 		b = str(b, string(r.SourceSession))

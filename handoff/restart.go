@@ -3,12 +3,14 @@ package handoff
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/syncx"
+	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
 
@@ -53,7 +55,7 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 		if !out.Confirmed() {
 			msg += fmt.Sprintf("; the stop was not confirmed (%s%s)", out, errSuffix(herr))
 		}
-		in := input{trigger: TriggerShutdown, confirmed: out.Confirmed(), errMsg: msg}
+		in := input{trigger: triggerShutdown, confirmed: out.Confirmed(), errMsg: msg}
 		if _, _, err := c.apply(ctx, string(h.ID), in, pendingOnly); err != nil {
 			if _, ok := isUnchanged(err); !ok {
 				return err
@@ -84,24 +86,35 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 // took itself, and still holds (it drives it, or keeps it for a decision),
 // is left alone as well, so a host on a shared store can run Reconcile
 // periodically. Session rows are not touched: see Recover.
+// Each launch it reaps is logged at info, or at warn when it could not be
+// confirmed gone.
 // Errors: the store's (Reconcile may be run again).
-func (c *Coordinator) Reconcile(ctx context.Context) ([]Handoff, error) {
+func (c *Coordinator) Reconcile(ctx context.Context) ([]store.Handoff, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
 	}
 	if err := c.live(); err != nil {
 		return nil, err
 	}
+	return c.reconcile(ctx, false, nil)
+}
+
+// reconcile is Reconcile. With swept, every live launch of another
+// process was just reaped (Recover's first step) and held are those it
+// could not confirm gone: a workspace's launches are confirmed gone unless
+// held has one of them, and none is reaped again (a reap that did not
+// answer would make Recover wait for it twice).
+func (c *Coordinator) reconcile(ctx context.Context, swept bool, held []session.Reaped) ([]store.Handoff, error) {
 	var pend []store.Handoff
 	if err := c.store.View(ctx, func(tx store.Tx) (err error) { pend, err = tx.ListPendingHandoffs(); return err }); err != nil {
 		return nil, err
 	}
-	var out []Handoff
+	var out []store.Handoff
 	for _, p := range pend {
 		var until time.Time
-		in := input{trigger: TriggerReconcile, errMsg: "interrupted by a restart"}
+		in := input{trigger: triggerReconcile, errMsg: "interrupted by a restart"}
 		if p.StopRequested {
-			in = input{trigger: TriggerCancelUnconfirmed, takeOver: true,
+			in = input{trigger: triggerCancelUnconfirmed, takeOver: true,
 				errMsg: "the stop was not confirmed: the process driving the transfer is gone, so its engine processes may still run; stop again to cancel"}
 		}
 		var (
@@ -129,7 +142,12 @@ func (c *Coordinator) Reconcile(ctx context.Context) ([]Handoff, error) {
 		}
 		// Whatever the dead process launched in the workspace must be
 		// confirmed gone, or the transfer keeps its stop unconfirmed.
-		_, rerr := c.reapStrays(ctx, p.Workspace, engine.NotRunning, nil)
+		var rerr error
+		if !swept {
+			_, rerr = c.reapStrays(ctx, p.Workspace, engine.NotRunning, nil)
+		} else if i := slices.IndexFunc(held, func(r session.Reaped) bool { return r.Workspace == p.Workspace }); i >= 0 {
+			rerr = mayStillRun(held[i].Launch)
+		}
 		if rerr != nil {
 			in.confirmed = false
 			in.errMsg += "; " + rerr.Error()
@@ -169,18 +187,37 @@ type Recovery struct {
 	// marked ended.
 	EndedSessions int
 	// Handoffs are the transfers Reconcile settled.
-	Handoffs []Handoff
+	Handoffs []store.Handoff
+	// Reaped are the launches earlier processes left live that were
+	// confirmed gone, each with its workspace, session and launch id:
+	// Killed (Outcome engine.Stopped) when processes of it were found
+	// running and were killed, Outcome engine.NotRunning when none ran any
+	// more.
+	Reaped []session.Reaped
+	// Held are the launches that could not be confirmed gone (their
+	// engine's reap failed or timed out, see Err; or it ran on another
+	// host): they may still run, so their workspaces stay held (ordinary
+	// starts are refused with session.ErrSessionRunning, and a transfer
+	// there keeps its stop unconfirmed) until a later Recover or Reconcile
+	// confirms them gone.
+	Held []session.Reaped
 }
 
 // Recover is the one restart call of a process that serves its store
 // alone (an embedded store, or the only process on a shared one): run it
-// once, before serving. It ends the session rows a crash left running
-// (session.Service.Reconcile: no process of this new process runs them),
-// then reconciles the transfers (Reconcile). It launches nothing.
+// once, before serving. It reaps every launch an earlier process left live
+// and ends the session rows a crash left running
+// (no process of this new process runs them),
+// then reconciles the transfers (Reconcile), and says what it did: the
+// launches it found running and killed, those it could not confirm gone,
+// the rows it ended and the transfers it settled. Each launch is logged
+// at info (at warn when it could not be confirmed gone), and the totals at
+// info. It launches nothing.
 //
 // Hosts with several processes on one store must not end other processes'
 // session rows: they call Reconcile alone, and end a dead process's rows
-// once they know it is gone. Errors: the store's; safe to run again.
+// once they know it is gone. Errors: the store's; safe to run again (a
+// launch left held is tried again).
 func (c *Coordinator) Recover(ctx context.Context) (Recovery, error) {
 	if err := checkCtx(ctx); err != nil {
 		return Recovery{}, err
@@ -188,12 +225,23 @@ func (c *Coordinator) Recover(ctx context.Context) (Recovery, error) {
 	if err := c.live(); err != nil {
 		return Recovery{}, err
 	}
-	n, err := c.sessions.Reconcile(ctx)
-	if err != nil {
-		return Recovery{EndedSessions: n}, err
+	rec, ended, err := c.sessions.Reconcile(ctx)
+	out := Recovery{EndedSessions: ended, Reaped: rec.Gone, Held: rec.Unconfirmed}
+	if err == nil {
+		out.Handoffs, err = c.reconcile(ctx, true, rec.Unconfirmed)
 	}
-	hs, err := c.Reconcile(ctx)
-	return Recovery{EndedSessions: n, Handoffs: hs}, err
+	if err != nil {
+		return out, err
+	}
+	killed := 0
+	for _, r := range out.Reaped {
+		if r.Killed() {
+			killed++
+		}
+	}
+	c.log.Info("recovered", zap.Int("launchesKilled", killed), zap.Int("launchesGone", len(out.Reaped)-killed),
+		zap.Int("launchesHeld", len(out.Held)), zap.Int("sessionsEnded", out.EndedSessions), zap.Int("handoffs", len(out.Handoffs)))
+	return out, nil
 }
 
 func pendingOnly(f *fire) error {

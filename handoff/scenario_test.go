@@ -14,6 +14,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
@@ -70,7 +71,7 @@ func newFixtureOn(t *testing.T, st store.Store, opts ...handoff.Option) *fixture
 	return f
 }
 
-func (f *fixture) create(id string, summary bool) handoff.Handoff {
+func (f *fixture) create(id string, summary bool) store.Handoff {
 	f.t.Helper()
 	h, err := f.co.Create(f.ctx, handoff.Request{Workspace: f.ws, RequestID: id, SourceSession: f.src.ID, GenerateSummary: summary, Target: f.cfgB})
 	if err != nil {
@@ -81,7 +82,7 @@ func (f *fixture) create(id string, summary bool) handoff.Handoff {
 
 // wait polls until the handoff reaches state (bounded: the scripted engine
 // resolves at once).
-func (f *fixture) wait(id baton.HandoffID, state store.HandoffState) handoff.Handoff {
+func (f *fixture) wait(id baton.HandoffID, state store.HandoffState) store.Handoff {
 	f.t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -151,7 +152,7 @@ func TestTransferWithoutSummaryCompletes(t *testing.T) {
 	if len(wakeups) != 1 || wakeups[0].ID != w.ID || wakeups[0].Session != h.TargetSession || wakeups[0].Prompt != w.Prompt || !wakeups[0].At.Equal(w.At) {
 		t.Fatalf("wakeups after completion = %+v", wakeups)
 	}
-	if err := f.co.AssertWritable(f.ctx, f.ws, session.Owner{}); err != nil {
+	if err := f.co.Sessions().AssertWritable(f.ctx, f.ws, session.Owner{}); err != nil {
 		t.Fatalf("reservation still held after completion: %v", err)
 	}
 	if n := len(f.eng.Launches()); n != 2 {
@@ -174,7 +175,7 @@ func TestTransferWithSummaryStoresReport(t *testing.T) {
 	f.eng.Push(enginetest.Script{Report: "# Report\nall good", ReportToken: enginetest.RightToken})
 	h := f.create("r1", true)
 	h = f.wait(h.ID, store.StateCompleted)
-	if !h.HasReport || h.Report != "# Report\nall good" {
+	if h.Report != "# Report\nall good" {
 		t.Fatalf("report = %q", h.Report)
 	}
 	ls := f.eng.Launches()
@@ -192,7 +193,7 @@ func TestReportWithWrongTokenIsRefused(t *testing.T) {
 	f.eng.Push(enginetest.Script{Report: "forged", ReportToken: enginetest.WrongToken})
 	h := f.create("r1", true)
 	h = f.wait(h.ID, store.StateFailed)
-	if h.HasReport {
+	if h.Report != "" {
 		t.Fatal("report stored with a wrong token")
 	}
 	if err := f.eng.Launches()[1].ReportErr; !errors.Is(err, handoff.ErrTokenRejected) {
@@ -227,7 +228,7 @@ func TestCreateIdempotencyAndConflicts(t *testing.T) {
 		{"empty id", handoff.Request{Workspace: f.ws, RequestID: "  ", Target: f.cfgB}, handoff.ErrInvalidRequest},
 		{"long id", handoff.Request{Workspace: f.ws, RequestID: string(make([]byte, 129)), Target: f.cfgB}, baton.ErrInvalid},
 		{"no engine", handoff.Request{Workspace: f.ws, RequestID: "r3", Target: baton.EngineConfig{}}, baton.ErrInvalid},
-		{"unknown workspace", handoff.Request{Workspace: "nope", RequestID: "r3", Target: f.cfgB}, handoff.ErrWorkspaceNotFound},
+		{"unknown workspace", handoff.Request{Workspace: "nope", RequestID: "r3", Target: f.cfgB}, session.ErrNoWorkspace},
 	}
 	for _, c := range cases {
 		if _, err := f.co.Create(f.ctx, c.req); !errors.Is(err, c.want) {
@@ -249,7 +250,7 @@ func TestUnknownEngineAndStaleSourceHaveNoSideEffect(t *testing.T) {
 	if !errors.Is(err, handoff.ErrSourceChanged) {
 		t.Fatalf("stale source: %v", err)
 	}
-	if f.eng.Running(f.ws) != 1 || f.co.AssertWritable(f.ctx, f.ws, session.Owner{}) != nil {
+	if f.eng.Running(f.ws) != 1 || f.co.Sessions().AssertWritable(f.ctx, f.ws, session.Owner{}) != nil {
 		t.Fatal("a refused Create stopped the source or reserved the workspace")
 	}
 }
@@ -262,7 +263,7 @@ func TestTargetFailureRestoresSourceThenRetryCompletes(t *testing.T) {
 	if cur := f.current(); cur.ID != f.src.ID || cur.Config != f.cfgA {
 		t.Fatalf("current after failure = %+v", cur)
 	}
-	if err := f.co.AssertWritable(f.ctx, f.ws, session.Owner{}); !errors.Is(err, handoff.ErrWorkspaceBusy) {
+	if err := f.co.Sessions().AssertWritable(f.ctx, f.ws, session.Owner{}); !errors.Is(err, session.ErrWorkspaceBusy) {
 		t.Fatalf("failed handoff must keep the reservation: %v", err)
 	}
 	if _, err := f.svc.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: "sneak"}); !errors.Is(err, session.ErrWorkspaceBusy) {
@@ -277,7 +278,7 @@ func TestTargetFailureRestoresSourceThenRetryCompletes(t *testing.T) {
 		t.Fatalf("after retry: attempt %d history %+v", h.Attempt, h.History)
 	}
 	sessions, _ := f.svc.Sessions(f.ctx, f.ws)
-	if len(sessions) != 3 || sessions[1].ActivationOrder != session.RolledBack {
+	if len(sessions) != 3 || sessions[1].ActivationOrder != workspace.RolledBack {
 		t.Fatalf("sessions = %+v, want the first target rolled back", sessions)
 	}
 }
@@ -302,7 +303,7 @@ func TestUnconfirmedStopBlocksRetryUntilStopConfirmed(t *testing.T) {
 		t.Fatalf("stop = %v, %v", out, err)
 	}
 	h = f.wait(h.ID, store.StateCancelled)
-	if f.eng.Running(f.ws) != 0 || f.co.AssertWritable(f.ctx, f.ws, session.Owner{}) != nil {
+	if f.eng.Running(f.ws) != 0 || f.co.Sessions().AssertWritable(f.ctx, f.ws, session.Owner{}) != nil {
 		t.Fatal("cancelled handoff left a process or the reservation")
 	}
 	if again, err := f.co.Decide(f.ctx, f.ws, h.ID, handoff.Retry); err != nil || again.State != store.StateCancelled {
@@ -326,7 +327,7 @@ func TestGenerationTimeoutWithoutReportFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	h = f.wait(h.ID, store.StateCompleted)
-	if h.GenerateSummary || h.HasReport {
+	if h.GenerateSummary || h.Report != "" {
 		t.Fatalf("skip kept the summary: %+v", h)
 	}
 }
@@ -404,7 +405,7 @@ func TestSubmitReportValidation(t *testing.T) {
 		want error
 	}{
 		{"empty", f.ws, tok, " \n\t ", handoff.ErrInvalidRequest},
-		{"too long", f.ws, tok, strings.Repeat("é", handoff.MaxReportChars+1), handoff.ErrInvalidRequest},
+		{"too long", f.ws, tok, strings.Repeat("é", baton.MaxReportChars+1), handoff.ErrInvalidRequest},
 		{"wrong token", f.ws, "not-the-token", "a report", handoff.ErrTokenRejected},
 		{"another workspace", "other", tok, "a report", handoff.ErrNotFound},
 	}
@@ -413,18 +414,29 @@ func TestSubmitReportValidation(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
 	}
-	if got, _ := f.co.Get(f.ctx, f.ws, h.ID); got.HasReport {
+	if got, _ := f.co.Get(f.ctx, f.ws, h.ID); got.Report != "" {
 		t.Fatal("a refused report was stored")
 	}
-	max := strings.Repeat("é", handoff.MaxReportChars)
+	max := strings.Repeat("é", baton.MaxReportChars)
 	if err := f.co.SubmitReport(f.ctx, f.ws, h.ID, tok, "  "+max+"\n"); err != nil {
-		t.Fatalf("report of exactly %d characters: %v", handoff.MaxReportChars, err)
+		t.Fatalf("report of exactly %d characters: %v", baton.MaxReportChars, err)
 	}
 	if err := f.co.SubmitReport(f.ctx, f.ws, h.ID, tok, max); err != nil {
 		t.Fatalf("the same report again: %v", err)
 	}
 	if err := f.co.SubmitReport(f.ctx, f.ws, h.ID, tok, "different"); !errors.Is(err, handoff.ErrReportConflict) {
 		t.Fatalf("a different report: %v", err)
+	}
+	// Refusals after the report was stored are counted and logged, never
+	// written over the handoff's outcome.
+	if err := f.co.SubmitReport(f.ctx, f.ws, h.ID, tok, " "); !errors.Is(err, handoff.ErrInvalidRequest) {
+		t.Fatalf("an empty report after the report: %v", err)
+	}
+	if got, err := f.co.Get(f.ctx, f.ws, h.ID); err != nil || got.Error != "" {
+		t.Fatalf("after refused later submissions the handoff's error is %q (%v), want none", got.Error, err)
+	}
+	if n := f.co.Stats().LateReports; n != 2 {
+		t.Fatalf("Stats().LateReports = %d, want 2", n)
 	}
 	if _, err := handoff.New(nil, engine.NewRegistry(nil)); !errors.Is(err, baton.ErrInvalid) {
 		t.Fatalf("New(nil store): %v", err)
@@ -443,7 +455,7 @@ func TestArchivedWorkspaceTakesNoTransfer(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := f.co.Create(f.ctx, handoff.Request{Workspace: f.ws, RequestID: "r1", SourceSession: f.src.ID, Target: f.cfgB})
-	if !errors.Is(err, handoff.ErrWorkspaceArchived) {
+	if !errors.Is(err, session.ErrArchived) {
 		t.Fatalf("create on an archived workspace: %v", err)
 	}
 	if _, err := f.svc.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: "hi"}); !errors.Is(err, session.ErrArchived) {

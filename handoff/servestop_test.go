@@ -161,7 +161,7 @@ func TestBackgroundStopOfACancelledTransferLeavesTheNextAlone(t *testing.T) {
 // confirms readiness at once) and creates a transfer whose target holds
 // its readiness and answers a stop with stop; it returns once the
 // transfer is starting.
-func heldTransfer(t *testing.T, co *Coordinator, eng *enginetest.Engine, stop engine.StopOutcome) (baton.WorkspaceID, Handoff, *enginetest.Process) {
+func heldTransfer(t *testing.T, co *Coordinator, eng *enginetest.Engine, stop engine.StopOutcome) (baton.WorkspaceID, store.Handoff, *enginetest.Process) {
 	t.Helper()
 	ctx := context.Background()
 	const ws = baton.WorkspaceID("ws-1")

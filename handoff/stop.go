@@ -27,7 +27,7 @@ import (
 // stands). If the driving process's lease lapses first, the transfer goes
 // to failed with its stop unconfirmed and the user decides.
 //
-// Errors: ErrWorkspaceNotFound, ErrClosed, the store's and the engine's.
+// Errors: session.ErrNoWorkspace, ErrClosed, the store's and the engine's.
 func (c *Coordinator) Stop(ctx context.Context, ws baton.WorkspaceID) (engine.StopOutcome, error) {
 	if err := checkCtx(ctx); err != nil {
 		return "", err
@@ -49,7 +49,7 @@ func (c *Coordinator) Stop(ctx context.Context, ws baton.WorkspaceID) (engine.St
 // cancel marks the stop requested (no engine callback of the attempt is
 // applied from then on and no launch starts), then carries it out here when
 // this process drives the transfer, or waits for the process that does.
-func (c *Coordinator) cancel(ctx context.Context, id baton.HandoffID) (Handoff, engine.StopOutcome, error) {
+func (c *Coordinator) cancel(ctx context.Context, id baton.HandoffID) (store.Handoff, engine.StopOutcome, error) {
 	var (
 		row   store.Handoff
 		lease leaseState
@@ -80,7 +80,7 @@ func (c *Coordinator) cancel(ctx context.Context, id baton.HandoffID) (Handoff, 
 	})
 	switch {
 	case err != nil:
-		return Handoff{}, "", err
+		return store.Handoff{}, "", err
 	case row.State.Terminal():
 		return public(row), engine.NotRunning, nil
 	case lease == leaseDead:
@@ -156,10 +156,10 @@ func (c *Coordinator) serveRequested(ctx context.Context, h store.Handoff) {
 // found it recorded, a background stop that read the row before) is not
 // carried out again: halting the workspace again would stop whatever runs
 // there now, the next transfer's target included. Its answer is returned.
-func (c *Coordinator) finishStop(ctx context.Context, id baton.HandoffID) (Handoff, engine.StopOutcome, error) {
+func (c *Coordinator) finishStop(ctx context.Context, id baton.HandoffID) (store.Handoff, engine.StopOutcome, error) {
 	h, err := c.load(ctx, id)
 	if err != nil {
-		return Handoff{}, "", notFound(err)
+		return store.Handoff{}, "", notFound(err)
 	}
 	if !h.StopRequested || !h.State.Pending() {
 		return public(h), stopAnswer(h), nil
@@ -167,16 +167,16 @@ func (c *Coordinator) finishStop(ctx context.Context, id baton.HandoffID) (Hando
 	c.cancelDriver(id)
 	out, herr := c.sessions.Halt(ctx, h.Workspace)
 	out, herr = c.reapStrays(ctx, h.Workspace, out, herr)
-	in := input{trigger: TriggerCancel, confirmed: true}
+	in := input{trigger: triggerCancel, confirmed: true}
 	if !out.Confirmed() {
-		in = input{trigger: TriggerCancelUnconfirmed, errMsg: fmt.Sprintf("the stop was not confirmed (%s%s); stop again", out, errSuffix(herr))}
+		in = input{trigger: triggerCancelUnconfirmed, errMsg: fmt.Sprintf("the stop was not confirmed (%s%s); stop again", out, errSuffix(herr))}
 	}
 	settledRow, _, err := c.apply(ctx, string(id), in, terminalUnchanged)
 	if prev, ok := isUnchanged(err); ok {
 		return public(prev), out, nil
 	}
 	if err != nil {
-		return Handoff{}, "", err
+		return store.Handoff{}, "", err
 	}
 	return public(settledRow), out, nil
 }
@@ -186,15 +186,15 @@ func (c *Coordinator) finishStop(ctx context.Context, id baton.HandoffID) (Hando
 // exclusive store): nobody can confirm that its engine processes ended, so
 // the transfer goes to failed with its stop unconfirmed, and this process
 // takes the reservation over (a new epoch fences the dead one).
-func (c *Coordinator) stopOrphaned(ctx context.Context, id baton.HandoffID, lapsed time.Time) (Handoff, engine.StopOutcome, error) {
+func (c *Coordinator) stopOrphaned(ctx context.Context, id baton.HandoffID, lapsed time.Time) (store.Handoff, engine.StopOutcome, error) {
 	msg := "the stop was not confirmed: the process driving the transfer is gone (its lease ran until " +
 		lapsed.UTC().Format(time.RFC3339) + "), so its engine processes may still run; stop again to cancel"
-	h, _, err := c.apply(ctx, string(id), input{trigger: TriggerCancelUnconfirmed, errMsg: msg, takeOver: true}, terminalUnchanged)
+	h, _, err := c.apply(ctx, string(id), input{trigger: triggerCancelUnconfirmed, errMsg: msg, takeOver: true}, terminalUnchanged)
 	if prev, ok := isUnchanged(err); ok {
 		return public(prev), engine.NotRunning, nil
 	}
 	if err != nil {
-		return Handoff{}, "", err
+		return store.Handoff{}, "", err
 	}
 	return public(h), engine.Timeout, nil
 }
@@ -204,7 +204,7 @@ func (c *Coordinator) stopOrphaned(ctx context.Context, id baton.HandoffID, laps
 // feed's position once the request was recorded). If that process's lease
 // lapses meanwhile, the stop is settled as orphaned; if ctx ends first, the
 // answer is engine.Timeout and the request stands.
-func (c *Coordinator) awaitStop(ctx context.Context, h store.Handoff, after int64) (Handoff, engine.StopOutcome, error) {
+func (c *Coordinator) awaitStop(ctx context.Context, h store.Handoff, after int64) (store.Handoff, engine.StopOutcome, error) {
 	w := c.waiter(h.Workspace)
 	defer w.close()
 	for {
@@ -221,7 +221,7 @@ func (c *Coordinator) awaitStop(ctx context.Context, h store.Handoff, after int6
 			}
 			for _, ch := range changes {
 				after = ch.Seq
-				if ch.Kind == store.ChangeHandoff && ch.Handoff.ID == h.ID && found == nil {
+				if ch.Handoff != nil && ch.Handoff.ID == h.ID && found == nil {
 					found = ch.Handoff
 				}
 			}
@@ -236,7 +236,7 @@ func (c *Coordinator) awaitStop(ctx context.Context, h store.Handoff, after int6
 		case err != nil && ctx.Err() != nil:
 			return c.stopTimedOut(ctx, h.ID)
 		case err != nil:
-			return Handoff{}, "", err
+			return store.Handoff{}, "", err
 		case found != nil:
 			return public(*found), stopAnswer(*found), nil
 		case lease == leaseDead:
@@ -269,10 +269,10 @@ func stopAnswer(h store.Handoff) engine.StopOutcome {
 
 // stopTimedOut answers a Stop whose confirmation did not come within its
 // context: the handoff as it is, engine.Timeout.
-func (c *Coordinator) stopTimedOut(ctx context.Context, id baton.HandoffID) (Handoff, engine.StopOutcome, error) {
+func (c *Coordinator) stopTimedOut(ctx context.Context, id baton.HandoffID) (store.Handoff, engine.StopOutcome, error) {
 	cur, err := c.load(context.WithoutCancel(ctx), id)
 	if err != nil {
-		return Handoff{}, "", notFound(err)
+		return store.Handoff{}, "", notFound(err)
 	}
 	return public(cur), engine.Timeout, nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/batonhq/baton/engine/enginetest"
+	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/store"
 )
 
@@ -17,7 +18,7 @@ func TestTargetStoppedBeforeReadyFails(t *testing.T) {
 	h := f.create("r1", false)
 	f.launches(2)
 	f.wait(h.ID, store.StateStarting)
-	if _, err := f.svc.Halt(f.ctx, f.ws); err != nil {
+	if _, err := handoff.Supervise(f.svc).Halt(f.ctx, f.ws); err != nil {
 		t.Fatalf("Halt: %v", err)
 	}
 	got := f.wait(h.ID, store.StateFailed)

@@ -7,19 +7,18 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/clock"
-	"github.com/batonhq/baton/session"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/store"
 )
 
 // Change is one entry of a workspace's change feed, as Watch yields it: a
 // handoff (its public view, with no token material), a session or a queued
-// instruction as a committed transaction left it.
+// instruction as a committed transaction left it (exactly one is set).
 type Change struct {
 	// Seq numbers the workspace's changes from 1 in commit order; resume a
 	// Watch after the last Seq seen (an SSE Last-Event-ID).
 	Seq         int64
-	Kind        store.ChangeKind
-	Handoff     *Handoff
+	Handoff     *store.Handoff
 	Session     *store.Session
 	Instruction *store.Instruction
 }
@@ -32,7 +31,7 @@ const watchPage = 256
 // ctx ends, when the iteration simply stops. It follows commits of every
 // process sharing the store: at once with a store.Notifier (PostgreSQL's
 // LISTEN/NOTIFY carries them across machines), else by reading the store
-// every poll interval (WithPollInterval). An error (ErrWorkspaceNotFound,
+// every poll interval (WithPollInterval). An error (session.ErrNoWorkspace,
 // the store's) is yielded once and ends the iteration. Breaking out of the
 // loop releases everything Watch holds.
 func (c *Coordinator) Watch(ctx context.Context, ws baton.WorkspaceID, after int64) iter.Seq2[Change, error] {
@@ -46,7 +45,7 @@ func (c *Coordinator) Watch(ctx context.Context, ws baton.WorkspaceID, after int
 		for {
 			var page []store.Change
 			err := c.store.View(ctx, func(tx store.Tx) (err error) {
-				if _, err := session.GetWorkspace(tx, ws); err != nil {
+				if _, err := workspace.GetWorkspace(tx, ws); err != nil {
 					return err
 				}
 				page, err = tx.Changes(ws, after, watchPage)
@@ -75,7 +74,7 @@ func (c *Coordinator) Watch(ctx context.Context, ws baton.WorkspaceID, after int
 }
 
 func publicChange(ch store.Change) Change {
-	out := Change{Seq: ch.Seq, Kind: ch.Kind, Session: ch.Session, Instruction: ch.Instruction}
+	out := Change{Seq: ch.Seq, Session: ch.Session, Instruction: ch.Instruction}
 	if ch.Handoff != nil {
 		h := public(*ch.Handoff)
 		out.Handoff = &h
@@ -87,39 +86,39 @@ func publicChange(ch store.Change) Change {
 // cancelled, or failed or interrupted (waiting for a decision), and returns
 // it then. It returns at once for a handoff already settled. Errors:
 // ErrNotFound, ctx's error (the handoff goes on), the store's.
-func (c *Coordinator) Wait(ctx context.Context, ws baton.WorkspaceID, id baton.HandoffID) (Handoff, error) {
+func (c *Coordinator) Wait(ctx context.Context, ws baton.WorkspaceID, id baton.HandoffID) (store.Handoff, error) {
 	if err := checkCtx(ctx); err != nil {
-		return Handoff{}, err
+		return store.Handoff{}, err
 	}
 	w := c.waiter(ws)
 	defer w.close()
 	for {
 		h, err := c.Get(ctx, ws, id)
 		if err != nil {
-			return Handoff{}, err
+			return store.Handoff{}, err
 		}
 		if !isActive(h.State) {
 			return h, nil
 		}
 		if !w.wait(ctx, time.Time{}) {
-			return Handoff{}, ctx.Err()
+			return store.Handoff{}, ctx.Err()
 		}
 	}
 }
 
 // List returns the workspace's handoffs, oldest first. Errors:
-// ErrWorkspaceNotFound, the store's.
-func (c *Coordinator) List(ctx context.Context, ws baton.WorkspaceID) ([]Handoff, error) {
+// session.ErrNoWorkspace, the store's.
+func (c *Coordinator) List(ctx context.Context, ws baton.WorkspaceID) ([]store.Handoff, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
 	}
-	var out []Handoff
+	var out []store.Handoff
 	err := c.store.View(ctx, func(tx store.Tx) error {
-		if _, err := session.GetWorkspace(tx, ws); err != nil {
+		if _, err := workspace.GetWorkspace(tx, ws); err != nil {
 			return err
 		}
 		all, err := tx.ListHandoffs(ws)
-		out = make([]Handoff, 0, len(all))
+		out = make([]store.Handoff, 0, len(all))
 		for _, h := range all {
 			out = append(out, public(h))
 		}

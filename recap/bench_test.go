@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/batonhq/baton/transcript"
 )
 
 // benchCorpus is the text transcript chunks are cut from: prose with some
@@ -27,12 +29,12 @@ var benchCorpus = func() string {
 	return b.String()
 }()
 
-// transcript yields size bytes of message text, lazily: chunks are cut from
+// benchTranscript yields size bytes of message text, lazily: chunks are cut from
 // benchCorpus, so nothing is materialised and nothing is allocated per
 // event. Messages alternate speakers and run from one to two dozen chunks,
 // with tool calls and heartbeats in between.
-func transcript(size int) iter.Seq[Event] {
-	return func(yield func(Event) bool) {
+func benchTranscript(size int) iter.Seq[transcript.Event] {
+	return func(yield func(transcript.Event) bool) {
 		x := uint64(0x9E3779B97F4A7C15)
 		rnd := func(n int) int {
 			x ^= x << 13
@@ -40,33 +42,33 @@ func transcript(size int) iter.Seq[Event] {
 			x ^= x << 17
 			return int(x % uint64(n))
 		}
-		sp := User
+		sp := transcript.User
 		for sent := 0; sent < size; {
 			for range 1 + rnd(24) {
 				n := 20 + rnd(280)
 				off := rnd(len(benchCorpus) - n)
-				if !yield(Event{Speaker: sp, Kind: Message, Text: benchCorpus[off : off+n]}) {
+				if !yield(transcript.Event{Speaker: sp, Kind: transcript.Message, Text: benchCorpus[off : off+n]}) {
 					return
 				}
 				sent += n
 				switch rnd(16) {
 				case 0:
-					if !yield(Event{Speaker: sp, Kind: ToolCall, Text: "go test ./..."}) {
+					if !yield(transcript.Event{Speaker: sp, Kind: transcript.ToolCall, Text: "go test ./..."}) {
 						return
 					}
 				case 1:
-					if !yield(Event{Speaker: sp, Kind: Message, Text: "[heartbeat]"}) {
+					if !yield(transcript.Event{Speaker: sp, Kind: transcript.Message, Text: "[heartbeat]"}) {
 						return
 					}
 				}
 			}
-			if sp == Agent && rnd(4) == 0 {
+			if sp == transcript.Agent && rnd(4) == 0 {
 				// The tool's end-of-turn marker, which the replay strips.
-				if !yield(Event{Speaker: sp, Kind: Message, Text: "\nDONE"}) {
+				if !yield(transcript.Event{Speaker: sp, Kind: transcript.Message, Text: "\nDONE"}) {
 					return
 				}
 			}
-			sp = User + Agent - sp
+			sp = transcript.User + transcript.Agent - sp
 		}
 	}
 }
@@ -89,8 +91,8 @@ func BenchmarkConversation(b *testing.B) {
 			b.ReportAllocs()
 			events := 0
 			for b.Loop() {
-				in := Input{Task: "Fix the parser", Ending: "killed by a restart", Events: func(yield func(Event) bool) {
-					for ev := range transcript(bc.size) {
+				in := Input{Task: "Fix the parser", Ending: "killed by a restart", Events: func(yield func(transcript.Event) bool) {
+					for ev := range benchTranscript(bc.size) {
 						events++
 						if !yield(ev) {
 							return

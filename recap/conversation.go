@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"iter"
 	"strings"
+
+	"github.com/batonhq/baton/transcript"
 )
 
 // The fixed text of a continuation briefing.
@@ -17,6 +19,11 @@ const (
 	endingHeading    = "\n## How the previous session ended\n\n"
 	replayHeading    = "\n## Conversation so far\n\n"
 	nothingExchanged = "Nothing was exchanged.\n"
+	notIncluded      = "The conversation was not included in this briefing: "
+	notAvailable     = "it was not available"
+	readWith         = ". Read it with the "
+	readWithEnd      = " tool when you need it.\n"
+	cannotRead       = ".\n"
 	taskStandIn      = "(the original task, quoted above)"
 	closingLine      = "\nBefore you act, re-establish context from the working tree " +
 		"(git status, git diff, the files involved): this history may be incomplete, " +
@@ -37,7 +44,11 @@ const (
 // lim.MaxMessageChars, and the oldest messages are dropped, and counted in a
 // note, until the rest fits lim.MaxChars. The newest message is never
 // dropped: when it does not fit alone it is clipped to what is left.
-// "Nothing was exchanged" is said only when no message was kept at all.
+// Events of a report-only turn are not conversation: they are left out, and
+// no message runs across them. "Nothing was exchanged" is said only when
+// events were given and no message was kept at all; without events (nil)
+// the briefing says the conversation was not included, why (in.Omitted) and
+// where it can be read (in.HistoryTool).
 //
 // What is bounded, in runes: the conversation part (from the omission note
 // to the last message) by lim.MaxChars; the quoted task by lim.MaxChars; the
@@ -63,7 +74,7 @@ func Conversation(in Input, lim Limits) string {
 		dst = append(dst, ending...)
 	}
 	dst = append(dst, replayHeading...)
-	dst = rp.win.render(dst, budget)
+	dst = rp.render(dst, budget, in)
 	dst = append(dst, closingLine...)
 	return string(dst)
 }
@@ -82,7 +93,8 @@ type replay struct {
 	taskTrunc bool
 
 	open    bool // a message is being accumulated
-	speaker Speaker
+	none    bool // no events were given: the conversation is not included
+	speaker transcript.Speaker
 	gap     bool // a tool call came since the message's last chunk
 }
 
@@ -98,13 +110,30 @@ func newReplay(red *redactor, lim Limits, task string) *replay {
 }
 
 // consume ranges over events once and closes the last message.
-func (p *replay) consume(events iter.Seq[Event]) {
-	if events != nil {
-		for ev := range events {
-			p.event(ev)
-		}
+func (p *replay) consume(events iter.Seq[transcript.Event]) {
+	if events == nil {
+		p.none = true
+		return
+	}
+	for ev := range events {
+		p.event(ev)
 	}
 	p.flush()
+}
+
+// render appends the conversation part within budget runes: the replay of
+// the window, or, when no events were given, the sentence that says the
+// conversation is not included and where it can be read.
+func (p *replay) render(dst []byte, budget int, in Input) []byte {
+	if !p.none {
+		return p.win.render(dst, budget)
+	}
+	dst = append(dst, notIncluded...)
+	dst = append(dst, p.red.line(in.Omitted, fieldChars, notAvailable)...)
+	if tool := p.red.line(in.HistoryTool, fieldChars, ""); tool != "" {
+		return append(append(append(dst, readWith...), tool...), readWithEnd...)
+	}
+	return append(dst, cannotRead...)
 }
 
 // event applies the filtering and coalescing rules to one event. A blank
@@ -112,9 +141,14 @@ func (p *replay) consume(events iter.Seq[Event]) {
 // space between two words. Chunks either side of a tool call are joined by a
 // line break when neither side has one; nothing else separates chunks, since
 // engines stream words split anywhere.
-func (p *replay) event(ev Event) {
-	if ev.Kind != Message || (ev.Speaker != User && ev.Speaker != Agent) {
-		if ev.Kind == ToolCall {
+func (p *replay) event(ev transcript.Event) {
+	if ev.Turn == transcript.ReportOnly {
+		// Not conversation; and no message runs across it.
+		p.flush()
+		return
+	}
+	if ev.Kind != transcript.Message || (ev.Speaker != transcript.User && ev.Speaker != transcript.Agent) {
+		if ev.Kind == transcript.ToolCall {
 			p.gap = true
 		}
 		return
@@ -151,7 +185,7 @@ func (p *replay) flush() {
 	if len(body) == 0 && !trunc {
 		return
 	}
-	if p.speaker == User && p.task != nil && trunc == p.taskTrunc && bytes.Equal(body, p.task) {
+	if p.speaker == transcript.User && p.task != nil && trunc == p.taskTrunc && bytes.Equal(body, p.task) {
 		body, runes, trunc = standIn, len(taskStandIn), false
 	}
 	p.win.push(p.speaker, body, runes, trunc)

@@ -42,7 +42,7 @@ var notSecretPrefixes = []string{"XDG_SESSION_", "GIT_AUTHOR_"}
 // letter or digit. Names that look secret and are not (SSH_AUTH_SOCK,
 // GPG_AGENT_INFO, SESSION_MANAGER, DBUS_SESSION_BUS_ADDRESS, XDG_SESSION_*,
 // GIT_AUTHOR_*, ...) are left out, and so are values shorter than
-// MinEnvSecretChars runes, which would redact ordinary words.
+// 12 runes, which would redact ordinary words.
 //
 // The result is distinct and longest first (ties in byte order), ready for
 // Limits.Secrets. A value with surrounding white space is returned both as
@@ -56,7 +56,7 @@ func SecretValuesFromEnv(environ []string) []string {
 			continue
 		}
 		for _, v := range []string{value, strings.TrimSpace(value)} {
-			if utf8.RuneCountInString(v) >= MinEnvSecretChars && !seen[v] {
+			if utf8.RuneCountInString(v) >= minEnvSecretChars && !seen[v] {
 				seen[v] = true
 				out = append(out, v)
 			}

@@ -3,71 +3,9 @@ package recap
 import (
 	"iter"
 	"regexp"
-	"strconv"
+
+	"github.com/batonhq/baton/transcript"
 )
-
-// Speaker says who wrote an event. The zero value is no speaker: an event
-// without a known speaker is never replayed, so a producer that forgets to set
-// it leaks nothing.
-type Speaker int
-
-const (
-	// User is the person driving the session.
-	User Speaker = iota + 1
-	// Agent is the engine's model.
-	Agent
-)
-
-// String returns "User", "Agent", or "Speaker(n)" for an unknown value.
-func (s Speaker) String() string {
-	switch s {
-	case User:
-		return "User"
-	case Agent:
-		return "Agent"
-	}
-	return "Speaker(" + strconv.Itoa(int(s)) + ")"
-}
-
-// Kind says what an event is. Only Message events are replayed; the zero
-// value and unknown kinds are dropped like notes.
-type Kind int
-
-const (
-	// Message is conversation text, usually one streamed chunk of a message.
-	Message Kind = iota + 1
-	// ToolCall is a tool invocation or its output. Never replayed; it marks
-	// a boundary inside a message (see Conversation).
-	ToolCall
-	// Lifecycle is a line about the session itself (started, stopped,
-	// resumed). Never replayed.
-	Lifecycle
-	// Note is an annotation of the record (for example "a fresh session was
-	// seeded"). Never replayed.
-	Note
-)
-
-// String returns the kind's name, or "Kind(n)" for an unknown value.
-func (k Kind) String() string {
-	switch k {
-	case Message:
-		return "Message"
-	case ToolCall:
-		return "ToolCall"
-	case Lifecycle:
-		return "Lifecycle"
-	case Note:
-		return "Note"
-	}
-	return "Kind(" + strconv.Itoa(int(k)) + ")"
-}
-
-// Event is one recorded event of a conversation.
-type Event struct {
-	Speaker Speaker
-	Kind    Kind
-	Text    string
-}
 
 // Input is what Conversation replays.
 type Input struct {
@@ -77,20 +15,31 @@ type Input struct {
 	// killed it). Blank means unknown, and the section is left out.
 	Ending string
 	// Events yields the previous conversation in order. It is ranged over
-	// exactly once; nil means no events.
-	Events iter.Seq[Event]
+	// exactly once. Events of a report-only turn (transcript.ReportOnly) are
+	// not conversation and are left out. Nil means the conversation is not
+	// included (none was to be had, or it was withheld): the briefing says
+	// so, and where it can be read, never that nothing was exchanged.
+	Events iter.Seq[transcript.Event]
+	// Omitted says, when Events is nil, why the conversation is not
+	// included: a short phrase flattened onto one line, for example "no
+	// transcript of it is available here". Blank: "it was not available".
+	Omitted string
+	// HistoryTool names the tool the reader can call to read the
+	// conversation that is not included (for example
+	// "read_source_history"); blank when it has none.
+	HistoryTool string
 }
 
 // Limits bounds a replay and says what to remove from it. The zero value
 // gives the defaults and removes only the built-in secret shapes.
 type Limits struct {
 	// MaxChars bounds the rendered conversation part of a replay, in
-	// characters (runes). Zero or negative means DefaultMaxChars; a value
-	// below MinMaxChars counts as MinMaxChars.
+	// characters (runes). Zero or negative means 12,000; a value below 400
+	// counts as 400.
 	MaxChars int
 	// MaxMessageChars bounds each message's text, truncation mark included,
-	// in characters (runes). Zero or negative means DefaultMaxMessageChars;
-	// a value below MinMessageChars counts as MinMessageChars.
+	// in characters (runes). Zero or negative means 2,000; a value below 100
+	// counts as 100.
 	MaxMessageChars int
 	// Markers are control markers to strip from every replayed text (for
 	// example regexp.MustCompile(`\s*DONE\s*$`)). Every match is removed;
@@ -105,27 +54,23 @@ type Limits struct {
 
 // Defaults and floors of the limits, in characters (runes).
 const (
-	DefaultMaxChars        = 12000
-	DefaultMaxMessageChars = 2000
-	// MinMaxChars is the smallest replay budget: it always leaves room for
+	defaultMaxChars        = 12000
+	defaultMaxMessageChars = 2000
+	// minMaxChars is the smallest replay budget: it always leaves room for
 	// the omission note and the beginning of the newest message.
-	MinMaxChars = 400
-	// MinMessageChars is the smallest per-message clip.
-	MinMessageChars = 100
-	// MinEnvSecretChars is the shortest environment value
+	minMaxChars = 400
+	// minMessageChars is the smallest per-message clip.
+	minMessageChars = 100
+	// minEnvSecretChars is the shortest environment value
 	// SecretValuesFromEnv treats as a secret.
-	MinEnvSecretChars = 12
+	minEnvSecretChars = 12
 )
 
-// Marks the builders put in the text they replay.
-const (
-	// Redacted replaces every secret.
-	Redacted = "[REDACTED]"
-	// TruncationMark ends a text that was clipped.
-	TruncationMark = " [… truncated]"
-)
+// truncationMark ends a text that was clipped; baton.Redacted replaces
+// every secret.
+const truncationMark = " [… truncated]"
 
-// markRunes is the length of TruncationMark in runes.
+// markRunes is the length of truncationMark in runes.
 const markRunes = 14
 
 // clampLimit applies the zero-means-default and floor rules of a limit.
@@ -136,8 +81,8 @@ func clampLimit(v, def, floor int) int {
 	return max(v, floor)
 }
 
-func (l Limits) maxChars() int { return clampLimit(l.MaxChars, DefaultMaxChars, MinMaxChars) }
+func (l Limits) maxChars() int { return clampLimit(l.MaxChars, defaultMaxChars, minMaxChars) }
 
 func (l Limits) maxMessageChars() int {
-	return clampLimit(l.MaxMessageChars, DefaultMaxMessageChars, MinMessageChars)
+	return clampLimit(l.MaxMessageChars, defaultMaxMessageChars, minMessageChars)
 }

@@ -6,15 +6,16 @@ import (
 	"slices"
 
 	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/transcript"
 )
 
 func ExampleConversation() {
-	events := []recap.Event{
-		{Speaker: recap.User, Kind: recap.Message, Text: "Rename the config flag and push; the deploy key is hunter2-deploy-key."},
-		{Speaker: recap.Agent, Kind: recap.Message, Text: "Renaming "},
-		{Speaker: recap.Agent, Kind: recap.Message, Text: "--cfg to --config."},
-		{Speaker: recap.Agent, Kind: recap.ToolCall, Text: "sed -i s/--cfg/--config/ main.go"},
-		{Speaker: recap.Agent, Kind: recap.Message, Text: "Pushing with ghp_0123456789abcdefghijABCDEFGHIJ012345.\nDONE"},
+	events := []transcript.Event{
+		{Speaker: transcript.User, Kind: transcript.Message, Text: "Rename the config flag and push; the deploy key is hunter2-deploy-key."},
+		{Speaker: transcript.Agent, Kind: transcript.Message, Text: "Renaming "},
+		{Speaker: transcript.Agent, Kind: transcript.Message, Text: "--cfg to --config."},
+		{Speaker: transcript.Agent, Kind: transcript.ToolCall, Text: "sed -i s/--cfg/--config/ main.go"},
+		{Speaker: transcript.Agent, Kind: transcript.Message, Text: "Pushing with ghp_0123456789abcdefghijABCDEFGHIJ012345.\nDONE"},
 	}
 	environ := []string{"DEPLOY_TOKEN=hunter2-deploy-key", "HOME=/home/dev"}
 	briefing := recap.Conversation(recap.Input{

@@ -9,7 +9,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/batonhq/baton/transcript"
+
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/batonhq/baton"
 )
 
 // fuzzMarkers exercise both marker paths: the byte scan and the regexp.
@@ -38,27 +42,33 @@ func alnumSecret(s string) string {
 // byte (speaker, kind, special text) and a length byte; the special texts
 // insert the secret split across two chunks, a marker, a token or a
 // heartbeat.
-func decodeEvents(script []byte, secret string) []Event {
-	kinds := []Kind{Message, Message, Message, ToolCall, Lifecycle, Note, 0, Message}
-	var evs []Event
+func decodeEvents(script []byte, secret string) []transcript.Event {
+	kinds := []transcript.Kind{transcript.Message, transcript.Message, transcript.Message, transcript.ToolCall, transcript.Lifecycle, transcript.Note, 0, transcript.Message}
+	var evs []transcript.Event
 	for len(script) >= 2 {
 		op, n := script[0], int(script[1])
 		script = script[2:]
-		sp, k := Speaker(op&3), kinds[(op>>2)&7]
+		sp, k := transcript.Speaker(op&3), kinds[(op>>2)&7]
 		switch op >> 5 {
+		case 4:
+			// A chunk of a report-only turn: never replayed.
+			n = min(n, len(script))
+			evs = append(evs, transcript.Event{Speaker: sp, Kind: k, Text: string(script[:n]), Turn: transcript.ReportOnly})
+			script = script[n:]
+			continue
 		case 5:
 			cut := min(n%(len(secret)+1), len(secret))
-			evs = append(evs, Event{sp, k, "key " + secret[:cut]}, Event{sp, k, secret[cut:] + " ok"})
+			evs = append(evs, transcript.Event{Speaker: sp, Kind: k, Text: "key " + secret[:cut]}, transcript.Event{Speaker: sp, Kind: k, Text: secret[cut:] + " ok"})
 			continue
 		case 6:
-			evs = append(evs, Event{sp, k, []string{"\nDONE", "<<STOP>>", "\nEND\n", "[heartbeat]"}[n%4]})
+			evs = append(evs, transcript.Event{Speaker: sp, Kind: k, Text: []string{"\nDONE", "<<STOP>>", "\nEND\n", "[heartbeat]"}[n%4]})
 			continue
 		case 7:
-			evs = append(evs, Event{sp, k, "push with " + fuzzToken})
+			evs = append(evs, transcript.Event{Speaker: sp, Kind: k, Text: "push with " + fuzzToken})
 			continue
 		}
 		n = min(n, len(script))
-		evs = append(evs, Event{sp, k, string(script[:n])})
+		evs = append(evs, transcript.Event{Speaker: sp, Kind: k, Text: string(script[:n])})
 		script = script[n:]
 	}
 	return evs
@@ -66,14 +76,14 @@ func decodeEvents(script []byte, secret string) []Event {
 
 // templateText is all the text the builders write themselves.
 var templateText = strings.Join([]string{briefingHeading, taskHeading, noTask, endingHeading, replayHeading,
-	nothingExchanged, taskStandIn, closingLine, handoffIntro, withReport, noMission, noReport, noTasks, noInstructions,
+	nothingExchanged, notIncluded, notAvailable, readWith, readWithEnd, taskStandIn, closingLine, handoffIntro, withReport, noMission, noReport, reportOmitted, noTasks, noInstructions,
 	omittedSection, handoffClosingLn, "Session transfer Previous session engine model native id unknown none",
 	"Mission Report from the previous session Tasks Pending instructions Git state Branch Base Status Diffstat",
 	"Evidence: none recorded (unverified). (no text) (untitled) earlier messages omitted more tasks parts instructions",
-	"How the previous session ended Conversation so far User Agent", Redacted, TruncationMark}, "\n")
+	"How the previous session ended Conversation so far User Agent", baton.Redacted, truncationMark}, "\n")
 
 // checkConversation asserts every property of one Conversation call.
-func checkConversation(t *testing.T, task, ending string, evs []Event, lim Limits, secret string) {
+func checkConversation(t *testing.T, task, ending string, evs []transcript.Event, lim Limits, secret string) {
 	t.Helper()
 	out := Conversation(Input{Task: task, Ending: ending, Events: slices.Values(evs)}, lim)
 	if !utf8.ValidString(out) {
@@ -103,7 +113,7 @@ func checkConversation(t *testing.T, task, ending string, evs []Event, lim Limit
 }
 
 // refCoalesceKept returns the reference's messages that survive the pipeline.
-func refCoalesceKept(task string, evs []Event, lim Limits) []string {
+func refCoalesceKept(task string, evs []transcript.Event, lim Limits) []string {
 	var kept []string
 	for _, m := range refCoalesce(evs) {
 		r := newRedactor(lim.Secrets, lim.Markers)
@@ -121,7 +131,7 @@ func fuzzLimits(maxChars, maxMsg int, secret string) Limits {
 	lim := Limits{MaxChars: abs(maxChars) % 6000, MaxMessageChars: abs(maxMsg) % 3000,
 		Markers: fuzzMarkers, Secrets: []string{secret}}
 	if abs(maxMsg)%7 == 0 {
-		lim.Secrets = append(lim.Secrets, "x") // a secret shorter than Redacted
+		lim.Secrets = append(lim.Secrets, "x") // a secret shorter than baton.Redacted
 	}
 	return lim
 }

@@ -4,8 +4,14 @@ package recap
 type SessionRef struct {
 	ID       string // baton's session id
 	Engine   string
-	Model    string
+	Model    string // the configured model
 	NativeID string // the engine's own id; empty when it never minted one
+	// ActualModel is the model the engine reported really ran, when it
+	// said so; the prompt names it as the session's model, with the
+	// configured one beside it when they differ. EngineVersion is the
+	// engine's version as it reported it (blank: not said).
+	ActualModel   string
+	EngineVersion string
 }
 
 // Task is one task of the mission, as the record knows it.
@@ -43,6 +49,11 @@ type HandoffInput struct {
 	// written for the target). Blank means none was made, and the prompt
 	// says so.
 	Report string
+	// ReportOmitted, when not blank, says why the source's report is not
+	// included (a short phrase flattened onto one line, for example "the
+	// user chose not to share it"): Report is then ignored, and the prompt
+	// says that a report exists but was left out.
+	ReportOmitted string
 	// Facts are the mechanical facts of the workspace gathered without a
 	// model (git state, checks run), as Markdown; they are quoted like any
 	// recorded text. Blank leaves the section out.
@@ -57,16 +68,16 @@ type HandoffInput struct {
 }
 
 // HandoffLimits bounds a handoff prompt, in runes. Zero or negative values
-// mean the defaults; a section budget below MinSectionChars counts as
-// MinSectionChars, a total below MinHandoffChars as MinHandoffChars.
+// mean the defaults (below); a section budget under 300 counts as 300, a
+// total under 4,000 as 4,000.
 type HandoffLimits struct {
-	MaxChars         int // the whole prompt
-	MissionChars     int
-	ReportChars      int
-	TaskChars        int
-	InstructionChars int
-	GitChars         int
-	FactsChars       int
+	MaxChars         int // the whole prompt; default 160,000
+	MissionChars     int // default 32,000
+	ReportChars      int // default 24,100: a report of 24,000 is never clipped
+	TaskChars        int // default 48,000
+	InstructionChars int // default 24,000
+	GitChars         int // default 8,000
+	FactsChars       int // default 8,000
 	// Conversation bounds the replay section (MaxChars) and its messages
 	// (MaxMessageChars; the ending too). Its Secrets and Markers apply to
 	// every section of the prompt, not only the replay.
@@ -78,29 +89,29 @@ type HandoffLimits struct {
 // default sections and the fixed text, so with the defaults no section is
 // ever squeezed.
 const (
-	DefaultHandoffChars     = 160000
-	DefaultMissionChars     = 32000
-	DefaultReportChars      = 24100 // a report may have 24,000 characters; it is never clipped
-	DefaultTaskChars        = 48000
-	DefaultInstructionChars = 24000
-	DefaultGitChars         = 8000
-	DefaultFactsChars       = 8000
-	// MinSectionChars is the smallest section budget.
-	MinSectionChars = 300
-	// MinHandoffChars is the smallest total: room for the fixed text and a
+	defaultHandoffChars     = 160000
+	defaultMissionChars     = 32000
+	defaultReportChars      = 24100 // a report may have 24,000 characters; it is never clipped
+	defaultTaskChars        = 48000
+	defaultInstructionChars = 24000
+	defaultGitChars         = 8000
+	defaultFactsChars       = 8000
+	// minSectionChars is the smallest section budget.
+	minSectionChars = 300
+	// minHandoffChars is the smallest total: room for the fixed text and a
 	// line per section.
-	MinHandoffChars = 4000
+	minHandoffChars = 4000
 )
 
 func (l HandoffLimits) normalized() HandoffLimits {
 	return HandoffLimits{
-		MaxChars:         clampLimit(l.MaxChars, DefaultHandoffChars, MinHandoffChars),
-		MissionChars:     clampLimit(l.MissionChars, DefaultMissionChars, MinSectionChars),
-		ReportChars:      clampLimit(l.ReportChars, DefaultReportChars, MinSectionChars),
-		TaskChars:        clampLimit(l.TaskChars, DefaultTaskChars, MinSectionChars),
-		InstructionChars: clampLimit(l.InstructionChars, DefaultInstructionChars, MinSectionChars),
-		GitChars:         clampLimit(l.GitChars, DefaultGitChars, MinSectionChars),
-		FactsChars:       clampLimit(l.FactsChars, DefaultFactsChars, MinSectionChars),
+		MaxChars:         clampLimit(l.MaxChars, defaultHandoffChars, minHandoffChars),
+		MissionChars:     clampLimit(l.MissionChars, defaultMissionChars, minSectionChars),
+		ReportChars:      clampLimit(l.ReportChars, defaultReportChars, minSectionChars),
+		TaskChars:        clampLimit(l.TaskChars, defaultTaskChars, minSectionChars),
+		InstructionChars: clampLimit(l.InstructionChars, defaultInstructionChars, minSectionChars),
+		GitChars:         clampLimit(l.GitChars, defaultGitChars, minSectionChars),
+		FactsChars:       clampLimit(l.FactsChars, defaultFactsChars, minSectionChars),
 		Conversation: Limits{
 			MaxChars:        l.Conversation.maxChars(),
 			MaxMessageChars: l.Conversation.maxMessageChars(),

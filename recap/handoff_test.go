@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/batonhq/baton/transcript"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -65,7 +67,7 @@ func TestHandoffPromptSections(t *testing.T) {
 			"Branch: unknown\nBase: unknown\nStatus: not recorded.\nDiffstat: not recorded.\n"},
 		{"replays the conversation",
 			func(in *HandoffInput) {
-				in.Conversation.Events = slices.Values(events(User, "Ship the login page", Agent, "On it"))
+				in.Conversation.Events = slices.Values(events(transcript.User, "Ship the login page", transcript.Agent, "On it"))
 			},
 			"Conversation so far", "User:\n> " + taskStandIn + "\n\nAgent:\n> On it\n"},
 		{"says how the source ended", func(in *HandoffInput) { in.Conversation.Ending = "stopped for the transfer" },
@@ -102,7 +104,7 @@ func bigHandoff() HandoffInput {
 		Report:  strings.Repeat(para, 200),
 		Git:     GitState{Branch: "main", Base: "main", Status: strings.Repeat(" M file.go\n", 5000), Diffstat: strings.Repeat(" f | 1 +\n", 5000)},
 		Conversation: Input{Ending: strings.Repeat("panic: ", 1000),
-			Events: slices.Values(events(User, "1 "+para, Agent, "2 "+para, User, "3 "+para, Agent, "4 "+para))},
+			Events: slices.Values(events(transcript.User, "1 "+para, transcript.Agent, "2 "+para, transcript.User, "3 "+para, transcript.Agent, "4 "+para))},
 	}
 	for i := range 300 {
 		in.Tasks = append(in.Tasks, Task{Title: fmt.Sprint("task ", i), Status: "done", Evidence: strings.Repeat(para, i%5)})
@@ -168,8 +170,8 @@ func TestHandoffPromptBudgets(t *testing.T) {
 	in = bigHandoff()
 	in.Limits = HandoffLimits{MaxChars: 1}
 	out = HandoffPrompt(in)
-	if n := utf8.RuneCountInString(out); n > MinHandoffChars {
-		t.Errorf("prompt is %d runes, want at most %d", n, MinHandoffChars)
+	if n := utf8.RuneCountInString(out); n > minHandoffChars {
+		t.Errorf("prompt is %d runes, want at most %d", n, minHandoffChars)
 	}
 	for _, h := range []string{"# Session transfer: ", "\n## Mission\n", "\n## Tasks\n", handoffClosingLn} {
 		if !strings.Contains(out, h) {
@@ -197,8 +199,8 @@ func TestHandoffPromptDefaults(t *testing.T) {
 	if strings.Contains(out, omittedSection) {
 		t.Errorf("a section was omitted under the defaults")
 	}
-	if n := utf8.RuneCountInString(out); n > DefaultHandoffChars {
-		t.Errorf("prompt is %d runes, want at most %d", n, DefaultHandoffChars)
+	if n := utf8.RuneCountInString(out); n > defaultHandoffChars {
+		t.Errorf("prompt is %d runes, want at most %d", n, defaultHandoffChars)
 	}
 }
 

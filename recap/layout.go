@@ -125,7 +125,7 @@ func (r *redactor) line(s string, limit int, none string) string {
 		return c
 	}, string(body))
 	if trunc {
-		t += TruncationMark
+		t += truncationMark
 	}
 	return t
 }

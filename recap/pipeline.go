@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/batonhq/baton"
 )
 
 // head accumulates the beginning of one text arriving in pieces: the first
@@ -142,7 +144,7 @@ func ascii8[T ~string | ~[]byte](s T) bool {
 
 // clip runs the text pipeline on h, the head of a text, and appends to dst
 // the text to replay; it returns its rune count and whether it was cut (the
-// caller then appends TruncationMark, which the limit already has room for).
+// caller then appends truncationMark, which the limit already has room for).
 //
 // The pipeline: redact, strip markers, trim, redact again, clip. Redacting
 // first means a marker cannot eat part of a secret and leave the rest;
@@ -167,7 +169,7 @@ func (r *redactor) clip(dst []byte, h *head, limit int) ([]byte, int, bool) {
 		end = runeFloor(s, len(s)-r.lookahead)
 	}
 	// Redact again only when the text changed: a removed marker or a
-	// Redacted can bring together what the first pass saw apart.
+	// baton.Redacted can bring together what the first pass saw apart.
 	sp := r.spans[:0]
 	if changed {
 		sp = r.find(s)
@@ -182,19 +184,19 @@ func (r *redactor) clip(dst []byte, h *head, limit int) ([]byte, int, bool) {
 	return out[:len(dst)+len(kept)], n, true
 }
 
-// emit appends s[:end] to dst with every span replaced by Redacted and every
+// emit appends s[:end] to dst with every span replaced by baton.Redacted and every
 // invalid byte by U+FFFD, stopping before budget runes would be exceeded; a
-// Redacted that does not fit is left out whole. It returns the runes appended
+// baton.Redacted that does not fit is left out whole. It returns the runes appended
 // and whether all of s was consumed.
 func emit(dst, s []byte, sp []span, end, budget int) ([]byte, int, bool) {
 	used, i := 0, 0
 	for i < end {
 		if len(sp) > 0 && sp[0].start <= i {
-			if budget-used < len(Redacted) {
+			if budget-used < len(baton.Redacted) {
 				return dst, used, false
 			}
-			dst = append(dst, Redacted...)
-			used += len(Redacted)
+			dst = append(dst, baton.Redacted...)
+			used += len(baton.Redacted)
 			i = max(i, sp[0].end)
 			sp = sp[1:]
 			continue

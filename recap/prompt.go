@@ -13,6 +13,7 @@ const (
 	noReport  = "No LLM summary was made: the previous session wrote no report, so this " +
 		"prompt was assembled from the record alone. Check what it claims against the " +
 		"working tree.\n"
+	reportOmitted    = "The previous session's report was not included in this briefing: "
 	noTasks          = "No tasks were recorded.\n"
 	noInstructions   = "No pending instructions.\n"
 	omittedSection   = "Omitted: the prompt budget was exhausted.\n"
@@ -52,6 +53,10 @@ func HandoffPrompt(in HandoffInput) string {
 	}
 	rp := newReplay(r, lim.Conversation, mission)
 	rp.consume(in.Conversation.Events)
+	report, none := in.Report, noReport
+	if why := r.line(in.ReportOmitted, fieldChars, ""); why != "" {
+		report, none = "", reportOmitted+why+".\n"
+	}
 
 	single := func(body, pfx, none string) func(int) string {
 		return func(b int) string { return r.list([]block{{body: body, pfx: pfx, none: none}}, b, "part") }
@@ -60,7 +65,7 @@ func HandoffPrompt(in HandoffInput) string {
 	secs := []*section{
 		{heading: "Mission", squeeze: 7, budget: lim.MissionChars, render: single(mission, quote, noMission)},
 		{heading: "Report from the previous session", squeeze: 6, budget: lim.ReportChars,
-			render: single(in.Report, verbatim, noReport)},
+			render: single(report, verbatim, none)},
 	}
 	if !isBlank(in.Facts) {
 		secs = append(secs, &section{heading: "Facts gathered without a model", squeeze: 1, budget: lim.FactsChars,
@@ -75,21 +80,21 @@ func HandoffPrompt(in HandoffInput) string {
 	maxMsg := lim.Conversation.MaxMessageChars
 	if len(r.appendText(nil, in.Conversation.Ending, quote, false, maxMsg, "")) > 0 {
 		secs = append(secs, &section{heading: "How the previous session ended", squeeze: 3,
-			budget: maxMsg, floor: MinMessageChars, render: func(b int) string {
+			budget: maxMsg, floor: minMessageChars, render: func(b int) string {
 				return string(r.appendText(nil, in.Conversation.Ending, quote, false, b, ""))
 			}})
 	}
 	secs = append(secs, &section{heading: "Conversation so far", squeeze: 2,
-		budget: lim.Conversation.MaxChars, floor: MinMaxChars,
-		render: func(b int) string { return string(rp.win.render(nil, b)) }})
+		budget: lim.Conversation.MaxChars, floor: minMaxChars,
+		render: func(b int) string { return string(rp.render(nil, b, in.Conversation)) }})
 
-	hasReport := len(r.appendText(nil, in.Report, verbatim, false, minBody, "")) > 0
+	hasReport := len(r.appendText(nil, report, verbatim, false, minBody, "")) > 0
 	head := r.handoffHead(in, hasReport)
 	fixed := runes(head) + runes(handoffClosingLn)
 	for _, s := range secs {
 		s.heading = "\n## " + s.heading + "\n\n"
 		if s.floor == 0 {
-			s.floor = MinSectionChars
+			s.floor = minSectionChars
 		}
 		s.content = s.render(s.budget)
 		fixed += runes(s.heading)
@@ -126,7 +131,17 @@ func (r *redactor) handoffHead(in HandoffInput, hasReport bool) string {
 	src := in.Source
 	b.WriteString("Previous session: " + r.line(src.ID, fieldChars, "unknown"))
 	b.WriteString(" (engine " + r.line(src.Engine, fieldChars, "unknown"))
-	b.WriteString(", model " + r.line(src.Model, fieldChars, "unknown"))
+	if v := r.line(src.EngineVersion, fieldChars, ""); v != "" {
+		b.WriteString(" " + v)
+	}
+	switch actual := r.line(src.ActualModel, fieldChars, ""); {
+	case actual == "":
+		b.WriteString(", model " + r.line(src.Model, fieldChars, "unknown"))
+	case actual == r.line(src.Model, fieldChars, ""):
+		b.WriteString(", model " + actual)
+	default:
+		b.WriteString(", model " + actual + " (configured " + r.line(src.Model, fieldChars, "unknown") + ")")
+	}
 	b.WriteString(", native id " + r.line(src.NativeID, fieldChars, "none") + ").\n")
 	return b.String()
 }

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/batonhq/baton"
 )
 
 // span is a byte range [start, end) of a text to redact.
@@ -136,12 +138,12 @@ func (r *redactor) find(s []byte) []span {
 	return sp
 }
 
-// replaceSpans appends s to dst with every span replaced by Redacted.
+// replaceSpans appends s to dst with every span replaced by baton.Redacted.
 func replaceSpans(dst, s []byte, sp []span) []byte {
 	i := 0
 	for _, x := range sp {
 		dst = append(dst, s[i:x.start]...)
-		dst = append(dst, Redacted...)
+		dst = append(dst, baton.Redacted...)
 		i = x.end
 	}
 	return append(dst, s[i:]...)

@@ -6,7 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/batonhq/baton/transcript"
+
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/batonhq/baton"
 )
 
 // redactText runs the whole pipeline on one complete text.
@@ -105,14 +109,14 @@ func TestRedactEverywhere(t *testing.T) {
 		Tasks:        []Task{{Title: s, Status: s, Evidence: s}},
 		Instructions: []Instruction{{ID: s, State: s, Text: s}},
 		Git:          GitState{Branch: s, Base: s, Status: s, Diffstat: s},
-		Conversation: Input{Task: s, Ending: "e " + s, Events: slices.Values(events(User, s, Agent, s))},
+		Conversation: Input{Task: s, Ending: "e " + s, Events: slices.Values(events(transcript.User, s, transcript.Agent, s))},
 		Limits:       HandoffLimits{Conversation: Limits{Secrets: []string{s}}},
 	}
 	out := HandoffPrompt(in)
 	if strings.Contains(out, s) || strings.Contains(out, s[:8]) {
 		t.Errorf("secret leaked:\n%s", out)
 	}
-	if n := strings.Count(out, Redacted); n < 18 {
+	if n := strings.Count(out, baton.Redacted); n < 18 {
 		t.Errorf("%d redactions, want at least 18:\n%s", n, out)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/batonhq/baton/transcript"
 )
 
 // This file holds the reference the streaming replay is checked against: the
@@ -11,17 +13,21 @@ import (
 // window, no ring and no chunk-by-chunk accumulation.
 
 type refMessage struct {
-	speaker Speaker
+	speaker transcript.Speaker
 	text    string // coalesced, before the pipeline
 }
 
 // refCoalesce applies the filtering and coalescing rules to a slice.
-func refCoalesce(evs []Event) []refMessage {
+func refCoalesce(evs []transcript.Event) []refMessage {
 	var out []refMessage
 	open, gap := false, false
 	for _, ev := range evs {
-		if ev.Kind != Message || (ev.Speaker != User && ev.Speaker != Agent) {
-			if ev.Kind == ToolCall {
+		if ev.Turn == transcript.ReportOnly {
+			open = false // not conversation, and a boundary
+			continue
+		}
+		if ev.Kind != transcript.Message || (ev.Speaker != transcript.User && ev.Speaker != transcript.Agent) {
+			if ev.Kind == transcript.ToolCall {
 				gap = true
 			}
 			continue
@@ -53,7 +59,7 @@ func refCoalesce(evs []Event) []refMessage {
 }
 
 type refClipped struct {
-	speaker Speaker
+	speaker transcript.Speaker
 	body    []byte
 	runes   int
 	trunc   bool
@@ -61,7 +67,7 @@ type refClipped struct {
 
 // refReplay renders the conversation part the way the spec says, from the
 // whole list of messages.
-func refReplay(task string, evs []Event, lim Limits) string {
+func refReplay(task string, evs []transcript.Event, lim Limits) string {
 	r := newRedactor(lim.Secrets, lim.Markers)
 	clip := func(text string) ([]byte, int, bool) {
 		var h head
@@ -77,7 +83,7 @@ func refReplay(task string, evs []Event, lim Limits) string {
 		if len(body) == 0 && !trunc {
 			continue
 		}
-		if m.speaker == User && len(taskBody) > 0 && string(body) == string(taskBody) && trunc == taskTrunc {
+		if m.speaker == transcript.User && len(taskBody) > 0 && string(body) == string(taskBody) && trunc == taskTrunc {
 			body, n, trunc = []byte(taskStandIn), len(taskStandIn), false
 		}
 		msgs = append(msgs, refClipped{m.speaker, body, n, trunc})
@@ -137,14 +143,14 @@ func replayOf(t *testing.T, out string) string {
 }
 
 // events builds a transcript from speaker/text pairs of messages.
-func events(pairs ...any) []Event {
-	var evs []Event
+func events(pairs ...any) []transcript.Event {
+	var evs []transcript.Event
 	for i := 0; i+1 < len(pairs); i += 2 {
 		switch x := pairs[i].(type) {
-		case Speaker:
-			evs = append(evs, Event{Speaker: x, Kind: Message, Text: pairs[i+1].(string)})
-		case Kind:
-			evs = append(evs, Event{Speaker: Agent, Kind: x, Text: pairs[i+1].(string)})
+		case transcript.Speaker:
+			evs = append(evs, transcript.Event{Speaker: x, Kind: transcript.Message, Text: pairs[i+1].(string)})
+		case transcript.Kind:
+			evs = append(evs, transcript.Event{Speaker: transcript.Agent, Kind: x, Text: pairs[i+1].(string)})
 		}
 	}
 	return evs

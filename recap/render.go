@@ -6,6 +6,10 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/batonhq/baton/transcript"
+
+	"github.com/batonhq/baton"
 )
 
 // Quoting. Every recorded text (a message, the task, an instruction) is
@@ -39,7 +43,7 @@ func lineStats(t []byte) (lines, empty int) {
 }
 
 // quotedCost is the exact rune count appendQuoted renders for body, whose
-// rune count is runes, followed by TruncationMark when trunc. A non-empty
+// rune count is runes, followed by truncationMark when trunc. A non-empty
 // line costs the prefix, the line and its newline; an empty line costs the
 // prefix without its trailing blank, and the newline.
 func quotedCost(body []byte, runes int, trunc bool, pfx string) int {
@@ -73,7 +77,7 @@ func appendQuoted[T ~string | ~[]byte](dst []byte, body T, trunc bool, pfx strin
 			dst = append(dst, line...)
 		}
 		if last && trunc {
-			dst = append(dst, TruncationMark...)
+			dst = append(dst, truncationMark...)
 		}
 		dst = append(dst, '\n')
 		start = i + 1
@@ -83,7 +87,7 @@ func appendQuoted[T ~string | ~[]byte](dst []byte, body T, trunc bool, pfx strin
 
 // fitQuoted returns the longest beginning of body whose quoted rendering,
 // truncation mark included, costs at most budget runes. The cut falls on a
-// rune boundary, never inside a Redacted, and trailing space is dropped.
+// rune boundary, never inside a baton.Redacted, and trailing space is dropped.
 // Callers use it only when body does not fit whole, so the result is always
 // marked as truncated.
 func fitQuoted(body, pfx string, budget int) string {
@@ -102,9 +106,9 @@ func fitQuoted(body, pfx string, budget int) string {
 		}
 		cut += n
 	}
-	// Never cut a Redacted in two: "[REDA" would look like text.
-	for j := max(0, cut-len(Redacted)+1); j < cut; j++ {
-		if strings.HasPrefix(body[j:], Redacted) && j+len(Redacted) > cut {
+	// Never cut a baton.Redacted in two: "[REDA" would look like text.
+	for j := max(0, cut-len(baton.Redacted)+1); j < cut; j++ {
+		if strings.HasPrefix(body[j:], baton.Redacted) && j+len(baton.Redacted) > cut {
 			cut = j
 			break
 		}
@@ -113,21 +117,21 @@ func fitQuoted(body, pfx string, budget int) string {
 }
 
 // Labels of replayed messages, each on a line of its own.
-func label(s Speaker) string {
-	if s == User {
+func label(s transcript.Speaker) string {
+	if s == transcript.User {
 		return "User:\n"
 	}
 	return "Agent:\n"
 }
 
-func labelCost(s Speaker) int { return len(label(s)) }
+func labelCost(s transcript.Speaker) int { return len(label(s)) }
 
 // messageCost is the rendered size of a replayed message.
-func messageCost(s Speaker, body []byte, runes int, trunc bool) int {
+func messageCost(s transcript.Speaker, body []byte, runes int, trunc bool) int {
 	return labelCost(s) + quotedCost(body, runes, trunc, quote)
 }
 
-func appendMessage[T ~string | ~[]byte](dst []byte, s Speaker, body T, trunc bool) []byte {
+func appendMessage[T ~string | ~[]byte](dst []byte, s transcript.Speaker, body T, trunc bool) []byte {
 	return appendQuoted(append(dst, label(s)...), body, trunc, quote)
 }
 

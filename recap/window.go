@@ -1,5 +1,7 @@
 package recap
 
+import "github.com/batonhq/baton/transcript"
+
 // window keeps the newest replayable messages of a conversation, already
 // redacted and clipped, in one byte arena: the replay's memory is bounded by
 // the budget plus one message, not by the transcript.
@@ -24,7 +26,7 @@ type window struct {
 
 // record is one message of the window.
 type record struct {
-	speaker Speaker
+	speaker transcript.Speaker
 	off, n  int // body bytes in the arena
 	runes   int // runes of the body
 	trunc   bool
@@ -32,7 +34,7 @@ type record struct {
 }
 
 // push appends the newest message. body is copied.
-func (w *window) push(s Speaker, body []byte, runes int, trunc bool) {
+func (w *window) push(s transcript.Speaker, body []byte, runes int, trunc bool) {
 	w.total++
 	// Reclaim dead bytes when the arena would grow and at least half of it
 	// is dead: the copying stays linear in what is pushed.
@@ -66,7 +68,7 @@ func (w *window) push(s Speaker, body []byte, runes int, trunc bool) {
 }
 
 // render appends the replay of the window within budget runes, which must
-// be at most w.budget and at least MinMaxChars: the omission note, then the
+// be at most w.budget and at least minMaxChars: the omission note, then the
 // messages oldest first separated by blank lines, the newest always there,
 // clipped to what is left if it does not fit whole.
 func (w *window) render(dst []byte, budget int) []byte {

@@ -4,14 +4,16 @@ import (
 	"iter"
 	"strings"
 	"testing"
+
+	"github.com/batonhq/baton/transcript"
 )
 
 // hugeMessage yields one agent message of size bytes in 4 KiB chunks.
-func hugeMessage(size int) iter.Seq[Event] {
+func hugeMessage(size int) iter.Seq[transcript.Event] {
 	chunk := strings.Repeat("all work and no play ", 200)[:4096]
-	return func(yield func(Event) bool) {
+	return func(yield func(transcript.Event) bool) {
 		for sent := 0; sent < size; sent += len(chunk) {
-			if !yield(Event{Speaker: Agent, Kind: Message, Text: chunk}) {
+			if !yield(transcript.Event{Speaker: transcript.Agent, Kind: transcript.Message, Text: chunk}) {
 				return
 			}
 		}
@@ -27,10 +29,10 @@ func TestReplayMemoryIsBounded(t *testing.T) {
 	maxChars, maxMsg := lim.maxChars(), lim.maxMessageChars()
 	tests := []struct {
 		name   string
-		events iter.Seq[Event]
+		events iter.Seq[transcript.Event]
 	}{
-		{"1MB of messages", transcript(1 << 20)},
-		{"16MB of messages", transcript(16 << 20)},
+		{"1MB of messages", benchTranscript(1 << 20)},
+		{"16MB of messages", benchTranscript(16 << 20)},
 		{"one 16MB message", hugeMessage(16 << 20)},
 	}
 	for _, tt := range tests {
@@ -64,7 +66,7 @@ func TestWindowRenderMatchesPush(t *testing.T) {
 	for _, trunc := range []bool{false, true} {
 		for _, b := range bodies {
 			w := window{budget: 1 << 20}
-			w.push(User, []byte(b), len([]rune(b)), trunc)
+			w.push(transcript.User, []byte(b), len([]rune(b)), trunc)
 			got := len([]rune(string(w.render(nil, 1<<20))))
 			if got != w.recs[0].size {
 				t.Errorf("%q (trunc %v): rendered %d runes, counted %d", b, trunc, got, w.recs[0].size)

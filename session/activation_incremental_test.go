@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/session"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
 )
@@ -29,7 +29,7 @@ func TestActivateAgreesWithTheFullRule(t *testing.T) {
 		n := 1 + rng.IntN(8)
 		var ids []baton.SessionID
 		err := st.Update(ctx, func(tx store.Tx) error {
-			if err := tx.InsertWorkspace(store.Workspace{ID: ws, CreatedAt: base}); err != nil {
+			if err := tx.PutWorkspace(store.Workspace{ID: ws, CreatedAt: base}); err != nil {
 				return err
 			}
 			// Orders as activation leaves them: each positive one unique;
@@ -41,14 +41,14 @@ func TestActivateAgreesWithTheFullRule(t *testing.T) {
 					order = int64(k) - 1
 				}
 				started := base.Add(time.Duration(rng.IntN(100)) * time.Minute)
-				s, err := tx.InsertSession(store.Session{ID: baton.SessionID(fmt.Sprint("s-", i)), Workspace: ws,
-					Status: statuses[rng.IntN(len(statuses))], ActivationOrder: order, StartedAt: started, CreatedAt: base})
-				if err != nil {
+				s := store.Session{ID: baton.SessionID(fmt.Sprint("s-", i)), Workspace: ws,
+					Status: statuses[rng.IntN(len(statuses))], ActivationOrder: order, StartedAt: started, CreatedAt: base}
+				if err := tx.PutSession(s); err != nil {
 					return err
 				}
 				ids = append(ids, s.ID)
 			}
-			return session.Refresh(tx, ws, base)
+			return workspace.Refresh(tx, ws, base)
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -57,7 +57,7 @@ func TestActivateAgreesWithTheFullRule(t *testing.T) {
 			id := ids[rng.IntN(len(ids))]
 			var got, want baton.SessionID
 			err := st.Update(ctx, func(tx store.Tx) error {
-				if _, err := session.Activate(tx, id, base.Add(time.Duration(step)*time.Hour)); err != nil {
+				if _, err := workspace.Activate(tx, id, base.Add(time.Duration(step)*time.Hour)); err != nil {
 					return err
 				}
 				w, err := tx.GetWorkspace(ws)
@@ -69,7 +69,7 @@ func TestActivateAgreesWithTheFullRule(t *testing.T) {
 					return err
 				}
 				got = w.CurrentSession
-				if cur, ok := session.SelectCurrent(all); ok {
+				if cur, ok := workspace.SelectCurrent(all); ok {
 					want = cur.ID
 				}
 				return nil

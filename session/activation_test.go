@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -40,21 +41,21 @@ func TestSelectCurrent(t *testing.T) {
 		want     baton.SessionID // "" means none
 	}{
 		{"none", nil, ""},
-		{"only rolled back", []store.Session{row("a", session.RolledBack, ended, 1, 2)}, ""},
+		{"only rolled back", []store.Session{row("a", workspace.RolledBack, ended, 1, 2)}, ""},
 		{"highest order", []store.Session{row("a", 3, ended, 5, 6), row("b", 7, ended, 1, 2), row("c", 5, ended, 8, 9)}, "b"},
 		{"running first, even with a lower order", []store.Session{row("a", 9, ended, 1, 2), row("b", 2, running, 0, never)}, "b"},
 		{"two running: highest order", []store.Session{row("a", 4, running, 1, never), row("b", 6, running, 0, never)}, "b"},
-		{"rolled back never selected, even running", []store.Session{row("a", session.RolledBack, running, 9, never), row("b", 1, ended, 1, 2)}, "b"},
+		{"rolled back never selected, even running", []store.Session{row("a", workspace.RolledBack, running, 9, never), row("b", 1, ended, 1, 2)}, "b"},
 		{"ordered beats legacy", []store.Session{row("legacy", 0, ended, 8, 9), row("a", 1, ended, 1, 2)}, "a"},
 		{"legacy: max(startedAt, endedAt)", []store.Session{row("a", 0, ended, 1, 6), row("b", 0, ended, 5, never)}, "a"},
 		{"legacy: an end later than another start", []store.Session{row("a", 0, ended, 3, 4), row("b", 0, ended, 1, 5)}, "b"},
 		{"legacy tie: later startedAt", []store.Session{row("a", 0, ended, 1, 5), row("b", 0, ended, 2, 5)}, "b"},
 		{"legacy never started nor ended", []store.Session{row("a", 0, store.SessionIdle, never, never)}, "a"},
-		{"legacy vs rolled back", []store.Session{row("a", session.RolledBack, ended, 8, 9), row("b", 0, ended, 1, 2)}, "b"},
+		{"legacy vs rolled back", []store.Session{row("a", workspace.RolledBack, ended, 8, 9), row("b", 0, ended, 1, 2)}, "b"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := session.SelectCurrent(tt.sessions)
+			got, ok := workspace.SelectCurrent(tt.sessions)
 			if ok != (tt.want != "") || got.ID != tt.want {
 				t.Fatalf("SelectCurrent = %q, %v; want %q", got.ID, ok, tt.want)
 			}
@@ -85,12 +86,12 @@ func TestSelectImplicitResume(t *testing.T) {
 		{"other account only", []store.Session{alt}, cfgA, ""},
 		{"the other account's own", []store.Session{row("a", 1, ended, 1, 2), alt}, cfgAlt, "alt"},
 		{"another model is the same engine and account", []store.Session{row("a", 1, ended, 1, 2), model2}, cfgA, "m2"},
-		{"rolled back excluded", []store.Session{row("a", 1, ended, 1, 2), row("b", session.RolledBack, ended, 3, 4)}, cfgA, "a"},
+		{"rolled back excluded", []store.Session{row("a", 1, ended, 1, 2), row("b", workspace.RolledBack, ended, 3, 4)}, cfgA, "a"},
 		{"nothing on that engine", []store.Session{row("a", 1, ended, 1, 2)}, cfgOther, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := session.SelectImplicitResume(tt.sessions, tt.cfg)
+			got, ok := workspace.SelectImplicitResume(tt.sessions, tt.cfg)
 			if ok != (tt.want != "") || got.ID != tt.want {
 				t.Fatalf("SelectImplicitResume = %q, %v; want %q", got.ID, ok, tt.want)
 			}
@@ -101,7 +102,7 @@ func TestSelectImplicitResume(t *testing.T) {
 func TestSortByCurrent(t *testing.T) {
 	in := []store.Session{row("a", 1, ended, 1, 2), row("b", 3, ended, 1, 2), row("legacy", 0, ended, 1, 9), row("c", 2, ended, 1, 2)}
 	var got []baton.SessionID
-	for _, s := range session.SortByCurrent(in) {
+	for _, s := range workspace.SortByCurrent(in) {
 		got = append(got, s.ID)
 	}
 	if d := cmp.Diff([]baton.SessionID{"b", "c", "a", "legacy"}, got); d != "" {
@@ -140,7 +141,7 @@ func TestActivateGivesMaxPlusOne(t *testing.T) {
 	c := f.insertSession(store.Session{ID: "c"})
 	activate := func(id baton.SessionID) {
 		t.Helper()
-		f.update(func(tx store.Tx) error { _, err := session.Activate(tx, id, f.clk.Now()); return err })
+		f.update(func(tx store.Tx) error { _, err := workspace.Activate(tx, id, f.clk.Now()); return err })
 	}
 	steps := []struct {
 		id      baton.SessionID
@@ -168,11 +169,11 @@ func TestActivateGivesMaxPlusOne(t *testing.T) {
 func TestRollbackLeavesNoCurrentWhenNothingQualifies(t *testing.T) {
 	f := newFixture(t)
 	a := f.insertSession(store.Session{ID: "a", ActivationOrder: 1})
-	f.update(func(tx store.Tx) error { return session.Rollback(tx, a.ID, "rolled back", f.clk.Now()) })
+	f.update(func(tx store.Tx) error { return workspace.Rollback(tx, a.ID, "rolled back", f.clk.Now()) })
 	if _, err := f.svc.Current(f.ctx, f.ws); !errors.Is(err, session.ErrNoSession) {
 		t.Fatalf("Current after rolling back the only session: %v, want ErrNoSession", err)
 	}
-	if got := f.session(a.ID); got.ActivationOrder != session.RolledBack || got.NativeID == "" {
+	if got := f.session(a.ID); got.ActivationOrder != workspace.RolledBack || got.NativeID == "" {
 		t.Fatalf("rolled back row = %+v, want order -1 with its native id kept", got)
 	}
 	// The next ordinary message starts fresh: the rolled-back session is no
@@ -193,7 +194,7 @@ func TestRollbackRestoresThePrevious(t *testing.T) {
 	if cur, _ := f.svc.Current(f.ctx, f.ws); cur.ID != tgt.ID {
 		t.Fatalf("current = %s, want %s", cur.ID, tgt.ID)
 	}
-	f.update(func(tx store.Tx) error { return session.Rollback(tx, tgt.ID, "rolled back", f.clk.Now()) })
+	f.update(func(tx store.Tx) error { return workspace.Rollback(tx, tgt.ID, "rolled back", f.clk.Now()) })
 	if cur, err := f.svc.Current(f.ctx, f.ws); err != nil || cur.ID != src.ID {
 		t.Fatalf("current after rollback = %s, %v; want %s", cur.ID, err, src.ID)
 	}
@@ -203,7 +204,7 @@ func TestExplicitStartReactivatesRolledBack(t *testing.T) {
 	f := newFixture(t)
 	a := f.insertSession(store.Session{ID: "a", ActivationOrder: 1})
 	b := f.insertSession(store.Session{ID: "b", ActivationOrder: 2})
-	f.update(func(tx store.Tx) error { return session.Rollback(tx, b.ID, "rolled back", f.clk.Now()) })
+	f.update(func(tx store.Tx) error { return workspace.Rollback(tx, b.ID, "rolled back", f.clk.Now()) })
 	got := f.start(session.TurnRequest{Session: b.ID, Prompt: "back to b"})
 	if got.ID != b.ID || got.ActivationOrder != 3 {
 		t.Fatalf("explicit start = %s order %d, want %s order 3", got.ID, got.ActivationOrder, b.ID)
@@ -227,11 +228,11 @@ func TestRefreshAfterHandEdits(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		s.ActivationOrder = session.RolledBack
+		s.ActivationOrder = workspace.RolledBack
 		if err := tx.PutSession(s); err != nil {
 			return err
 		}
-		return session.Refresh(tx, f.ws, f.clk.Now())
+		return workspace.Refresh(tx, f.ws, f.clk.Now())
 	})
 	_, cur, counter := f.orders()
 	if cur != "a" || counter != 9 {

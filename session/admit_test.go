@@ -142,14 +142,14 @@ func TestAdmission(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = b.Close(context.Background()) })
-			res, err := b.Reap(f.ctx, f.ws, nil)
+			res, err := session.Supervise(b).Reap(f.ctx, f.ws, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !tt.duringReap {
 				wakeA()
 			}
-			if gone := len(res.Gone) == 1 && res.Gone[0] == lid; gone != tt.wantGone || len(res.Gone)+len(res.Unconfirmed) != 1 {
+			if gone := len(res.Gone) == 1 && res.Gone[0].ID == lid; gone != tt.wantGone || len(res.Gone)+len(res.Unconfirmed) != 1 {
 				t.Errorf("B's Reap = %+v; want A's launch gone=%t", res, tt.wantGone)
 			}
 			if tt.wantA == nil && a2.err != nil || tt.wantA != nil && !errors.Is(a2.err, tt.wantA) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/transcript"
 )
 
 // The text around the new message in a fresh session's opening prompt. The
@@ -19,10 +20,11 @@ const (
 
 // briefing replays the record for a fresh session, without a trailing
 // echo of the new message, and without the briefing's final line break.
-// events is ranged over once; nil means nothing was recorded.
-func briefing(task, ending, prompt string, events iter.Seq[recap.Event], lim recap.Limits) string {
-	b := recap.Conversation(recap.Input{Task: task, Ending: ending, Events: withoutEcho(events, prompt)}, lim)
-	return strings.TrimRight(b, "\n")
+// in.Events is ranged over once; nil means the conversation is not
+// included (see recap.Input).
+func briefing(in recap.Input, prompt string, lim recap.Limits) string {
+	in.Events = withoutEcho(in.Events, prompt)
+	return strings.TrimRight(recap.Conversation(in, lim), "\n")
 }
 
 // opening is a fresh session's opening prompt: the briefing, then the new
@@ -68,14 +70,14 @@ const (
 // built, and a briefing must never replay the message it precedes. It
 // holds back at most the trailing user text that could be that echo, so
 // its memory stays O(len(prompt)) whatever the transcript's length.
-func withoutEcho(events iter.Seq[recap.Event], prompt string) iter.Seq[recap.Event] {
+func withoutEcho(events iter.Seq[transcript.Event], prompt string) iter.Seq[transcript.Event] {
 	want := strings.TrimSpace(prompt)
 	if events == nil || want == "" {
 		return events
 	}
 	limit := len(prompt) + echoSlack
-	return func(yield func(recap.Event) bool) {
-		var held []recap.Event
+	return func(yield func(transcript.Event) bool) {
+		var held []transcript.Event
 		size := 0 // bytes of user message text in held
 		pop := func() bool {
 			ev := held[0]
@@ -90,7 +92,7 @@ func withoutEcho(events iter.Seq[recap.Event], prompt string) iter.Seq[recap.Eve
 			case userText(ev):
 				held = append(held, ev)
 				size += len(ev.Text)
-			case ev.Kind == recap.Message:
+			case ev.Kind == transcript.Message:
 				// Another speaker's message: no trailing user message yet.
 				for len(held) > 0 {
 					if !pop() {
@@ -123,11 +125,13 @@ func withoutEcho(events iter.Seq[recap.Event], prompt string) iter.Seq[recap.Eve
 	}
 }
 
-func userText(ev recap.Event) bool { return ev.Kind == recap.Message && ev.Speaker == recap.User }
+func userText(ev transcript.Event) bool {
+	return ev.Kind == transcript.Message && ev.Speaker == transcript.User
+}
 
 // echoStart returns the index of the user event of held where a suffix
 // whose user text is want begins, or len(held) when there is none.
-func echoStart(held []recap.Event, want string) int {
+func echoStart(held []transcript.Event, want string) int {
 	var all strings.Builder
 	starts := make([]int, len(held))
 	for i, ev := range held {

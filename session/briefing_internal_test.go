@@ -9,38 +9,39 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/transcript"
 )
 
-func u(text string) recap.Event {
-	return recap.Event{Speaker: recap.User, Kind: recap.Message, Text: text}
+func u(text string) transcript.Event {
+	return transcript.Event{Speaker: transcript.User, Kind: transcript.Message, Text: text}
 }
-func a(text string) recap.Event {
-	return recap.Event{Speaker: recap.Agent, Kind: recap.Message, Text: text}
+func a(text string) transcript.Event {
+	return transcript.Event{Speaker: transcript.Agent, Kind: transcript.Message, Text: text}
 }
-func note(text string) recap.Event {
-	return recap.Event{Kind: recap.Note, Text: text}
+func note(text string) transcript.Event {
+	return transcript.Event{Kind: transcript.Note, Text: text}
 }
 
 func TestWithoutEcho(t *testing.T) {
 	long := strings.Repeat("x", 5000)
 	tests := []struct {
 		name   string
-		events []recap.Event
+		events []transcript.Event
 		prompt string
-		want   []recap.Event
+		want   []transcript.Event
 	}{
-		{"no echo", []recap.Event{u("task"), a("ok")}, "go on", []recap.Event{u("task"), a("ok")}},
-		{"echo dropped", []recap.Event{u("task"), a("ok"), u("go on")}, "go on", []recap.Event{u("task"), a("ok")}},
-		{"echo in chunks", []recap.Event{a("ok"), u("go"), u(" on")}, "go on", []recap.Event{a("ok")}},
-		{"echo with white space", []recap.Event{a("ok"), u("\n go on \n")}, "go on\n", []recap.Event{a("ok")}},
-		{"echo after a note, note kept", []recap.Event{a("ok"), note("queued"), u("go on")}, "go on", []recap.Event{a("ok"), note("queued")}},
-		{"note after the echo dropped with it", []recap.Event{a("ok"), u("go on"), note("seeded")}, "go on", []recap.Event{a("ok")}},
-		{"an earlier user chunk kept", []recap.Event{a("ok"), u("first. "), u("go on")}, "go on", []recap.Event{a("ok"), u("first. ")}},
-		{"answered already: not an echo", []recap.Event{u("go on"), a("done")}, "go on", []recap.Event{u("go on"), a("done")}},
-		{"only a prefix matches", []recap.Event{u("go on and on")}, "go on", []recap.Event{u("go on and on")}},
-		{"long user text before the echo", []recap.Event{u(long), u("go on")}, "go on", []recap.Event{u(long)}},
-		{"long user text, no echo", []recap.Event{u(long), u("stop")}, "go on", []recap.Event{u(long), u("stop")}},
-		{"agent speaks the prompt", []recap.Event{a("go on")}, "go on", []recap.Event{a("go on")}},
+		{"no echo", []transcript.Event{u("task"), a("ok")}, "go on", []transcript.Event{u("task"), a("ok")}},
+		{"echo dropped", []transcript.Event{u("task"), a("ok"), u("go on")}, "go on", []transcript.Event{u("task"), a("ok")}},
+		{"echo in chunks", []transcript.Event{a("ok"), u("go"), u(" on")}, "go on", []transcript.Event{a("ok")}},
+		{"echo with white space", []transcript.Event{a("ok"), u("\n go on \n")}, "go on\n", []transcript.Event{a("ok")}},
+		{"echo after a note, note kept", []transcript.Event{a("ok"), note("queued"), u("go on")}, "go on", []transcript.Event{a("ok"), note("queued")}},
+		{"note after the echo dropped with it", []transcript.Event{a("ok"), u("go on"), note("seeded")}, "go on", []transcript.Event{a("ok")}},
+		{"an earlier user chunk kept", []transcript.Event{a("ok"), u("first. "), u("go on")}, "go on", []transcript.Event{a("ok"), u("first. ")}},
+		{"answered already: not an echo", []transcript.Event{u("go on"), a("done")}, "go on", []transcript.Event{u("go on"), a("done")}},
+		{"only a prefix matches", []transcript.Event{u("go on and on")}, "go on", []transcript.Event{u("go on and on")}},
+		{"long user text before the echo", []transcript.Event{u(long), u("go on")}, "go on", []transcript.Event{u(long)}},
+		{"long user text, no echo", []transcript.Event{u(long), u("stop")}, "go on", []transcript.Event{u(long), u("stop")}},
+		{"agent speaks the prompt", []transcript.Event{a("go on")}, "go on", []transcript.Event{a("go on")}},
 		{"empty transcript", nil, "go on", nil},
 	}
 	for _, tt := range tests {
@@ -54,9 +55,9 @@ func TestWithoutEcho(t *testing.T) {
 }
 
 func TestWithoutEchoStopsEarly(t *testing.T) {
-	events := []recap.Event{u("a"), a("b"), u("c"), a("d"), u("go on")}
+	events := []transcript.Event{u("a"), a("b"), u("c"), a("d"), u("go on")}
 	for n := range len(events) {
-		var got []recap.Event
+		var got []transcript.Event
 		for ev := range withoutEcho(slices.Values(events), "go on") {
 			if len(got) == n {
 				break
@@ -73,7 +74,7 @@ func TestWithoutEchoStopsEarly(t *testing.T) {
 // events come out while the source is still producing.
 func TestWithoutEchoBounded(t *testing.T) {
 	produced, consumed := 0, 0
-	events := func(yield func(recap.Event) bool) {
+	events := func(yield func(transcript.Event) bool) {
 		for range 10 * echoEvents {
 			if lag := produced - consumed; lag > echoEvents+1 {
 				t.Fatalf("%d events held back, more than %d", lag, echoEvents+1)

@@ -8,8 +8,10 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/ids"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/transcript"
 )
 
 // ErrContinuationSettled: CancelContinuation of a continuation that was
@@ -23,7 +25,7 @@ var ErrContinuationSettled = baton.NewError(baton.ECONFLICT, "the continuation w
 // clearing the run's error later (or resuming that session, which clears
 // its end reason) cannot erase it from the briefing; when that session is
 // still starting or running, RunQueued copies its end reason once it has
-// ended (a crash before ready, or Reconcile after a restart). A zero Target means
+// ended (a crash before ready, or handoff.Coordinator.Recover after a restart). A zero Target means
 // the workspace's configuration when the continuation runs. An automated
 // continuation is not refused here even when nothing could be resumed
 // now: a session may get its native id before it runs, and RunQueued
@@ -46,7 +48,7 @@ func (s *Service) QueueContinuation(ctx context.Context, c store.Continuation) (
 	out := c
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		out = c
-		ws, err := GetWorkspace(tx, c.Workspace)
+		ws, err := workspace.GetWorkspace(tx, c.Workspace)
 		if err != nil {
 			return err
 		}
@@ -56,7 +58,7 @@ func (s *Service) QueueContinuation(ctx context.Context, c store.Continuation) (
 		if c.Session != "" {
 			prev, err := tx.GetSession(c.Session)
 			if errors.Is(err, store.ErrNotFound) || (err == nil && prev.Workspace != ws.ID) {
-				return baton.Errorf(ErrNoSession, "%s", c.Session)
+				return baton.Errorf(workspace.ErrNoSession, "%s", c.Session)
 			}
 			if err != nil {
 				return err
@@ -65,7 +67,7 @@ func (s *Service) QueueContinuation(ctx context.Context, c store.Continuation) (
 				out.Ending = prev.EndReason
 			}
 		}
-		return tx.InsertContinuation(out)
+		return tx.PutContinuation(out)
 	})
 	if err != nil {
 		return store.Continuation{}, err
@@ -104,7 +106,7 @@ func (s *Service) CancelContinuation(ctx context.Context, id baton.ContinuationI
 // Errors: ErrNoWorkspace.
 func (s *Service) Continuations(ctx context.Context, ws baton.WorkspaceID) (out []store.Continuation, err error) {
 	err = s.store.View(ctx, func(tx store.Tx) error {
-		if _, err := GetWorkspace(tx, ws); err != nil {
+		if _, err := workspace.GetWorkspace(tx, ws); err != nil {
 			return err
 		}
 		out, err = tx.ListContinuations(ws)
@@ -119,7 +121,7 @@ type RunQueuedOptions struct {
 	// transcript source), given the continuation as queued; it is called
 	// only when a briefing is built, and its sequence is ranged over once.
 	// Nil means nothing was recorded.
-	Events func(store.Continuation) iter.Seq[recap.Event]
+	Events func(store.Continuation) iter.Seq[transcript.Event]
 	// Limits bound the conversation replay (see recap.Conversation).
 	Limits recap.Limits
 	// Max is the most continuations to run; <= 0 means all.

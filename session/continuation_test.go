@@ -13,9 +13,9 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
-	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/transcript"
 )
 
 // queue stores a continuation and fails the test on error.
@@ -66,8 +66,8 @@ func (f *fixture) killedRun() store.Session {
 }
 
 // events serves a transcript per continuation.
-func events(tr *transcript) func(store.Continuation) iter.Seq[recap.Event] {
-	return func(store.Continuation) iter.Seq[recap.Event] { return tr.seq() }
+func events(tr *pastTalk) func(store.Continuation) iter.Seq[transcript.Event] {
+	return func(store.Continuation) iter.Seq[transcript.Event] { return tr.seq() }
 }
 
 // THE restart test: a run killed while waiting for its worktree is queued
@@ -348,7 +348,7 @@ func TestQueueContinuationRejects(t *testing.T) {
 	}{
 		{"nil context", nil, store.Continuation{Workspace: f.ws, Prompt: "x"}, baton.ErrInvalid},
 		{"blank prompt", f.ctx, store.Continuation{Workspace: f.ws, Prompt: " "}, baton.ErrInvalid},
-		{"ending too long", f.ctx, store.Continuation{Workspace: f.ws, Prompt: "x", Ending: strings.Repeat("e", session.MaxPromptChars+1)}, baton.ErrInvalid},
+		{"ending too long", f.ctx, store.Continuation{Workspace: f.ws, Prompt: "x", Ending: strings.Repeat("e", baton.MaxPromptBytes+1)}, baton.ErrInvalid},
 		{"bad target", f.ctx, store.Continuation{Workspace: f.ws, Prompt: "x", Target: baton.EngineConfig{Account: "a"}}, baton.ErrInvalid},
 		{"unknown workspace", f.ctx, store.Continuation{Workspace: "nope", Prompt: "x"}, session.ErrNoWorkspace},
 		{"unknown session", f.ctx, store.Continuation{Workspace: f.ws, Session: "ghost", Prompt: "x"}, session.ErrNoSession},

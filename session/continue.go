@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"strings"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/transcript"
 )
 
 // PlanAction is what a continuation does.
@@ -68,7 +69,7 @@ func PlanContinue(sessions []store.Session, target baton.EngineConfig, automated
 
 // planContinue is PlanContinue with the refusal's error.
 func planContinue(sessions []store.Session, target baton.EngineConfig, automated bool) (Plan, error) {
-	s, ok := SelectImplicitResume(sessions, target)
+	s, ok := workspace.SelectImplicitResume(sessions, target)
 	return planResume(s, ok, target, automated)
 }
 
@@ -98,14 +99,14 @@ func describe(c baton.EngineConfig) string {
 // ContinueRequest asks to continue a workspace's run.
 type ContinueRequest struct {
 	Workspace baton.WorkspaceID
-	// Prompt is the new message, 1..MaxPromptChars bytes. A resume delivers
+	// Prompt is the new message, 1..baton.MaxPromptBytes bytes. A resume delivers
 	// it alone, byte for byte; a fresh session gets it after the briefing.
 	Prompt string
 	// Task is the run's original task, quoted once in a briefing (at most
-	// MaxPromptChars bytes).
+	// baton.MaxPromptBytes bytes).
 	Task string
 	// Ending says how the previous attempt ended, quoted in a briefing when
-	// not blank (at most MaxPromptChars bytes).
+	// not blank (at most baton.MaxPromptBytes bytes).
 	Ending string
 	// Session names the session the run last ran in, when known. With a
 	// blank Ending, that session's end reason (read when the continuation
@@ -123,11 +124,14 @@ type ContinueRequest struct {
 	// wakeup, restart recovery): it may only resume.
 	Automated bool
 	// Events yields the previous conversation (a transcript source). It is
-	// ranged over at most once, and only when a briefing is built; nil means
-	// nothing was recorded. A trailing user message equal to Prompt (the
+	// ranged over at most once, and only when a briefing is built. Nil
+	// means the transcript of Session, read from its engine when that is an
+	// engine.Transcriber (Service.Transcript); without one the briefing
+	// says the conversation was not included. Events of report-only turns
+	// are left out. A trailing user message equal to Prompt (the
 	// host appended the continuation's own message already) is left out, so
 	// a briefing never replays the message it precedes.
-	Events iter.Seq[recap.Event]
+	Events iter.Seq[transcript.Event]
 	// Limits bound the conversation replay and name markers and secrets to
 	// strip (see recap.Conversation).
 	Limits recap.Limits
@@ -190,19 +194,19 @@ func (s *Service) Continue(ctx context.Context, req ContinueRequest) (ContinueRe
 		return ContinueResult{}, baton.Errorf(ErrSessionRunning, "session %s", id)
 	}
 	j := &contJob{ws: req.Workspace, prompt: req.Prompt, task: req.Task, ending: req.Ending, automated: req.Automated, limits: req.Limits,
-		events: func() iter.Seq[recap.Event] { return req.Events }}
+		events: func() iter.Seq[transcript.Event] { return req.Events }, prev: req.Session}
 	var plan Plan
 	var refusal error
 	err := s.contUpdate(ctx, j, func(tx store.Tx) error {
 		refusal = nil
-		ws, err := GetWorkspace(tx, req.Workspace)
+		ws, err := workspace.GetWorkspace(tx, req.Workspace)
 		if err != nil {
 			return err
 		}
 		if ws.Archived {
 			return ErrArchived
 		}
-		if err := CheckWritable(tx, ws.ID, Owner{}); err != nil {
+		if err := workspace.CheckWritable(tx, ws.ID, baton.Token{}, 0); err != nil {
 			return err
 		}
 		if err := j.endingFrom(tx, req.Session); err != nil {
@@ -233,14 +237,17 @@ func (s *Service) checkContinue(ctx context.Context, prompt, task, ending string
 	if ctx == nil {
 		return baton.Errorf(baton.ErrInvalid, "nil context")
 	}
-	if strings.TrimSpace(prompt) == "" || len(prompt) > MaxPromptChars {
-		return baton.Errorf(baton.ErrInvalid, "prompt must be 1..%d bytes", MaxPromptChars)
+	if err := baton.CheckField(baton.FieldPrompt, prompt); err != nil {
+		return err
 	}
-	if len(task) > MaxPromptChars || len(ending) > MaxPromptChars {
-		return baton.Errorf(baton.ErrInvalid, "task and ending must be at most %d bytes", MaxPromptChars)
+	if err := baton.CheckField(baton.FieldTask, task); err != nil {
+		return err
+	}
+	if err := baton.CheckField(baton.FieldEnding, ending); err != nil {
+		return err
 	}
 	if target == (baton.EngineConfig{}) {
 		return nil
 	}
-	return CheckConfig(s.engine, target)
+	return workspace.CheckConfig(s.engine, target)
 }

@@ -9,8 +9,10 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/transcript"
 )
 
 // contJob is one continuation being carried out, by Continue or RunQueued.
@@ -18,8 +20,11 @@ type contJob struct {
 	ws                   baton.WorkspaceID
 	prompt, task, ending string
 	automated            bool
-	events               func() iter.Seq[recap.Event] // called once, when briefing
-	limits               recap.Limits
+	events               func() iter.Seq[transcript.Event] // called once, when briefing
+	// prev is the session continued: without events of the caller's, its
+	// engine's transcript is replayed.
+	prev   baton.SessionID
+	limits recap.Limits
 
 	built    bool   // the briefing was built
 	briefing string // the briefing, once built
@@ -31,24 +36,38 @@ type contJob struct {
 // transaction, then the transaction runs again.
 var errNeedBriefing = errors.New("session: briefing needed")
 
-// build builds the briefing and the opening prompt, once.
-func (j *contJob) build() {
+// build builds the briefing and the opening prompt, once: from the
+// caller's events, or else from the transcript of the session continued
+// (the supervisor's Conversation, workspace.Replay). Errors: ctx's.
+func (j *contJob) build(ctx context.Context, s *Service) error {
 	if j.built {
-		return
+		return nil
 	}
-	var events iter.Seq[recap.Event]
+	in := recap.Input{Task: j.task, Ending: j.ending}
 	if j.events != nil {
-		events = j.events()
+		in.Events = j.events()
 	}
-	j.briefing = briefing(j.task, j.ending, j.prompt, events, j.limits)
+	var seq iter.Seq2[transcript.Event, error]
+	if in.Events == nil {
+		var err error
+		if seq, in.Omitted, err = s.sup().Conversation(ctx, j.prev); err != nil {
+			return err
+		}
+	}
+	b, err := workspace.Replay(ctx, seq, in, func(in recap.Input) string { return briefing(in, j.prompt, j.limits) })
+	if err != nil {
+		return err
+	}
+	j.briefing = b
 	j.opening = opening(j.briefing, j.prompt, j.task)
 	j.built = true
+	return nil
 }
 
 // endingFrom fills j.ending with the end reason of session id, the session
 // the continuation follows, when the caller gave no ending: a session still
 // starting or running when the continuation was queued ends later (crashed
-// before ready, or cut off by a restart and ended by Reconcile), and its
+// before ready, or cut off by a restart and ended by handoff.Coordinator.Recover), and its
 // ending must still brief the fresh session. It changes nothing once the
 // briefing is built. Errors: ErrNoSession (unknown, or of another
 // workspace), the store's.
@@ -58,7 +77,7 @@ func (j *contJob) endingFrom(tx store.Tx, id baton.SessionID) error {
 	}
 	prev, err := tx.GetSession(id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && prev.Workspace != j.ws) {
-		return baton.Errorf(ErrNoSession, "%s", id)
+		return baton.Errorf(workspace.ErrNoSession, "%s", id)
 	}
 	if err != nil {
 		return err
@@ -71,11 +90,11 @@ func (j *contJob) endingFrom(tx store.Tx, id baton.SessionID) error {
 
 // tooLong reports an opening prompt Start would refuse.
 func (j *contJob) tooLong() error {
-	if len(j.opening) <= MaxPromptChars {
+	if len(j.opening) <= baton.MaxPromptBytes {
 		return nil
 	}
 	return baton.Errorf(baton.ErrInvalid, "the briefing (%d bytes) and the prompt (%d bytes) exceed %d bytes: send a shorter message or lower the replay limits",
-		len(j.briefing), len(j.prompt), MaxPromptChars)
+		len(j.briefing), len(j.prompt), baton.MaxPromptBytes)
 }
 
 // contUpdate runs fn in a store transaction; when fn needs the briefing it
@@ -86,7 +105,9 @@ func (s *Service) contUpdate(ctx context.Context, j *contJob, fn func(tx store.T
 		if !errors.Is(err, errNeedBriefing) || j.built {
 			return err
 		}
-		j.build()
+		if err := j.build(ctx, s); err != nil {
+			return err
+		}
 	}
 }
 
@@ -99,7 +120,7 @@ func (s *Service) contPlanTx(tx store.Tx, ws store.Workspace, target baton.Engin
 		target = ws.Config
 	}
 	target = target.Normalize()
-	sess, ok, err := implicitResume(tx, ws, target)
+	sess, ok, err := workspace.ImplicitResume(tx, ws, target)
 	if err != nil {
 		return Plan{}, target, err
 	}
@@ -149,15 +170,14 @@ func (s *Service) contExecute(ctx context.Context, j *contJob, plan Plan, mayRet
 	missing := plan.Session
 	res.Missing = missing.ID
 	if rerr := s.store.Update(context.WithoutCancel(ctx), func(tx store.Tx) error {
-		return Rollback(tx, missing.ID, "native session missing", s.clock.Now())
+		return workspace.Rollback(tx, missing.ID, "native session missing", s.clock.Now())
 	}); rerr != nil {
 		return res, errors.Join(err, rerr)
 	}
 	if j.automated || ctx.Err() != nil || !mayRetry() {
 		return res, err
 	}
-	j.build()
-	if j.tooLong() != nil {
+	if j.build(ctx, s) != nil || j.tooLong() != nil {
 		return res, err
 	}
 	fresh := Plan{Action: PlanFresh, Reason: fmt.Sprintf("the engine could not find native session %s of session %s: a fresh session briefed from the record", missing.NativeID, missing.ID)}

@@ -13,9 +13,10 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
-	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/transcript"
 )
 
 const (
@@ -23,14 +24,14 @@ const (
 	theEnding = "the process was killed while waiting for its worktree"
 )
 
-// transcript is a previous conversation that counts how often it is ranged.
-type transcript struct {
-	events []recap.Event
+// pastTalk is a previous conversation that counts how often it is ranged.
+type pastTalk struct {
+	events []transcript.Event
 	ranged atomic.Int32
 }
 
-func (tr *transcript) seq() iter.Seq[recap.Event] {
-	return func(yield func(recap.Event) bool) {
+func (tr *pastTalk) seq() iter.Seq[transcript.Event] {
+	return func(yield func(transcript.Event) bool) {
 		tr.ranged.Add(1)
 		for _, ev := range tr.events {
 			if !yield(ev) {
@@ -40,19 +41,19 @@ func (tr *transcript) seq() iter.Seq[recap.Event] {
 	}
 }
 
-func user(text string) recap.Event {
-	return recap.Event{Speaker: recap.User, Kind: recap.Message, Text: text}
+func user(text string) transcript.Event {
+	return transcript.Event{Speaker: transcript.User, Kind: transcript.Message, Text: text}
 }
-func agent(text string) recap.Event {
-	return recap.Event{Speaker: recap.Agent, Kind: recap.Message, Text: text}
+func agent(text string) transcript.Event {
+	return transcript.Event{Speaker: transcript.Agent, Kind: transcript.Message, Text: text}
 }
 
 // history is the conversation the tests replay: the task, an answer, a
 // tool call, and the continuation's own message appended already.
-func history(prompt string) *transcript {
-	return &transcript{events: []recap.Event{
+func history(prompt string) *pastTalk {
+	return &pastTalk{events: []transcript.Event{
 		user(theTask), agent("I will look at the retry loop."),
-		{Kind: recap.ToolCall, Text: "go test ./pkg/queue"}, agent("It fails one run in ten."),
+		{Kind: transcript.ToolCall, Text: "go test ./pkg/queue"}, agent("It fails one run in ten."),
 		user(prompt),
 	}}
 }
@@ -217,7 +218,7 @@ func TestContinueRetriesFreshWhenSessionMissing(t *testing.T) {
 	if !res.Retried || res.Missing != old.ID || !res.Briefed || res.Plan.Action != session.PlanFresh {
 		t.Fatalf("result = %+v", res)
 	}
-	if got := f.session(old.ID); got.ActivationOrder != session.RolledBack || got.Status != store.SessionEnded || got.NativeID != "native-1" {
+	if got := f.session(old.ID); got.ActivationOrder != workspace.RolledBack || got.Status != store.SessionEnded || got.NativeID != "native-1" {
 		t.Fatalf("missing session row = %+v, want rolled back and ended, native id kept", got)
 	}
 	if cur, _ := f.svc.Current(f.ctx, f.ws); cur.ID != res.Session.ID {
@@ -266,7 +267,7 @@ func TestContinueDoesNotRetry(t *testing.T) {
 				t.Fatalf("result = %+v", res)
 			}
 			got := f.session(old.ID).ActivationOrder
-			if tt.rolledBack != (got == session.RolledBack) || tt.rolledBack != (res.Missing == old.ID) {
+			if tt.rolledBack != (got == workspace.RolledBack) || tt.rolledBack != (res.Missing == old.ID) {
 				t.Fatalf("order %d, Missing %q; rolled back wanted: %v", got, res.Missing, tt.rolledBack)
 			}
 		})
@@ -315,7 +316,7 @@ func TestContinueRejects(t *testing.T) {
 		w.Archived = true
 		return tx.PutWorkspace(w)
 	})
-	big := strings.Repeat("x", session.MaxPromptChars+1)
+	big := strings.Repeat("x", baton.MaxPromptBytes+1)
 	tests := []struct {
 		name string
 		ctx  context.Context
@@ -365,7 +366,7 @@ func TestContinueRejects(t *testing.T) {
 func TestContinueEventsMayBeNil(t *testing.T) {
 	f := newFixture(t)
 	res := f.continueOK(session.ContinueRequest{Prompt: "start over"})
-	if !res.Briefed || !strings.Contains(res.Briefing, "Nothing was exchanged") || !strings.Contains(res.Briefing, "No task was recorded") {
+	if !res.Briefed || !strings.Contains(res.Briefing, "The conversation was not included") || strings.Contains(res.Briefing, "Nothing was exchanged") || !strings.Contains(res.Briefing, "No task was recorded") {
 		t.Fatalf("briefing without a record:\n%s", res.Briefing)
 	}
 	if slices.Contains([]string{"", res.Briefing}, res.Prompt) {
@@ -375,7 +376,7 @@ func TestContinueEventsMayBeNil(t *testing.T) {
 
 func TestContinuePromptTooLongForABriefing(t *testing.T) {
 	f := newFixture(t)
-	big := strings.Repeat("y", session.MaxPromptChars)
+	big := strings.Repeat("y", baton.MaxPromptBytes)
 	_, err := f.svc.Continue(f.ctx, session.ContinueRequest{Workspace: f.ws, Prompt: big, Target: cfgAlt})
 	mustIs(t, err, baton.ErrInvalid)
 	if ws, _ := f.svc.Workspace(f.ctx, f.ws); ws.Config != cfgA || len(f.launches()) != 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,14 +56,19 @@ func TestContinuationQueuedWhileStartingBriefsWithTheCrash(t *testing.T) {
 // that restart.
 func TestContinuationQueuedWhileRunningBriefsWithTheRestart(t *testing.T) {
 	f := newFixture(t)
+	crashed := &crashStore{Store: f.st}
+	f.svc = f.newService(crashed)
 	s := f.start(session.TurnRequest{Prompt: theTask})
 	// A target on another account cannot resume the session: a fresh,
 	// briefed one opens.
 	c := f.queue(store.Continuation{Session: s.ID, Task: theTask, Prompt: "Please continue.", Target: cfgAlt})
-	// A crash: the old Service is never closed; a new one reconciles.
+	// A crash: the old Service writes nothing more (its exit watcher
+	// would otherwise record the end of the process the new one reaps,
+	// before the new one's sweep); a new one reconciles.
+	crashed.crash()
 	f.svc = f.newService(f.st)
-	if n, err := f.svc.Reconcile(f.ctx); err != nil || n != 1 {
-		t.Fatalf("Reconcile = %d, %v", n, err)
+	if rec, err := session.Reconcile(f.ctx, f.svc); err != nil || rec.EndedSessions != 1 {
+		t.Fatalf("Reconcile = %+v, %v", rec, err)
 	}
 	res, err := f.svc.RunQueued(f.ctx, session.RunQueuedOptions{})
 	if err != nil || len(res.Started) != 1 {
@@ -178,4 +184,20 @@ func TestStopTimesOut(t *testing.T) {
 	if id, ok := svc.Running(f.ws); !ok {
 		t.Fatalf("the process must still count as running (%s)", id)
 	}
+}
+
+// crashStore is a store whose writes, once crash is called, vanish
+// without an error, as those of a process that died before committing.
+type crashStore struct {
+	store.Store
+	down atomic.Bool
+}
+
+func (c *crashStore) crash() { c.down.Store(true) }
+
+func (c *crashStore) Update(ctx context.Context, fn func(store.Tx) error) error {
+	if c.down.Load() {
+		return nil
+	}
+	return c.Store.Update(ctx, fn)
 }

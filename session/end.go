@@ -7,18 +7,19 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/store"
 )
 
-// An End is the end of a process launched through a Service, to be
+// An ending is the end of a process launched through a Service, to be
 // recorded inside a transaction of the caller's rather than in a commit of
 // its own: the launch's record is closed and, for a stopped run, its
 // session row is marked ended (and the workspace's current session
-// refreshed). HaltDeferred and ExitEnd return one. Record it with Record
+// refreshed). HaltDeferred and ExitEnd return one (as a workspace.End). Record it with Record
 // inside the transaction that acts on the end, then call Finish once,
 // saying whether that transaction committed; Finish commits the end alone
-// when it did not. The methods of a nil *End do nothing.
-type End struct {
+// when it did not. The methods of a nil *ending do nothing.
+type ending struct {
 	s          *Service
 	session    baton.SessionID
 	launch     baton.LaunchID
@@ -31,21 +32,22 @@ type End struct {
 // ExitEnd returns the End of a process launched with
 // LaunchRequest.KeepRecord that ended with status st: it closes the
 // launch's record (it writes no session row).
-func (s *Service) ExitEnd(launch baton.LaunchID, st engine.ExitStatus) *End {
+func (p *supervisor) ExitEnd(launch baton.LaunchID, st engine.ExitStatus) *workspace.End {
+	s := p.svc()
 	if launch == "" {
 		return nil
 	}
-	return &End{s: s, launch: launch, reason: endReason(st)}
+	return (&ending{s: s, launch: launch, reason: endReason(st)}).public()
 }
 
 // Record writes the end inside tx. It writes nothing that is already on
 // record (a launch closed, a row no longer running), so it may run in a
 // transaction the store retries.
-func (e *End) Record(tx store.Tx) error {
+func (e *ending) Record(tx store.Tx) error {
 	if e == nil {
 		return nil
 	}
-	if err := launchGone(tx, e.launch, e.reason, e.s); err != nil {
+	if err := workspace.LaunchGone(tx, e.launch, e.reason, e.s.clock.Now()); err != nil {
 		return err
 	}
 	if !e.endSession {
@@ -60,13 +62,13 @@ func (e *End) Record(tx store.Tx) error {
 	}
 	now := e.s.clock.Now()
 	cur.Status, cur.EndedAt, cur.EndReason = store.SessionEnded, now, e.reason
-	return recordEnd(tx, cur, now)
+	return workspace.RecordEnd(tx, cur, now)
 }
 
 // Finish settles the end once: recorded says that a transaction holding
 // Record committed; otherwise the end is committed now, alone. It then
 // frees what waited for it (the workspace's slot, after HaltDeferred).
-func (e *End) Finish(recorded bool) {
+func (e *ending) Finish(recorded bool) {
 	if e == nil {
 		return
 	}
@@ -85,9 +87,18 @@ func (e *End) Finish(recorded bool) {
 	})
 }
 
+// public returns e as the End the transfer coordinator records; nil when
+// e is.
+func (e *ending) public() *workspace.End {
+	if e == nil {
+		return nil
+	}
+	return workspace.NewEnd(e.Record, e.Finish)
+}
+
 // closeLaunch closes launch id's record in a commit of its own.
 func (s *Service) closeLaunch(id baton.LaunchID, reason string) {
-	err := s.store.Update(context.Background(), func(tx store.Tx) error { return launchGone(tx, id, reason, s) })
+	err := s.store.Update(context.Background(), func(tx store.Tx) error { return workspace.LaunchGone(tx, id, reason, s.clock.Now()) })
 	if err != nil {
 		s.log.Warn("closing a launch record failed", zapLaunch(id), zapErr(err))
 		return

@@ -8,6 +8,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -23,26 +24,26 @@ func TestKeepRecordLeavesTheLaunchToItsCaller(t *testing.T) {
 		close func(f *fixture, id baton.LaunchID, exit engine.ExitStatus)
 	}{
 		{"ExitEnd recorded", func(f *fixture, id baton.LaunchID, exit engine.ExitStatus) {
-			end := f.svc.ExitEnd(id, exit)
+			end := session.Supervise(f.svc).ExitEnd(id, exit)
 			f.update(func(tx store.Tx) error { return end.Record(tx) })
 			end.Finish(true)
 		}},
 		{"ExitEnd alone", func(f *fixture, id baton.LaunchID, exit engine.ExitStatus) {
-			f.svc.ExitEnd(id, exit).Finish(false)
+			session.Supervise(f.svc).ExitEnd(id, exit).Finish(false)
 		}},
 		{"CloseUnspawned", func(f *fixture, id baton.LaunchID, exit engine.ExitStatus) {
-			f.update(func(tx store.Tx) error { return f.svc.CloseUnspawned(tx, f.ws, "h-1") })
+			f.update(func(tx store.Tx) error { return session.Supervise(f.svc).CloseUnspawned(tx, f.ws, "h-1") })
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, func(o *enginetest.Options) { o.Default = enginetest.Script{Ready: enginetest.ExitBeforeReady} })
-			id := session.NewLaunchID()
+			id := workspace.NewLaunchID()
 			f.update(func(tx store.Tx) error {
-				return session.RecordLaunch(tx, store.Launch{ID: id, Workspace: f.ws, Session: "s-1", Handoff: "h-1", Attempt: 1, Holder: f.svc.InstanceID()})
+				return workspace.RecordLaunch(tx, store.Launch{ID: id, Workspace: f.ws, Session: "s-1", Handoff: "h-1", Attempt: 1, Holder: session.Supervise(f.svc).InstanceID()})
 			})
 			req := launchReq("1")
 			req.LaunchID, req.KeepRecord = id, true
-			p, err := f.svc.Launch(f.ctx, req)
+			p, err := session.Supervise(f.svc).Launch(f.ctx, req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,7 +52,7 @@ func TestKeepRecordLeavesTheLaunchToItsCaller(t *testing.T) {
 			// watcher is done with it.
 			next := launchReq("1")
 			next.Session = "s-2"
-			if _, err := f.svc.Launch(f.ctx, next); err != nil {
+			if _, err := session.Supervise(f.svc).Launch(f.ctx, next); err != nil {
 				t.Fatal(err)
 			}
 			if l := f.launch(id); l.State != store.LaunchLive {
@@ -80,7 +81,7 @@ func (f *fixture) launch(id baton.LaunchID) store.Launch {
 func TestHaltDeferredLeavesTheEndToItsCaller(t *testing.T) {
 	f := newFixture(t)
 	src := f.start(session.TurnRequest{Workspace: f.ws, Prompt: "hello"})
-	out, end, err := f.svc.HaltDeferred(f.ctx, f.ws)
+	out, end, err := session.Supervise(f.svc).HaltDeferred(f.ctx, f.ws)
 	if err != nil || out != engine.Stopped || end == nil {
 		t.Fatalf("HaltDeferred = %v, %v, %v; want stopped with an end", out, end, err)
 	}
@@ -90,7 +91,7 @@ func TestHaltDeferredLeavesTheEndToItsCaller(t *testing.T) {
 	cancelled, cancel := context.WithCancel(f.ctx)
 	cancel()
 	req := launchReq("1")
-	if _, err := f.svc.Launch(cancelled, req); !errors.Is(err, context.Canceled) {
+	if _, err := session.Supervise(f.svc).Launch(cancelled, req); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a launch before the end is recorded: %v, want it to wait (context.Canceled)", err)
 	}
 	f.update(func(tx store.Tx) error { return end.Record(tx) })
@@ -98,7 +99,7 @@ func TestHaltDeferredLeavesTheEndToItsCaller(t *testing.T) {
 	if s := f.session(src.ID); s.Status != store.SessionEnded || s.EndReason != "stopped" {
 		t.Fatalf("source %s (%q), want ended (stopped)", s.Status, s.EndReason)
 	}
-	if _, err := f.svc.Launch(f.ctx, req); err != nil {
+	if _, err := session.Supervise(f.svc).Launch(f.ctx, req); err != nil {
 		t.Fatalf("a launch once the end is recorded: %v", err)
 	}
 }

@@ -1,26 +1,29 @@
 package session
 
-import "github.com/batonhq/baton"
+import (
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/workspace"
+)
 
 // Errors returned by this package. Match them with errors.Is; each is also
 // matched by its code-level sentinel (baton.ErrBusy, ...).
 var (
 	// ErrWorkspaceBusy: the workspace is reserved (a session transfer is
 	// pending) and the caller did not present the owner token.
-	ErrWorkspaceBusy = baton.NewError(baton.EBUSY, "workspace is reserved by a pending session transfer")
+	ErrWorkspaceBusy = workspace.ErrWorkspaceBusy
 	// ErrSessionRunning: a process already runs in the workspace; at most
 	// one may.
 	ErrSessionRunning = baton.NewError(baton.ECONFLICT, "a session is already running in the workspace")
 	// ErrStaleEpoch: an owner token of an older reservation was presented.
-	ErrStaleEpoch = baton.NewError(baton.ESTALE, "the reservation was taken again since that token was issued")
+	ErrStaleEpoch = workspace.ErrStaleEpoch
 	// ErrWorkspaceExists: CreateWorkspace with an id already in use.
 	ErrWorkspaceExists = baton.NewError(baton.ECONFLICT, "workspace already exists")
 	// ErrArchived: the workspace is archived and takes no new work.
 	ErrArchived = baton.NewError(baton.ECONFLICT, "workspace is archived")
 	// ErrNoWorkspace: no workspace has that id.
-	ErrNoWorkspace = baton.NewError(baton.ENOTFOUND, "no such workspace")
+	ErrNoWorkspace = workspace.ErrNoWorkspace
 	// ErrNoSession: there is no session to resume or message.
-	ErrNoSession = baton.NewError(baton.ENOTFOUND, "no such session")
+	ErrNoSession = workspace.ErrNoSession
 	// ErrLaunchRefused: a launch's precondition (supplied by the caller,
 	// for example "the transfer is still at this attempt") no longer holds.
 	ErrLaunchRefused = baton.NewError(baton.ESTALE, "launch refused: its precondition no longer holds")

@@ -8,10 +8,10 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine/enginetest"
-	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
+	"github.com/batonhq/baton/transcript"
 )
 
 // An ordinary message starts a fresh session; the next one resumes it.
@@ -90,9 +90,9 @@ func ExampleService_Continue() {
 		fmt.Println(err)
 		return
 	}
-	transcript := []recap.Event{
-		{Speaker: recap.User, Kind: recap.Message, Text: "Fix the flaky test."},
-		{Speaker: recap.Agent, Kind: recap.Message, Text: "Looking at the retry loop."},
+	transcript := []transcript.Event{
+		{Speaker: transcript.User, Kind: transcript.Message, Text: "Fix the flaky test."},
+		{Speaker: transcript.Agent, Kind: transcript.Message, Text: "Looking at the retry loop."},
 	}
 	res, err := svc.Continue(ctx, session.ContinueRequest{
 		Workspace: ws, Prompt: "Carry on, please.",

@@ -74,9 +74,9 @@ func TestReconcileEndsRowsLeftRunning(t *testing.T) {
 	if cur, _ := f.svc.Current(f.ctx, f.ws); cur.ID != "stale" {
 		t.Fatalf("before: current %s, want the running row", cur.ID)
 	}
-	n, err := f.svc.Reconcile(f.ctx)
-	if err != nil || n != 1 {
-		t.Fatalf("Reconcile = %d, %v", n, err)
+	rec, err := session.Reconcile(f.ctx, f.svc)
+	if err != nil || rec.EndedSessions != 1 {
+		t.Fatalf("Reconcile = %+v, %v", rec, err)
 	}
 	if got := f.session("stale"); got.Status != store.SessionEnded || got.EndReason != "interrupted by a restart" {
 		t.Fatalf("stale row = %+v", got)
@@ -84,8 +84,8 @@ func TestReconcileEndsRowsLeftRunning(t *testing.T) {
 	if cur, _ := f.svc.Current(f.ctx, f.ws); cur.ID != "a" {
 		t.Fatalf("after: current %s, want a", cur.ID)
 	}
-	if n, err := f.svc.Reconcile(f.ctx); err != nil || n != 0 {
-		t.Fatalf("second Reconcile = %d, %v", n, err)
+	if rec, err := session.Reconcile(f.ctx, f.svc); err != nil || rec.EndedSessions != 0 {
+		t.Fatalf("second Reconcile = %+v, %v", rec, err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
@@ -156,11 +157,13 @@ func (f *fixture) insertSession(s store.Session) store.Session {
 	}
 	var out store.Session
 	f.update(func(tx store.Tx) (err error) {
-		out, err = tx.InsertSession(s)
-		if err != nil {
+		if err := tx.PutSession(s); err != nil {
 			return err
 		}
-		return session.Refresh(tx, s.Workspace, f.clk.Now())
+		if out, err = tx.GetSession(s.ID); err != nil {
+			return err
+		}
+		return workspace.Refresh(tx, s.Workspace, f.clk.Now())
 	})
 	return out
 }
@@ -170,7 +173,7 @@ func (f *fixture) reserve(h baton.HandoffID) session.Owner {
 	f.t.Helper()
 	var o session.Owner
 	f.update(func(tx store.Tx) (err error) {
-		o, err = session.Take(tx, f.ws, h, session.Lease{Holder: "test", Expires: f.clk.Now().Add(time.Minute)}, f.clk.Now())
+		o.Token, o.Epoch, err = workspace.Take(tx, f.ws, h, workspace.Lease{Holder: "test", Expires: f.clk.Now().Add(time.Minute)}, f.clk.Now())
 		return err
 	})
 	return o
@@ -179,7 +182,7 @@ func (f *fixture) reserve(h baton.HandoffID) session.Owner {
 // release releases the reservation taken for h.
 func (f *fixture) release(h baton.HandoffID) {
 	f.t.Helper()
-	f.update(func(tx store.Tx) error { return session.Release(tx, f.ws, h, f.clk.Now()) })
+	f.update(func(tx store.Tx) error { return workspace.Release(tx, f.ws, h, f.clk.Now()) })
 }
 
 // setConfig changes the workspace's configuration by hand.

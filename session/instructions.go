@@ -3,11 +3,11 @@ package session
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/ids"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/store"
 )
 
@@ -42,7 +42,7 @@ var (
 // delivered again unless ResendInstruction is called. A launch refused
 // before anything ran puts it back to pending.
 //
-// Errors: baton.ErrInvalid (empty or over MaxPromptChars text, malformed
+// Errors: baton.ErrInvalid (empty or over baton.MaxPromptBytes text, malformed
 // workspace id), ErrNoWorkspace, ErrArchived, ErrWorkspaceBusy or
 // ErrStaleEpoch (a transfer holds the workspace: nothing is queued), the
 // store's. An engine failure of the delivery is not an error of Message:
@@ -51,8 +51,8 @@ func (s *Service) Message(ctx context.Context, ws baton.WorkspaceID, text string
 	if ctx == nil {
 		return store.Instruction{}, baton.Errorf(baton.ErrInvalid, "nil context")
 	}
-	if strings.TrimSpace(text) == "" || len(text) > MaxPromptChars {
-		return store.Instruction{}, baton.Errorf(baton.ErrInvalid, "message must be 1..%d bytes", MaxPromptChars)
+	if err := baton.CheckField(baton.FieldMessage, text); err != nil {
+		return store.Instruction{}, err
 	}
 	now := s.clock.Now()
 	in := store.Instruction{
@@ -60,17 +60,17 @@ func (s *Service) Message(ctx context.Context, ws baton.WorkspaceID, text string
 		State: store.InstructionPending, CreatedAt: now, UpdatedAt: now,
 	}
 	err := s.store.Update(ctx, func(tx store.Tx) error {
-		w, err := GetWorkspace(tx, ws)
+		w, err := workspace.GetWorkspace(tx, ws)
 		if err != nil {
 			return err
 		}
 		if w.Archived {
 			return ErrArchived
 		}
-		if err := CheckWritable(tx, ws, Owner{}); err != nil {
+		if err := workspace.CheckWritable(tx, ws, baton.Token{}, 0); err != nil {
 			return err
 		}
-		return tx.InsertInstruction(in)
+		return tx.PutInstruction(in)
 	})
 	if err != nil {
 		return store.Instruction{}, err
@@ -91,7 +91,7 @@ func (s *Service) Message(ctx context.Context, ws baton.WorkspaceID, text string
 // state. Errors: ErrNoWorkspace, the store's.
 func (s *Service) Instructions(ctx context.Context, ws baton.WorkspaceID) (out []store.Instruction, err error) {
 	err = s.store.View(ctx, func(tx store.Tx) error {
-		if _, err := GetWorkspace(tx, ws); err != nil {
+		if _, err := workspace.GetWorkspace(tx, ws); err != nil {
 			return err
 		}
 		out, err = tx.ListInstructions(ws)
@@ -131,7 +131,7 @@ func (s *Service) ResendInstruction(ctx context.Context, ws baton.WorkspaceID, i
 		if err != nil {
 			return err
 		}
-		if err := CheckWritable(tx, ws, Owner{}); err != nil {
+		if err := workspace.CheckWritable(tx, ws, baton.Token{}, 0); err != nil {
 			return err
 		}
 		switch in.State {
@@ -168,7 +168,7 @@ func (s *Service) CancelInstruction(ctx context.Context, ws baton.WorkspaceID, i
 		if err != nil {
 			return err
 		}
-		if err := CheckWritable(tx, ws, Owner{}); err != nil {
+		if err := workspace.CheckWritable(tx, ws, baton.Token{}, 0); err != nil {
 			return err
 		}
 		switch in.State {
@@ -221,14 +221,15 @@ func (s *Service) launchNext(ctx context.Context, ws baton.WorkspaceID) (store.I
 		sess store.Session
 		dir  string
 	)
-	lid := NewLaunchID()
+	lid := workspace.NewLaunchID()
+	s.own(lid) // before its record exists, as in launchStart
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		in = store.Instruction{}
-		w, err := GetWorkspace(tx, ws)
+		w, err := workspace.GetWorkspace(tx, ws)
 		if err != nil {
 			return err
 		}
-		if w.Archived || CheckWritable(tx, ws, Owner{}) != nil {
+		if w.Archived || workspace.CheckWritable(tx, ws, baton.Token{}, 0) != nil {
 			return nil // a transfer keeps the queue as it is
 		}
 		if err := s.strayLaunch(tx, ws); errors.Is(err, ErrSessionRunning) {
@@ -256,10 +257,11 @@ func (s *Service) launchNext(ctx context.Context, ws baton.WorkspaceID) (store.I
 		if err := tx.PutInstruction(in); err != nil {
 			return err
 		}
-		return RecordLaunch(tx, store.Launch{ID: lid, Workspace: ws, Session: sess.ID, Holder: s.id, Host: s.host,
+		return workspace.RecordLaunch(tx, store.Launch{ID: lid, Workspace: ws, Session: sess.ID, Holder: s.id, Host: s.host,
 			Engine: sess.Config.Engine, CreatedAt: now, UpdatedAt: now})
 	})
 	if err != nil || in.ID == "" {
+		s.disown(lid)
 		return store.Instruction{}, store.Session{}, nil, err
 	}
 	p, err := s.launchInstruction(ctx, sess, in, dir, lid)
@@ -284,7 +286,7 @@ func (s *Service) launchInstruction(ctx context.Context, sess store.Session, in 
 		sreq.Mode, sreq.NativeID = engine.Resume, sess.NativeID
 	}
 	id, ws := sess.ID, sess.Workspace
-	return s.Launch(ctx, LaunchRequest{StartRequest: sreq, OnExit: func(st engine.ExitStatus) {
+	return s.sup().Launch(ctx, workspace.LaunchRequest{StartRequest: sreq, OnExit: func(st engine.ExitStatus) {
 		s.endWith(id, endReason(st), false, false, lid)
 		s.afterTurn(ws)
 	}})

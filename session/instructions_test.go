@@ -234,7 +234,7 @@ func TestCancelAndResendRules(t *testing.T) {
 
 func TestMessageInvalid(t *testing.T) {
 	f := newFixture(t)
-	for _, text := range []string{"", "   ", string(make([]byte, session.MaxPromptChars+1))} {
+	for _, text := range []string{"", "   ", string(make([]byte, baton.MaxPromptBytes+1))} {
 		_, err := f.svc.Message(f.ctx, f.ws, text)
 		mustIs(t, err, baton.ErrInvalid)
 	}

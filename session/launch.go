@@ -4,33 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/internal/ids"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/store"
 )
-
-// NewLaunchID mints a launch id.
-func NewLaunchID() baton.LaunchID { return baton.LaunchID(ids.New("lch")) }
-
-// RecordLaunch inserts the record of a launch about to be made, inside the
-// transaction that permits it, so that it is durable before the spawn: after
-// a crash, every launch that may still run is known (store.Tx.LiveLaunches)
-// and can be reaped (engine.Reaper) before its workspace is released. l.ID
-// must be minted (NewLaunchID) and passed to the engine as
-// engine.StartRequest.LaunchID; State, CreatedAt and UpdatedAt are set
-// here.
-func RecordLaunch(tx store.Tx, l store.Launch) error {
-	if l.ID == "" || l.Workspace == "" {
-		return baton.Errorf(baton.ErrInvalid, "launch record needs an id and a workspace")
-	}
-	if l.State == "" {
-		l.State = store.LaunchLive
-	}
-	return tx.InsertLaunch(l)
-}
 
 // reapedError refuses the admission of a launch whose record another
 // process closed first (it reaped the launch and found nothing): the
@@ -45,8 +27,8 @@ func (e reapedError) Unwrap() error { return e.error }
 // its record, when there is one, was not closed. It returns the record
 // (found false when there is none). Errors: CheckWritable's, a
 // reapedError.
-func mayRun(tx store.Tx, req LaunchRequest) (l store.Launch, found bool, err error) {
-	if err := CheckWritable(tx, req.Workspace, Owner{Token: req.Owner, Epoch: req.Epoch}); err != nil {
+func mayRun(tx store.Tx, req workspace.LaunchRequest) (l store.Launch, found bool, err error) {
+	if err := workspace.CheckWritable(tx, req.Workspace, req.Owner, req.Epoch); err != nil {
 		return l, false, err
 	}
 	if req.LaunchID == "" {
@@ -70,7 +52,7 @@ func mayRun(tx store.Tx, req LaunchRequest) (l store.Launch, found bool, err err
 // closed the record first, or a take of the reservation since the launch
 // was recorded, refuses it; a reap that commits after it sees the record
 // admitted (see Reap).
-func (s *Service) admit(ctx context.Context, req LaunchRequest) error {
+func (s *Service) admit(ctx context.Context, req workspace.LaunchRequest) error {
 	return s.store.Update(ctx, func(tx store.Tx) error {
 		l, found, err := mayRun(tx, req)
 		if err != nil || !found || l.Admitted {
@@ -86,32 +68,16 @@ func (s *Service) admit(ctx context.Context, req LaunchRequest) error {
 // fence refuses (ErrStaleEpoch, ErrWorkspaceBusy, ErrLaunchRefused); a
 // check that could not be made (the store failed) leaves the process
 // running, as it would without the check.
-func (s *Service) recheck(ctx context.Context, req LaunchRequest) error {
+func (s *Service) recheck(ctx context.Context, req workspace.LaunchRequest) error {
 	err := s.store.View(context.WithoutCancel(ctx), func(tx store.Tx) error {
 		_, _, err := mayRun(tx, req)
 		return err
 	})
-	if err != nil && !errors.Is(err, ErrStaleEpoch) && !errors.Is(err, ErrWorkspaceBusy) && !errors.Is(err, ErrLaunchRefused) {
+	if err != nil && !errors.Is(err, workspace.ErrStaleEpoch) && !errors.Is(err, workspace.ErrWorkspaceBusy) && !errors.Is(err, ErrLaunchRefused) {
 		s.log.Warn("the fence could not be checked again after a start", zapLaunch(req.LaunchID), zapErr(err))
 		return nil
 	}
 	return err
-}
-
-// launchGone marks launch id gone inside tx, once.
-func launchGone(tx store.Tx, id baton.LaunchID, reason string, s *Service) error {
-	if id == "" {
-		return nil
-	}
-	l, err := tx.GetLaunch(id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err != nil || l.State == store.LaunchGone {
-		return err
-	}
-	l.State, l.EndReason, l.UpdatedAt = store.LaunchGone, reason, s.clock.Now()
-	return tx.PutLaunch(l)
 }
 
 // strayLaunch reports a live launch of the workspace this Service did not
@@ -138,13 +104,31 @@ func (s *Service) owns(id baton.LaunchID) bool {
 	return s.launches[id]
 }
 
+// Reaped is a launch of an earlier process that a reap dealt with: its
+// record (workspace, session, handoff, engine, host, holder) and what the
+// engine answered.
+type Reaped struct {
+	store.Launch
+	// Outcome is the engine's answer: engine.Stopped (processes of the
+	// launch were found running and were killed), engine.NotRunning (none
+	// ran any more), engine.Timeout or engine.Failed (not confirmed gone).
+	Outcome engine.StopOutcome
+	// Err says why a launch was not confirmed gone; nil when it was.
+	Err error
+}
+
+// Killed reports whether processes of the launch were found running and
+// were killed.
+func (r Reaped) Killed() bool { return r.Outcome == engine.Stopped }
+
 // ReapResult says what Reap did with the launches of earlier processes.
 type ReapResult struct {
-	// Gone were confirmed gone (reaped, or found not running) and marked so.
-	Gone []baton.LaunchID
+	// Gone were confirmed gone (killed, or found not running) and marked
+	// so.
+	Gone []Reaped
 	// Unconfirmed may still run: their engine is not an engine.Reaper, or
 	// its reap was not confirmed. Their workspaces stay held.
-	Unconfirmed []store.Launch
+	Unconfirmed []Reaped
 	// Ended are the sessions whose rows still said running and were marked
 	// ended, their process gone: a row left running would stay its
 	// workspace's current session.
@@ -161,9 +145,11 @@ type ReapResult struct {
 // the same transaction, so that it does not stay the workspace's current
 // session after a transfer moved on. The others stay live and hold their
 // workspace (ordinary starts are refused with ErrSessionRunning, transfers
-// are not released). Errors: the store's; an engine's reap error leaves
-// that launch unconfirmed.
-func (s *Service) Reap(ctx context.Context, ws baton.WorkspaceID, keep func(holder string) bool) (ReapResult, error) {
+// are not released). Each launch is logged: at info when it was confirmed
+// gone (killed or found not running), at warn when it was not. Errors: the
+// store's; an engine's reap error leaves that launch unconfirmed.
+func (p *supervisor) Reap(ctx context.Context, ws baton.WorkspaceID, keep func(holder string) bool) (ReapResult, error) {
+	s := p.svc()
 	return s.reap(ctx, ws, keep, "interrupted: its process is gone")
 }
 
@@ -179,15 +165,23 @@ func (s *Service) reap(ctx context.Context, ws baton.WorkspaceID, keep func(hold
 		if s.owns(l.ID) || (keep != nil && keep(l.Holder)) {
 			continue
 		}
-		gone, ended, err := s.reapRecord(ctx, l, reason)
+		r, ended, err := s.reapRecord(ctx, l, reason)
 		if err != nil {
 			return res, err
 		}
-		if !gone {
-			res.Unconfirmed = append(res.Unconfirmed, l)
+		fields := []zap.Field{zapWorkspace(r.Workspace), zapSession(r.Session), zapLaunch(r.ID), zap.String("engine", r.Engine),
+			zap.String("holder", r.Holder), zap.String("outcome", string(r.Outcome))}
+		if !r.Outcome.Confirmed() {
+			s.log.Warn("launch of an earlier process not confirmed gone; its workspace stays held", append(fields, zapErr(r.Err))...)
+			res.Unconfirmed = append(res.Unconfirmed, r)
 			continue
 		}
-		res.Gone = append(res.Gone, l.ID)
+		if r.Killed() {
+			s.log.Info("launch of an earlier process found running and killed", fields...)
+		} else {
+			s.log.Info("launch of an earlier process found gone", fields...)
+		}
+		res.Gone = append(res.Gone, r)
 		if ended {
 			res.Ended = append(res.Ended, l.Session)
 		}
@@ -204,18 +198,23 @@ func (s *Service) reap(ctx context.Context, ws baton.WorkspaceID, keep func(hold
 // an engine.Reaper (whose scan is what confirms), such a launch stays
 // unconfirmed: the process that admitted it was alive a moment ago. The
 // transaction that closes the record also ends its session's row (see
-// endReaped, with reason). It reports whether the launch is gone and
-// whether the row was ended; the error is the store's.
-func (s *Service) reapRecord(ctx context.Context, l store.Launch, reason string) (gone, ended bool, err error) {
+// endReaped, with reason). It reports what became of the launch (its
+// Outcome is engine.Stopped when any reap found it running) and whether
+// the row was ended; the error is the store's.
+func (s *Service) reapRecord(ctx context.Context, l store.Launch, reason string) (r Reaped, ended bool, err error) {
+	killed := false
 	for raced := false; ; raced = true {
 		if raced && !s.canReap(l) {
-			s.log.Warn("launch of another process admitted while it was being reaped; no reaper can confirm it gone", zapSession(l.Session), zapLaunch(l.ID))
-			return false, false, nil
+			return Reaped{Launch: l, Outcome: engine.Failed,
+				Err: errors.New("admitted while it was being reaped, and no engine.Reaper can confirm it gone")}, false, nil
 		}
-		out, err := s.reapOne(ctx, l)
+		out, rerr := s.reapOne(ctx, l)
+		killed = killed || out == engine.Stopped
 		if !out.Confirmed() {
-			s.log.Warn("launch of an earlier process not confirmed gone", zapSession(l.Session), zapLaunch(l.ID), zapErr(err))
-			return false, false, nil
+			if rerr == nil {
+				rerr = fmt.Errorf("the engine answered %s", out)
+			}
+			return Reaped{Launch: l, Outcome: out, Err: rerr}, false, nil
 		}
 		var admitted *store.Launch // admitted since l was read
 		if err := s.store.Update(ctx, func(tx store.Tx) (err error) {
@@ -225,46 +224,22 @@ func (s *Service) reapRecord(ctx context.Context, l store.Launch, reason string)
 				admitted = &cur
 				return nil
 			}
-			if err := launchGone(tx, l.ID, "reaped: "+string(out), s); err != nil {
+			if err := workspace.LaunchGone(tx, l.ID, "reaped: "+string(out), s.clock.Now()); err != nil {
 				return err
 			}
-			ended, err = endReaped(tx, l, reason, s.clock.Now())
+			ended, err = workspace.EndReaped(tx, l, reason, s.clock.Now())
 			return err
 		}); err != nil {
-			return false, false, err
+			return Reaped{Launch: l, Outcome: engine.Failed, Err: err}, false, err
 		}
 		if admitted == nil {
-			return true, ended, nil
+			if killed {
+				out = engine.Stopped
+			}
+			return Reaped{Launch: l, Outcome: out}, ended, nil
 		}
 		l = *admitted
 	}
-}
-
-// endReaped ends, inside tx, the row of reaped launch l's session when it
-// still says it runs and no other launch of it is live: its process is
-// confirmed gone, and a row left running would stay the workspace's
-// current session (a running session always is) after a transfer moved on.
-func endReaped(tx store.Tx, l store.Launch, reason string, now time.Time) (bool, error) {
-	sess, err := tx.GetSession(l.Session)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return false, nil
-	case err != nil:
-		return false, err
-	case sess.Status != store.SessionRunning:
-		return false, nil
-	}
-	live, err := tx.LiveLaunches(l.Workspace)
-	if err != nil {
-		return false, err
-	}
-	for _, o := range live {
-		if o.Session == l.Session && o.ID != l.ID {
-			return false, nil
-		}
-	}
-	sess.Status, sess.EndedAt, sess.EndReason = store.SessionEnded, now, reason
-	return true, recordEnd(tx, sess, now)
 }
 
 // engineOf returns the engine launch l went to.
@@ -286,9 +261,10 @@ func (s *Service) canReap(l store.Launch) bool {
 	return err == nil && ok
 }
 
-// reapOne confirms launch l gone. An engine that is not an engine.Reaper
-// runs processes that die with their host (in-process engines): a launch
-// of a process that is gone is gone with it.
+// reapOne confirms launch l gone, within the Service's stop timeout (a
+// reap not confirmed by then leaves it unconfirmed). An engine that is not
+// an engine.Reaper runs processes that die with their host (in-process
+// engines): a launch of a process that is gone is gone with it.
 func (s *Service) reapOne(ctx context.Context, l store.Launch) (engine.StopOutcome, error) {
 	e, err := s.engineOf(l)
 	if err != nil {
@@ -301,7 +277,13 @@ func (s *Service) reapOne(ctx context.Context, l store.Launch) (engine.StopOutco
 	case l.Host != "" && l.Host != s.host:
 		return engine.Failed, fmt.Errorf("launch %s ran on host %q: only a process there can reap it", l.ID, l.Host)
 	}
-	return rp.ReapLaunch(ctx, l.ID)
+	rctx, cancel := clock.WithTimeout(ctx, s.clock, s.stopTime)
+	defer cancel()
+	out, err := rp.ReapLaunch(rctx, l.ID)
+	if !out.Confirmed() && clock.TimedOut(rctx) {
+		out, err = engine.Timeout, fmt.Errorf("the reap was not confirmed within %s", s.stopTime)
+	}
+	return out, err
 }
 
 // CloseUnspawned closes, inside tx, the records of handoff h's launches
@@ -311,7 +293,8 @@ func (s *Service) reapOne(ctx context.Context, l store.Launch) (engine.StopOutco
 // (LaunchRequest.KeepRecord).
 // Launches of other processes are left alone: only a Reap may close them.
 // The transfer coordinator calls it whenever an attempt settles.
-func (s *Service) CloseUnspawned(tx store.Tx, ws baton.WorkspaceID, h baton.HandoffID) error {
+func (p *supervisor) CloseUnspawned(tx store.Tx, ws baton.WorkspaceID, h baton.HandoffID) error {
+	s := p.svc()
 	live, err := tx.LiveLaunches(ws)
 	if err != nil {
 		return err
@@ -328,7 +311,7 @@ func (s *Service) CloseUnspawned(tx store.Tx, ws baton.WorkspaceID, h baton.Hand
 			reason = r
 			s.forgetExit(l.ID)
 		}
-		if err := launchGone(tx, l.ID, reason, s); err != nil {
+		if err := workspace.LaunchGone(tx, l.ID, reason, s.clock.Now()); err != nil {
 			return err
 		}
 	}

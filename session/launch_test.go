@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 
@@ -51,7 +52,7 @@ func TestLaunchRecordsAndReap(t *testing.T) {
 		t.Fatal(err)
 	}
 	live := f.liveLaunches()
-	if len(live) != 1 || live[0].Session != s.ID || live[0].Holder != "host-a" || live[0].Host == "" {
+	if len(live) != 1 || live[0].Session != s.ID || !strings.HasPrefix(live[0].Holder, "host-a/") || live[0].Host == "" {
 		t.Fatalf("live launches = %+v, want the session's, held by host-a", live)
 	}
 	if got := f.launches()[0].Req.LaunchID; got != live[0].ID {
@@ -64,8 +65,12 @@ func TestLaunchRecordsAndReap(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = next.Close(context.Background()) })
-	if n, err := next.Reconcile(f.ctx); err != nil || n != 0 {
-		t.Fatalf("Reconcile with an unconfirmed reap = %d, %v; want the row left running", n, err)
+	rec, err := session.Reconcile(f.ctx, next)
+	if err != nil || rec.EndedSessions != 0 || len(rec.Gone) != 0 || len(rec.Unconfirmed) != 1 {
+		t.Fatalf("Reconcile with an unconfirmed reap = %+v, %v; want the row left running and its launch unconfirmed", rec, err)
+	}
+	if u := rec.Unconfirmed[0]; u.ID != live[0].ID || u.Workspace != f.ws || u.Session != s.ID || u.Outcome.Confirmed() || u.Err == nil {
+		t.Fatalf("unconfirmed launch = %+v; want launch %s of workspace %s, session %s, with why", u, live[0].ID, f.ws, s.ID)
 	}
 	if got := f.session(s.ID); got.Status != store.SessionRunning {
 		t.Fatalf("session %+v: want running while its launch may run", got)
@@ -76,8 +81,12 @@ func TestLaunchRecordsAndReap(t *testing.T) {
 	r.mu.Lock()
 	r.out = engine.Stopped
 	r.mu.Unlock()
-	if n, err := next.Reconcile(f.ctx); err != nil || n != 1 {
-		t.Fatalf("Reconcile with a confirmed reap = %d, %v", n, err)
+	rec, err = session.Reconcile(f.ctx, next)
+	if err != nil || rec.EndedSessions != 1 || len(rec.Gone) != 1 || len(rec.Unconfirmed) != 0 {
+		t.Fatalf("Reconcile with a confirmed reap = %+v, %v", rec, err)
+	}
+	if g := rec.Gone[0]; g.ID != live[0].ID || g.Workspace != f.ws || !g.Killed() || g.Err != nil {
+		t.Fatalf("reaped launch = %+v; want launch %s of workspace %s, killed", g, live[0].ID, f.ws)
 	}
 	if live := f.liveLaunches(); len(live) != 0 {
 		t.Fatalf("live launches after the reap = %+v", live)
@@ -125,7 +134,7 @@ func TestReapEndsTheRowOfAReapedLaunch(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = next.Close(context.Background()) })
-	res, err := next.Reap(f.ctx, f.ws, nil)
+	res, err := session.Supervise(next).Reap(f.ctx, f.ws, nil)
 	if err != nil || len(res.Gone) != 1 || len(res.Ended) != 1 || res.Ended[0] != s.ID {
 		t.Fatalf("Reap = %+v, %v; want the launch gone and its session ended", res, err)
 	}

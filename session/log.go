@@ -10,3 +10,5 @@ func zapSession(id baton.SessionID) zap.Field { return zap.String("session", str
 func zapErr(err error) zap.Field              { return zap.Error(err) }
 
 func zapLaunch(id baton.LaunchID) zap.Field { return zap.String("launch", string(id)) }
+
+func zapWorkspace(id baton.WorkspaceID) zap.Field { return zap.String("workspace", string(id)) }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -49,7 +50,7 @@ func TestEndsAndRollbacksDoNotScan(t *testing.T) {
 	a := f.start(session.TurnRequest{Fresh: true, Prompt: "one"})
 	f.stop(a.ID) // Halt: the end is committed alone
 	b := f.start(session.TurnRequest{Fresh: true, Prompt: "two"})
-	out, end, err := f.svc.HaltDeferred(f.ctx, f.ws)
+	out, end, err := session.Supervise(f.svc).HaltDeferred(f.ctx, f.ws)
 	if err != nil || !out.Confirmed() || end == nil {
 		t.Fatalf("HaltDeferred = %v, %v, %v", out, end, err)
 	}
@@ -60,15 +61,15 @@ func TestEndsAndRollbacksDoNotScan(t *testing.T) {
 	}
 	c := f.start(session.TurnRequest{Session: a.ID, Prompt: "three"}) // an explicit resume
 	f.stop(c.ID)
-	f.svc.RecordEnd(c.ID, "", engine.ExitStatus{Stopped: true})
+	session.Supervise(f.svc).RecordEnd(c.ID, "", engine.ExitStatus{Stopped: true})
 	f.update(func(tx store.Tx) error {
-		if _, err := session.Activate(tx, b.ID, f.clk.Now()); err != nil {
+		if _, err := workspace.Activate(tx, b.ID, f.clk.Now()); err != nil {
 			return err
 		}
-		if err := session.Rollback(tx, b.ID, "transfer rolled back", f.clk.Now()); err != nil {
+		if err := workspace.Rollback(tx, b.ID, "transfer rolled back", f.clk.Now()); err != nil {
 			return err
 		}
-		return session.Recompute(tx, f.ws, f.clk.Now())
+		return workspace.Recompute(tx, f.ws, f.clk.Now())
 	})
 	// An ordinary message and a continuation resume implicitly: the head
 	// of the ranking (a, activated last) has a native id on the

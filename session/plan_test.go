@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -41,8 +42,8 @@ func TestPlanContinue(t *testing.T) {
 		{"an id another engine minted: fresh", []store.Session{other}, cfgA, false, session.PlanFresh, ""},
 		{"switching to the account that minted it", []store.Session{row("a", 1, ended, 1, 2), alt}, cfgAlt, false, session.PlanResume, "alt"},
 		{"account spelled with spaces", []store.Session{alt}, baton.EngineConfig{Engine: " demo ", Account: " work "}, false, session.PlanResume, "alt"},
-		{"rolled back only: fresh", []store.Session{row("a", session.RolledBack, ended, 1, 2)}, cfgA, false, session.PlanFresh, ""},
-		{"rolled back only, automated", []store.Session{row("a", session.RolledBack, ended, 1, 2)}, cfgA, true, session.PlanRefuse, ""},
+		{"rolled back only: fresh", []store.Session{row("a", workspace.RolledBack, ended, 1, 2)}, cfgA, false, session.PlanFresh, ""},
+		{"rolled back only, automated", []store.Session{row("a", workspace.RolledBack, ended, 1, 2)}, cfgA, true, session.PlanRefuse, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

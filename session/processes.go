@@ -5,37 +5,12 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/batonhq/baton/clock"
-
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/store"
 )
-
-// LaunchRequest asks the Service to start an engine process under the
-// workspace's rules. The embedded TurnRequest is passed to the engine; its
-// Owner token must be the reservation's when one is held.
-type LaunchRequest struct {
-	engine.StartRequest
-	// Epoch is the reservation epoch the Owner token was minted for.
-	Epoch int64
-	// Precheck, when set, runs in a read transaction under the workspace's
-	// launch lock just before the engine is called; an error refuses the
-	// launch (wrapped in ErrLaunchRefused). The transfer coordinator uses it
-	// to refuse a launch once a Stop was requested or the attempt moved on.
-	Precheck func(tx store.Tx) error
-	// OnExit, when set, runs after the process has ended (in the watcher
-	// goroutine), with the exit status.
-	OnExit func(engine.ExitStatus)
-	// KeepRecord leaves the launch's record to the caller when the process
-	// ends on its own: the caller closes it inside the transaction that acts
-	// on the exit (ExitEnd), so that the exit costs no commit of its own.
-	// Until then CloseUnspawned treats the launch as ended and closes it
-	// when its transfer settles another way. Without KeepRecord the
-	// Service closes the record in a commit of its own when the process
-	// ends.
-	KeepRecord bool
-}
 
 // slot is a workspace's launch lock and its process. Invariant: at most one
 // process per workspace. A process keeps its slot until its watcher has
@@ -54,8 +29,8 @@ type running struct {
 	proc    engine.Process
 	halted  bool          // a Halt confirmed the stop and recorded the end (or left it to end)
 	halting int           // Halts under way: the watcher waits for them
-	end     *End          // the end a HaltDeferred left to its caller
-	keep    bool          // LaunchRequest.KeepRecord
+	end     *ending       // the end a HaltDeferred left to its caller
+	keep    bool          // workspace.LaunchRequest.KeepRecord
 	cleared chan struct{} // closed once the slot is free of this run
 }
 
@@ -109,7 +84,8 @@ func alive(p engine.Process) bool {
 // The check and the engine call happen under one lock per workspace, so a
 // Halt that follows a committed stop request either sees the process or
 // prevents it. Launch does not wait for readiness and writes no session
-// rows: callers record what the launch means.
+// rows: callers record what the launch means. A request without a
+// ReadyTimeout gets the Service's (WithReadyTimeout).
 //
 // The fence is checked again once the process exists. An engine that
 // supports two-phase starts (engine.StartRequest.Admit) spawns it held and
@@ -125,7 +101,8 @@ func alive(p engine.Process) bool {
 // store (one process holds it) no other process can take the reservation
 // or reap the launch, so neither the admission (a commit) nor the check
 // runs.
-func (s *Service) Launch(ctx context.Context, req LaunchRequest) (engine.Process, error) {
+func (sp *supervisor) Launch(ctx context.Context, req workspace.LaunchRequest) (engine.Process, error) {
+	s := sp.svc()
 	if ctx == nil {
 		return nil, baton.Errorf(baton.ErrInvalid, "nil context")
 	}
@@ -133,6 +110,9 @@ func (s *Service) Launch(ctx context.Context, req LaunchRequest) (engine.Process
 	// settles its transfer meanwhile never closes its record as unspawned;
 	// every path that spawns nothing closes it.
 	lid := req.LaunchID
+	if req.ReadyTimeout <= 0 {
+		req.ReadyTimeout = s.readyTime
+	}
 	s.own(lid)
 	p, err := s.launch(ctx, req)
 	if err != nil {
@@ -144,7 +124,7 @@ func (s *Service) Launch(ctx context.Context, req LaunchRequest) (engine.Process
 	return p, nil
 }
 
-func (s *Service) launch(ctx context.Context, req LaunchRequest) (engine.Process, error) {
+func (s *Service) launch(ctx context.Context, req workspace.LaunchRequest) (engine.Process, error) {
 	if err := s.enter(); err != nil {
 		return nil, err
 	}
@@ -155,7 +135,7 @@ func (s *Service) launch(ctx context.Context, req LaunchRequest) (engine.Process
 	}
 	defer sl.mu.Unlock()
 	err := s.store.View(ctx, func(tx store.Tx) error {
-		if err := CheckWritable(tx, req.Workspace, Owner{Token: req.Owner, Epoch: req.Epoch}); err != nil {
+		if err := workspace.CheckWritable(tx, req.Workspace, req.Owner, req.Epoch); err != nil {
 			return err
 		}
 		if req.Precheck != nil {
@@ -271,8 +251,8 @@ func (s *Service) Running(ws baton.WorkspaceID) (baton.SessionID, bool) {
 // makes no reservation check: it is the transfer coordinator's tool (and
 // Stop's, after the check). A confirmed outcome frees the workspace's slot.
 // The end is on record (in a commit of its own) when Halt returns.
-func (s *Service) Halt(ctx context.Context, ws baton.WorkspaceID) (engine.StopOutcome, error) {
-	out, _, err := s.halt(ctx, ws, false)
+func (p *supervisor) Halt(ctx context.Context, ws baton.WorkspaceID) (engine.StopOutcome, error) {
+	out, _, err := p.svc().halt(ctx, ws, false)
 	return out, err
 }
 
@@ -283,11 +263,12 @@ func (s *Service) Halt(ctx context.Context, ws baton.WorkspaceID) (engine.StopOu
 // transaction. Until Finish the workspace's slot stays taken (no new
 // process starts there through this Service), so Finish must always be
 // called. A nil End means there is nothing left to record.
-func (s *Service) HaltDeferred(ctx context.Context, ws baton.WorkspaceID) (engine.StopOutcome, *End, error) {
-	return s.halt(ctx, ws, true)
+func (p *supervisor) HaltDeferred(ctx context.Context, ws baton.WorkspaceID) (engine.StopOutcome, *workspace.End, error) {
+	out, e, err := p.svc().halt(ctx, ws, true)
+	return out, e.public(), err
 }
 
-func (s *Service) halt(ctx context.Context, ws baton.WorkspaceID, deferred bool) (engine.StopOutcome, *End, error) {
+func (s *Service) halt(ctx context.Context, ws baton.WorkspaceID, deferred bool) (engine.StopOutcome, *ending, error) {
 	sl := s.slot(ws)
 	sl.mu.Lock()
 	r := sl.run
@@ -315,7 +296,7 @@ func (s *Service) halt(ctx context.Context, ws baton.WorkspaceID, deferred bool)
 	if !alive(r.proc) {
 		reason = endReason(r.proc.Exit())
 	}
-	end := &End{s: s, session: r.session, launch: r.launch, reason: reason, endSession: true, finished: make(chan struct{})}
+	end := &ending{s: s, session: r.session, launch: r.launch, reason: reason, endSession: true, finished: make(chan struct{})}
 	sl.mu.Lock()
 	if deferred && r.end == nil && !r.halted {
 		r.end, r.halted = end, true
@@ -405,7 +386,7 @@ func (s *Service) markGone(id baton.LaunchID, reason string) {
 	if !s.owns(id) {
 		return
 	}
-	err := s.store.Update(context.Background(), func(tx store.Tx) error { return launchGone(tx, id, reason, s) })
+	err := s.store.Update(context.Background(), func(tx store.Tx) error { return workspace.LaunchGone(tx, id, reason, s.clock.Now()) })
 	if err != nil {
 		s.log.Warn("closing a launch record failed", zapLaunch(id), zapErr(err))
 		return

@@ -6,31 +6,32 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
 
 // launchReq is a plain launch request in ws.
-func launchReq(ws string) session.LaunchRequest {
-	return session.LaunchRequest{StartRequest: engine.StartRequest{Workspace: baton.WorkspaceID("ws-" + ws), Session: baton.SessionID("s-" + ws), Config: cfgA, Mode: engine.Fresh, Turn: engine.Normal, Prompt: "p"}}
+func launchReq(ws string) workspace.LaunchRequest {
+	return workspace.LaunchRequest{StartRequest: engine.StartRequest{Workspace: baton.WorkspaceID("ws-" + ws), Session: baton.SessionID("s-" + ws), Config: cfgA, Mode: engine.Fresh, Turn: engine.Normal, Prompt: "p"}}
 }
 
 func TestLaunchOneProcessPerWorkspace(t *testing.T) {
 	f := newFixture(t)
-	p, err := f.svc.Launch(f.ctx, launchReq("1"))
+	p, err := session.Supervise(f.svc).Launch(f.ctx, launchReq("1"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Launch(f.ctx, launchReq("1")); !errors.Is(err, session.ErrSessionRunning) {
+	if _, err := session.Supervise(f.svc).Launch(f.ctx, launchReq("1")); !errors.Is(err, session.ErrSessionRunning) {
 		t.Fatalf("second launch in ws-1: %v, want ErrSessionRunning", err)
 	}
-	if _, err := f.svc.Launch(f.ctx, launchReq("2")); err != nil {
+	if _, err := session.Supervise(f.svc).Launch(f.ctx, launchReq("2")); err != nil {
 		t.Fatalf("a launch in another workspace: %v", err)
 	}
 	if id, ok := f.svc.Running("ws-1"); !ok || id != "s-1" {
 		t.Fatalf("Running = %q, %v", id, ok)
 	}
-	out, err := f.svc.Halt(f.ctx, "ws-1")
+	out, err := session.Supervise(f.svc).Halt(f.ctx, "ws-1")
 	if err != nil || out != engine.Stopped {
 		t.Fatalf("Halt = %v, %v; want stopped", out, err)
 	}
@@ -42,10 +43,10 @@ func TestLaunchOneProcessPerWorkspace(t *testing.T) {
 	if _, ok := f.svc.Running("ws-1"); ok {
 		t.Fatal("Running after Halt")
 	}
-	if out, err := f.svc.Halt(f.ctx, "ws-1"); err != nil || out != engine.NotRunning {
+	if out, err := session.Supervise(f.svc).Halt(f.ctx, "ws-1"); err != nil || out != engine.NotRunning {
 		t.Fatalf("second Halt = %v, %v; want not-running", out, err)
 	}
-	if _, err := f.svc.Launch(f.ctx, launchReq("1")); err != nil {
+	if _, err := session.Supervise(f.svc).Launch(f.ctx, launchReq("1")); err != nil {
 		t.Fatalf("launch after Halt: %v", err)
 	}
 	if n := len(f.launches()); n != 3 {
@@ -68,7 +69,7 @@ func TestLaunchPrecheckRefusal(t *testing.T) {
 		}
 		return why
 	}
-	_, err := f.svc.Launch(f.ctx, req)
+	_, err := session.Supervise(f.svc).Launch(f.ctx, req)
 	mustIs(t, err, session.ErrLaunchRefused)
 	if !called {
 		t.Fatal("Precheck not called")
@@ -77,7 +78,7 @@ func TestLaunchPrecheckRefusal(t *testing.T) {
 		t.Fatalf("a refused launch reached the engine (%d calls)", n)
 	}
 	req.Precheck = func(store.Tx) error { return nil }
-	if _, err := f.svc.Launch(f.ctx, req); err != nil {
+	if _, err := session.Supervise(f.svc).Launch(f.ctx, req); err != nil {
 		t.Fatalf("launch with a passing Precheck: %v", err)
 	}
 }
@@ -86,14 +87,14 @@ func TestLaunchChecksReservation(t *testing.T) {
 	f := newFixture(t)
 	o := f.reserve("h1")
 	req := launchReq("1")
-	mustIs(t, func() error { _, err := f.svc.Launch(f.ctx, req); return err }(), session.ErrWorkspaceBusy)
+	mustIs(t, func() error { _, err := session.Supervise(f.svc).Launch(f.ctx, req); return err }(), session.ErrWorkspaceBusy)
 	req.Owner, req.Epoch = o.Token, o.Epoch-1
-	mustIs(t, func() error { _, err := f.svc.Launch(f.ctx, req); return err }(), session.ErrStaleEpoch)
+	mustIs(t, func() error { _, err := session.Supervise(f.svc).Launch(f.ctx, req); return err }(), session.ErrStaleEpoch)
 	if n := len(f.launches()); n != 0 {
 		t.Fatalf("refused launches reached the engine (%d calls)", n)
 	}
 	req.Epoch = o.Epoch
-	if _, err := f.svc.Launch(f.ctx, req); err != nil {
+	if _, err := session.Supervise(f.svc).Launch(f.ctx, req); err != nil {
 		t.Fatalf("owner launch: %v", err)
 	}
 }
@@ -103,7 +104,7 @@ func TestLaunchOnExitAndClose(t *testing.T) {
 	exited := make(chan engine.ExitStatus, 1)
 	req := launchReq("1")
 	req.OnExit = func(st engine.ExitStatus) { exited <- st }
-	if _, err := f.svc.Launch(f.ctx, req); err != nil {
+	if _, err := session.Supervise(f.svc).Launch(f.ctx, req); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.svc.Close(f.ctx); err != nil {
@@ -117,5 +118,5 @@ func TestLaunchOnExitAndClose(t *testing.T) {
 	default:
 		t.Fatal("OnExit not called by the time Close returned")
 	}
-	mustIs(t, func() error { _, err := f.svc.Launch(f.ctx, launchReq("1")); return err }(), session.ErrClosed)
+	mustIs(t, func() error { _, err := session.Supervise(f.svc).Launch(f.ctx, launchReq("1")); return err }(), session.ErrClosed)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -12,7 +13,7 @@ import (
 // checkWritable runs CheckWritable in a read transaction.
 func (f *fixture) checkWritable(o session.Owner) error {
 	f.t.Helper()
-	return f.st.View(f.ctx, func(tx store.Tx) error { return session.CheckWritable(tx, f.ws, o) })
+	return f.st.View(f.ctx, func(tx store.Tx) error { return workspace.CheckWritable(tx, f.ws, o.Token, o.Epoch) })
 }
 
 func TestCheckWritable(t *testing.T) {
@@ -90,11 +91,11 @@ func TestReleaseByAnotherHandoffKeepsIt(t *testing.T) {
 		t.Fatalf("owner after a foreign release: %v", err)
 	}
 	var reserved bool
-	if err := f.st.View(f.ctx, func(tx store.Tx) (err error) { reserved, err = session.Reserved(tx, f.ws); return err }); err != nil || !reserved {
+	if err := f.st.View(f.ctx, func(tx store.Tx) (err error) { reserved, err = workspace.Reserved(tx, f.ws); return err }); err != nil || !reserved {
 		t.Fatalf("Reserved = %v, %v; want true", reserved, err)
 	}
 	f.release("h1")
-	if err := f.st.View(f.ctx, func(tx store.Tx) (err error) { reserved, err = session.Reserved(tx, f.ws); return err }); err != nil || reserved {
+	if err := f.st.View(f.ctx, func(tx store.Tx) (err error) { reserved, err = workspace.Reserved(tx, f.ws); return err }); err != nil || reserved {
 		t.Fatalf("Reserved after release = %v, %v; want false", reserved, err)
 	}
 }

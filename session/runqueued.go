@@ -6,8 +6,9 @@ import (
 	"iter"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/transcript"
 )
 
 // RunQueued runs the queued continuations, oldest first, each with its
@@ -51,9 +52,9 @@ func (s *Service) RunQueued(ctx context.Context, opts RunQueuedOptions) (RunQueu
 			res.Deferred = append(res.Deferred, c.ID)
 			continue
 		}
-		j := &contJob{ws: c.Workspace, prompt: c.Prompt, task: c.Task, ending: c.Ending, automated: c.Automated, limits: opts.Limits}
+		j := &contJob{ws: c.Workspace, prompt: c.Prompt, task: c.Task, ending: c.Ending, automated: c.Automated, limits: opts.Limits, prev: c.Session}
 		if opts.Events != nil {
-			j.events = func() iter.Seq[recap.Event] { return opts.Events(c) }
+			j.events = func() iter.Seq[transcript.Event] { return opts.Events(c) }
 		}
 		out, cur, plan, err := s.claim(ctx, c.ID, j)
 		if err != nil {
@@ -123,8 +124,8 @@ func (s *Service) claim(ctx context.Context, id baton.ContinuationID, j *contJob
 			c.State, c.Reason, c.UpdatedAt = state, reason, s.clock.Now()
 			return tx.PutContinuation(c)
 		}
-		ws, err := GetWorkspace(tx, c.Workspace)
-		if errors.Is(err, ErrNoWorkspace) {
+		ws, err := workspace.GetWorkspace(tx, c.Workspace)
+		if errors.Is(err, workspace.ErrNoWorkspace) {
 			return mark(claimRefused, store.ContinuationRefused, "the workspace no longer exists")
 		}
 		if err != nil {
@@ -133,13 +134,13 @@ func (s *Service) claim(ctx context.Context, id baton.ContinuationID, j *contJob
 		if ws.Archived {
 			return mark(claimRefused, store.ContinuationRefused, ErrArchived.Error())
 		}
-		if r, err := Reserved(tx, ws.ID); err != nil || r {
+		if r, err := workspace.Reserved(tx, ws.ID); err != nil || r {
 			out = claimDeferred
 			return err
 		}
 		// The session it follows may have ended after it was queued: its
 		// ending briefs the fresh session and is kept on the record.
-		if err := j.endingFrom(tx, c.Session); err != nil && !errors.Is(err, ErrNoSession) {
+		if err := j.endingFrom(tx, c.Session); err != nil && !errors.Is(err, workspace.ErrNoSession) {
 			return err
 		}
 		c.Ending = j.ending
@@ -163,8 +164,8 @@ func (s *Service) claim(ctx context.Context, id baton.ContinuationID, j *contJob
 
 // notLaunched reports errors Launch returns before calling the engine.
 func notLaunched(err error) bool {
-	return errors.Is(err, ErrSessionRunning) || errors.Is(err, ErrWorkspaceBusy) ||
-		errors.Is(err, ErrStaleEpoch) || errors.Is(err, ErrClosed)
+	return errors.Is(err, ErrSessionRunning) || errors.Is(err, workspace.ErrWorkspaceBusy) ||
+		errors.Is(err, workspace.ErrStaleEpoch) || errors.Is(err, ErrClosed)
 }
 
 // settle moves a started continuation to state with reason; a continuation

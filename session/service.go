@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/ids"
 	"github.com/batonhq/baton/internal/syncx"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/store"
 )
 
@@ -26,13 +27,17 @@ var ErrClosed = baton.NewError(baton.EUNAVAILABLE, "session service closed")
 // of processes it launched, which the transfer coordinator shares, so that at
 // most one process runs in a workspace at a time.
 type Service struct {
-	store    store.Store
-	engine   engine.Engine
-	clock    clock.Clock
-	log      *zap.Logger
-	stopTime time.Duration
-	id       string
-	host     string
+	link
+	given     workspace.Given
+	store     store.Store
+	engine    engine.Engine
+	clock     clock.Clock
+	log       *zap.Logger
+	stopTime  time.Duration
+	readyTime time.Duration
+	id        string // base, a slash and a suffix of this Service's own
+	base      string // WithInstanceID's id, or a random one
+	host      string
 
 	mu       sync.Mutex
 	slots    map[baton.WorkspaceID]*slot
@@ -45,39 +50,70 @@ type Service struct {
 	wg     sync.WaitGroup
 }
 
+// Owner is the credential of a reservation's holder: the owner token and
+// the epoch of the take it was minted for. The zero Owner is "no owner".
+type Owner struct {
+	Token baton.Token
+	Epoch int64
+}
+
 // Option configures a Service.
 type Option func(*Service)
 
 // WithClock sets the time source (default: the wall clock).
-func WithClock(c clock.Clock) Option { return func(s *Service) { s.clock = c } }
+func WithClock(c clock.Clock) Option {
+	return func(s *Service) { s.given.Add("WithClock"); s.clock = c }
+}
 
 // WithLogger sets the logger (default: zap.NewNop()).
-func WithLogger(l *zap.Logger) Option { return func(s *Service) { s.log = l } }
+func WithLogger(l *zap.Logger) Option {
+	return func(s *Service) { s.given.Add("WithLogger"); s.log = l }
+}
 
 // WithInstanceID names this process in the launch records it writes
-// (store.Launch.Holder; default: a random id). The transfer coordinator
-// gives the service it creates its own instance id.
-func WithInstanceID(id string) Option { return func(s *Service) { s.id = id } }
+// (default: a random id). The transfer coordinator gives the service it
+// creates its own instance id. A record's store.Launch.Holder is the id,
+// a slash and a random suffix minted by New (see InstanceID): a process
+// restarted under the same id never takes a launch of its earlier
+// incarnation, which may still run, for one of its own.
+func WithInstanceID(id string) Option {
+	return func(s *Service) { s.given.Add("WithInstanceID"); s.id = id }
+}
 
-// DefaultStopTimeout bounds a stop the Service asks of an engine.
-const DefaultStopTimeout = 30 * time.Second
+// defaultStopTimeout bounds a stop the Service asks of an engine.
+const defaultStopTimeout = 30 * time.Second
 
 // WithStopTimeout bounds every stop the Service asks of an engine (Halt,
-// Stop, Close; default DefaultStopTimeout, and d <= 0 means the default).
+// Stop, Close; default 30 seconds, and d <= 0 means the default).
 // A stop not confirmed by then is reported as engine.Timeout: the process
 // may still run, and nothing takes it for stopped.
-func WithStopTimeout(d time.Duration) Option { return func(s *Service) { s.stopTime = d } }
+func WithStopTimeout(d time.Duration) Option {
+	return func(s *Service) { s.given.Add("WithStopTimeout"); s.stopTime = d }
+}
+
+// WithReadyTimeout bounds how long each launch the Service makes may take
+// to confirm readiness (engine.StartRequest.ReadyTimeout of a request that
+// sets none; default engine.DefaultReadyTimeout, and d <= 0 means the
+// default). See package handoff, Timeouts, for the whole rule.
+func WithReadyTimeout(d time.Duration) Option {
+	return func(s *Service) { s.given.Add("WithReadyTimeout"); s.readyTime = d }
+}
 
 // New returns a Service over st that starts processes with eng (usually an
-// *engine.Registry). Errors: baton.ErrInvalid for a nil store or engine.
+// *engine.Registry). Errors: baton.ErrInvalid for a nil store or engine,
+// baton.ErrOptionConflict for an option given twice.
 func New(st store.Store, eng engine.Engine, opts ...Option) (*Service, error) {
 	if st == nil || eng == nil {
 		return nil, baton.Errorf(baton.ErrInvalid, "session.New: nil store or engine")
 	}
 	s := &Service{store: st, engine: eng, clock: clock.Real{}, log: zap.NewNop(), slots: map[baton.WorkspaceID]*slot{},
 		launches: map[baton.LaunchID]bool{}, exited: map[baton.LaunchID]string{}}
+	s.link = workspace.NewLink(s.sup())
 	for _, o := range opts {
 		o(s)
+	}
+	if err := s.given.Err(); err != nil {
+		return nil, err
 	}
 	if s.clock == nil {
 		s.clock = clock.Real{}
@@ -86,31 +122,49 @@ func New(st store.Store, eng engine.Engine, opts ...Option) (*Service, error) {
 		s.log = zap.NewNop()
 	}
 	if s.stopTime <= 0 {
-		s.stopTime = DefaultStopTimeout
+		s.stopTime = defaultStopTimeout
+	}
+	if s.readyTime <= 0 {
+		s.readyTime = engine.DefaultReadyTimeout
 	}
 	if s.id == "" {
 		s.id = ids.New("svc")
 	}
+	s.base = s.id
+	s.id += "/" + ids.New("run")
 	if h, err := os.Hostname(); err == nil {
 		s.host = h
 	}
 	return s, nil
 }
 
-// InstanceID returns the id this Service writes in launch records.
-func (s *Service) InstanceID() string { return s.id }
+// InstanceID returns the holder this Service writes in launch records
+// (store.Launch.Holder): its WithInstanceID (or random) id, a slash and a
+// suffix of this Service's own.
+func (p *supervisor) InstanceID() string { return p.id }
 
 // Host returns the machine name this Service writes in launch records.
-func (s *Service) Host() string { return s.host }
+func (p *supervisor) Host() string { return p.host }
 
 // Store returns the store the Service writes to.
-func (s *Service) Store() store.Store { return s.store }
+func (p *supervisor) Store() store.Store { return p.store }
 
 // Clock returns the Service's time source.
-func (s *Service) Clock() clock.Clock { return s.clock }
+func (p *supervisor) Clock() clock.Clock { return p.clock }
 
 // Engine returns the engine the Service launches with.
-func (s *Service) Engine() engine.Engine { return s.engine }
+func (p *supervisor) Engine() engine.Engine { return p.engine }
+
+// Logger returns the Service's logger.
+func (p *supervisor) Logger() *zap.Logger { return p.log }
+
+// StopTimeout returns the bound of every stop the Service asks of an
+// engine.
+func (p *supervisor) StopTimeout() time.Duration { return p.stopTime }
+
+// BaseID returns the id the Service was given (WithInstanceID), or the
+// random one it chose: its InstanceID without the suffix of its own.
+func (p *supervisor) BaseID() string { return p.base }
 
 func (s *Service) enter() error {
 	s.mu.Lock()
@@ -147,17 +201,31 @@ func (s *Service) Close(ctx context.Context) error {
 	return syncx.Wait(ctx, &s.wg)
 }
 
-// CreateWorkspace inserts a workspace. ID must be a valid id and Config a
-// configuration the Service's engine offers (see CheckConfig). Errors:
+// CreateWorkspace inserts a workspace. ID must be a valid id, Name,
+// Mission and Root within their limits (see baton.Field), Config a
+// configuration the Service's engine offers (see CheckConfig), and Share
+// blank (stored as baton.ShareConversation) or a valid baton.Share. Errors:
 // baton.ErrInvalid (also matching engine.ErrUnknownEngine or
 // engine.ErrUnsupportedConfig for a configuration the engines do not
 // offer), ErrWorkspaceExists.
 func (s *Service) CreateWorkspace(ctx context.Context, w store.Workspace) (store.Workspace, error) {
 	w.ID = baton.WorkspaceID(strings.TrimSpace(string(w.ID)))
-	if err := CheckWorkspaceID(w.ID); err != nil {
+	if err := workspace.CheckWorkspaceID(w.ID); err != nil {
 		return store.Workspace{}, err
 	}
-	if err := CheckConfig(s.engine, w.Config); err != nil {
+	for _, f := range [...]struct {
+		field baton.Field
+		v     string
+	}{{baton.FieldName, w.Name}, {baton.FieldMission, w.Mission}, {baton.FieldRoot, w.Root}} {
+		if err := baton.CheckField(f.field, f.v); err != nil {
+			return store.Workspace{}, err
+		}
+	}
+	if err := w.Share.Validate(); err != nil {
+		return store.Workspace{}, err
+	}
+	w.Share = w.Share.Or(baton.ShareConversation)
+	if err := workspace.CheckConfig(s.engine, w.Config); err != nil {
 		return store.Workspace{}, err
 	}
 	w.Config = w.Config.Normalize()
@@ -165,10 +233,15 @@ func (s *Service) CreateWorkspace(ctx context.Context, w store.Workspace) (store
 	w.CreatedAt, w.UpdatedAt = now, now
 	w.CurrentSession, w.ActivationCounter = "", 0
 	w.Running, w.RankHead, w.Ranked = nil, "", true
-	err := s.store.Update(ctx, func(tx store.Tx) error { return tx.InsertWorkspace(w) })
-	if errors.Is(err, store.ErrDuplicate) {
-		return store.Workspace{}, baton.Errorf(ErrWorkspaceExists, "%s", w.ID)
-	}
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		if _, err := tx.GetWorkspace(w.ID); !errors.Is(err, store.ErrNotFound) {
+			if err == nil {
+				err = baton.Errorf(ErrWorkspaceExists, "%s", w.ID)
+			}
+			return err
+		}
+		return tx.PutWorkspace(w)
+	})
 	return w, err
 }
 
@@ -181,11 +254,11 @@ func (s *Service) ArchiveWorkspace(ctx context.Context, ws baton.WorkspaceID) er
 		return baton.Errorf(ErrSessionRunning, "session %s", id)
 	}
 	return s.store.Update(ctx, func(tx store.Tx) error {
-		w, err := GetWorkspace(tx, ws)
+		w, err := workspace.GetWorkspace(tx, ws)
 		if err != nil {
 			return err
 		}
-		if err := CheckWritable(tx, ws, Owner{}); err != nil {
+		if err := workspace.CheckWritable(tx, ws, baton.Token{}, 0); err != nil {
 			return err
 		}
 		if w.Archived {
@@ -196,16 +269,45 @@ func (s *Service) ArchiveWorkspace(ctx context.Context, ws baton.WorkspaceID) er
 	})
 }
 
+// SetShare changes what the briefings of a workspace's transfers carry to
+// their target besides the record (see baton.Share; blank means
+// baton.ShareConversation). A transfer already created keeps the choice it
+// was created with. Safe to retry. Errors: baton.ErrInvalid (a bad
+// workspace id or share), ErrNoWorkspace, ErrArchived.
+func (s *Service) SetShare(ctx context.Context, ws baton.WorkspaceID, share baton.Share) (out store.Workspace, err error) {
+	if err := share.Validate(); err != nil {
+		return store.Workspace{}, err
+	}
+	share = share.Or(baton.ShareConversation)
+	err = s.store.Update(ctx, func(tx store.Tx) error {
+		w, err := workspace.GetWorkspace(tx, ws)
+		if err != nil {
+			return err
+		}
+		if w.Archived {
+			return ErrArchived
+		}
+		out = w
+		if w.Share == share {
+			return nil
+		}
+		w.Share, w.UpdatedAt = share, s.clock.Now()
+		out = w
+		return tx.PutWorkspace(w)
+	})
+	return out, err
+}
+
 // Workspace returns a workspace. Errors: ErrNoWorkspace.
 func (s *Service) Workspace(ctx context.Context, ws baton.WorkspaceID) (w store.Workspace, err error) {
-	err = s.store.View(ctx, func(tx store.Tx) error { w, err = GetWorkspace(tx, ws); return err })
+	err = s.store.View(ctx, func(tx store.Tx) error { w, err = workspace.GetWorkspace(tx, ws); return err })
 	return w, err
 }
 
 // Sessions returns a workspace's sessions in creation order.
 func (s *Service) Sessions(ctx context.Context, ws baton.WorkspaceID) (out []store.Session, err error) {
 	err = s.store.View(ctx, func(tx store.Tx) error {
-		if _, err := GetWorkspace(tx, ws); err != nil {
+		if _, err := workspace.GetWorkspace(tx, ws); err != nil {
 			return err
 		}
 		out, err = tx.ListSessions(ws)
@@ -217,7 +319,7 @@ func (s *Service) Sessions(ctx context.Context, ws baton.WorkspaceID) (out []sto
 // Current returns the workspace's current session. Errors: ErrNoSession,
 // ErrNoWorkspace.
 func (s *Service) Current(ctx context.Context, ws baton.WorkspaceID) (cur store.Session, err error) {
-	err = s.store.View(ctx, func(tx store.Tx) error { cur, err = Current(tx, ws); return err })
+	err = s.store.View(ctx, func(tx store.Tx) error { cur, err = workspace.Current(tx, ws); return err })
 	return cur, err
 }
 
@@ -227,10 +329,10 @@ func (s *Service) Current(ctx context.Context, ws baton.WorkspaceID) (cur store.
 // someone else. Call it before any write a host makes on its own.
 func (s *Service) AssertWritable(ctx context.Context, ws baton.WorkspaceID, owner Owner) error {
 	return s.store.View(ctx, func(tx store.Tx) error {
-		if _, err := GetWorkspace(tx, ws); err != nil {
+		if _, err := workspace.GetWorkspace(tx, ws); err != nil {
 			return err
 		}
-		return CheckWritable(tx, ws, owner)
+		return workspace.CheckWritable(tx, ws, owner.Token, owner.Epoch)
 	})
 }
 

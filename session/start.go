@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/store"
 )
 
@@ -28,9 +28,6 @@ type TurnRequest struct {
 	Owner Owner
 }
 
-// MaxPromptChars bounds a prompt or wakeup text.
-const MaxPromptChars = 200_000
-
 // Start starts or resumes a session and waits (until ctx is done) for the
 // engine to confirm readiness; it returns the session as recorded then.
 // Errors: baton.ErrInvalid (bad input), ErrNoWorkspace,
@@ -45,8 +42,8 @@ func (s *Service) Start(ctx context.Context, req TurnRequest) (store.Session, er
 	if ctx == nil {
 		return store.Session{}, baton.Errorf(baton.ErrInvalid, "nil context")
 	}
-	if strings.TrimSpace(req.Prompt) == "" || len(req.Prompt) > MaxPromptChars {
-		return store.Session{}, baton.Errorf(baton.ErrInvalid, "prompt must be 1..%d bytes", MaxPromptChars)
+	if err := baton.CheckField(baton.FieldPrompt, req.Prompt); err != nil {
+		return store.Session{}, err
 	}
 	p, sess, err := s.launchStart(ctx, req)
 	if err != nil {
@@ -74,16 +71,20 @@ func (s *Service) launchStart(ctx context.Context, req TurnRequest) (engine.Proc
 	sl.mu.Unlock()
 	var sess store.Session
 	var dir string
-	lid := NewLaunchID()
+	lid := workspace.NewLaunchID()
+	// Owned before its record commits: a reap by this Service meanwhile
+	// (Reconcile while a queued instruction is delivered) must not take
+	// the record for an earlier process's and end the row it runs.
+	s.own(lid)
 	err := s.store.Update(ctx, func(tx store.Tx) error {
-		ws, err := GetWorkspace(tx, req.Workspace)
+		ws, err := workspace.GetWorkspace(tx, req.Workspace)
 		if err != nil {
 			return err
 		}
 		if ws.Archived {
 			return ErrArchived
 		}
-		if err := CheckWritable(tx, ws.ID, req.Owner); err != nil {
+		if err := workspace.CheckWritable(tx, ws.ID, req.Owner.Token, req.Owner.Epoch); err != nil {
 			return err
 		}
 		if err := s.strayLaunch(tx, ws.ID); err != nil {
@@ -94,10 +95,11 @@ func (s *Service) launchStart(ctx context.Context, req TurnRequest) (engine.Proc
 			return err
 		}
 		now := s.clock.Now()
-		return RecordLaunch(tx, store.Launch{ID: lid, Workspace: ws.ID, Session: sess.ID, Holder: s.id, Host: s.host,
+		return workspace.RecordLaunch(tx, store.Launch{ID: lid, Workspace: ws.ID, Session: sess.ID, Holder: s.id, Host: s.host,
 			Engine: sess.Config.Engine, Epoch: req.Owner.Epoch, CreatedAt: now, UpdatedAt: now})
 	})
 	if err != nil {
+		s.disown(lid)
 		return nil, store.Session{}, err
 	}
 	p, err := s.launchRecorded(ctx, sess, req, dir, lid)
@@ -117,7 +119,7 @@ func (s *Service) launchRecorded(ctx context.Context, sess store.Session, req Tu
 		sreq.Mode, sreq.NativeID = engine.Resume, sess.NativeID
 	}
 	id := sess.ID
-	p, err := s.Launch(ctx, LaunchRequest{StartRequest: sreq, Epoch: req.Owner.Epoch, OnExit: func(st engine.ExitStatus) {
+	p, err := s.sup().Launch(ctx, workspace.LaunchRequest{StartRequest: sreq, Epoch: req.Owner.Epoch, OnExit: func(st engine.ExitStatus) {
 		s.endWith(id, endReason(st), false, false, lid)
 		s.afterTurn(sess.Workspace) // the next queued instruction, if any
 	}})
@@ -141,14 +143,14 @@ func (s *Service) choose(tx store.Tx, ws store.Workspace, req TurnRequest) (stor
 	case req.Session != "":
 		got, err := tx.GetSession(req.Session)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && got.Workspace != ws.ID) {
-			return store.Session{}, baton.Errorf(ErrNoSession, "%s", req.Session)
+			return store.Session{}, baton.Errorf(workspace.ErrNoSession, "%s", req.Session)
 		}
 		if err != nil {
 			return store.Session{}, err
 		}
 		sess = got
 	case !req.Fresh:
-		got, ok, err := implicitResume(tx, ws, ws.Config)
+		got, ok, err := workspace.ImplicitResume(tx, ws, ws.Config)
 		if err != nil {
 			return store.Session{}, err
 		}
@@ -157,11 +159,7 @@ func (s *Service) choose(tx store.Tx, ws store.Workspace, req TurnRequest) (stor
 		}
 	}
 	if sess.ID == "" {
-		ins, err := tx.InsertSession(store.Session{ID: newSessionID(), Workspace: ws.ID, Config: ws.Config, Status: store.SessionIdle, CreatedAt: now})
-		if err != nil {
-			return store.Session{}, err
-		}
-		sess = ins
+		sess = store.Session{ID: newSessionID(), Workspace: ws.ID, Config: ws.Config, CreatedAt: now}
 	}
 	sess.Status = store.SessionRunning
 	sess.StartedAt = now
@@ -169,10 +167,11 @@ func (s *Service) choose(tx store.Tx, ws store.Workspace, req TurnRequest) (stor
 	if err := tx.PutSession(sess); err != nil {
 		return store.Session{}, err
 	}
-	return Activate(tx, sess.ID, now)
+	return workspace.Activate(tx, sess.ID, now)
 }
 
-// awaitReady waits for the launched session's readiness and records it.
+// awaitReady waits for the launched session's readiness and records it,
+// with what the engine reported it really runs (RecordActual).
 func (s *Service) awaitReady(ctx context.Context, p engine.Process, sess store.Session) (store.Session, error) {
 	native, err := p.Ready(ctx)
 	if err != nil {
@@ -198,8 +197,12 @@ func (s *Service) awaitReady(ctx context.Context, p engine.Process, sess store.S
 		if err != nil {
 			return err
 		}
+		changed := workspace.RecordActual(&cur, engine.ActualOf(p)) || cur.NativeID != native
 		cur.NativeID = native
 		out = cur
+		if !changed {
+			return nil // nothing new: no write, and no change-feed entry
+		}
 		return tx.PutSession(cur)
 	})
 	return out, err
@@ -212,11 +215,13 @@ func (s *Service) awaitReady(ctx context.Context, p engine.Process, sess store.S
 // its row is idle until the completion commits, and an end that wins the
 // race against that commit must still be on record (the completion then
 // keeps it ended).
-// With launch, the launch's record is closed in the same transaction.
+// With launch, the launch's record is closed in the same transaction, and
+// a row that runs again for a later launch of the session (another node
+// relaunched it after reaping this one) is left as it is.
 func (s *Service) endWith(id baton.SessionID, reason string, overwrite, idle bool, launch baton.LaunchID) {
 	ctx := context.Background()
 	err := s.store.Update(ctx, func(tx store.Tx) error {
-		if err := launchGone(tx, launch, reason, s); err != nil {
+		if err := workspace.LaunchGone(tx, launch, reason, s.clock.Now()); err != nil {
 			return err
 		}
 		cur, err := tx.GetSession(id)
@@ -230,9 +235,12 @@ func (s *Service) endWith(id baton.SessionID, reason string, overwrite, idle boo
 		if cur.Status != store.SessionRunning && (!idle || cur.Status != store.SessionIdle) {
 			return nil
 		}
+		if again, err := workspace.RelaunchedSince(tx, id, launch); err != nil || again {
+			return err
+		}
 		now := s.clock.Now()
 		cur.Status, cur.EndedAt, cur.EndReason = store.SessionEnded, now, reason
-		return recordEnd(tx, cur, now)
+		return workspace.RecordEnd(tx, cur, now)
 	})
 	if err != nil {
 		s.log.Warn("recording session end failed", zapSession(id), zapErr(err))
@@ -264,7 +272,7 @@ func (s *Service) Stop(ctx context.Context, ws baton.WorkspaceID, owner Owner) (
 	if err := s.AssertWritable(ctx, ws, owner); err != nil {
 		return "", err
 	}
-	return s.Halt(ctx, ws)
+	return s.sup().Halt(ctx, ws)
 }
 
 // RecordEnd records that session id's process ended with st, if the row
@@ -278,7 +286,8 @@ func (s *Service) Stop(ctx context.Context, ws baton.WorkspaceID, owner Owner) (
 //
 // Once the workspace is not reserved, its next queued instruction is
 // delivered (see Message).
-func (s *Service) RecordEnd(id baton.SessionID, launch baton.LaunchID, st engine.ExitStatus) {
+func (p *supervisor) RecordEnd(id baton.SessionID, launch baton.LaunchID, st engine.ExitStatus) {
+	s := p.svc()
 	s.endWith(id, endReason(st), false, true, launch)
 	var ws baton.WorkspaceID
 	if err := s.store.View(context.Background(), func(tx store.Tx) error {

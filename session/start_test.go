@@ -10,6 +10,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -66,7 +67,7 @@ func TestStartImplicitResumeNeedsSameAccountAndNativeID(t *testing.T) {
 		{"another account", store.Session{ID: "a", ActivationOrder: 1}, cfgAlt, engine.Fresh},
 		{"another engine", store.Session{ID: "a", ActivationOrder: 1}, cfgOther, engine.Fresh},
 		{"no native id", store.Session{ID: "a", ActivationOrder: 1, NativeID: noNativeID}, cfgA, engine.Fresh},
-		{"rolled back", store.Session{ID: "a", ActivationOrder: session.RolledBack}, cfgA, engine.Fresh},
+		{"rolled back", store.Session{ID: "a", ActivationOrder: workspace.RolledBack}, cfgA, engine.Fresh},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -200,7 +201,7 @@ func TestStartRejectsBadInput(t *testing.T) {
 		{"nil context", nil, session.TurnRequest{Workspace: f.ws, Prompt: "x"}, baton.ErrInvalid},
 		{"empty prompt", f.ctx, session.TurnRequest{Workspace: f.ws}, baton.ErrInvalid},
 		{"blank prompt", f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: " \n\t"}, baton.ErrInvalid},
-		{"prompt too long", f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: strings.Repeat("x", session.MaxPromptChars+1)}, baton.ErrInvalid},
+		{"prompt too long", f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: strings.Repeat("x", baton.MaxPromptBytes+1)}, baton.ErrInvalid},
 		{"unknown workspace", f.ctx, session.TurnRequest{Workspace: "nope", Prompt: "x"}, session.ErrNoWorkspace},
 		{"archived workspace", f.ctx, session.TurnRequest{Workspace: baton.WorkspaceID(other), Prompt: "x"}, session.ErrArchived},
 		{"unknown session", f.ctx, session.TurnRequest{Workspace: f.ws, Session: "ghost", Prompt: "x"}, session.ErrNoSession},

@@ -3,11 +3,11 @@ package session
 import (
 	"context"
 	"errors"
-	"strings"
-	"time"
+	"fmt"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/ids"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/store"
 )
 
@@ -17,8 +17,8 @@ import (
 // prompt, zero time), ErrNoWorkspace, ErrNoSession (pinned
 // session unknown or of another workspace).
 func (s *Service) ScheduleWakeup(ctx context.Context, w store.Wakeup) (store.Wakeup, error) {
-	if strings.TrimSpace(w.Prompt) == "" || len(w.Prompt) > MaxPromptChars {
-		return store.Wakeup{}, baton.Errorf(baton.ErrInvalid, "wakeup prompt must be 1..%d bytes", MaxPromptChars)
+	if err := baton.CheckField(baton.FieldPrompt, w.Prompt); err != nil {
+		return store.Wakeup{}, fmt.Errorf("wakeup: %w", err)
 	}
 	if w.At.IsZero() {
 		return store.Wakeup{}, baton.Errorf(baton.ErrInvalid, "wakeup time is required")
@@ -28,19 +28,19 @@ func (s *Service) ScheduleWakeup(ctx context.Context, w store.Wakeup) (store.Wak
 	w.Status = store.WakeupPending
 	w.CreatedAt, w.UpdatedAt = now, now
 	err := s.store.Update(ctx, func(tx store.Tx) error {
-		if _, err := GetWorkspace(tx, w.Workspace); err != nil {
+		if _, err := workspace.GetWorkspace(tx, w.Workspace); err != nil {
 			return err
 		}
 		if w.Session != "" {
 			ps, err := tx.GetSession(w.Session)
 			if errors.Is(err, store.ErrNotFound) || (err == nil && ps.Workspace != w.Workspace) {
-				return baton.Errorf(ErrNoSession, "pinned session %s", w.Session)
+				return baton.Errorf(workspace.ErrNoSession, "pinned session %s", w.Session)
 			}
 			if err != nil {
 				return err
 			}
 		}
-		return tx.InsertWakeup(w)
+		return tx.PutWakeup(w)
 	})
 	if err != nil {
 		return store.Wakeup{}, err
@@ -51,39 +51,13 @@ func (s *Service) ScheduleWakeup(ctx context.Context, w store.Wakeup) (store.Wak
 // Wakeups returns a workspace's wakeups ordered by time.
 func (s *Service) Wakeups(ctx context.Context, ws baton.WorkspaceID) (out []store.Wakeup, err error) {
 	err = s.store.View(ctx, func(tx store.Tx) error {
-		if _, err := GetWorkspace(tx, ws); err != nil {
+		if _, err := workspace.GetWorkspace(tx, ws); err != nil {
 			return err
 		}
 		out, err = tx.ListWakeups(ws)
 		return err
 	})
 	return out, err
-}
-
-// RebindWakeups moves every pending wakeup pinned to from onto to, keeping
-// prompt and deadline. The transfer coordinator calls it only in the
-// transaction that completes a transfer; a failed or cancelled transfer
-// moves nothing. It returns how many moved.
-func RebindWakeups(tx store.Tx, from, to baton.SessionID, now time.Time) (int, error) {
-	if from == "" || from == to {
-		return 0, nil
-	}
-	ws, err := tx.WakeupsBySession(from)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, w := range ws {
-		if w.Status != store.WakeupPending {
-			continue
-		}
-		w.Session, w.UpdatedAt = to, now
-		if err := tx.PutWakeup(w); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
 }
 
 // FireResult says what FireDue did with each due wakeup.
@@ -128,7 +102,7 @@ func (s *Service) FireDue(ctx context.Context, limit int) (FireResult, error) {
 			if err != nil || cur.Status != store.WakeupPending {
 				return err
 			}
-			if r, err := Reserved(tx, cur.Workspace); err != nil || r {
+			if r, err := workspace.Reserved(tx, cur.Workspace); err != nil || r {
 				outcome = "deferred"
 				return err
 			}
@@ -156,7 +130,7 @@ func (s *Service) FireDue(ctx context.Context, limit int) (FireResult, error) {
 		case "fired":
 			_, err := s.Start(ctx, TurnRequest{Workspace: w.Workspace, Session: target.ID, Prompt: w.Prompt})
 			switch {
-			case errors.Is(err, ErrWorkspaceBusy), errors.Is(err, ErrStaleEpoch), errors.Is(err, ErrSessionRunning):
+			case errors.Is(err, workspace.ErrWorkspaceBusy), errors.Is(err, workspace.ErrStaleEpoch), errors.Is(err, ErrSessionRunning):
 				// Refused before the engine was called (a transfer reserved
 				// the workspace, or a process started, in between): put
 				// it back rather than drop it.
@@ -192,13 +166,13 @@ func (s *Service) repend(ctx context.Context, id baton.WakeupID) error {
 // ordinary message follows). With none, it returns the zero Session and the
 // reason the user is shown (a timer may only resume).
 func (s *Service) wakeupTarget(tx store.Tx, w store.Wakeup) (store.Session, string, error) {
-	ws, err := GetWorkspace(tx, w.Workspace)
+	ws, err := workspace.GetWorkspace(tx, w.Workspace)
 	if err != nil {
 		return store.Session{}, "", err
 	}
 	const only = "; a wakeup may only resume a session, never start a fresh one"
 	if w.Session == "" {
-		sess, ok, err := implicitResume(tx, ws, ws.Config)
+		sess, ok, err := workspace.ImplicitResume(tx, ws, ws.Config)
 		if err != nil {
 			return store.Session{}, "", err
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -27,7 +28,7 @@ func TestScheduleWakeupValidation(t *testing.T) {
 	}{
 		{"empty prompt", store.Wakeup{Workspace: f.ws, At: due}, baton.ErrInvalid},
 		{"blank prompt", store.Wakeup{Workspace: f.ws, Prompt: "  ", At: due}, baton.ErrInvalid},
-		{"prompt too long", store.Wakeup{Workspace: f.ws, Prompt: strings.Repeat("x", session.MaxPromptChars+1), At: due}, baton.ErrInvalid},
+		{"prompt too long", store.Wakeup{Workspace: f.ws, Prompt: strings.Repeat("x", baton.MaxPromptBytes+1), At: due}, baton.ErrInvalid},
 		{"zero time", store.Wakeup{Workspace: f.ws, Prompt: "check"}, baton.ErrInvalid},
 		{"unknown workspace", store.Wakeup{Workspace: "nope", Prompt: "check", At: due}, session.ErrNoWorkspace},
 		{"unknown pinned session", store.Wakeup{Workspace: f.ws, Session: "ghost", Prompt: "check", At: due}, session.ErrNoSession},
@@ -205,7 +206,7 @@ func TestRebindWakeupsMovesOnlyPendingPinnedToSource(t *testing.T) {
 	})
 	var n int
 	f.update(func(tx store.Tx) (err error) {
-		n, err = session.RebindWakeups(tx, src.ID, tgt.ID, f.clk.Now())
+		n, err = workspace.RebindWakeups(tx, src.ID, tgt.ID, f.clk.Now())
 		return err
 	})
 	if n != 1 {
@@ -235,7 +236,7 @@ func TestRebindWakeupsMovesOnlyPendingPinnedToSource(t *testing.T) {
 	}
 	for _, noop := range [][2]baton.SessionID{{"", tgt.ID}, {tgt.ID, tgt.ID}} {
 		f.update(func(tx store.Tx) (err error) {
-			n, err = session.RebindWakeups(tx, noop[0], noop[1], f.clk.Now())
+			n, err = workspace.RebindWakeups(tx, noop[0], noop[1], f.clk.Now())
 			return err
 		})
 		if n != 0 {

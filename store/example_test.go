@@ -18,7 +18,7 @@ func Example() {
 	defer st.Close()
 
 	ws := store.Workspace{ID: "ws-1", Name: "demo", Config: baton.EngineConfig{Engine: "demo"}}
-	_ = st.Update(ctx, func(tx store.Tx) error { return tx.InsertWorkspace(ws) })
+	_ = st.Update(ctx, func(tx store.Tx) error { return tx.PutWorkspace(ws) })
 
 	errBoom := errors.New("boom")
 	err := st.Update(ctx, func(tx store.Tx) error {

@@ -8,36 +8,41 @@ import (
 
 // Workspace is the unit with one writer at a time.
 type Workspace struct {
-	ID      baton.WorkspaceID
-	Name    string
-	Mission string
+	ID      baton.WorkspaceID `json:"id"`
+	Name    string            `json:"name,omitempty"`
+	Mission string            `json:"mission,omitempty"`
 	// Root is the directory handoff documents are published under (may be
 	// empty: then no document is written).
-	Root string
+	Root string `json:"root,omitempty"`
+	// Share says what a transfer's briefing carries to the target besides
+	// the record: the conversation and the report (baton.ShareConversation,
+	// also what blank means), the report only, or neither. A transfer
+	// request may override it.
+	Share baton.Share `json:"share,omitempty"`
 	// Config is the configuration the next ordinary start uses.
-	Config baton.EngineConfig
+	Config baton.EngineConfig `json:"config,omitzero"`
 	// CurrentSession is the session selected by the current-session rule,
 	// kept up to date by package session so that reading it costs no scan.
-	CurrentSession baton.SessionID
+	CurrentSession baton.SessionID `json:"currentSessionId,omitempty"`
 	// ActivationCounter is the highest activation order ever given in this
 	// workspace; the next activation is ActivationCounter+1.
-	ActivationCounter int64
+	ActivationCounter int64 `json:"activationCounter,omitempty"`
 	// Running lists the sessions of the workspace the current-session rule
 	// may select (ActivationOrder >= 0) whose Status is running, in no
 	// particular order; RankHead is the first session of the ranking list
 	// (see Session.RankBelow), the session the rule selects when none
 	// runs. Both are kept by package session, so that an end or a
 	// rollback finds the next current session without a scan.
-	Running  []baton.SessionID
-	RankHead baton.SessionID
+	Running  []baton.SessionID `json:"running,omitempty"`
+	RankHead baton.SessionID   `json:"rankHead,omitempty"`
 	// Ranked says that Running, RankHead and the sessions' rank links are
 	// kept. A workspace written by a release that did not keep them reads
 	// as false; package session derives them on its first write there, or
-	// for a long history in its Service.Reconcile.
-	Ranked    bool
-	Archived  bool
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	// for a long history in handoff.Coordinator.Recover.
+	Ranked    bool      `json:"ranked,omitempty"`
+	Archived  bool      `json:"archived,omitempty"`
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
 }
 
 // SessionStatus is a session's lifecycle state.
@@ -51,43 +56,50 @@ const (
 
 // Session is one native conversation with an engine.
 type Session struct {
-	ID        baton.SessionID
-	Workspace baton.WorkspaceID
-	Config    baton.EngineConfig
+	ID        baton.SessionID    `json:"id"`
+	Workspace baton.WorkspaceID  `json:"workspaceId"`
+	Config    baton.EngineConfig `json:"config,omitzero"`
 	// NativeID is the engine's own session id; empty when the engine never
 	// minted one (killed before it confirmed readiness).
-	NativeID string
-	Status   SessionStatus
+	NativeID string `json:"nativeId,omitempty"`
+	// ActualModel is the model the engine reported its latest launch
+	// really ran (engine.Actual), beside the configured Config.Model: an
+	// agent CLI may send another model to its API than the one it was
+	// asked for. EngineVersion is the engine's version as it reported it
+	// (the agent CLI's). Both are empty when the engine reported nothing.
+	ActualModel   string        `json:"actualModel,omitempty"`
+	EngineVersion string        `json:"engineVersion,omitempty"`
+	Status        SessionStatus `json:"status,omitempty"`
 	// ActivationOrder: >0 activated (highest is current), 0 written before
 	// ordering existed (legacy timestamp fallback), -1 rolled back.
-	ActivationOrder int64
-	StartedAt       time.Time // zero until first started
-	EndedAt         time.Time // zero while never ended
-	EndReason       string
-	CreatedAt       time.Time
+	ActivationOrder int64     `json:"activationOrder,omitempty"`
+	StartedAt       time.Time `json:"startedAt,omitzero"` // zero until first started
+	EndedAt         time.Time `json:"endedAt,omitzero"`   // zero while never ended
+	EndReason       string    `json:"endReason,omitempty"`
+	CreatedAt       time.Time `json:"createdAt,omitzero"`
 	// Seq orders sessions of a workspace by creation; set by the store on
 	// insert (ListSessions returns ascending Seq).
-	Seq int64
+	Seq int64 `json:"seq,omitempty"`
 	// RankAbove and RankBelow link the sessions of a workspace that the
 	// current-session rule may select (ActivationOrder >= 0) into its
 	// ranking list, most current first by the rule's order without the
 	// running-first step (Workspace.RankHead is the first); both are
 	// empty for a session outside the list. Kept by package session.
-	RankAbove baton.SessionID
-	RankBelow baton.SessionID
+	RankAbove baton.SessionID `json:"rankAbove,omitempty"`
+	RankBelow baton.SessionID `json:"rankBelow,omitempty"`
 }
 
 // HandoffState is a state of the session-transfer machine.
 type HandoffState string
 
 const (
-	StateStopping    HandoffState = "stopping"
-	StateGenerating  HandoffState = "generating"
-	StateStarting    HandoffState = "starting"
-	StateCompleted   HandoffState = "completed"
-	StateFailed      HandoffState = "failed"
-	StateInterrupted HandoffState = "interrupted"
-	StateCancelled   HandoffState = "cancelled"
+	StateStopping    HandoffState = "stopping"    // the source session is being stopped
+	StateGenerating  HandoffState = "generating"  // the report-only turn runs
+	StateStarting    HandoffState = "starting"    // the target session is being started
+	StateCompleted   HandoffState = "completed"   // the target runs (terminal)
+	StateFailed      HandoffState = "failed"      // an attempt failed; waits for a decision
+	StateInterrupted HandoffState = "interrupted" // a process restart cut an attempt; waits for a decision
+	StateCancelled   HandoffState = "cancelled"   // given up (terminal)
 )
 
 // Terminal reports whether s never changes again.
@@ -98,137 +110,142 @@ func (s HandoffState) Pending() bool { return s != "" && !s.Terminal() }
 
 // AttemptRecord says how one attempt of a handoff ended.
 type AttemptRecord struct {
-	Attempt       int
-	TargetSession baton.SessionID
-	Outcome       HandoffState // the state the attempt left the handoff in
-	Error         string
-	EndedAt       time.Time
+	Attempt       int             `json:"attempt"`
+	TargetSession baton.SessionID `json:"targetSessionId,omitempty"`
+	Outcome       HandoffState    `json:"outcome,omitempty"` // the state the attempt left the handoff in
+	Error         string          `json:"error,omitempty"`
+	EndedAt       time.Time       `json:"endedAt,omitzero"`
 }
 
 // Handoff is one session-transfer request.
 type Handoff struct {
-	ID          baton.HandoffID
-	Workspace   baton.WorkspaceID
-	RequestID   string
-	Fingerprint string
-	State       HandoffState
-	Attempt     int
+	ID          baton.HandoffID   `json:"id"`
+	Workspace   baton.WorkspaceID `json:"workspaceId"`
+	RequestID   string            `json:"requestId"`
+	Fingerprint string            `json:"fingerprint,omitempty"`
+	State       HandoffState      `json:"state,omitempty"`
+	Attempt     int               `json:"attempt,omitempty"`
 	// SourceSession may be empty (a workspace with no conversation yet).
-	SourceSession   baton.SessionID
-	TargetSession   baton.SessionID
-	SourceConfig    baton.EngineConfig
-	TargetConfig    baton.EngineConfig
-	GenerateSummary bool
+	SourceSession   baton.SessionID    `json:"sourceSessionId,omitempty"`
+	TargetSession   baton.SessionID    `json:"targetSessionId,omitempty"`
+	SourceConfig    baton.EngineConfig `json:"sourceConfig,omitzero"`
+	TargetConfig    baton.EngineConfig `json:"targetConfig,omitzero"`
+	GenerateSummary bool               `json:"generateSummary,omitempty"`
 	// Native asks for the native path: the target is the source's own
 	// native session resumed under the target configuration (an engine that
 	// is an engine.Reconfigurer); no report is generated.
-	Native     bool
-	Report     string
-	ReportPath string
+	Native bool `json:"native,omitempty"`
+	// Share is what the briefing of this transfer's target carries besides
+	// the record (the request's choice, else the workspace's setting, as
+	// the transfer was created); never blank once created by package
+	// handoff.
+	Share      baton.Share `json:"share,omitempty"`
+	Report     string      `json:"report,omitempty"`
+	ReportPath string      `json:"reportPath,omitempty"`
 	// Facts are the mechanical facts gathered beside the report (git state,
 	// checks run), rendered as Markdown; empty when none were gathered.
-	Facts string
+	Facts string `json:"facts,omitempty"`
 	// GenerationToken is the hash of the current report-only turn's token;
 	// zero outside generating.
-	GenerationToken baton.TokenHash
+	GenerationToken baton.TokenHash `json:"generationToken,omitzero"`
 	// GenerationDeadline is when the report-only turn times out.
-	GenerationDeadline time.Time
-	Error              string
+	GenerationDeadline time.Time `json:"generationDeadline,omitzero"`
+	Error              string    `json:"error,omitempty"`
 	// StopRequested is set by Stop/cancel before it asks the engine to stop:
 	// from then on no engine callback of the attempt is applied. The
 	// process that drives the transfer carries the request out and clears
 	// it when it settles the handoff (cancelled, or failed with its stop
 	// unconfirmed).
-	StopRequested bool
+	StopRequested bool `json:"stopRequested,omitempty"`
 	// StopUnconfirmed is set when a stop ended without a confirmed outcome: a
 	// process may still run, so retry and skip are refused until a Stop is
 	// confirmed.
-	StopUnconfirmed bool
-	History         []AttemptRecord
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
+	StopUnconfirmed bool            `json:"stopUnconfirmed,omitempty"`
+	History         []AttemptRecord `json:"history,omitempty"`
+	CreatedAt       time.Time       `json:"createdAt,omitzero"`
+	UpdatedAt       time.Time       `json:"updatedAt,omitzero"`
 }
 
 // Reservation is a workspace's lifecycle lock. The row outlives releases so
 // that Epoch only ever grows.
 type Reservation struct {
-	Workspace baton.WorkspaceID
-	Held      bool
-	Handoff   baton.HandoffID
+	Workspace baton.WorkspaceID `json:"workspaceId"`
+	Held      bool              `json:"held,omitempty"`
+	Handoff   baton.HandoffID   `json:"handoffId,omitempty"`
 	// Owner is the hash of the owner token; launches must present the token.
-	Owner baton.TokenHash
+	Owner baton.TokenHash `json:"owner,omitzero"`
 	// Epoch grows by one on every take; a write under an older epoch is
 	// refused (fencing).
-	Epoch int64
+	Epoch int64 `json:"epoch,omitempty"`
 	// LeaseHolder and LeaseExpires name the coordinator process driving the
 	// pending handoff and until when (renewable runtime lease).
-	LeaseHolder  string
-	LeaseExpires time.Time
+	LeaseHolder  string    `json:"leaseHolder,omitempty"`
+	LeaseExpires time.Time `json:"leaseExpires,omitzero"`
 	// LeaseStore is the Incarnation of the Exclusive store the holder wrote
 	// the lease through; empty on a shared store. A lease written under an
 	// earlier incarnation of an exclusive store belongs to a dead process.
-	LeaseStore string
-	UpdatedAt  time.Time
+	LeaseStore string    `json:"leaseStore,omitempty"`
+	UpdatedAt  time.Time `json:"updatedAt,omitzero"`
 }
 
 // WakeupStatus is a wakeup's state.
 type WakeupStatus string
 
 const (
-	WakeupPending   WakeupStatus = "pending"
-	WakeupFired     WakeupStatus = "fired"
-	WakeupCancelled WakeupStatus = "cancelled"
+	WakeupPending   WakeupStatus = "pending"   // waits for its deadline
+	WakeupFired     WakeupStatus = "fired"     // delivered
+	WakeupCancelled WakeupStatus = "cancelled" // withdrawn or refused (see Reason)
 )
 
 // Wakeup is a prompt to deliver at a deadline, optionally pinned to a session.
 type Wakeup struct {
-	ID        baton.WakeupID
-	Workspace baton.WorkspaceID
+	ID        baton.WakeupID    `json:"id"`
+	Workspace baton.WorkspaceID `json:"workspaceId"`
 	// Session is the pinned session; empty means "whichever is current".
-	Session baton.SessionID
-	Prompt  string
-	At      time.Time
-	Status  WakeupStatus
+	Session baton.SessionID `json:"sessionId,omitempty"`
+	Prompt  string          `json:"prompt,omitempty"`
+	At      time.Time       `json:"at,omitzero"`
+	Status  WakeupStatus    `json:"status,omitempty"`
 	// Reason says why a wakeup was cancelled (for example, refused at fire
 	// time because nothing could be resumed); empty otherwise.
-	Reason    string
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Reason    string    `json:"reason,omitempty"`
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
 }
 
 // ContinuationState is a queued continuation's state.
 type ContinuationState string
 
 const (
-	ContinuationQueued    ContinuationState = "queued"
-	ContinuationStarted   ContinuationState = "started"
-	ContinuationRefused   ContinuationState = "refused"
-	ContinuationCancelled ContinuationState = "cancelled"
+	ContinuationQueued    ContinuationState = "queued"    // waits to run
+	ContinuationStarted   ContinuationState = "started"   // ran
+	ContinuationRefused   ContinuationState = "refused"   // could not run (see Reason)
+	ContinuationCancelled ContinuationState = "cancelled" // withdrawn
 )
 
 // Continuation is a continuation of a run, queued durably with everything its
 // briefing needs, so that a restart briefs the agent exactly as the original
 // process would have.
 type Continuation struct {
-	ID        baton.ContinuationID
-	Workspace baton.WorkspaceID
+	ID        baton.ContinuationID `json:"id"`
+	Workspace baton.WorkspaceID    `json:"workspaceId"`
 	// Session is the session being continued (may be empty).
-	Session baton.SessionID
+	Session baton.SessionID `json:"sessionId,omitempty"`
 	// Task is the run's original task.
-	Task string
+	Task string `json:"task,omitempty"`
 	// Ending says how the previous attempt ended; kept even after the run's
 	// own error is cleared on queueing.
-	Ending string
+	Ending string `json:"ending,omitempty"`
 	// Prompt is the user's new message, delivered after the briefing.
-	Prompt string
-	Target baton.EngineConfig
+	Prompt string             `json:"prompt,omitempty"`
+	Target baton.EngineConfig `json:"target,omitzero"`
 	// Automated marks a continuation triggered without a user (timer,
 	// wakeup, restart recovery): it may only resume.
-	Automated bool
-	State     ContinuationState
-	Reason    string
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Automated bool              `json:"automated,omitempty"`
+	State     ContinuationState `json:"state,omitempty"`
+	Reason    string            `json:"reason,omitempty"`
+	CreatedAt time.Time         `json:"createdAt,omitzero"`
+	UpdatedAt time.Time         `json:"updatedAt,omitzero"`
 }
 
 // LaunchState says whether a launch's processes may still run.
@@ -246,24 +263,24 @@ const (
 // that may still run can be found (engine.Reaper) and confirmed gone
 // before the workspace is released.
 type Launch struct {
-	ID        baton.LaunchID
-	Workspace baton.WorkspaceID
-	Session   baton.SessionID
+	ID        baton.LaunchID    `json:"id"`
+	Workspace baton.WorkspaceID `json:"workspaceId"`
+	Session   baton.SessionID   `json:"sessionId,omitempty"`
 	// Handoff and Attempt name the transfer attempt the launch belongs to;
 	// empty and 0 for an ordinary session.
-	Handoff baton.HandoffID
-	Attempt int
+	Handoff baton.HandoffID `json:"handoffId,omitempty"`
+	Attempt int             `json:"attempt,omitempty"`
 	// Holder is the coordinator or session service instance that spawned it.
-	Holder string
+	Holder string `json:"holder,omitempty"`
 	// Host names the machine it was spawned on: only a Reaper on that
 	// machine can find its processes and confirm them gone.
-	Host string
+	Host string `json:"host,omitempty"`
 	// Engine is the engine name the launch went to (the Reaper to ask).
-	Engine string
+	Engine string `json:"engine,omitempty"`
 	// Epoch is the reservation epoch the launch was made under (0 outside a
 	// transfer).
-	Epoch int64
-	State LaunchState
+	Epoch int64       `json:"epoch,omitempty"`
+	State LaunchState `json:"state,omitempty"`
 	// Admitted is set, after the spawn and before the agent runs, by the
 	// transaction of a two-phase start (engine.StartRequest.Admit) that
 	// found the launch still fenced in: still live and its reservation
@@ -271,10 +288,10 @@ type Launch struct {
 	// not yet admitted marks it gone in its transaction, after which it is
 	// never admitted: of the reap and the admission, the first to commit
 	// wins. False for a launch started without admission.
-	Admitted  bool
-	EndReason string
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Admitted  bool      `json:"admitted,omitempty"`
+	EndReason string    `json:"endReason,omitempty"`
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
 }
 
 // InstructionState is a queued instruction's delivery state.
@@ -303,35 +320,26 @@ func (s InstructionState) Open() bool {
 // Instruction is a message sent to a workspace while its agent was busy,
 // queued durably with its delivery state.
 type Instruction struct {
-	ID        baton.InstructionID
-	Workspace baton.WorkspaceID
-	Text      string
-	State     InstructionState
+	ID        baton.InstructionID `json:"id"`
+	Workspace baton.WorkspaceID   `json:"workspaceId"`
+	Text      string              `json:"text,omitempty"`
+	State     InstructionState    `json:"state,omitempty"`
 	// Session is the session it was delivered to (empty while pending).
-	Session   baton.SessionID
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Session   baton.SessionID `json:"sessionId,omitempty"`
+	CreatedAt time.Time       `json:"createdAt,omitzero"`
+	UpdatedAt time.Time       `json:"updatedAt,omitzero"`
 }
 
-// ChangeKind says which kind of record a Change carries.
-type ChangeKind string
-
-const (
-	ChangeHandoff     ChangeKind = "handoff"
-	ChangeSession     ChangeKind = "session"
-	ChangeInstruction ChangeKind = "instruction"
-)
-
 // Change is one entry of a workspace's change feed: a handoff, session or
-// instruction as a committed transaction left it. Seq numbers a workspace's
+// instruction as a committed transaction left it (exactly one of the three
+// is set). Seq numbers a workspace's
 // changes from 1, strictly increasing in commit order, durable like the
 // records. A transaction that writes a record several times leaves one
 // change for it, with its last value.
 type Change struct {
-	Workspace   baton.WorkspaceID
-	Seq         int64
-	Kind        ChangeKind
-	Handoff     *Handoff     // Kind == ChangeHandoff
-	Session     *Session     // Kind == ChangeSession
-	Instruction *Instruction // Kind == ChangeInstruction
+	Workspace   baton.WorkspaceID `json:"workspaceId"`
+	Seq         int64             `json:"seq"`
+	Handoff     *Handoff          `json:"handoff,omitempty"`
+	Session     *Session          `json:"session,omitempty"`
+	Instruction *Instruction      `json:"instruction,omitempty"`
 }

@@ -13,9 +13,9 @@ import (
 var (
 	// ErrNotFound: no record under that key.
 	ErrNotFound = baton.NewError(baton.ENOTFOUND, "store: not found")
-	// ErrDuplicate: an insert or update would break a uniqueness rule: a
-	// second handoff with the same (workspace, request id), a second pending
-	// handoff in a workspace, or an Insert of an existing key.
+	// ErrDuplicate: a Put would break a uniqueness rule: a second handoff
+	// with the same (workspace, request id), or a second pending handoff in
+	// a workspace.
 	ErrDuplicate = baton.NewError(baton.ECONFLICT, "store: duplicate")
 	// ErrTxConflict: the transaction lost a serialization race and the
 	// backend gave up retrying. Safe to retry the whole Update.
@@ -27,7 +27,12 @@ var (
 )
 
 // Store is a transactional record store. Transactions are serializable: the
-// outcome of concurrent Updates equals some serial order of them.
+// outcome of concurrent Updates equals some serial order of them. (A
+// backend may serialize per workspace instead, as store/pgstore does: its
+// Updates of one workspace are serializable, and its reads across
+// workspaces, such as ListPendingHandoffs, return what was committed when
+// they ran; a function reads a record they return again by its key
+// before it writes it back.)
 type Store interface {
 	// Update runs fn in a read-write transaction and commits if fn returns
 	// nil. If fn returns an error, nothing fn wrote is kept and the error is
@@ -44,28 +49,36 @@ type Store interface {
 
 // Tx is typed access to records inside one transaction. Getters return
 // ErrNotFound when nothing is there. Records are values: mutating a returned
-// record changes nothing until it is written back. Insert fails with
-// ErrDuplicate if the key exists; Put replaces an existing record and fails
-// with ErrNotFound if there is none (PutReservation alone inserts or
-// replaces). Empty keys are refused with an error matching baton.ErrInvalid.
-// Lists come in insert order unless a method says otherwise. Times are kept
-// to the microsecond at least (PostgreSQL's precision); compare them with
-// time.Time.Equal. A Tx carries the context given to Update or View: its
-// methods take none, and a backend that does I/O uses that one.
+// record changes nothing until it is written back. A Put inserts the record
+// or replaces the one with its key; the lists that come "in insert order"
+// keep the place of its first Put. Empty keys are refused with an error
+// matching baton.ErrInvalid. Times are kept to the microsecond at least
+// (PostgreSQL's precision); compare them with time.Time.Equal. A Tx
+// carries the context given to Update or View: its methods take none, and
+// a backend that does I/O uses that one.
 type Tx interface {
+	// GetWorkspace returns the workspace id.
 	GetWorkspace(id baton.WorkspaceID) (Workspace, error)
-	InsertWorkspace(w Workspace) error
-	PutWorkspace(w Workspace) error // ErrNotFound if absent
+	// PutWorkspace inserts or replaces w.
+	PutWorkspace(w Workspace) error
+	// ListWorkspaces returns every workspace.
 	ListWorkspaces() ([]Workspace, error)
 
+	// GetSession returns the session id.
 	GetSession(id baton.SessionID) (Session, error)
-	// InsertSession adds s, setting s.Seq; it returns the stored record.
-	InsertSession(s Session) (Session, error)
-	PutSession(s Session) error // ErrNotFound if absent
+	// PutSession inserts s with the next Seq of its workspace (whatever
+	// s.Seq says), or replaces it keeping its stored Seq.
+	PutSession(s Session) error
 	// ListSessions returns a workspace's sessions in creation order.
 	ListSessions(ws baton.WorkspaceID) ([]Session, error)
 
+	// GetHandoff returns the handoff id.
 	GetHandoff(id baton.HandoffID) (Handoff, error)
+	// PutHandoff inserts or replaces h. ErrDuplicate if (workspace, request
+	// id) is taken by another handoff, or if h is pending and another
+	// handoff holds the workspace's pending slot; changing the workspace or
+	// request id of a stored handoff is refused (baton.ErrInvalid).
+	PutHandoff(h Handoff) error
 	// HandoffByRequest is the (workspace, request id) index.
 	HandoffByRequest(ws baton.WorkspaceID, requestID string) (Handoff, error)
 	// PendingHandoff is the workspace's pending slot: the handoff whose
@@ -76,22 +89,16 @@ type Tx interface {
 	ListPendingHandoffs() ([]Handoff, error)
 	// ListHandoffs returns a workspace's handoffs, oldest first.
 	ListHandoffs(ws baton.WorkspaceID) ([]Handoff, error)
-	// InsertHandoff adds h. ErrDuplicate if the id exists, if (workspace,
-	// request id) is taken, or if h is pending and the workspace's pending
-	// slot is held by another handoff.
-	InsertHandoff(h Handoff) error
-	// PutHandoff replaces h (ErrNotFound if absent). Changing its request
-	// id or workspace is refused (baton.ErrInvalid); ErrDuplicate if h
-	// becomes pending while another handoff holds the slot.
-	PutHandoff(h Handoff) error
 
 	// GetReservation returns the workspace's reservation row (ErrNotFound
 	// if never taken).
 	GetReservation(ws baton.WorkspaceID) (Reservation, error)
+	// PutReservation inserts or replaces the reservation of r.Workspace.
 	PutReservation(r Reservation) error
 
+	// GetWakeup returns the wakeup id.
 	GetWakeup(id baton.WakeupID) (Wakeup, error)
-	InsertWakeup(w Wakeup) error
+	// PutWakeup inserts or replaces w.
 	PutWakeup(w Wakeup) error
 	// WakeupsBySession returns the wakeups pinned to a session, any status,
 	// ordered by (At, ID).
@@ -102,25 +109,28 @@ type Tx interface {
 	// ordered by (At, ID), at most limit (limit <= 0: no limit).
 	DueWakeups(now time.Time, limit int) ([]Wakeup, error)
 
+	// GetContinuation returns the continuation id.
 	GetContinuation(id baton.ContinuationID) (Continuation, error)
-	InsertContinuation(c Continuation) error
+	// PutContinuation inserts or replaces c.
 	PutContinuation(c Continuation) error
 	// QueuedContinuations returns continuations in state queued, oldest first.
 	QueuedContinuations() ([]Continuation, error)
 	// ListContinuations returns a workspace's continuations, oldest first.
 	ListContinuations(ws baton.WorkspaceID) ([]Continuation, error)
 
+	// GetLaunch returns the launch id.
 	GetLaunch(id baton.LaunchID) (Launch, error)
-	InsertLaunch(l Launch) error
-	PutLaunch(l Launch) error // ErrNotFound if absent
+	// PutLaunch inserts or replaces l.
+	PutLaunch(l Launch) error
 	// LiveLaunches returns the launches in state LaunchLive of every
 	// workspace (ws == "") or of one, oldest first, in O(live launches),
 	// never O(all launches).
 	LiveLaunches(ws baton.WorkspaceID) ([]Launch, error)
 
+	// GetInstruction returns the instruction id.
 	GetInstruction(id baton.InstructionID) (Instruction, error)
-	InsertInstruction(i Instruction) error
-	PutInstruction(i Instruction) error // ErrNotFound if absent
+	// PutInstruction inserts or replaces i.
+	PutInstruction(i Instruction) error
 	// ListInstructions returns a workspace's instructions, oldest first.
 	ListInstructions(ws baton.WorkspaceID) ([]Instruction, error)
 	// OpenInstructions returns a workspace's open instructions (State
@@ -132,9 +142,8 @@ type Tx interface {
 
 	// Changes returns the workspace's change feed after seq after, in
 	// ascending Seq, at most limit entries (limit <= 0: no limit). The
-	// backend appends to the feed by itself: every InsertHandoff,
-	// PutHandoff, InsertSession, PutSession, InsertInstruction and
-	// PutInstruction of a committed transaction leaves exactly one Change
+	// backend appends to the feed by itself: every PutHandoff, PutSession
+	// and PutInstruction of a committed transaction leaves exactly one Change
 	// per record (its last value in that transaction), numbered after
 	// every change committed before it. Inside an Update, the changes of
 	// the transaction itself are not listed.

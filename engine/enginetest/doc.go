@@ -25,7 +25,11 @@
 // a held readiness or end the process; SetStopOutcome changes what the next
 // Stop returns; CrashAll ends every running process as if the host died. The
 // engine is an engine.Reaper: ReapLaunch ends every process of a launch
-// (StartRequest.LaunchID), whoever started it.
+// (StartRequest.LaunchID), whoever started it. It is an engine.Transcriber
+// too: a session's transcript holds, for each of its starts, the prompt (the
+// user's message) and the script's Reply (the agent's), marked with the
+// start's turn, so a report-only turn's prompt and answer are marked
+// engine.ReportOnly as a real engine's are.
 //
 // # Caveats
 //

@@ -7,6 +7,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/transcript"
 )
 
 // Errors of the scripted engine. Match with errors.Is.
@@ -89,13 +90,15 @@ type Engine struct {
 	running    map[baton.WorkspaceID]int
 	maxRunning map[baton.WorkspaceID]int
 	live       map[*Process]struct{}
-	tick       int64 // the lifetime event counter (Launch.Began, Ended)
+	talk       map[baton.SessionID][]transcript.Event // the transcripts
+	tick       int64                                  // the lifetime event counter (Launch.Began, Ended)
 }
 
 var (
-	_ engine.Engine    = (*Engine)(nil)
-	_ engine.Validator = (*Engine)(nil)
-	_ engine.Reaper    = (*Engine)(nil)
+	_ engine.Engine      = (*Engine)(nil)
+	_ engine.Validator   = (*Engine)(nil)
+	_ engine.Reaper      = (*Engine)(nil)
+	_ engine.Transcriber = (*Engine)(nil)
 )
 
 // New returns an engine configured by opts.
@@ -114,6 +117,7 @@ func New(opts Options) *Engine {
 		running:    map[baton.WorkspaceID]int{},
 		maxRunning: map[baton.WorkspaceID]int{},
 		live:       map[*Process]struct{}{},
+		talk:       map[baton.SessionID][]transcript.Event{},
 	}
 }
 
@@ -191,6 +195,7 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 	p.readyAt = e.clk.Now().Add(script.ReadyDelay)
 	rec.Proc = p
 	e.live[p] = struct{}{}
+	e.recordEventLocked(req, transcript.Event{Speaker: transcript.User, Kind: transcript.Message, Text: req.Prompt})
 	e.running[req.Workspace]++
 	e.maxRunning[req.Workspace] = max(e.maxRunning[req.Workspace], e.running[req.Workspace])
 	e.wg.Add(1)

@@ -9,6 +9,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/transcript"
 )
 
 // Process is one scripted process. It implements engine.Process and
@@ -42,7 +43,11 @@ type Process struct {
 var (
 	_ engine.Process             = (*Process)(nil)
 	_ engine.ActivitySnapshotter = (*Process)(nil)
+	_ engine.ActualReporter      = (*Process)(nil)
 )
+
+// Actual implements engine.ActualReporter: the script's Actual.
+func (p *Process) Actual() engine.Actual { return p.script.Actual }
 
 func newProcess(e *Engine, rec *Launch, req engine.StartRequest, s Script) *Process {
 	id := s.NativeID
@@ -259,6 +264,13 @@ func (p *Process) resolveLocked(id string, err error) bool {
 		return false
 	}
 	p.readyResolved, p.readyID, p.readyErr = true, id, err
+	if err == nil && p.script.Reply != "" {
+		// Recorded before Ready returns (lock order: Process.mu, then
+		// Engine.mu), so whoever saw readiness finds the reply.
+		p.e.mu.Lock()
+		p.e.recordEventLocked(p.req, transcript.Event{Speaker: transcript.Agent, Kind: transcript.Message, Text: p.script.Reply})
+		p.e.mu.Unlock()
+	}
 	close(p.readyCh)
 	return true
 }

@@ -97,12 +97,21 @@ type Script struct {
 	// the turn ends.
 	Report      string
 	ReportToken TokenChoice
+	// Reply is the agent's answer, recorded in the session's transcript
+	// (Engine.Transcript) as readiness succeeds, in the turn of the
+	// start; blank records none. The start's prompt is recorded as the
+	// user's message when the start succeeds.
+	Reply string
 	// Hang keeps a report-only turn running after its report step instead
 	// of exiting with ExitCode/ExitErr.
 	Hang bool
 	// EndAfterReady makes a normal turn exit with ExitCode/ExitErr right
 	// after readiness; without it a normal turn runs until stopped.
 	EndAfterReady bool
+	// Actual is what the process reports it really runs
+	// (engine.ActualReporter), from its start, as an agent CLI says so in
+	// its first line; the zero value reports nothing.
+	Actual engine.Actual
 }
 
 // stopOutcome is s.StopOutcome with its default.

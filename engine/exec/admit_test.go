@@ -18,14 +18,14 @@ import (
 )
 
 // markedPIDs returns the processes whose environment carries launch's
-// LaunchEnv entry.
+// BATON_LAUNCH_ID entry.
 func markedPIDs(t *testing.T, launch baton.LaunchID) []int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := exec.LaunchEnv + "=" + string(launch)
+	want := "BATON_LAUNCH_ID" + "=" + string(launch)
 	var out []int
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())

@@ -22,7 +22,6 @@ func shellProfile(script string) exec.Profile {
 		Command: "sh",
 		Fresh:   []string{"-c", script},
 		Output: exec.Output{
-			Format:   exec.Text,
 			NativeID: []exec.Rule{{Pattern: regexp.MustCompile(`^ready (\S+)$`)}},
 			Ready:    []exec.Rule{{Pattern: regexp.MustCompile(`^ready \S+$`)}},
 		},

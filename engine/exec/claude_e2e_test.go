@@ -4,10 +4,9 @@ package exec_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -17,94 +16,34 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/exec"
-	"github.com/batonhq/baton/engine/exec/internal/clitest"
+	"github.com/batonhq/baton/engine/exec/clitest"
 )
 
-// scriptedAPI is the stand-in for the Messages API: it answers HEAD / and
-// replays a canned streaming response to POST /v1/messages. The reply
-// names the model it was asked for; a prompt holding "STALL" gets the start
-// of a message and then nothing, until the client goes away.
-type scriptedAPI struct {
-	srv   *httptest.Server
-	stall *clitest.Stall
-
-	mu       sync.Mutex
-	requests []apiRequest
+// newScriptedAPI is the stand-in for the Messages API: its reply names
+// the model it was asked for; a prompt holding "REPORT" gets reportCalls,
+// one holding "STALL" the start of a message and then nothing, until the
+// CLI goes away.
+func newScriptedAPI(t *testing.T) (*clitest.API, *clitest.Gate) {
+	stall := clitest.NewGate()
+	api := clitest.NewMessages(t, func(r clitest.Request) clitest.Reply {
+		last := r.LastUser()
+		switch {
+		case strings.Contains(last, "REPORT") && len(r.Results()) == 0:
+			return clitest.Calls(reportCalls...)
+		case strings.Contains(last, "STALL"):
+			return clitest.Reply{Wait: stall}
+		}
+		return clitest.Text("reply from " + r.Model)
+	})
+	return api, stall
 }
 
-type apiRequest struct {
-	Model    string
-	Messages int
-	Stream   bool
-	Last     string // the last message, raw
-}
-
-// reportToolUse is the scripted answer to a prompt holding "REPORT": the
+// reportCalls are the scripted answer to a prompt holding "REPORT": the
 // model calls a tool the report-only turn does not allow, and the report
 // tool.
-const reportToolUse = `[{"type":"tool_use","id":"toolu_1","name":"mcp__baton__discard_workspace","input":{}},` +
-	`{"type":"tool_use","id":"toolu_2","name":"mcp__baton__submit_session_handoff","input":{"report":"All done; tests pass."}}]`
-
-func newScriptedAPI(t *testing.T) *scriptedAPI {
-	a := &scriptedAPI{stall: clitest.NewStall(t)}
-	a.srv = clitest.API(t, "/v1/messages", http.StatusOK, a.serve)
-	return a
-}
-
-func (a *scriptedAPI) streamed() []apiRequest {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var out []apiRequest
-	for _, r := range a.requests {
-		if r.Stream {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-func (a *scriptedAPI) serve(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Model    string            `json:"model"`
-		Stream   bool              `json:"stream"`
-		Messages []json.RawMessage `json:"messages"`
-	}
-	if !clitest.DecodeJSON(w, r, &req) {
-		return
-	}
-	a.mu.Lock()
-	last := string(req.Messages[len(req.Messages)-1])
-	a.requests = append(a.requests, apiRequest{Model: req.Model, Messages: len(req.Messages), Stream: req.Stream, Last: last})
-	a.mu.Unlock()
-	text := "reply from " + req.Model
-	if !req.Stream {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"msg_1","type":"message","role":"assistant","model":%q,"content":[{"type":"text","text":%q}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}`, req.Model, text)
-		return
-	}
-	event := clitest.SSE(w)
-	clitest.MessageStart(event, req.Model)
-	if strings.Contains(last, "REPORT") && !strings.Contains(last, `"tool_result"`) {
-		var blocks []json.RawMessage
-		if err := json.Unmarshal([]byte(reportToolUse), &blocks); err != nil {
-			panic(err)
-		}
-		for i, b := range blocks {
-			var tu struct {
-				ID, Name string
-				Input    json.RawMessage
-			}
-			json.Unmarshal(b, &tu)
-			clitest.ToolUse(event, i, tu.ID, tu.Name, tu.Input)
-		}
-		clitest.ToolUseEnd(event)
-		return
-	}
-	if strings.Contains(last, "STALL") {
-		a.stall.Hold(r)
-		return
-	}
-	clitest.MessageText(event, text)
+var reportCalls = []clitest.Call{
+	{Name: "mcp__baton__discard_workspace"},
+	{Name: "mcp__baton__submit_session_handoff", Input: map[string]string{"report": "All done; tests pass."}},
 }
 
 // TestClaudeEndToEnd drives the real Claude Code CLI through the claude
@@ -113,9 +52,8 @@ func (a *scriptedAPI) serve(w http.ResponseWriter, r *http.Request) {
 // under another model), and a confirmed stop in the middle of a turn.
 func TestClaudeEndToEnd(t *testing.T) {
 	bin := clitest.ClaudeBin(t)
-	api := newScriptedAPI(t)
-	env := func(home string) []string { return clitest.ClaudeEnv(home, api.srv.URL) }
-	e, work := cliEngine(t, exec.Claude(exec.ClaudeOptions{Command: bin}), env)
+	api, stall := newScriptedAPI(t)
+	e, work := cliEngine(t, exec.Claude(exec.ClaudeOptions{Command: bin}), api.ClaudeEnv)
 	ctx := testCtx(t)
 	first := baton.EngineConfig{Engine: "claude", Model: "claude-test-1"}
 	other := baton.EngineConfig{Engine: "claude", Model: "claude-other-2"}
@@ -138,14 +76,14 @@ func TestClaudeEndToEnd(t *testing.T) {
 	if got := turn(engine.StartRequest{Config: other, Mode: engine.Resume, NativeID: id, Prompt: "and now?"}); got != id {
 		t.Fatalf("resume under another model answered native id %q; want %q", got, id)
 	}
-	reqs := api.streamed()
+	reqs := api.Streamed()
 	if len(reqs) != 3 {
 		t.Fatalf("the API got %d streamed requests; want 3: %+v", len(reqs), reqs)
 	}
 	if reqs[0].Model != first.Model || reqs[1].Model != first.Model || reqs[2].Model != other.Model {
 		t.Errorf("models asked for: %+v; want %s, %s, %s", reqs, first.Model, first.Model, other.Model)
 	}
-	if !(reqs[0].Messages < reqs[1].Messages && reqs[1].Messages < reqs[2].Messages) {
+	if !(len(reqs[0].Messages) < len(reqs[1].Messages) && len(reqs[1].Messages) < len(reqs[2].Messages)) {
 		t.Errorf("the resumed turns did not carry the conversation: message counts %+v", reqs)
 	}
 	replies := agentReplies(t, e, "s1")
@@ -154,9 +92,40 @@ func TestClaudeEndToEnd(t *testing.T) {
 	}
 
 	// A confirmed stop while the API holds the turn.
-	stall := newLaunchID("claude-stall")
-	p := cliStart(t, ctx, e, work, engine.StartRequest{Config: first, Mode: engine.Resume, NativeID: id, Prompt: "STALL please", LaunchID: stall})
-	stopMidTurn(t, ctx, e, p, api.stall.Held, stall)
+	launch := newLaunchID("claude-stall")
+	p := cliStart(t, ctx, e, work, engine.StartRequest{Config: first, Mode: engine.Resume, NativeID: id, Prompt: "STALL please", LaunchID: launch})
+	stopMidTurn(t, ctx, e, p, stall.Held(), launch)
+}
+
+// TestClaudeReportsWhatRan: Claude Code may send the API another model
+// than the --model it was given (2.1.197 sends claude-opus-4-8 for
+// claude-opus-4-1) and says so in its init line; the process reports
+// that model, the one the API really got, and the CLI's version.
+func TestClaudeReportsWhatRan(t *testing.T) {
+	bin := clitest.ClaudeBin(t)
+	api, _ := newScriptedAPI(t)
+	e, work := cliEngine(t, exec.Claude(exec.ClaudeOptions{Command: bin}), api.ClaudeEnv)
+	ctx := testCtx(t)
+	for _, asked := range []string{"claude-opus-4-1", "claude-test-1"} {
+		before := len(api.Streamed())
+		p := cliStart(t, ctx, e, work, engine.StartRequest{Config: baton.EngineConfig{Engine: "claude", Model: asked}, Prompt: "say hello"})
+		if _, err := p.Ready(ctx); err != nil {
+			t.Fatalf("Ready: %v (exit %+v)", err, waitDone(t, p))
+		}
+		waitDone(t, p)
+		reqs := api.Streamed()[before:]
+		if len(reqs) == 0 {
+			t.Fatalf("--model %s: the API got no streamed request", asked)
+		}
+		got := engine.ActualOf(p)
+		if got.Model == "" || got.Model != reqs[0].Model {
+			t.Errorf("--model %s: the process reports model %q; the API was asked for %q", asked, got.Model, reqs[0].Model)
+		}
+		if !regexp.MustCompile(`^\d+\.\d+\.\d+`).MatchString(got.Version) {
+			t.Errorf("--model %s: the process reports version %q; want the CLI's", asked, got.Version)
+		}
+		t.Logf("--model %s: the API got %s; reported %+v", asked, reqs[0].Model, got)
+	}
 }
 
 // reportServer is a stand-in for the host's MCP server: it offers the
@@ -176,7 +145,7 @@ func newReportServer(t *testing.T) *reportServer {
 	type reportArgs struct {
 		Report string `json:"report" jsonschema:"the handoff report"`
 	}
-	mcp.AddTool(s, &mcp.Tool{Name: exec.ReportTool, Description: "Submit the session handoff report."},
+	mcp.AddTool(s, &mcp.Tool{Name: "submit_session_handoff", Description: "Submit the session handoff report."},
 		func(ctx context.Context, req *mcp.CallToolRequest, a reportArgs) (*mcp.CallToolResult, any, error) {
 			r.mu.Lock()
 			defer r.mu.Unlock()
@@ -202,14 +171,11 @@ func newReportServer(t *testing.T) *reportServer {
 // of the same server is refused by the CLI and never reaches the server.
 func TestClaudeReportOnlyEndToEnd(t *testing.T) {
 	bin := clitest.ClaudeBin(t)
-	api := newScriptedAPI(t)
+	api, _ := newScriptedAPI(t)
 	mcpSrv := newReportServer(t)
-	env := func(home string) []string { return clitest.ClaudeEnv(home, api.srv.URL) }
-	prof := exec.Claude(exec.ClaudeOptions{
-		Command:   bin,
-		MCPConfig: `{"mcpServers":{"baton":{"type":"http","url":"` + mcpSrv.srv.URL + `","headers":{"X-Baton-Token":"{report_token}","X-Baton-Handoff":"{handoff}"}}}}`,
-	})
-	e, work := cliEngine(t, prof, env)
+	prof := exec.Claude(exec.ClaudeOptions{Command: bin})
+	prof.LaunchExtra = reportMCP(mcpSrv.srv.URL)
+	e, work := cliEngine(t, prof, api.ClaudeEnv)
 	ctx := testCtx(t)
 	cfg := baton.EngineConfig{Engine: "claude", Model: "claude-test-1"}
 	run := func(req engine.StartRequest) string {
@@ -233,8 +199,9 @@ func TestClaudeReportOnlyEndToEnd(t *testing.T) {
 	if mcpSrv.discarded != 0 {
 		t.Errorf("a tool outside --allowedTools ran %d times", mcpSrv.discarded)
 	}
-	reqs := api.streamed()
-	if last := reqs[len(reqs)-1].Last; !strings.Contains(last, `"tool_use_id":"toolu_1"`) || !strings.Contains(last, `"is_error":true`) {
-		t.Errorf("the refused tool call was not answered with an error: %s", last)
+	reqs := api.Streamed()
+	res := reqs[len(reqs)-1].Results()
+	if len(res) != 2 || res[0].Tool != reportCalls[0].Name || !res[0].IsError || res[1].IsError {
+		t.Errorf("tool results %+v; want the refused call answered with an error, the report tool's without", res)
 	}
 }

@@ -4,9 +4,8 @@ import (
 	"encoding/json"
 	"regexp"
 	"slices"
-	"time"
 
-	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/transcript"
 )
 
 // CodexOptions configure the Codex profile.
@@ -22,9 +21,6 @@ type CodexOptions struct {
 	// Config are "key=value" configuration overrides passed with -c to
 	// every launch (a model provider, say). Same caveat as ReportConfig.
 	Config []string
-	// ReadyTimeout bounds the wait for the first completed item; zero
-	// means ten minutes.
-	ReadyTimeout time.Duration
 	// Reconfigure declares the native path: Codex resumes a thread under
 	// another model (it warns that this may affect its performance), so
 	// the engine answers CanReconfigure with true when this is set.
@@ -54,9 +50,6 @@ func Codex(o CodexOptions) Profile {
 	if o.Command == "" {
 		o.Command = "codex"
 	}
-	if o.ReadyTimeout <= 0 {
-		o.ReadyTimeout = 10 * time.Minute
-	}
 	var base []string
 	for _, kv := range o.Config {
 		base = append(base, "-c", kv)
@@ -65,18 +58,11 @@ func Codex(o CodexOptions) Profile {
 	for _, kv := range o.ReportConfig {
 		report = append(report, "-c", kv)
 	}
-	is := func(kv ...string) map[string]string {
-		m := map[string]string{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return m
-	}
 	var ready []Rule
 	for _, t := range []string{"agent_message", "reasoning", "command_execution", "file_change", "mcp_tool_call", "web_search", "todo_list"} {
-		ready = append(ready, Rule{Fields: is("type", "item.completed", "item.type", t)})
+		ready = append(ready, Rule{Fields: fields("type", "item.completed", "item.type", t)})
 	}
-	ready = append(ready, Rule{Fields: is("type", "turn.completed")})
+	ready = append(ready, Rule{Fields: fields("type", "turn.completed")})
 	return Profile{
 		Name:            "codex",
 		Command:         o.Command,
@@ -89,14 +75,13 @@ func Codex(o CodexOptions) Profile {
 		Efforts:         []string{"minimal", "low", "medium", "high", "xhigh"},
 		PermissionModes: []string{"read-only", "workspace-write", "danger-full-access"},
 		Prompt:          PromptArg,
-		ReadyTimeout:    o.ReadyTimeout,
 		Reconfigure:     o.Reconfigure,
 		Output: Output{
-			Format:         JSON,
-			NativeID:       []Rule{{Fields: is("type", "thread.started"), ID: "thread_id"}},
+			JSON:           true,
+			NativeID:       []Rule{{Fields: fields("type", "thread.started"), ID: "thread_id"}},
 			Ready:          ready,
-			Reject:         []Rule{{Fields: is("type", "turn.failed")}},
-			TurnEnd:        []Rule{{Fields: is("type", "turn.completed")}, {Fields: is("type", "turn.failed")}},
+			Reject:         []Rule{{Fields: fields("type", "turn.failed")}},
+			TurnEnd:        []Rule{{Fields: fields("type", "turn.completed")}, {Fields: fields("type", "turn.failed")}},
 			SessionMissing: regexp.MustCompile(`no rollout found`),
 			AuthFailed:     regexp.MustCompile(`401 Unauthorized|(?i)not logged in`),
 			Events:         codexEvents,
@@ -122,34 +107,34 @@ type codexLine struct {
 }
 
 // codexEvents turns one --json line into transcript events.
-func codexEvents(line []byte) []recap.Event {
+func codexEvents(line []byte) []transcript.Event {
 	var l codexLine
 	if json.Unmarshal(line, &l) != nil {
-		return []recap.Event{{Kind: recap.Note, Text: clip(line, 4096)}}
+		return []transcript.Event{{Kind: transcript.Note, Text: clip(line, 4096)}}
 	}
 	switch l.Type {
 	case "thread.started":
-		return []recap.Event{{Kind: recap.Lifecycle, Text: "codex thread " + l.ThreadID}}
+		return []transcript.Event{{Kind: transcript.Lifecycle, Text: "codex thread " + l.ThreadID}}
 	case "turn.completed":
-		return []recap.Event{{Kind: recap.Lifecycle, Text: "turn completed"}}
+		return []transcript.Event{{Kind: transcript.Lifecycle, Text: "turn completed"}}
 	case "turn.failed":
-		return []recap.Event{{Kind: recap.Lifecycle, Text: "turn failed: " + l.Error.Message}}
+		return []transcript.Event{{Kind: transcript.Lifecycle, Text: "turn failed: " + l.Error.Message}}
 	case "error":
-		return []recap.Event{{Kind: recap.Note, Text: "error: " + l.Message}}
+		return []transcript.Event{{Kind: transcript.Note, Text: "error: " + l.Message}}
 	case "item.completed":
 		switch it := l.Item; it.Type {
 		case "agent_message":
-			return []recap.Event{{Speaker: recap.Agent, Kind: recap.Message, Text: it.Text}}
+			return []transcript.Event{{Speaker: transcript.Agent, Kind: transcript.Message, Text: it.Text}}
 		case "reasoning":
-			return []recap.Event{{Speaker: recap.Agent, Kind: recap.Note, Text: it.Text}}
+			return []transcript.Event{{Speaker: transcript.Agent, Kind: transcript.Note, Text: it.Text}}
 		case "error":
-			return []recap.Event{{Kind: recap.Note, Text: "error: " + it.Message}}
+			return []transcript.Event{{Kind: transcript.Note, Text: "error: " + it.Message}}
 		case "command_execution":
-			return []recap.Event{{Speaker: recap.Agent, Kind: recap.ToolCall, Text: "command " + it.Command}}
+			return []transcript.Event{{Speaker: transcript.Agent, Kind: transcript.ToolCall, Text: "command " + it.Command}}
 		case "mcp_tool_call":
-			return []recap.Event{{Speaker: recap.Agent, Kind: recap.ToolCall, Text: "tool " + it.Server + "/" + it.Tool}}
+			return []transcript.Event{{Speaker: transcript.Agent, Kind: transcript.ToolCall, Text: "tool " + it.Server + "/" + it.Tool}}
 		default:
-			return []recap.Event{{Speaker: recap.Agent, Kind: recap.ToolCall, Text: it.Type}}
+			return []transcript.Event{{Speaker: transcript.Agent, Kind: transcript.ToolCall, Text: it.Type}}
 		}
 	}
 	return nil

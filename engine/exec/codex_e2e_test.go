@@ -4,79 +4,35 @@ package exec_test
 
 import (
 	"errors"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/exec"
-	"github.com/batonhq/baton/engine/exec/internal/clitest"
+	"github.com/batonhq/baton/engine/exec/clitest"
 )
 
-// scriptedResponses is the stand-in for the Responses API Codex streams
-// from: a canned reply naming the model it was asked for; a last user
+// newScriptedResponses is the stand-in for the Responses API Codex
+// streams from: a reply naming the model it was asked for; a last user
 // message holding "FAILTURN" gets a failed response, "AUTHFAIL" a 401,
-// "STALL" the start of a response and then nothing until the client goes
+// "STALL" the start of a response and then nothing until the CLI goes
 // away.
-type scriptedResponses struct {
-	srv   *httptest.Server
-	stall *clitest.Stall
-
-	mu     sync.Mutex
-	models []string
-	inputs []int
-}
-
-func newScriptedResponses(t *testing.T) *scriptedResponses {
-	a := &scriptedResponses{stall: clitest.NewStall(t)}
-	a.srv = clitest.API(t, "/v1/responses", http.StatusNotFound, a.serve)
-	return a
-}
-
-func (a *scriptedResponses) serve(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Model string `json:"model"`
-		Input []struct {
-			Role    string `json:"role"`
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-		} `json:"input"`
-	}
-	if !clitest.DecodeJSON(w, r, &req) {
-		return
-	}
-	last := ""
-	for _, in := range req.Input {
-		if in.Role == "user" && len(in.Content) > 0 {
-			last = in.Content[len(in.Content)-1].Text
+func newScriptedResponses(t *testing.T) (*clitest.API, *clitest.Gate) {
+	stall := clitest.NewGate()
+	api := clitest.NewResponses(t, func(r clitest.Request) clitest.Reply {
+		switch last := r.LastUser(); {
+		case strings.Contains(last, "AUTHFAIL"):
+			return clitest.Fail(http.StatusUnauthorized, "Incorrect API key provided")
+		case strings.Contains(last, "FAILTURN"):
+			return clitest.Reply{Error: "scripted failure"}
+		case strings.Contains(last, "STALL"):
+			return clitest.Reply{Wait: stall}
 		}
-	}
-	a.mu.Lock()
-	a.models = append(a.models, req.Model)
-	a.inputs = append(a.inputs, len(req.Input))
-	a.mu.Unlock()
-	if strings.Contains(last, "AUTHFAIL") {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		io.WriteString(w, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`)
-		return
-	}
-	event := clitest.SSE(w)
-	clitest.ResponseCreated(event)
-	switch {
-	case strings.Contains(last, "FAILTURN"):
-		event("response.failed", `{"type":"response.failed","response":{"id":"resp_1","error":{"code":"server_error","message":"scripted failure"}}}`)
-		return
-	case strings.Contains(last, "STALL"):
-		a.stall.Hold(r)
-		return
-	}
-	clitest.ResponseText(event, "reply from "+req.Model)
+		return clitest.Text("reply from " + r.Model)
+	})
+	return api, stall
 }
 
 // TestCodexEndToEnd drives the real Codex CLI through the codex profile
@@ -86,8 +42,8 @@ func (a *scriptedResponses) serve(w http.ResponseWriter, r *http.Request) {
 // credentials, and a confirmed stop in the middle of a turn.
 func TestCodexEndToEnd(t *testing.T) {
 	bin := clitest.CodexBin(t)
-	api := newScriptedResponses(t)
-	prof := exec.Codex(exec.CodexOptions{Command: bin, Config: clitest.CodexProvider(api.srv.URL), Reconfigure: true})
+	api, stall := newScriptedResponses(t)
+	prof := exec.Codex(exec.CodexOptions{Command: bin, Config: api.CodexConfig(), Reconfigure: true})
 	e, work := cliEngine(t, prof, clitest.CodexEnv)
 	ctx := testCtx(t)
 	first := baton.EngineConfig{Engine: "codex", Model: "gpt-test-1"}
@@ -112,14 +68,22 @@ func TestCodexEndToEnd(t *testing.T) {
 	if got := turn(engine.StartRequest{Config: other, Mode: engine.Resume, NativeID: id, Prompt: "and now?"}); got != id {
 		t.Fatalf("resume under another model answered thread %q; want %q", got, id)
 	}
-	api.mu.Lock()
-	models, inputs := append([]string(nil), api.models...), append([]int(nil), api.inputs...)
-	api.mu.Unlock()
-	if len(models) != 2 || models[0] != first.Model || models[1] != other.Model || inputs[1] <= inputs[0] {
-		t.Errorf("the API saw models %q with %v input items; want %s then %s, the second carrying the first", models, inputs, first.Model, other.Model)
+	reqs := api.Requests()
+	if len(reqs) != 2 || reqs[0].Model != first.Model || reqs[1].Model != other.Model || len(reqs[1].Messages) <= len(reqs[0].Messages) {
+		t.Errorf("the API saw %d requests (%+v); want %s then %s, the second carrying the first", len(reqs), reqs, first.Model, other.Model)
+	}
+	// codex exec --json names neither the model nor its version: the
+	// process reports nothing, and the record keeps the configured model.
+	q := start(engine.StartRequest{Config: first, Mode: engine.Resume, NativeID: id, Prompt: "once more"})
+	if _, err := q.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, q)
+	if got := engine.ActualOf(q); got != (engine.Actual{}) {
+		t.Errorf("the Codex CLI now says what runs (%+v): read it in the profile (Output.Model, Output.Version)", got)
 	}
 	replies := agentReplies(t, e, "s1")
-	if want := "reply from gpt-test-1|reply from gpt-other-2"; strings.Join(replies, "|") != want {
+	if want := "reply from gpt-test-1|reply from gpt-other-2|reply from gpt-test-1"; strings.Join(replies, "|") != want {
 		t.Errorf("transcript replies = %q; want %q", replies, want)
 	}
 
@@ -140,7 +104,7 @@ func TestCodexEndToEnd(t *testing.T) {
 		waitDone(t, p)
 	}
 
-	stall := newLaunchID("codex-stall")
-	p := start(engine.StartRequest{Config: first, Mode: engine.Resume, NativeID: id, Prompt: "STALL please", LaunchID: stall})
-	stopMidTurn(t, ctx, e, p, api.stall.Held, stall)
+	launch := newLaunchID("codex-stall")
+	p := start(engine.StartRequest{Config: first, Mode: engine.Resume, NativeID: id, Prompt: "STALL please", LaunchID: launch})
+	stopMidTurn(t, ctx, e, p, stall.Held(), launch)
 }

@@ -20,20 +20,15 @@ import (
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/ids"
+	"github.com/batonhq/baton/internal/proc"
 	"github.com/batonhq/baton/internal/syncx"
-	"github.com/batonhq/baton/recap"
 )
 
 // ErrClosed is returned by Start once Close was called.
 var ErrClosed = baton.NewError(baton.EUNAVAILABLE, "exec: engine closed")
 
-var errNoProcSupport = errors.New("process groups, the parent-death signal and /proc are needed (Linux only)")
-
-// Defaults of Options.
-const (
-	DefaultStopGrace = 5 * time.Second
-	DefaultRingSize  = 256
-)
+// defaultStopGrace is Options.StopGrace's default.
+const defaultStopGrace = 5 * time.Second
 
 // Options configure an Engine.
 type Options struct {
@@ -43,17 +38,17 @@ type Options struct {
 	// launch's private files (DataDir/launches). Required.
 	DataDir string
 	// Env is the base environment of every child; nil means the host's
-	// environment at each Start. Any LaunchEnv entry in it is replaced.
+	// environment at each Start. Any BATON_LAUNCH_ID entry in it is replaced.
 	Env []string
 	// StopGrace is how long a stop waits after SIGTERM before SIGKILL;
-	// zero means DefaultStopGrace, negative means SIGKILL at once.
+	// zero means 5 s, negative means SIGKILL at once. A stop
+	// whose context ends first sends SIGKILL then (and reports
+	// engine.Timeout): keep it well under the stop timeout of the caller
+	// (see package handoff, Timeouts).
 	StopGrace time.Duration
 	// DeathSignal is what the kernel sends a child when its host dies
 	// (Linux's parent-death signal); zero means SIGKILL.
 	DeathSignal syscall.Signal
-	// RingSize is how many of a session's newest events Tail serves from
-	// memory; zero means DefaultRingSize, negative none.
-	RingSize int
 	// Clock times readiness timeouts and stop graces; nil means clock.Real.
 	Clock clock.Clock
 	// Logger receives debug lines about launches; nil means zap.NewNop.
@@ -79,6 +74,7 @@ var (
 	_ engine.Reaper       = (*Engine)(nil)
 	_ engine.Validator    = (*Engine)(nil)
 	_ engine.Reconfigurer = (*Engine)(nil)
+	_ engine.Transcriber  = (*Engine)(nil)
 )
 
 // New returns an engine for opts. Errors: baton.ErrInvalid when the profile
@@ -97,12 +93,9 @@ func New(opts Options) (*Engine, error) {
 	if p.Prompt == "" {
 		p.Prompt = PromptArg
 	}
-	if p.ReadyTimeout <= 0 {
-		p.ReadyTimeout = DefaultReadyTimeout
-	}
 	switch {
 	case opts.StopGrace == 0:
-		opts.StopGrace = DefaultStopGrace
+		opts.StopGrace = defaultStopGrace
 	case opts.StopGrace < 0:
 		opts.StopGrace = 0
 	}
@@ -110,10 +103,6 @@ func New(opts Options) (*Engine, error) {
 		opts.DeathSignal = syscall.SIGKILL
 	}
 	switch {
-	case opts.RingSize == 0:
-		opts.RingSize = DefaultRingSize
-	case opts.RingSize < 0:
-		opts.RingSize = 0
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
@@ -123,9 +112,6 @@ func New(opts Options) (*Engine, error) {
 	}
 	return &Engine{opts: opts, writers: map[baton.SessionID]*writer{}, procs: map[*process]struct{}{}}, nil
 }
-
-// Profile returns the engine's profile, defaults applied.
-func (e *Engine) Profile() Profile { return e.opts.Profile }
 
 // Validate implements engine.Validator: it checks the model, effort and
 // permission mode against the profile. Errors: engine.ErrUnsupportedConfig.
@@ -146,34 +132,16 @@ func (e *Engine) TranscriptPath(sid baton.SessionID) string {
 	return filepath.Join(e.opts.DataDir, "transcripts", url.PathEscape(string(sid))+".jsonl")
 }
 
-// Tail serves live tailing from memory: the events of session sid with
-// index >= from that the ring still holds, the index of the first one
-// returned (greater than from when older events left the ring: read them
-// with OpenTranscript), and a channel closed at the next append. While no
-// launch of the session runs it returns from, no events and a nil channel.
-func (e *Engine) Tail(sid baton.SessionID, from int64) (int64, []recap.Event, <-chan struct{}) {
-	e.mu.Lock()
-	w := e.writers[sid]
-	if w != nil && w.live == 0 {
-		w = nil
-	}
-	e.mu.Unlock()
-	if w == nil {
-		return from, nil, nil
-	}
-	return w.tail(from)
-}
-
 // Start spawns the profile's command for req and returns at once; Ready
 // confirms the session. The child runs in req.Dir, in its own process
-// group, with LaunchEnv set to req.LaunchID (a fresh id when blank) and the
+// group, with BATON_LAUNCH_ID set to req.LaunchID (a fresh id when blank) and the
 // parent-death signal set. The launch id must name this launch only (baton
 // mints them from crypto/rand): the cleanup after the child's exit and
 // ReapLaunch kill every process that carries it.
 //
 // With req.Admit the start is two-phase (see engine.StartRequest.Admit):
 // the child is spawned as /bin/sh waiting on a pipe, already in its process
-// group and carrying LaunchEnv, and Start calls Admit; on success the shell
+// group and carrying BATON_LAUNCH_ID, and Start calls Admit; on success the shell
 // replaces itself with the agent (same pid), otherwise the child is killed
 // and Start returns Admit's error once it is gone.
 //
@@ -181,12 +149,12 @@ func (e *Engine) Tail(sid baton.SessionID, from int64) (int64, []recap.Event, <-
 // refuses the configuration, cannot resume, or the system is not Linux),
 // baton.ErrInvalid (a resume without a native id), ErrClosed,
 // ErrTranscriptBusy (another engine or process writes the session's
-// transcript), ctx's error, the error of the profile's LaunchFiles or LaunchExtra, or an
+// transcript), ctx's error, the error of the profile's LaunchExtra, or an
 // EUNAVAILABLE error when the spawn or the transcript fails. Nothing runs
 // after an error.
 func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Process, error) {
-	if !procSupported {
-		return nil, baton.Errorf(engine.ErrUnsupportedConfig, "exec: %v", errNoProcSupport)
+	if !proc.Supported {
+		return nil, baton.Errorf(engine.ErrUnsupportedConfig, "exec: %v", proc.ErrUnsupported)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -219,7 +187,6 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 	p, err := e.spawn(req, l, w)
 	if err != nil {
 		if w != nil {
-			w.live--
 			e.releaseLocked(req.Session, w)
 		}
 		e.mu.Unlock()
@@ -264,6 +231,16 @@ func (e *Engine) prepare(ctx context.Context, req engine.StartRequest) (*launch,
 	}
 	prof := &e.opts.Profile
 	cfg := req.Config.Normalize()
+	// The values that become flags' arguments: never one a CLI reads as a
+	// flag of its own, whoever called Start (see baton.Field).
+	for _, f := range [...]struct {
+		field baton.Field
+		v     string
+	}{{baton.FieldModel, cfg.Model}, {baton.FieldReasoningEffort, cfg.ReasoningEffort}, {baton.FieldPermissionMode, cfg.PermissionMode}} {
+		if err := baton.CheckField(f.field, f.v); err != nil {
+			return nil, fmt.Errorf("exec: %w", err)
+		}
+	}
 	v := vars{
 		"prompt": req.Prompt, "native_id": req.NativeID,
 		"model": cfg.Model, "effort": cfg.ReasoningEffort, "permission": cfg.PermissionMode,
@@ -273,42 +250,15 @@ func (e *Engine) prepare(ctx context.Context, req engine.StartRequest) (*launch,
 	if c := req.Report; c != nil && req.Turn == engine.ReportOnly {
 		v["handoff"], v["attempt"], v["report_token"] = string(c.Handoff), strconv.Itoa(c.Attempt), c.Token.Reveal()
 	}
-	files := prof.Files
-	if req.Turn == engine.ReportOnly && len(prof.ReportFiles) > 0 {
-		files = make(map[string]string, len(prof.Files)+len(prof.ReportFiles))
-		for k, s := range prof.Files {
-			files[k] = s
-		}
-		for k, s := range prof.ReportFiles {
-			files[k] = s
-		}
-	}
-	var dyn map[string][]byte
-	if prof.LaunchFiles != nil {
-		var err error
-		if dyn, err = prof.LaunchFiles(req); err != nil {
-			return nil, err
-		}
-	}
 	var extra Extra
 	if prof.LaunchExtra != nil {
 		var err error
 		if extra, err = prof.LaunchExtra(ctx, req); err != nil {
 			return nil, err
 		}
-		if len(extra.Files) > 0 {
-			merged := make(map[string][]byte, len(dyn)+len(extra.Files))
-			for k, b := range dyn {
-				merged[k] = b
-			}
-			for k, b := range extra.Files {
-				merged[k] = b
-			}
-			dyn = merged
-		}
 	}
 	l := &launch{}
-	if len(files) > 0 || len(dyn) > 0 || prof.Prompt == PromptFile {
+	if len(extra.Files) > 0 || prof.Prompt == PromptFile {
 		root := filepath.Join(e.opts.DataDir, "launches")
 		if err := os.MkdirAll(root, 0o700); err != nil {
 			return nil, baton.Errorf(baton.ErrUnavailable, "exec: %v", err)
@@ -318,10 +268,7 @@ func (e *Engine) prepare(ctx context.Context, req engine.StartRequest) (*launch,
 			return nil, baton.Errorf(baton.ErrUnavailable, "exec: %v", err)
 		}
 		l.dir = dir
-		for name := range files {
-			v["file:"+name] = filepath.Join(dir, filepath.Base(name))
-		}
-		for name, body := range dyn {
+		for name, body := range extra.Files {
 			v["file:"+name] = filepath.Join(dir, filepath.Base(name))
 			if err := os.WriteFile(v["file:"+name], body, 0o600); err != nil {
 				l.cleanup()
@@ -331,13 +278,6 @@ func (e *Engine) prepare(ctx context.Context, req engine.StartRequest) (*launch,
 		if prof.Prompt == PromptFile {
 			v["prompt_file"] = filepath.Join(dir, "prompt")
 			if err := os.WriteFile(v["prompt_file"], []byte(req.Prompt), 0o600); err != nil {
-				l.cleanup()
-				return nil, baton.Errorf(baton.ErrUnavailable, "exec: %v", err)
-			}
-		}
-		for name, tmpl := range files {
-			body := v.expand(tmpl, strings.HasSuffix(name, ".json"))
-			if err := os.WriteFile(v["file:"+name], []byte(body), 0o600); err != nil {
 				l.cleanup()
 				return nil, baton.Errorf(baton.ErrUnavailable, "exec: %v", err)
 			}
@@ -355,17 +295,17 @@ func (e *Engine) prepare(ctx context.Context, req engine.StartRequest) (*launch,
 	}
 	l.env = make([]string, 0, len(base)+len(prof.Env)+1)
 	for _, kv := range base {
-		if !strings.HasPrefix(kv, LaunchEnv+"=") {
+		if !strings.HasPrefix(kv, launchEnv+"=") {
 			l.env = append(l.env, kv)
 		}
 	}
 	l.env = v.expandAll(l.env, prof.Env)
 	for _, kv := range extra.Env {
-		if !strings.HasPrefix(kv, LaunchEnv+"=") {
+		if !strings.HasPrefix(kv, launchEnv+"=") {
 			l.env = append(l.env, kv)
 		}
 	}
-	l.env = append(l.env, LaunchEnv+"="+string(req.LaunchID))
+	l.env = append(l.env, launchEnv+"="+string(req.LaunchID))
 	if prof.Prompt == PromptStdin {
 		l.stdin, l.stdinP = req.Prompt, true
 	}
@@ -382,7 +322,7 @@ func (e *Engine) acquireLocked(sid baton.SessionID) (*writer, error) {
 	}
 	if w == nil {
 		var err error
-		if w, err = openWriter(e.TranscriptPath(sid), e.opts.RingSize); err != nil {
+		if w, err = openWriter(e.TranscriptPath(sid)); err != nil {
 			if errors.Is(err, ErrTranscriptBusy) {
 				return nil, err
 			}
@@ -391,7 +331,6 @@ func (e *Engine) acquireLocked(sid baton.SessionID) (*writer, error) {
 		e.writers[sid] = w
 	}
 	w.refs++
-	w.live++
 	return w, nil
 }
 
@@ -415,17 +354,8 @@ const maxIdleWriters = 8
 func (e *Engine) closeWriterLocked(sid baton.SessionID) {
 	w := e.writers[sid]
 	delete(e.writers, sid)
-	if err := w.close(); err != nil {
+	if err := w.Close(); err != nil {
 		e.opts.Logger.Warn("exec: closing a transcript", zap.String("session", string(sid)), zap.Error(err))
-	}
-}
-
-// ended marks p's launch as no longer live (before its Done closes).
-func (e *Engine) ended(p *process) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if p.w != nil {
-		p.w.live--
 	}
 }
 
@@ -452,19 +382,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		procs = append(procs, p)
 	}
 	e.mu.Unlock()
-	var mu sync.Mutex
-	var errs []error
-	var wg sync.WaitGroup
-	for _, p := range procs {
-		wg.Go(func() {
-			if o, err := p.Stop(ctx); !o.Confirmed() {
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("launch %s: %s: %v", p.req.LaunchID, o, err))
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
+	stopErr := proc.StopAll(ctx, procs, func(p *process) baton.LaunchID { return p.req.LaunchID })
 	if err := syncx.Wait(ctx, &e.wg); err != nil {
 		return err
 	}
@@ -474,5 +392,5 @@ func (e *Engine) Close(ctx context.Context) error {
 	}
 	e.idle = nil
 	e.mu.Unlock()
-	return errors.Join(errs...)
+	return stopErr
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/exec"
-	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/transcript"
 )
 
 // A profile for a tiny shell "agent": it reads the native id and readiness
@@ -28,7 +28,6 @@ func Example() {
 		Command: "sh",
 		Fresh:   []string{"-c", `echo "working on: $0"; echo "session s-42 ready"`, "{prompt}"},
 		Output: exec.Output{
-			Format:   exec.Text,
 			NativeID: []exec.Rule{{Pattern: regexp.MustCompile(`^session (\S+) ready$`)}},
 			Ready:    []exec.Rule{{Pattern: regexp.MustCompile(`^session \S+ ready$`)}},
 		},
@@ -58,7 +57,7 @@ func Example() {
 	n, _ := tr.Len(ctx)
 	evs, _ := tr.Events(ctx, 0, int(n))
 	for _, ev := range evs {
-		if ev.Kind == recap.Message {
+		if ev.Kind == transcript.Message {
 			fmt.Printf("%s: %s\n", ev.Speaker, ev.Text)
 		}
 	}
@@ -104,7 +103,6 @@ func ExampleEngine_Start_admit() {
 		Command: "sh",
 		Fresh:   []string{"-c", `echo "session s-7 ready"`},
 		Output: exec.Output{
-			Format:   exec.Text,
 			NativeID: []exec.Rule{{Pattern: regexp.MustCompile(`^session (\S+) ready$`)}},
 			Ready:    []exec.Rule{{Pattern: regexp.MustCompile(`^session \S+ ready$`)}},
 		},

@@ -16,7 +16,7 @@ import (
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/exec"
-	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/transcript"
 )
 
 // TestReadiness covers how a launch's readiness resolves, with the real
@@ -91,26 +91,42 @@ func errText(err error) string {
 }
 
 // TestReadinessTimeout: a child that never gets ready is refused when the
-// profile's timeout passes (on a fake clock), and stopped.
+// launch's StartRequest.ReadyTimeout passes (engine.DefaultReadyTimeout
+// when it is zero), not before (on a fake clock), and stopped.
 func TestReadinessTimeout(t *testing.T) {
-	ctx := testCtx(t)
-	fake := clock.NewFake(time.Unix(1000, 0))
-	prof := agentProfile("-mode", "hang")
-	prof.ReadyTimeout = time.Minute
-	e := newEngine(t, exec.Options{Profile: prof, Clock: fake})
-	armed := fake.WaitTimers(1)
-	p, err := e.Start(ctx, engine.StartRequest{Session: "s1", Prompt: "hi"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-armed
-	fake.Advance(time.Minute)
-	if _, err := p.Ready(ctx); !errors.Is(err, engine.ErrReadyRejected) || !strings.Contains(err.Error(), "no readiness within 1m0s") {
-		t.Fatalf("Ready error = %v; want a readiness timeout", err)
-	}
-	x := waitDone(t, p)
-	if !x.Stopped {
-		t.Errorf("Exit = %+v; want stopped", x)
+	for _, tc := range []struct {
+		name  string
+		given time.Duration
+		want  time.Duration
+	}{
+		{"the request's", time.Minute, time.Minute},
+		{"the default", 0, engine.DefaultReadyTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			fake := clock.NewFake(time.Unix(1000, 0))
+			e := newEngine(t, exec.Options{Profile: agentProfile("-mode", "hang"), Clock: fake})
+			armed := fake.WaitTimers(1)
+			p, err := e.Start(ctx, engine.StartRequest{Session: "s1", Prompt: "hi", ReadyTimeout: tc.given})
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-armed
+			if n := fake.PendingBy(fake.Now().Add(tc.want - time.Nanosecond)); n != 0 {
+				t.Fatalf("%d timers due before %s", n, tc.want)
+			}
+			if n := fake.PendingBy(fake.Now().Add(tc.want)); n != 1 {
+				t.Fatalf("%d timers due at %s; want the readiness timeout", n, tc.want)
+			}
+			fake.Advance(tc.want)
+			if _, err := p.Ready(ctx); !errors.Is(err, engine.ErrReadyRejected) || !strings.Contains(err.Error(), "no readiness within "+tc.want.String()) {
+				t.Fatalf("Ready error = %v; want a readiness timeout of %s", err, tc.want)
+			}
+			x := waitDone(t, p)
+			if !x.Stopped {
+				t.Errorf("Exit = %+v; want stopped", x)
+			}
+		})
 	}
 }
 
@@ -205,8 +221,8 @@ func TestPromptModes(t *testing.T) {
 			ctx := testCtx(t)
 			prof := agentProfile()
 			prof.Fresh, prof.Prompt = tc.fresh, tc.mode
-			prof.Output.Events = func(line []byte) []recap.Event {
-				return []recap.Event{{Speaker: recap.Agent, Kind: recap.Message, Text: string(line)}}
+			prof.Output.Events = func(line []byte) []transcript.Event {
+				return []transcript.Event{{Speaker: transcript.Agent, Kind: transcript.Message, Text: string(line)}}
 			}
 			e := newEngine(t, exec.Options{Profile: prof})
 			launch := newLaunchID("L")
@@ -223,7 +239,7 @@ func TestPromptModes(t *testing.T) {
 			evs := events(t, e, "s1")
 			var texts []string
 			for _, ev := range evs {
-				if ev.Kind == recap.Message {
+				if ev.Kind == transcript.Message {
 					texts = append(texts, ev.Speaker.String()+": "+ev.Text)
 				}
 			}
@@ -237,7 +253,7 @@ func TestPromptModes(t *testing.T) {
 			if d := cmp.Diff(want, texts); d != "" {
 				t.Errorf("transcript messages (-want +got):\n%s", d)
 			}
-			if evs[0].Kind != recap.Lifecycle || evs[len(evs)-1].Kind != recap.Lifecycle {
+			if evs[0].Kind != transcript.Lifecycle || evs[len(evs)-1].Kind != transcript.Lifecycle {
 				t.Errorf("transcript does not start and end with lifecycle events: %+v", evs)
 			}
 		})
@@ -301,6 +317,41 @@ func TestReconfigure(t *testing.T) {
 		if got := tc.e.CanReconfigure(tc.from, tc.to); got != tc.want {
 			t.Errorf("%s: CanReconfigure = %v; want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestStopTimeoutEndsTheGrace: the stop's context wins over a longer
+// StopGrace. A stop whose context ends while an agent (and its
+// grandchild) ignore SIGTERM reports engine.Timeout, never stopped, and
+// sends SIGKILL then: the launch ends long before the grace would.
+func TestStopTimeoutEndsTheGrace(t *testing.T) {
+	ctx := testCtx(t)
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	e := newEngine(t, exec.Options{Profile: agentProfile("-fork", "-ignore-term", "-pidfile", pidfile), StopGrace: time.Hour})
+	p, err := e.Start(ctx, engine.StartRequest{Session: "s1", Prompt: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	leader, grand := readPIDs(t, ctx, pidfile)
+	sctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if o, err := p.Stop(sctx); o != engine.Timeout || err == nil {
+		t.Fatalf("Stop with a shorter context than the grace = %s, %v; want timeout", o, err)
+	}
+	x := waitDone(t, p)
+	if !x.Stopped {
+		t.Errorf("Exit = %+v; want stopped", x)
+	}
+	for _, pid := range []int{leader, grand} {
+		if pid != 0 && procStart(pid) != "" {
+			t.Errorf("pid %d still runs", pid)
+		}
+	}
+	if o, err := p.Stop(ctx); o != engine.NotRunning || err != nil {
+		t.Errorf("Stop after the end = %s, %v; want not-running", o, err)
 	}
 }
 

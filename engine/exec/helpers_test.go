@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -19,8 +20,8 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/exec"
-	"github.com/batonhq/baton/engine/exec/internal/clitest"
-	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/engine/exec/clitest"
+	"github.com/batonhq/baton/transcript"
 )
 
 // newLaunchID returns a launch id unique to this run: launch ids are unique
@@ -46,7 +47,7 @@ func agentProfile(flags ...string) exec.Profile {
 		Resume:  append([]string{"-resume", "{native_id}", "-prompt", "{prompt}", "{flags}"}, flags...),
 		Model:   []string{"-model", "{model}"},
 		Output: exec.Output{
-			Format:         exec.JSON,
+			JSON:           true,
 			NativeID:       []exec.Rule{{Fields: map[string]string{"type": "init"}, ID: "session_id"}},
 			Ready:          []exec.Rule{{Fields: map[string]string{"type": "ready"}}},
 			Reject:         []exec.Rule{{Fields: map[string]string{"type": "rejected"}}},
@@ -72,7 +73,7 @@ func newEngine(t *testing.T, opts exec.Options) *exec.Engine {
 // testCtx bounds a test's waits.
 func testCtx(t *testing.T) context.Context {
 	t.Helper()
-	return clitest.Ctx(t, 30*time.Second)
+	return clitest.Ctx(t, 2*time.Minute)
 }
 
 func waitDone(t *testing.T, p engine.Process) engine.ExitStatus {
@@ -119,7 +120,7 @@ func readPIDs(t *testing.T, ctx context.Context, path string) (leader, grand int
 }
 
 // events reads a session's whole transcript.
-func events(t *testing.T, e *exec.Engine, sid string) []recap.Event {
+func events(t *testing.T, e *exec.Engine, sid string) []transcript.Event {
 	t.Helper()
 	tr, err := exec.OpenTranscript(e.TranscriptPath(baton.SessionID(sid)))
 	if err != nil {
@@ -170,7 +171,7 @@ func agentReplies(t *testing.T, e *exec.Engine, sid string) []string {
 	t.Helper()
 	var replies []string
 	for _, ev := range events(t, e, sid) {
-		if ev.Speaker == recap.Agent && ev.Kind == recap.Message {
+		if ev.Speaker == transcript.Agent && ev.Kind == transcript.Message {
 			replies = append(replies, ev.Text)
 		}
 	}
@@ -212,4 +213,24 @@ func cliEngine(t *testing.T, prof exec.Profile, env func(home string) []string) 
 	work := clitest.Dir(t, root, "work")
 	e := newEngine(t, exec.Options{Profile: prof, DataDir: filepath.Join(root, "data"), Env: env(clitest.Dir(t, root, "home"))})
 	return e, work
+}
+
+// reportMCP is a launch hook that gives a report-only turn an MCP server
+// at url with the turn's credentials in its headers, as package agent's
+// wiring does: the configuration in a launch file, and the report tool in
+// --allowedTools. Other turns get nothing.
+func reportMCP(url string) func(context.Context, engine.StartRequest) (exec.Extra, error) {
+	return func(_ context.Context, req engine.StartRequest) (exec.Extra, error) {
+		if req.Turn != engine.ReportOnly || req.Report == nil {
+			return exec.Extra{}, nil
+		}
+		cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"baton": map[string]any{
+			"type": "http", "url": url,
+			"headers": map[string]string{"X-Baton-Token": req.Report.Token.Reveal(), "X-Baton-Handoff": string(req.Report.Handoff)},
+		}}})
+		return exec.Extra{
+			Files: map[string][]byte{"mcp.json": cfg},
+			Flags: []string{"--mcp-config", "{file:mcp.json}", "--strict-mcp-config", "--allowedTools", "mcp__baton__submit_session_handoff"},
+		}, err
+	}
 }

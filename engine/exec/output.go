@@ -9,7 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/transcript"
 )
 
 // readLines calls fn for each line of f (without its line end).
@@ -50,7 +50,7 @@ func (p *process) readStderr() {
 	out := &p.e.opts.Profile.Output
 	readLines(p.stderr, func(line []byte) {
 		if p.w != nil {
-			p.w.append(p.clk.Now(), p.req.LaunchID, recap.Event{Kind: recap.Note, Text: "stderr: " + string(line)})
+			p.w.Append(p.clk.Now(), p.req.LaunchID, p.req.Turn, transcript.Event{Kind: transcript.Note, Text: "stderr: " + string(line)})
 		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -77,7 +77,7 @@ func (p *process) noteLocked(out *Output, line []byte) {
 func (p *process) handleLine(line []byte) {
 	out := &p.e.opts.Profile.Output
 	var obj map[string]any
-	if out.Format == JSON && line[0] == '{' {
+	if out.JSON && line[0] == '{' {
 		d := json.NewDecoder(bytes.NewReader(line))
 		d.UseNumber()
 		if d.Decode(&obj) != nil {
@@ -90,6 +90,16 @@ func (p *process) handleLine(line []byte) {
 	if p.nativeID == "" {
 		if r, ok := matchAny(out.NativeID, line, obj); ok {
 			p.nativeID = r.id(line, obj)
+		}
+	}
+	if p.actual.Model == "" {
+		if r, ok := matchAny(out.Model, line, obj); ok {
+			p.actual.Model = r.id(line, obj)
+		}
+	}
+	if p.actual.Version == "" {
+		if r, ok := matchAny(out.Version, line, obj); ok {
+			p.actual.Version = r.id(line, obj)
 		}
 	}
 	if !p.readyResolved {
@@ -115,19 +125,19 @@ func (p *process) handleLine(line []byte) {
 	// Readiness first, the transcript right after: a confirmation should
 	// not wait for a disk write.
 	if p.w != nil {
-		var evs []recap.Event
+		var evs []transcript.Event
 		if out.Events != nil {
 			evs = out.Events(line)
 		} else {
-			evs = []recap.Event{{Speaker: recap.Agent, Kind: recap.Message, Text: string(line)}}
+			evs = []transcript.Event{{Speaker: transcript.Agent, Kind: transcript.Message, Text: string(line)}}
 		}
-		p.w.append(p.clk.Now(), p.req.LaunchID, evs...)
+		p.w.Append(p.clk.Now(), p.req.LaunchID, p.req.Turn, evs...)
 	}
 	if unready {
 		p.stopUnready()
 	}
 	if _, ok := matchAny(out.TurnEnd, line, obj); ok && p.w != nil {
-		if err := p.w.sync(); err != nil {
+		if err := p.w.Sync(); err != nil {
 			p.e.opts.Logger.Warn("exec: transcript sync", zap.String("launch", string(p.req.LaunchID)), zap.Error(err))
 		}
 	}

@@ -17,7 +17,8 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/internal/proc"
+	"github.com/batonhq/baton/transcript"
 )
 
 // Bounds of the work that follows a child's exit.
@@ -51,7 +52,7 @@ type process struct {
 	stdout, stderr, stdin *os.File // the host's ends
 	readers               sync.WaitGroup
 	// gate is the host's end of a held child's gate pipe (a two-phase
-	// start): writing releaseWord lets the agent run, closing it without
+	// start): writing proc.ReleaseWord lets the agent run, closing it without
 	// ends the child. Closed once used; nil for a start that is not held.
 	gate *os.File
 
@@ -60,6 +61,7 @@ type process struct {
 
 	mu            sync.Mutex
 	nativeID      string
+	actual        engine.Actual // what the output said runs
 	readyResolved bool
 	readyID       string
 	readyErr      error
@@ -75,7 +77,17 @@ type process struct {
 var (
 	_ engine.Process             = (*process)(nil)
 	_ engine.ActivitySnapshotter = (*process)(nil)
+	_ engine.ActualReporter      = (*process)(nil)
 )
+
+// Actual implements engine.ActualReporter: the model and version the
+// child's output named (Output.Model, Output.Version), as far as it was
+// read.
+func (p *process) Actual() engine.Actual {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.actual
+}
 
 // spawn starts the child; called with e.mu held.
 func (e *Engine) spawn(req engine.StartRequest, l *launch, w *writer) (*process, error) {
@@ -87,16 +99,16 @@ func (e *Engine) spawn(req engine.StartRequest, l *launch, w *writer) (*process,
 	if req.Admit != nil {
 		// Held: a shell that waits on the gate pipe (its descriptor 3)
 		// and only then replaces itself with the agent, keeping the pid,
-		// the process group and the environment (LaunchEnv included).
-		cmd = osexec.Command(heldShell, append([]string{"-c", heldScript, "baton-held", cmd.Path}, l.argv...)...)
+		// the process group and the environment (launchEnv included).
+		cmd = osexec.Command(proc.HeldShell, append([]string{"-c", proc.HeldScript, proc.HeldArgv0, cmd.Path}, l.argv...)...)
 		if cmd.Err != nil {
-			return nil, baton.Errorf(baton.ErrUnavailable, "exec: a held start needs %s: %v", heldShell, cmd.Err)
+			return nil, baton.Errorf(baton.ErrUnavailable, "exec: a held start needs %s: %v", proc.HeldShell, cmd.Err)
 		}
 	}
 	cmd.Dir, cmd.Env = req.Dir, l.env
-	cmd.SysProcAttr = sysProcAttr(e.opts.DeathSignal)
+	cmd.SysProcAttr = proc.SysProcAttr(e.opts.DeathSignal)
 	p := &process{
-		e: e, req: req, marker: launchMarker(req.LaunchID), cmd: cmd, l: l, w: w, clk: e.opts.Clock,
+		e: e, req: req, marker: proc.Marker(req.LaunchID), cmd: cmd, l: l, w: w, clk: e.opts.Clock,
 		readyCh: make(chan struct{}), done: make(chan struct{}),
 	}
 	var child []*os.File
@@ -159,7 +171,7 @@ func (e *Engine) spawn(req engine.StartRequest, l *launch, w *writer) (*process,
 		zap.Int("pid", p.pid), zap.Bool("held", req.Admit != nil))
 	// Arm the readiness timeout before Start returns, so that a test on a
 	// fake clock can count on it.
-	timer := p.clk.NewTimer(prof.ReadyTimeout)
+	timer := p.clk.NewTimer(engine.ReadyTimeoutOf(req))
 	p.readers.Add(2)
 	e.wg.Add(1)
 	go p.watchReady(timer)
@@ -176,15 +188,6 @@ func (e *Engine) spawn(req engine.StartRequest, l *launch, w *writer) (*process,
 	return p, nil
 }
 
-// The held start's shell: it reads one line from descriptor 3 and runs the
-// agent ("$@", the resolved command and its arguments) only if the line is
-// releaseWord; end of file (the host closed the gate, or died) ends it.
-const (
-	heldShell   = "/bin/sh"
-	heldScript  = `IFS= read -r baton_gate <&3; exec 3<&-; [ "$baton_gate" = run ] && exec "$@"; exit 125`
-	releaseWord = "run\n"
-)
-
 // started records the start in the session's transcript: at the spawn, or
 // at the release of a held child.
 func (p *process) started() {
@@ -192,9 +195,9 @@ func (p *process) started() {
 		return
 	}
 	prof := &p.e.opts.Profile
-	p.w.append(p.clk.Now(), p.req.LaunchID,
-		recap.Event{Kind: recap.Lifecycle, Text: fmt.Sprintf("%s launch %s started (%s, %s turn)", prof.Name, p.req.LaunchID, modeText(p.req), p.req.Turn)},
-		recap.Event{Speaker: recap.User, Kind: recap.Message, Text: p.req.Prompt})
+	p.w.Append(p.clk.Now(), p.req.LaunchID, p.req.Turn,
+		transcript.Event{Kind: transcript.Lifecycle, Text: fmt.Sprintf("%s launch %s started (%s, %s turn)", prof.Name, p.req.LaunchID, modeText(p.req), p.req.Turn)},
+		transcript.Event{Speaker: transcript.User, Kind: transcript.Message, Text: p.req.Prompt})
 }
 
 // admit is the second phase of a held start: it asks req.Admit and then
@@ -210,7 +213,7 @@ func (p *process) admit(ctx context.Context) error {
 		p.mu.Lock()
 		p.refused, p.stopRequested = true, true
 		if !p.reaped {
-			_ = signalGroup(p.pid, syscall.SIGKILL)
+			_ = proc.SignalGroup(p.pid, syscall.SIGKILL)
 		}
 		p.mu.Unlock()
 		p.gate.Close()
@@ -222,7 +225,7 @@ func (p *process) admit(ctx context.Context) error {
 	// reaper on the machine took it) ends the launch like any exit: Ready
 	// and Exit say so.
 	p.started()
-	_, _ = io.WriteString(p.gate, releaseWord)
+	_, _ = io.WriteString(p.gate, proc.ReleaseWord)
 	p.gate.Close()
 	return nil
 }
@@ -256,7 +259,8 @@ func (p *process) Ready(ctx context.Context) (string, error) {
 }
 
 // Stop ends the launch and confirms it: SIGTERM to the child's process
-// group, SIGKILL after the grace, then the wait for the child and for every
+// group, SIGKILL after the grace (Options.StopGrace) or as soon as ctx
+// ends, whichever comes first, then the wait for the child and for every
 // other process of the launch to be gone. Outcomes: engine.Stopped,
 // engine.NotRunning (it had ended before), engine.Timeout with ctx's error,
 // engine.Failed with an error (the rest of the launch could not be
@@ -275,7 +279,7 @@ func (p *process) Stop(ctx context.Context) (engine.StopOutcome, error) {
 		if grace == 0 {
 			sig = syscall.SIGKILL
 		}
-		_ = signalGroup(p.pid, sig)
+		_ = proc.SignalGroup(p.pid, sig)
 	}
 	p.mu.Unlock()
 	if grace > 0 {
@@ -285,11 +289,18 @@ func (p *process) Stop(ctx context.Context) (engine.StopOutcome, error) {
 		case <-t.C():
 			p.mu.Lock()
 			if !p.reaped {
-				_ = signalGroup(p.pid, syscall.SIGKILL)
+				_ = proc.SignalGroup(p.pid, syscall.SIGKILL)
 			}
 			p.mu.Unlock()
 		case <-ctx.Done():
+			// The stop's time ran out during the grace: the stop is not
+			// confirmed, but the agent does not get to run on.
 			t.Stop()
+			p.mu.Lock()
+			if !p.reaped {
+				_ = proc.SignalGroup(p.pid, syscall.SIGKILL)
+			}
+			p.mu.Unlock()
 			return engine.Timeout, ctx.Err()
 		}
 		t.Stop()
@@ -335,8 +346,8 @@ func (p *process) run() {
 	defer p.e.wg.Done()
 	// The leader's start time bounds the exit scan; it is readable until
 	// Wait reaps the leader, zombie or not.
-	if st, err := readStat(p.pid); err == nil {
-		p.start = st.start
+	if st, err := proc.ReadStat(p.pid); err == nil {
+		p.start = st.Start
 	}
 	waitErr := p.cmd.Wait()
 	p.mu.Lock()
@@ -344,7 +355,7 @@ func (p *process) run() {
 	p.mu.Unlock()
 
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupBound)
-	_, treeErr := p.e.reapTree(ctx, p.marker, p.pid, p.start, 0)
+	_, treeErr := proc.Reap(ctx, p.e.opts.Clock, p.marker, p.pid, p.start, 0)
 	cancel()
 
 	drained := make(chan struct{})
@@ -402,17 +413,16 @@ func (p *process) run() {
 	p.mu.Unlock()
 
 	if p.w != nil && !refused {
-		p.w.append(now, p.req.LaunchID, recap.Event{Kind: recap.Lifecycle, Text: exitText(p.req.LaunchID, exit)})
+		p.w.Append(now, p.req.LaunchID, p.req.Turn, transcript.Event{Kind: transcript.Lifecycle, Text: exitText(p.req.LaunchID, exit)})
 	}
 	p.l.cleanup()
 	p.e.opts.Logger.Debug("exec: exited", zap.String("launch", string(p.req.LaunchID)), zap.Int("code", exit.Code), zap.Bool("stopped", exit.Stopped))
 	// Everything of the launch is gone: confirm that first, then make the
 	// transcript durable (an fsync takes milliseconds; a stop should not
 	// wait for it). Close waits for this goroutine, sync included.
-	p.e.ended(p)
 	close(p.done)
 	if p.w != nil {
-		if err := p.w.sync(); err != nil {
+		if err := p.w.Sync(); err != nil {
 			p.e.opts.Logger.Warn("exec: transcript sync", zap.String("launch", string(p.req.LaunchID)), zap.Error(err))
 		}
 	}

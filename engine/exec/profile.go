@@ -7,11 +7,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/transcript"
 )
 
 // PromptMode says how a launch hands its opening prompt to the child.
@@ -32,18 +31,6 @@ const (
 	PromptFile PromptMode = "file"
 )
 
-// Format says how the child's standard output is read.
-type Format string
-
-const (
-	// Text reads each output line as text: rules match with their Pattern.
-	Text Format = "text"
-	// JSON reads each output line as a JSON object: rules match with their
-	// Fields (and Pattern, when set). A line that is not a JSON object
-	// matches no rule.
-	JSON Format = "json"
-)
-
 // Rule recognises one kind of output line. A rule with neither Fields nor
 // Pattern matches nothing.
 type Rule struct {
@@ -53,19 +40,30 @@ type Rule struct {
 	Fields map[string]string
 	// Pattern must match the raw line.
 	Pattern *regexp.Regexp
-	// ID names where the native session id is: a dotted path into a JSON
-	// line, or, for a text line, the Pattern's subexpression named "id"
-	// (or its first one) when ID is "". Used only by Output.NativeID.
+	// ID names where the value the rule reads is (the native session id,
+	// the model, the version): a dotted path into a JSON line, or, for a
+	// text line, the Pattern's subexpression named "id" (or its first one)
+	// when ID is "". Used by Output.NativeID, Output.Model and
+	// Output.Version.
 	ID string
 }
 
 // Output says how the native id and readiness are read from the child's
 // standard output, and how each line becomes transcript events.
 type Output struct {
-	Format Format
+	// JSON reads each output line as a JSON object: rules match with their
+	// Fields (and Pattern, when set), and a line that is not a JSON object
+	// matches no rule. False reads each line as text: rules match with
+	// their Pattern.
+	JSON bool
 	// NativeID rules recognise the line that carries the native session id.
 	// The first id seen wins.
 	NativeID []Rule
+	// Model and Version rules recognise the line that says which model the
+	// CLI really uses and its own version (the process is then an
+	// engine.ActualReporter that says so). The first value seen wins;
+	// none means the CLI does not say.
+	Model, Version []Rule
 	// Ready rules recognise the line that confirms the session accepted its
 	// first turn. Readiness needs a native id: one seen earlier, or on
 	// the same line, or, for a resume, the id that was resumed.
@@ -86,7 +84,7 @@ type Output struct {
 	// Events turns one output line into transcript events. Nil records
 	// each non-blank line as an agent message. A line for which it returns
 	// no event is not recorded.
-	Events func(line []byte) []recap.Event
+	Events func(line []byte) []transcript.Event
 }
 
 // Profile describes one agent CLI: how to build its command line for a
@@ -102,12 +100,12 @@ type Output struct {
 //	{model} {effort} {permission}   the configuration's fields
 //	{workspace} {session} {launch} {dir}
 //	{handoff} {attempt} {report_token}   a report-only turn's credentials
-//	{file:NAME}     the path of the launch file NAME (see Files)
+//	{file:NAME}     the path of the launch file NAME (see LaunchExtra)
 //
 // An element that is exactly "{flags}" in Fresh or Resume is replaced by the
 // configuration flags (Model, Effort, then Permission or ReportOnly); without
 // it they are appended. Anyone on the machine can read a process's
-// arguments, so {report_token} belongs in Files or Env, never in argv.
+// arguments, so {report_token} belongs in Env or a launch file, never in argv.
 type Profile struct {
 	// Name names the profile in errors.
 	Name string
@@ -131,29 +129,17 @@ type Profile struct {
 	// Env entries ("KEY=value" templates) are added to the child's
 	// environment.
 	Env []string
-	// Files are written for each launch, mode 0600, into a private
-	// directory removed when the launch ends: name -> content template
-	// (placeholder values are JSON-escaped in a name ending in ".json").
-	// ReportFiles are written for report-only turns only.
-	Files, ReportFiles map[string]string
-	// LaunchFiles, when set, returns more files for a launch (name ->
-	// content, written as is, mode 0600, beside Files; their paths are
-	// {file:NAME} too). An error fails Start with it.
-	LaunchFiles func(req engine.StartRequest) (map[string][]byte, error)
-	// LaunchExtra, when set, returns more files and flags for a launch
-	// (called once per launch, after LaunchFiles): its Files are written as
-	// LaunchFiles' are, and its Flags, templates where {file:NAME} names
-	// any file of the launch, follow the configuration flags (ReportOnly
-	// included). An error fails Start with it.
+	// LaunchExtra, when set, returns the files, flags and environment of
+	// one launch (called once per launch): its Files are written, mode
+	// 0600, into a private directory removed when the launch ends (their
+	// paths are {file:NAME}), and its Flags, templates where {file:NAME}
+	// names any file of the launch, follow the configuration flags
+	// (ReportOnly included). An error fails Start with it.
 	LaunchExtra func(ctx context.Context, req engine.StartRequest) (Extra, error)
 	// Prompt says how the prompt is passed; "" means PromptArg.
 	Prompt PromptMode
 	// Output says how the child's output is read.
 	Output Output
-	// ReadyTimeout bounds the wait for readiness from the spawn; zero
-	// means DefaultReadyTimeout. When it passes, Ready returns
-	// engine.ErrReadyRejected and the launch is stopped.
-	ReadyTimeout time.Duration
 	// Reconfigure says a native session can be resumed under another
 	// model, effort or permission mode of the same account (the engine is
 	// then an engine.Reconfigurer that says so).
@@ -172,8 +158,14 @@ type Extra struct {
 	Env []string
 }
 
-// DefaultReadyTimeout is the readiness timeout of a profile that sets none.
-const DefaultReadyTimeout = 5 * time.Minute
+// fields returns the Rule.Fields of the key, value pairs kv.
+func fields(kv ...string) map[string]string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
 
 // validate checks cfg against the profile's accepted values.
 func (p *Profile) validate(cfg baton.EngineConfig) error {
@@ -202,7 +194,7 @@ func (p *Profile) validate(cfg baton.EngineConfig) error {
 // vars are the placeholder values of one launch.
 type vars map[string]string
 
-func (v vars) expand(s string, jsonEscape bool) string {
+func (v vars) expand(s string) string {
 	if !strings.Contains(s, "{") {
 		return s
 	}
@@ -221,25 +213,20 @@ func (v vars) expand(s string, jsonEscape bool) string {
 		name := s[i+1 : i+j]
 		val, ok := v[name]
 		b.WriteString(s[:i])
-		switch {
-		case !ok:
+		if !ok {
 			// Not a placeholder (JSON, say): keep the brace, look further.
 			b.WriteByte('{')
 			s = s[i+1:]
 			continue
-		case jsonEscape:
-			q, _ := json.Marshal(val)
-			b.Write(q[1 : len(q)-1])
-		default:
-			b.WriteString(val)
 		}
+		b.WriteString(val)
 		s = s[i+j+1:]
 	}
 }
 
 func (v vars) expandAll(dst []string, tmpl []string) []string {
 	for _, s := range tmpl {
-		dst = append(dst, v.expand(s, false))
+		dst = append(dst, v.expand(s))
 	}
 	return dst
 }
@@ -278,7 +265,7 @@ func (p *Profile) argv(req engine.StartRequest, v vars, extra []string) ([]strin
 			spliced = true
 			continue
 		}
-		out = append(out, v.expand(s, false))
+		out = append(out, v.expand(s))
 	}
 	if !spliced {
 		out = append(out, flags...)

@@ -18,7 +18,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/exec"
-	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/transcript"
 )
 
 // replayCase runs a profile with the stand-in agent in replay mode: it
@@ -35,6 +35,8 @@ type replayCase struct {
 	wantID    string
 	wantErr   []error
 	wantText  string // an agent message the transcript must hold
+	// wantActual is what the process must report it runs once ready.
+	wantActual engine.Actual
 }
 
 func runReplay(t *testing.T, prof exec.Profile, tc replayCase) {
@@ -57,6 +59,9 @@ func runReplay(t *testing.T, prof exec.Profile, tc replayCase) {
 	id, err := p.Ready(ctx)
 	if len(tc.wantErr) == 0 && (err != nil || id != tc.wantID) {
 		t.Errorf("Ready = %q, %v; want %q", id, err, tc.wantID)
+	}
+	if got := engine.ActualOf(p); got != tc.wantActual {
+		t.Errorf("Actual = %+v; want %+v", got, tc.wantActual)
 	}
 	for _, w := range tc.wantErr {
 		if !errors.Is(err, w) {
@@ -94,7 +99,7 @@ func runReplay(t *testing.T, prof exec.Profile, tc replayCase) {
 	if tc.wantText != "" {
 		found := false
 		for _, ev := range events(t, e, "s1") {
-			if ev.Speaker == recap.Agent && ev.Kind == recap.Message && ev.Text == tc.wantText {
+			if ev.Speaker == transcript.Agent && ev.Kind == transcript.Message && ev.Text == tc.wantText {
 				found = true
 			}
 		}
@@ -106,9 +111,8 @@ func runReplay(t *testing.T, prof exec.Profile, tc replayCase) {
 
 func TestClaudeProfile(t *testing.T) {
 	const sid = "92fecc85-b97f-4daa-b84c-ebc3a8dfdea7"
-	prof := exec.Claude(exec.ClaudeOptions{
-		MCPConfig: `{"mcpServers":{"baton":{"type":"http","url":"http://127.0.0.1:1/mcp","headers":{"Authorization":"Bearer {report_token}"}}}}`,
-	})
+	prof := exec.Claude(exec.ClaudeOptions{})
+	prof.LaunchExtra = reportMCP("http://127.0.0.1:1/mcp")
 	head := []string{"-p", "--output-format", "stream-json", "--verbose"}
 	cat := func(parts ...[]string) []string {
 		var out []string
@@ -124,6 +128,7 @@ func TestClaudeProfile(t *testing.T) {
 			stdout:   "testdata/claude/fresh.jsonl",
 			wantArgs: cat(head, []string{"--model", "claude-test-1", "--effort", "high", "--permission-mode", "acceptEdits", "--", "-fix the bug"}),
 			wantID:   sid, wantText: "Hello from the scripted API",
+			wantActual: engine.Actual{Model: "claude-test-1", Version: "2.1.197"},
 		},
 		{
 			name: "resume report-only under another model",
@@ -132,10 +137,11 @@ func TestClaudeProfile(t *testing.T) {
 				Report: &engine.ReportCredentials{Handoff: "h1", Attempt: 2, Token: baton.ParseToken(`tok"en`)}},
 			stdout: "testdata/claude/resume.jsonl",
 			wantArgs: cat(head, []string{"--resume", sid, "--model", "claude-other-2",
-				"--tools", "Read,Grep,Glob", "--allowedTools", "Read,Grep,Glob,mcp__baton__submit_session_handoff",
-				"--mcp-config", "<file:mcp.json>", "--strict-mcp-config", "--", "report"}),
-			wantFiles: map[string]string{"mcp.json": `{"mcpServers":{"baton":{"type":"http","url":"http://127.0.0.1:1/mcp","headers":{"Authorization":"Bearer tok\"en"}}}}`},
-			wantID:    sid,
+				"--tools", "Read,Grep,Glob", "--allowedTools", "Read,Grep,Glob",
+				"--mcp-config", "<file:mcp.json>", "--strict-mcp-config", "--allowedTools", "mcp__baton__submit_session_handoff", "--", "report"}),
+			wantFiles:  map[string]string{"mcp.json": `{"mcpServers":{"baton":{"headers":{"X-Baton-Handoff":"h1","X-Baton-Token":"tok\"en"},"type":"http","url":"http://127.0.0.1:1/mcp"}}}`},
+			wantID:     sid,
+			wantActual: engine.Actual{Model: "claude-other-2", Version: "2.1.197"},
 		},
 		{
 			name:     "resume of a missing session",
@@ -145,6 +151,7 @@ func TestClaudeProfile(t *testing.T) {
 			exit:     "1",
 			wantArgs: cat(head, []string{"--resume", "0199a213-81c0-7800-8aa1-bbab2a035a53", "--", "x"}),
 			wantErr:  []error{engine.ErrReadyRejected, engine.ErrSessionMissing},
+			// No init line: the CLI says nothing of what it runs.
 		},
 	}
 	for _, tc := range tests {
@@ -245,38 +252,12 @@ func TestProfileValidate(t *testing.T) {
 	}
 }
 
-// TestClaudeMCPConfigFor: a host renders the report-only turn's MCP
-// configuration from the request's credentials.
-func TestClaudeMCPConfigFor(t *testing.T) {
-	const sid = "92fecc85-b97f-4daa-b84c-ebc3a8dfdea7"
-	prof := exec.Claude(exec.ClaudeOptions{
-		MCPServer: "relay",
-		MCPConfigFor: func(req engine.StartRequest) ([]byte, error) {
-			return json.Marshal(map[string]any{"mcpServers": map[string]any{"relay": map[string]any{
-				"type": "stdio", "command": "host-bin", "args": []string{"mcp-bridge"},
-				"env": map[string]string{"X_HANDOFF": string(req.Report.Handoff), "X_TOKEN": req.Report.Token.Reveal()},
-			}}})
-		},
-	})
-	runReplay(t, prof, replayCase{
-		req: engine.StartRequest{Prompt: "report", Mode: engine.Resume, NativeID: sid, Turn: engine.ReportOnly,
-			Report: &engine.ReportCredentials{Handoff: "h7", Attempt: 1, Token: baton.ParseToken("secret-token")}},
-		stdout: "testdata/claude/resume.jsonl",
-		wantArgs: []string{"-p", "--output-format", "stream-json", "--verbose", "--resume", sid,
-			"--tools", "Read,Grep,Glob", "--allowedTools", "Read,Grep,Glob,mcp__relay__submit_session_handoff",
-			"--mcp-config", "<file:mcp.json>", "--strict-mcp-config", "--", "report"},
-		wantFiles: map[string]string{"mcp.json": `{"mcpServers":{"relay":{"args":["mcp-bridge"],"command":"host-bin","env":{"X_HANDOFF":"h7","X_TOKEN":"secret-token"},"type":"stdio"}}}`},
-		wantID:    sid,
-	})
-}
-
 // TestLaunchExtra: a profile's LaunchExtra adds files and flags to the
 // launches it chooses (here Claude's ordinary turns, with an MCP
-// configuration), after the configuration flags; ReportMCPTools widens
-// what a report-only turn may call.
+// configuration), after the configuration flags.
 func TestLaunchExtra(t *testing.T) {
 	const sid = "92fecc85-b97f-4daa-b84c-ebc3a8dfdea7"
-	prof := exec.Claude(exec.ClaudeOptions{ReportMCPTools: []string{"submit_session_handoff", "get_handoff_facts"}})
+	prof := exec.Claude(exec.ClaudeOptions{})
 	prof.LaunchExtra = func(ctx context.Context, req engine.StartRequest) (exec.Extra, error) {
 		if req.Turn == engine.ReportOnly {
 			return exec.Extra{}, nil
@@ -299,12 +280,12 @@ func TestLaunchExtra(t *testing.T) {
 			req: engine.StartRequest{Prompt: "report", Mode: engine.Resume, NativeID: sid, Turn: engine.ReportOnly,
 				Report: &engine.ReportCredentials{Handoff: "h7", Attempt: 1, Token: baton.ParseToken("secret-token")}},
 			wantArgs: []string{"-p", "--output-format", "stream-json", "--verbose", "--resume", sid,
-				"--tools", "Read,Grep,Glob", "--allowedTools",
-				"Read,Grep,Glob,mcp__baton__submit_session_handoff,mcp__baton__get_handoff_facts", "--", "report"},
+				"--tools", "Read,Grep,Glob", "--allowedTools", "Read,Grep,Glob", "--", "report"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.stdout, tc.wantID = "testdata/claude/resume.jsonl", sid
+			tc.wantActual = engine.Actual{Model: "claude-other-2", Version: "2.1.197"}
 			runReplay(t, prof, tc)
 		})
 	}
@@ -328,14 +309,13 @@ func TestLaunchExtraEnv(t *testing.T) {
 	prof := exec.Profile{
 		Name:    "sh",
 		Command: "sh",
-		Fresh:   []string{"-c", `echo "session $1 ready $X_SECRET $2 $` + exec.LaunchEnv + `"`, "sh", "{session}"},
+		Fresh:   []string{"-c", `echo "session $1 ready $X_SECRET $2 $BATON_LAUNCH_ID"`, "sh", "{session}"},
 		Output: exec.Output{
-			Format:   exec.Text,
 			NativeID: []exec.Rule{{Pattern: regexp.MustCompile(`^session (\S+) ready`)}},
 			Ready:    []exec.Rule{{Pattern: regexp.MustCompile(`^session \S+ ready`)}},
 		},
 		LaunchExtra: func(_ context.Context, req engine.StartRequest) (exec.Extra, error) {
-			return exec.Extra{Flags: []string{"{launch}"}, Env: []string{"X_SECRET=s3cret", exec.LaunchEnv + "=forged"}}, nil
+			return exec.Extra{Flags: []string{"{launch}"}, Env: []string{"X_SECRET=s3cret", "BATON_LAUNCH_ID" + "=forged"}}, nil
 		},
 	}
 	e := newEngine(t, exec.Options{Profile: prof, Env: []string{"PATH=" + os.Getenv("PATH")}})

@@ -7,6 +7,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/proc"
 )
 
 // resolveLocked settles readiness once; it reports whether it did.
@@ -22,27 +23,13 @@ func (p *process) resolveLocked(id string, err error) bool {
 // readyFailure builds a readiness error on base, refined by what the
 // child said.
 func (p *process) readyFailure(base *baton.Error, detail string) error {
-	e := &readyError{base: base, msg: base.Error() + ": " + detail}
 	switch {
 	case p.missing:
-		e.also = engine.ErrSessionMissing
+		return proc.ReadyFailure(base, detail, engine.ErrSessionMissing)
 	case p.auth:
-		e.also = engine.ErrAuth
+		return proc.ReadyFailure(base, detail, engine.ErrAuth)
 	}
-	return e
-}
-
-// readyError matches its base sentinel and, when set, also.
-type readyError struct {
-	base *baton.Error
-	also *baton.Error
-	msg  string
-}
-
-func (e *readyError) Error() string { return e.msg }
-func (e *readyError) Unwrap() error { return e.base }
-func (e *readyError) Is(t error) bool {
-	return e.base.Is(t) || (e.also != nil && e.also.Is(t))
+	return proc.ReadyFailure(base, detail)
 }
 
 // watchReady enforces the readiness timeout.
@@ -57,7 +44,7 @@ func (p *process) watchReady(t clock.Timer) {
 	case <-t.C():
 	}
 	p.mu.Lock()
-	resolved := p.resolveLocked("", p.readyFailure(engine.ErrReadyRejected, fmt.Sprintf("no readiness within %s", p.e.opts.Profile.ReadyTimeout)))
+	resolved := p.resolveLocked("", p.readyFailure(engine.ErrReadyRejected, fmt.Sprintf("no readiness within %s", engine.ReadyTimeoutOf(p.req))))
 	p.mu.Unlock()
 	if resolved {
 		_, _ = p.Stop(context.Background())

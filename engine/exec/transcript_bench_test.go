@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/transcript"
 )
 
 // BenchmarkTranscriptEvents reads 10 events at the start, the middle and
@@ -18,7 +18,7 @@ import (
 // cost the same.
 func BenchmarkTranscriptEvents(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "s.jsonl")
-	w, err := openWriter(path, 0)
+	w, err := openWriter(path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -26,12 +26,12 @@ func BenchmarkTranscriptEvents(b *testing.B) {
 	at := time.Unix(0, 0)
 	const n = 400_000 // about 100 MB of lines
 	for i := range n {
-		w.append(at, "L", recap.Event{Speaker: recap.Agent, Kind: recap.Message, Text: fmt.Sprintf("%d %s", i, text)})
+		w.Append(at, "L", transcript.Normal, transcript.Event{Speaker: transcript.Agent, Kind: transcript.Message, Text: fmt.Sprintf("%d %s", i, text)})
 	}
-	if err := w.sync(); err != nil {
+	if err := w.Sync(); err != nil {
 		b.Fatal(err)
 	}
-	w.close()
+	w.Close()
 	tr, err := OpenTranscript(path)
 	if err != nil {
 		b.Fatal(err)

@@ -15,7 +15,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/exec"
-	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/transcript"
 )
 
 // runTurn runs one launch of session sid to its end.
@@ -43,7 +43,7 @@ func TestTranscriptEvents(t *testing.T) {
 	if len(all) != 14 {
 		t.Fatalf("transcript has %d events; want 14: %+v", len(all), all)
 	}
-	if all[8] != (recap.Event{Speaker: recap.User, Kind: recap.Message, Text: "two"}) {
+	if all[8] != (transcript.Event{Speaker: transcript.User, Kind: transcript.Message, Text: "two"}) {
 		t.Errorf("event 8 = %+v; want the second prompt", all[8])
 	}
 	tr, err := exec.OpenTranscript(e.TranscriptPath("s1"))
@@ -55,7 +55,7 @@ func TestTranscriptEvents(t *testing.T) {
 	tests := []struct {
 		from int64
 		n    int
-		want []recap.Event
+		want []transcript.Event
 	}{
 		{0, 1, all[:1]},
 		{3, 4, all[3:7]},
@@ -113,57 +113,12 @@ func TestTranscriptRepair(t *testing.T) {
 	e2 := newEngine(t, exec.Options{Profile: agentProfile("-after", "exit"), DataDir: dir})
 	runTurn(t, e2, engine.StartRequest{Session: "s1", Prompt: "two"})
 	after := events(t, e2, "s1")
-	want := append(append([]recap.Event{}, before...), recap.Event{Kind: recap.Note, Text: "unindexed"})
+	want := append(append([]transcript.Event{}, before...), transcript.Event{Kind: transcript.Note, Text: "unindexed"})
 	if d := cmp.Diff(want, after[:len(want)]); d != "" {
 		t.Errorf("repaired transcript (-want +got):\n%s", d)
 	}
-	if got := after[len(want)+1]; got != (recap.Event{Speaker: recap.User, Kind: recap.Message, Text: "two"}) {
+	if got := after[len(want)+1]; got != (transcript.Event{Speaker: transcript.User, Kind: transcript.Message, Text: "two"}) {
 		t.Errorf("after the repair, event %d = %+v; want the second prompt", len(want)+1, got)
-	}
-}
-
-// TestTail: the ring serves a running launch's newest events and wakes a
-// follower at the next append.
-func TestTail(t *testing.T) {
-	ctx := testCtx(t)
-	e := newEngine(t, exec.Options{Profile: agentProfile(), RingSize: 3})
-	if _, evs, more := e.Tail("s1", 0); evs != nil || more != nil {
-		t.Fatalf("Tail before any launch = %v, %v; want nothing", evs, more)
-	}
-	p, err := e.Start(ctx, engine.StartRequest{Session: "s1", Prompt: "hi"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Ready(ctx); err != nil {
-		t.Fatal(err)
-	}
-	// lifecycle, prompt, init, text, ready: the ring holds the last 3. The
-	// ready line reaches the transcript just after Ready returns: follow.
-	first, evs, more := e.Tail("s1", 0)
-	for first+int64(len(evs)) < 5 {
-		select {
-		case <-more:
-		case <-ctx.Done():
-			t.Fatalf("the ring never got the ready line: %d, %+v", first, evs)
-		}
-		first, evs, more = e.Tail("s1", 0)
-	}
-	if first != 2 || len(evs) != 3 || evs[2].Text != `{"type":"ready"}` {
-		t.Fatalf("Tail = %d, %+v; want events 2..4 ending with ready", first, evs)
-	}
-	if first, evs, _ := e.Tail("s1", 4); first != 4 || len(evs) != 1 {
-		t.Errorf("Tail(4) = %d, %d events; want 4, 1", first, len(evs))
-	}
-	if _, err := p.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-more:
-	default:
-		t.Error("the follower was not woken by the exit event")
-	}
-	if _, evs, more := e.Tail("s1", 0); evs != nil || more != nil {
-		t.Errorf("Tail after the launch ended = %v, %v; want nothing", evs, more)
 	}
 }
 

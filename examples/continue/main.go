@@ -13,10 +13,10 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
-	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
+	"github.com/batonhq/baton/transcript"
 )
 
 func main() {
@@ -40,17 +40,17 @@ const (
 // transcripts is the host's own record of each run's conversation: what
 // the user said and what the agent answered, with notes. The briefing reads
 // it; baton never writes to it.
-type transcripts map[baton.WorkspaceID][]recap.Event
+type transcripts map[baton.WorkspaceID][]transcript.Event
 
-func (t transcripts) add(ws baton.WorkspaceID, ev ...recap.Event) { t[ws] = append(t[ws], ev...) }
+func (t transcripts) add(ws baton.WorkspaceID, ev ...transcript.Event) { t[ws] = append(t[ws], ev...) }
 
 // events is the transcript source RunQueued reads a briefing from.
-func (t transcripts) events(c store.Continuation) iter.Seq[recap.Event] {
+func (t transcripts) events(c store.Continuation) iter.Seq[transcript.Event] {
 	return slices.Values(t[c.Workspace])
 }
 
-func said(s recap.Speaker, text string) recap.Event {
-	return recap.Event{Speaker: s, Kind: recap.Message, Text: text}
+func said(s transcript.Speaker, text string) transcript.Event {
+	return transcript.Event{Speaker: s, Kind: transcript.Message, Text: text}
 }
 
 // run plays both processes and writes what happens to w.
@@ -85,7 +85,7 @@ func process1(ctx context.Context, w io.Writer, st store.Store, tr transcripts, 
 	// Run A: the agent process is killed before the engine confirms its
 	// session (the tool restarted while the run waited for its worktree).
 	eng.Push(enginetest.Script{Ready: enginetest.ExitBeforeReady, ExitCode: -1, ExitErr: errors.New("signal: killed")})
-	tr.add(runA, said(recap.User, taskA))
+	tr.add(runA, said(transcript.User, taskA))
 	_, err = svc.Start(ctx, session.TurnRequest{Workspace: runA, Prompt: taskA})
 	if !errors.Is(err, engine.ErrExitedBeforeReady) {
 		return fmt.Errorf("run A: want a start that never became ready, got %v", err)
@@ -99,12 +99,12 @@ func process1(ctx context.Context, w io.Writer, st store.Store, tr transcripts, 
 	fmt.Fprintf(w, "  run A: continuation queued, ending %q\n", ending)
 
 	// Run B: a normal session with a native id.
-	tr.add(runB, said(recap.User, taskB))
+	tr.add(runB, said(transcript.User, taskB))
 	b, err := svc.Start(ctx, session.TurnRequest{Workspace: runB, Prompt: taskB})
 	if err != nil {
 		return err
 	}
-	tr.add(runB, said(recap.Agent, "Added --verbose; tests pass."))
+	tr.add(runB, said(transcript.Agent, "Added --verbose; tests pass."))
 	fmt.Fprintf(w, "  run B: session ready, native id %s\n", b.NativeID)
 	if _, err := svc.QueueContinuation(ctx, store.Continuation{Workspace: runB, Task: taskB, Prompt: promptB}); err != nil {
 		return err
@@ -155,13 +155,13 @@ func process2(ctx context.Context, w io.Writer, st store.Store, tr transcripts) 
 		// Delivery-only: the transcript records a note and the user's
 		// words, never the briefing.
 		tr.add(qs.Continuation.Workspace,
-			recap.Event{Kind: recap.Note, Text: "a fresh session was seeded with a briefing"},
-			said(recap.User, qs.Continuation.Prompt))
+			transcript.Event{Kind: transcript.Note, Text: "a fresh session was seeded with a briefing"},
+			said(transcript.User, qs.Continuation.Prompt))
 	}
 	fmt.Fprintln(w, "  run A's transcript now:")
 	for _, ev := range tr[runA] {
 		who := ev.Kind.String()
-		if ev.Kind == recap.Message {
+		if ev.Kind == transcript.Message {
 			who = ev.Speaker.String()
 		}
 		fmt.Fprintf(w, "    %s: %s\n", who, ev.Text)

@@ -85,21 +85,21 @@ func (d *demo) transferWithReport(ctx context.Context) error {
 	moved := len(wakeups) == 1 && wakeups[0].ID == wk.ID && wakeups[0].Session == h.TargetSession &&
 		wakeups[0].Prompt == wk.Prompt && wakeups[0].At.Equal(wk.At)
 	fmt.Fprintf(d.w, "    wakeup %q moved to the target, prompt and time unchanged: %t\n", wk.Prompt, moved)
-	free := d.co.AssertWritable(ctx, reportWS, session.Owner{}) == nil
+	free := d.co.Sessions().AssertWritable(ctx, reportWS, session.Owner{}) == nil
 	fmt.Fprintf(d.w, "    reservation released: %t\n", free)
-	fmt.Fprintf(d.w, "    report stored: %t (%d lines)\n", h.HasReport, strings.Count(h.Report, "\n")+1)
+	fmt.Fprintf(d.w, "    report stored: %t (%d lines)\n", h.Report != "", strings.Count(h.Report, "\n")+1)
 	if err := d.printDocument(h); err != nil {
 		return err
 	}
 	n := d.launches(reportWS)
 	fmt.Fprintf(d.w, "    launches: %d (source, its report-only turn, target); at most %d process at once\n", n, d.eng.MaxRunning(reportWS))
-	return check(cur.ID == h.TargetSession && moved && free && h.HasReport && n == 3,
-		"after completion: current %s, wakeup moved %t, reservation free %t, report %t, %d launches", cur.ID, moved, free, h.HasReport, n)
+	return check(cur.ID == h.TargetSession && moved && free && h.Report != "" && n == 3,
+		"after completion: current %s, wakeup moved %t, reservation free %t, report %t, %d launches", cur.ID, moved, free, h.Report != "", n)
 }
 
 // printDocument prints where the target's prompt was published and its
 // first lines.
-func (d *demo) printDocument(h handoff.Handoff) error {
+func (d *demo) printDocument(h store.Handoff) error {
 	root := filepath.Join(d.root, string(h.Workspace))
 	rel, err := filepath.Rel(root, h.ReportPath)
 	if err != nil {
@@ -146,7 +146,7 @@ func (d *demo) rejectedThenRetried(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	busy := d.co.AssertWritable(ctx, retryWS, session.Owner{}) != nil
+	busy := d.co.Sessions().AssertWritable(ctx, retryWS, session.Owner{}) != nil
 	fmt.Fprintf(d.w, "  attempt 1: %s: %s\n", h.State, h.Error)
 	fmt.Fprintf(d.w, "    source is current again: %t (model %s); workspace still reserved: %t\n", cur.ID == src.ID, cur.Config.Model, busy)
 	if err := check(cur.ID == src.ID && busy, "after the failure: current %s, reserved %t", cur.ID, busy); err != nil {

@@ -40,7 +40,7 @@ func (t *timeline) record(ev handoff.Event) {
 // settled waits for attempt of handoff id to leave the active states
 // (stopping, generating, starting) and returns the handoff as that
 // transition committed it. Errors: ctx's.
-func (t *timeline) settled(ctx context.Context, id baton.HandoffID, attempt int) (handoff.Handoff, error) {
+func (t *timeline) settled(ctx context.Context, id baton.HandoffID, attempt int) (store.Handoff, error) {
 	for {
 		t.mu.Lock()
 		for _, e := range t.entries {
@@ -55,12 +55,12 @@ func (t *timeline) settled(ctx context.Context, id baton.HandoffID, attempt int)
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return handoff.Handoff{}, fmt.Errorf("waiting for attempt %d of %s to settle: %w", attempt, id, ctx.Err())
+			return store.Handoff{}, fmt.Errorf("waiting for attempt %d of %s to settle: %w", attempt, id, ctx.Err())
 		}
 	}
 }
 
-func active(h handoff.Handoff) bool {
+func active(h store.Handoff) bool {
 	switch h.State {
 	case store.StateStopping, store.StateGenerating, store.StateStarting:
 		return true

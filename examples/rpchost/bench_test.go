@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/engine/host"
-	"github.com/batonhq/baton/engine/host/hosttest"
+	"github.com/batonhq/baton/host"
+	"github.com/batonhq/baton/host/hosttest"
 )
 
 // BenchmarkHostDrain runs a real rpchost process with 1,000 idle sessions
@@ -44,11 +44,11 @@ func processDrain(b *testing.B, hooks string, turn bool) (drain, settleToExit ti
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var settledAt atomic.Int64
-	clients, err := hosttest.OpenMany(ctx, sock, dir, conns, perConn, host.ClientOptions{OnRecord: func(r host.Record) {
-		if r.Type == host.EventAgentSettled {
+	clients, err := hosttest.OpenMany(ctx, sock, dir, conns, perConn, func(r host.Record) {
+		if r.Type == "agent_settled" {
 			settledAt.Store(time.Now().UnixNano())
 		}
-	}})
+	})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/batonhq/baton/engine/host"
+	"github.com/batonhq/baton/host"
 )
 
 // reattachLimit bounds how long the client looks for the socket's new
@@ -35,6 +35,11 @@ func (p *printer) raw(b []byte) {
 func (p *printer) event(fields map[string]any) {
 	b, _ := json.Marshal(fields)
 	p.raw(b)
+}
+
+// failed prints a command's failure; its detail names the wire code.
+func (p *printer) failed(err error) {
+	p.event(map[string]any{"event": "error", "detail": err.Error()})
 }
 
 // attachment is the client's session on one connection.
@@ -71,7 +76,7 @@ func runClient(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	go func() {
 		defer close(lines)
 		sc := bufio.NewScanner(stdin)
-		sc.Buffer(make([]byte, 64<<10), host.DefaultMaxLineBytes)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			select {
 			case lines <- sc.Text():
@@ -96,7 +101,7 @@ func runClient(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		case line, ok := <-lines:
 			if !ok {
 				cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-				_, _ = a.c.Call(cctx, host.Command{Type: host.CmdCloseSession, SessionID: a.sessionID})
+				_, _ = a.c.CloseSession(cctx, a.sessionID)
 				cancel()
 				_ = a.c.Close()
 				out.event(map[string]any{"event": "closed", "sessionId": a.sessionID})
@@ -107,7 +112,7 @@ func runClient(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			}
 			if err := a.c.Prompt(ctx, a.sessionID, line); err != nil {
 				if !errors.Is(err, host.ErrSessionClosed) && !errors.Is(err, host.ErrClosed) {
-					out.event(map[string]any{"event": "error", "error": host.WireCode(err), "detail": err.Error()})
+					out.failed(err)
 					continue
 				}
 				// Not taken by the old generation: the response (or the
@@ -120,7 +125,7 @@ func runClient(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			}
 			for _, line := range pending {
 				if err := a.c.Prompt(ctx, a.sessionID, line); err != nil {
-					out.event(map[string]any{"event": "error", "error": host.WireCode(err), "detail": err.Error()})
+					out.failed(err)
 				}
 			}
 			pending = nil
@@ -130,7 +135,7 @@ func runClient(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 				continue // the parked case reattaches
 			default:
 			}
-			return fmt.Errorf("connection to %s lost without a handoff: %v", *socket, a.c.Err())
+			return fmt.Errorf("connection to %s lost without a handoff", *socket)
 		}
 	}
 }
@@ -138,16 +143,15 @@ func runClient(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 // attach opens path on socket and prints every record of the connection.
 func attach(ctx context.Context, socket, path, cwd string, out *printer) (*attachment, error) {
 	a := &attachment{parked: make(chan struct{})}
-	c, err := host.Dial(ctx, socket, host.ClientOptions{OnRecord: func(r host.Record) {
+	c, err := host.Dial(ctx, socket, func(r host.Record) {
 		out.raw(r.Raw)
 		switch {
-		case r.Type == host.EventHostSuperseded && r.Successor != nil:
-			s := r.Successor.Socket
-			a.successor.Store(&s)
-		case r.Type == host.EventSessionClosed && r.Reason == host.ReasonHandoffParked && r.SessionID == a.id():
+		case r.Type == "host_superseded" && r.Successor != "":
+			a.successor.Store(&r.Successor)
+		case r.Type == "session_closed" && r.Reason == "handoff_parked" && r.SessionID == a.id():
 			a.parkedOnce.Do(func() { close(a.parked) })
 		}
-	}})
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -155,9 +159,9 @@ func attach(ctx context.Context, socket, path, cwd string, out *printer) (*attac
 	info, err := c.Info(ctx)
 	if err == nil {
 		a.instanceID, a.generation = info.InstanceID, info.Generation
-		var res host.OpenResult
-		res, err = c.Open(ctx, path, cwd)
-		a.setID(res.SessionID)
+		var id string
+		id, err = c.Open(ctx, path, cwd)
+		a.setID(id)
 	}
 	if err != nil {
 		_ = c.Close()
@@ -203,11 +207,11 @@ func reattach(ctx context.Context, old *attachment, socket, path, cwd string, ou
 		case err == nil:
 			_ = a.c.Close() // still the old generation
 		default:
-			var re *host.RemoteError
-			if errors.As(err, &re) {
-				if p, ok := re.PathInUse(); ok {
-					wait = time.Duration(p.RetryAfterMS) * time.Millisecond
-				}
+			var held struct {
+				RetryAfterMS int `json:"retry_after_ms"`
+			}
+			if errors.Is(err, host.ErrPathInUse) && json.Unmarshal(host.ErrorData(err), &held) == nil {
+				wait = time.Duration(held.RetryAfterMS) * time.Millisecond
 			}
 			if !errors.Is(err, host.ErrPathInUse) && !errors.Is(err, host.ErrDraining) && !errors.Is(err, host.ErrClosed) {
 				return nil, fmt.Errorf("reopen %s on %s: %w", path, target, err)

@@ -11,8 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batonhq/baton/engine/host"
-	"github.com/batonhq/baton/engine/host/hosttest"
+	"github.com/batonhq/baton/host/hosttest"
 )
 
 // The reference client reattaches on handoff_parked by open_session
@@ -72,7 +71,7 @@ func TestClientReattachesOnHandoff(t *testing.T) {
 		}
 	}
 	message := func(text string) func(map[string]any) bool {
-		return func(m map[string]any) bool { return m["type"] == host.EventMessage && m["text"] == text }
+		return func(m map[string]any) bool { return m["type"] == "message" && m["text"] == text }
 	}
 	opened := expect("opened", func(m map[string]any) bool { return m["event"] == "opened" })
 	fmt.Fprintln(stdin, "hello")
@@ -82,8 +81,8 @@ func TestClientReattachesOnHandoff(t *testing.T) {
 	}
 
 	b := startServe(t, sock)
-	expect("host_superseded", func(m map[string]any) bool { return m["type"] == host.EventHostSuperseded })
-	expect("handoff_parked", func(m map[string]any) bool { return m["reason"] == string(host.ReasonHandoffParked) })
+	expect("host_superseded", func(m map[string]any) bool { return m["type"] == "host_superseded" })
+	expect("handoff_parked", func(m map[string]any) bool { return m["reason"] == "handoff_parked" })
 	re := expect("reattached", func(m map[string]any) bool { return m["event"] == "reattached" })
 	if re["instanceId"] != b.serving.InstanceID || re["generation"] != float64(2) || re["previousInstanceId"] != a.serving.InstanceID {
 		t.Errorf("reattached = %v, successor %+v", re, b.serving)

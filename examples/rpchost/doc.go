@@ -1,6 +1,6 @@
 // Command rpchost is baton's reference multi-session host: a process that
 // serves scripted agent sessions to several clients over a unix socket,
-// speaking the JSON Lines protocol of engine/host, and that hands over to a
+// speaking the JSON Lines protocol of package host, and that hands over to a
 // newer generation of itself without stranding anyone.
 //
 // # Basics
@@ -19,7 +19,7 @@
 //
 //	{"event":"serving","pid":N,"instanceId":"...","generation":N,"socket":"PATH"}
 //
-// A host drains (see engine/host: announce, park each session once
+// A host drains (see package host: announce, park each session once
 // settled, close, exit) on SIGUSR1, or when its poll (every -poll) of PATH
 // sees another entry there; an absent entry counts only after 3
 // consecutive polls. It exits 0 once drained, even if clients stay

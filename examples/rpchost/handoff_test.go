@@ -7,12 +7,12 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/batonhq/baton/engine/host"
-	"github.com/batonhq/baton/engine/host/hosttest"
+	"github.com/batonhq/baton/host"
+	"github.com/batonhq/baton/host/hosttest"
 )
 
 // These tests run real rpchost processes on real unix sockets, one per
-// case the generation-handoff protocol of package engine/host promises. Each asserts, per connection, the
+// case the generation-handoff protocol of package host promises. Each asserts, per connection, the
 // wire order host_superseded, then the session's turn events, then
 // session_closed, then the close, and that the old process exits 0 while
 // the test's client never disconnected.
@@ -24,12 +24,9 @@ func TestServingLineAndProtocolInfo(t *testing.T) {
 	if a.serving.Generation != 1 {
 		t.Errorf("first host generation = %d", a.serving.Generation)
 	}
-	var info host.ProtocolInfo
-	if err := hosttest.Dial(t, sock).MustCall(host.Command{Type: host.CmdGetProtocolInfo}).DecodeData(&info); err != nil {
-		t.Fatal(err)
-	}
+	info := hosttest.Dial(t, sock).Info()
 	if info.InstanceID != a.serving.InstanceID || info.PID != a.serving.PID || info.Generation != 1 ||
-		len(info.Capabilities) != 2 || info.Capabilities[0] != host.CapMultiSession || info.Capabilities[1] != host.CapGenerationHandoff {
+		len(info.Capabilities) != 2 || info.Capabilities[0] != "multi_session" || info.Capabilities[1] != "generation_handoff" {
 		t.Errorf("get_protocol_info = %+v, serving %+v", info, a.serving)
 	}
 	a.signal(syscall.SIGTERM)
@@ -50,25 +47,24 @@ func TestIdleAttachedSessionHandsOff(t *testing.T) {
 	file := filepath.Join(dir, "a.jsonl")
 	id := w.Open(file)
 	w.Prompt(id, "hello")
-	w.WaitFor("agent_settled", hosttest.IsEvent(host.EventAgentSettled, id))
+	w.WaitFor("agent_settled", hosttest.IsEvent("agent_settled", id))
 
 	b := startServe(t, sock) // takes over and signals a
 	if b.serving.Generation != 2 {
 		t.Errorf("successor generation = %d, want 2", b.serving.Generation)
 	}
-	sup := w.WaitFor("host_superseded", hosttest.IsType(host.EventHostSuperseded))
-	if sup.InstanceID != a.serving.InstanceID || sup.Generation != 1 || sup.Successor == nil || sup.Successor.Socket != sock {
+	sup := w.WaitFor("host_superseded", hosttest.IsType("host_superseded"))
+	if sup.InstanceID != a.serving.InstanceID || sup.Generation != 1 || sup.Successor != sock {
 		t.Errorf("host_superseded = %s", sup.Raw)
 	}
-	parked := w.WaitFor("session_closed", hosttest.IsEvent(host.EventSessionClosed, id))
-	if parked.Reason != host.ReasonHandoffParked || parked.SessionPath != file {
+	parked := w.WaitFor("session_closed", hosttest.IsEvent("session_closed", id))
+	if parked.Reason != "handoff_parked" || parked.SessionPath != file {
 		t.Errorf("session_closed = %s", parked.Raw)
 	}
 	// The successor opens the released file at once: no retry needed.
 	n := hosttest.Dial(t, sock)
-	var info host.ProtocolInfo
-	if err := n.MustCall(host.Command{Type: host.CmdGetProtocolInfo}).DecodeData(&info); err != nil || info.InstanceID != b.serving.InstanceID {
-		t.Fatalf("public socket answered as %+v, %v; want the successor", info, err)
+	if info := n.Info(); info.InstanceID != b.serving.InstanceID {
+		t.Fatalf("public socket answered as %+v; want the successor", info)
 	}
 	nid := n.Open(file)
 	if st := n.State(nid).State.(map[string]any); st["turns"] != float64(1) {
@@ -78,8 +74,8 @@ func TestIdleAttachedSessionHandsOff(t *testing.T) {
 	if code := a.waitExit(); code != 0 {
 		t.Fatalf("old generation exit = %d; stderr:\n%s", code, a.stderr)
 	}
-	hosttest.CheckOrder(t, w.Order(id, host.EventAgentSettled, host.EventSessionClosed, host.TypeResponse),
-		[]string{host.EventHostSuperseded, "session_closed:handoff_parked", hosttest.Closed})
+	hosttest.CheckOrder(t, w.Order(id, "agent_settled", "session_closed", "response"),
+		[]string{"host_superseded", "session_closed:handoff_parked", hosttest.Closed})
 	if b.hasExited() {
 		t.Fatal("the successor exited")
 	}
@@ -95,24 +91,20 @@ func TestMidTurnSessionParksAfterSettlePastGrace(t *testing.T) {
 	file := filepath.Join(dir, "a.jsonl")
 	id := w.Open(file)
 	w.Prompt(id, "sleep 600000")
-	w.WaitFor("agent_start", hosttest.IsEvent(host.EventAgentStart, id))
+	w.WaitFor("agent_start", hosttest.IsEvent("agent_start", id))
 
 	b := startServe(t, sock)
-	w.WaitFor("host_superseded", hosttest.IsType(host.EventHostSuperseded))
+	w.WaitFor("host_superseded", hosttest.IsType("host_superseded"))
 	if st := w.State(id); !st.Busy || !st.Activity.Turn || !st.Draining {
 		t.Errorf("get_state during the turn = %+v", st)
 	}
-	if _, err := w.Call(host.Command{Type: host.CmdOpenSession, SessionPath: filepath.Join(dir, "b.jsonl")}); !errors.Is(err, host.ErrDraining) {
+	if _, err := w.Client().Open(hosttest.Context(t), filepath.Join(dir, "b.jsonl"), ""); !errors.Is(err, host.ErrDraining) {
 		t.Errorf("open_session on the draining host = %v, want host_draining", err)
 	}
 	// The successor refuses the still reserved file, naming its owner.
-	_, err := hosttest.Dial(t, sock).Call(host.Command{Type: host.CmdOpenSession, SessionPath: file})
-	var re *host.RemoteError
-	if !errors.As(err, &re) {
-		t.Fatalf("open on the successor mid-turn = %v, want session_path_in_use", err)
-	}
-	if p, ok := re.PathInUse(); !ok || p.Owner.PID != a.serving.PID || p.Owner.InstanceID != a.serving.InstanceID || p.RetryAfterMS != 2000 {
-		t.Errorf("session_path_in_use data = %s", re.Data)
+	_, err := hosttest.Dial(t, sock).Client().Open(hosttest.Context(t), file, "")
+	if p, ok := hosttest.PathInUse(err); !ok || p.PID != a.serving.PID || p.InstanceID != a.serving.InstanceID || p.RetryAfterMS != 2000 {
+		t.Errorf("open on the successor mid-turn = %v, holder %+v; want session_path_in_use naming the predecessor", err, p)
 	}
 	// The grace expires into one report naming the session and its turn.
 	hosttest.PollUntil(t, "grace report", func() bool { return len(a.logs("handoff grace expired; generation still held")) > 0 })
@@ -127,13 +119,13 @@ func TestMidTurnSessionParksAfterSettlePastGrace(t *testing.T) {
 	if st := w.State(id); !st.Busy {
 		t.Fatalf("after the grace = %+v, want the turn still running", st)
 	}
-	w.MustCall(host.Command{Type: host.CmdAbort, SessionID: id}) // the turn settles
+	w.Abort(id) // the turn settles
 	w.WaitClosed()
 	if code := a.waitExit(); code != 0 {
 		t.Fatalf("old generation exit = %d", code)
 	}
-	hosttest.CheckOrder(t, w.Order(id, host.EventAgentSettled, host.EventSessionClosed),
-		[]string{host.EventHostSuperseded, host.EventAgentSettled, "session_closed:handoff_parked", hosttest.Closed})
+	hosttest.CheckOrder(t, w.Order(id, "agent_settled", "session_closed"),
+		[]string{"host_superseded", "agent_settled", "session_closed:handoff_parked", hosttest.Closed})
 	hosttest.Dial(t, b.serving.Socket).Open(file) // free now
 }
 
@@ -145,7 +137,7 @@ func TestWakeSourceDoesNotHoldTheHandoff(t *testing.T) {
 	dir, sock, a, w := serveAndDial(t)
 	id := w.Open(filepath.Join(dir, "a.jsonl"))
 	w.Prompt(id, "wake")
-	w.WaitFor("agent_settled", hosttest.IsEvent(host.EventAgentSettled, id))
+	w.WaitFor("agent_settled", hosttest.IsEvent("agent_settled", id))
 	if st := w.State(id); st.Busy || st.Activity.WakeSources != 1 {
 		t.Fatalf("state = %+v, want idle holding one wake source", st)
 	}
@@ -154,7 +146,7 @@ func TestWakeSourceDoesNotHoldTheHandoff(t *testing.T) {
 	if code := a.waitExit(); code != 0 {
 		t.Fatalf("exit = %d", code)
 	}
-	hosttest.CheckOrder(t, w.Order(id, host.EventSessionClosed), []string{host.EventHostSuperseded, "session_closed:handoff_parked", hosttest.Closed})
+	hosttest.CheckOrder(t, w.Order(id, "session_closed"), []string{"host_superseded", "session_closed:handoff_parked", hosttest.Closed})
 }
 
 // a second drain request announces nothing twice (here: the
@@ -166,7 +158,7 @@ func TestSecondDrainRequestAnnouncesOnce(t *testing.T) {
 	id := w.Open(filepath.Join(dir, "a.jsonl"))
 	w.Prompt(id, "sleep 600000") // holds the drain open until aborted
 	startServe(t, sock)
-	w.WaitFor("host_superseded", hosttest.IsType(host.EventHostSuperseded))
+	w.WaitFor("host_superseded", hosttest.IsType("host_superseded"))
 	// Both the successor's signal and the poll have been handled; only
 	// then a third request, so the kernel cannot merge two pending
 	// SIGUSR1 into one.
@@ -180,13 +172,13 @@ func TestSecondDrainRequestAnnouncesOnce(t *testing.T) {
 	if again := len(a.logs("drain requested again; already draining")); again != 2 {
 		t.Errorf("%d repeated requests logged, want 2", again)
 	}
-	w.MustCall(host.Command{Type: host.CmdAbort, SessionID: id})
+	w.Abort(id)
 	w.WaitClosed()
 	if code := a.waitExit(); code != 0 {
 		t.Fatalf("exit = %d", code)
 	}
-	hosttest.CheckOrder(t, w.Order(id, host.EventAgentSettled, host.EventSessionClosed, host.EventHostSuperseded),
-		[]string{host.EventHostSuperseded, host.EventAgentSettled, "session_closed:handoff_parked", hosttest.Closed})
+	hosttest.CheckOrder(t, w.Order(id, "agent_settled", "session_closed", "host_superseded"),
+		[]string{"host_superseded", "agent_settled", "session_closed:handoff_parked", hosttest.Closed})
 }
 
 // a socket replaced without any signal is noticed and announced
@@ -221,15 +213,15 @@ func TestReplacedSocketNoticedWithoutSignal(t *testing.T) {
 			dir, sock, a, w := serveAndDial(t, "-poll", "20ms")
 			id := w.Open(filepath.Join(dir, "a.jsonl"))
 			tc.replace(t, sock)
-			sup := w.WaitFor("host_superseded", hosttest.IsType(host.EventHostSuperseded))
-			if got := sup.Successor != nil && sup.Successor.Socket == sock; got != tc.successor {
+			sup := w.WaitFor("host_superseded", hosttest.IsType("host_superseded"))
+			if got := sup.Successor == sock; got != tc.successor {
 				t.Errorf("host_superseded = %s", sup.Raw)
 			}
 			w.WaitClosed()
 			if code := a.waitExit(); code != 0 {
 				t.Fatalf("exit = %d", code)
 			}
-			hosttest.CheckOrder(t, w.Order(id, host.EventSessionClosed), []string{host.EventHostSuperseded, "session_closed:handoff_parked", hosttest.Closed})
+			hosttest.CheckOrder(t, w.Order(id, "session_closed"), []string{"host_superseded", "session_closed:handoff_parked", hosttest.Closed})
 			if len(a.logs("successor signalled; superseded")) != 0 {
 				t.Error("a signal was sent")
 			}
@@ -246,24 +238,24 @@ func TestSharedConnectionStaysOpenWhileOtherSessionBusy(t *testing.T) {
 	idle := w.Open(filepath.Join(dir, "idle.jsonl"))
 	w.Prompt(busy, "sleep 600000")
 	startServe(t, sock)
-	w.WaitFor("idle session parked", hosttest.IsEvent(host.EventSessionClosed, idle))
+	w.WaitFor("idle session parked", hosttest.IsEvent("session_closed", idle))
 	if st := w.State(busy); !st.Busy {
 		t.Errorf("busy session = %+v", st)
 	}
-	if _, err := w.Call(host.Command{Type: host.CmdGetState, SessionID: idle}); !errors.Is(err, host.ErrSessionClosed) {
+	if _, err := w.Client().State(hosttest.Context(t), idle); !errors.Is(err, host.ErrSessionClosed) {
 		t.Errorf("get_state of the parked handle = %v, want session_closed", err)
 	}
 	if w.IsClosed() {
 		t.Fatal("closed while a session on it is busy")
 	}
-	w.MustCall(host.Command{Type: host.CmdAbort, SessionID: busy})
+	w.Abort(busy)
 	w.WaitClosed()
 	if code := a.waitExit(); code != 0 {
 		t.Fatalf("exit = %d", code)
 	}
-	hosttest.CheckOrder(t, w.Order(idle, host.EventSessionClosed), []string{host.EventHostSuperseded, "session_closed:handoff_parked", hosttest.Closed})
-	hosttest.CheckOrder(t, w.Order(busy, host.EventAgentSettled, host.EventSessionClosed, "response:get_state"),
-		[]string{host.EventHostSuperseded, "response:get_state", "response:get_state:session_closed", host.EventAgentSettled, "session_closed:handoff_parked", hosttest.Closed})
+	hosttest.CheckOrder(t, w.Order(idle, "session_closed"), []string{"host_superseded", "session_closed:handoff_parked", hosttest.Closed})
+	hosttest.CheckOrder(t, w.Order(busy, "agent_settled", "session_closed", "response:get_state"),
+		[]string{"host_superseded", "response:get_state", "response:get_state:session_closed", "agent_settled", "session_closed:handoff_parked", hosttest.Closed})
 }
 
 // no park while a host request for that session is in flight.
@@ -276,17 +268,19 @@ func TestNoParkWhileHostRequestInFlight(t *testing.T) {
 	id := w.Open(file)
 	watcher := hosttest.Dial(t, sock)
 	wid := watcher.Open(file) // attaches to the same session
-	if _, err := w.Client().Send(host.Command{ID: "held", Type: host.CmdPrompt, SessionID: id, Text: "hold 2000"}); err != nil {
-		t.Fatal(err)
-	}
+	prompted := make(chan error, 1)
+	go func() { prompted <- w.Client().Prompt(hosttest.Context(t), id, "hold 2000") }()
 	hosttest.PollUntil(t, "prompt in flight", func() bool { return watcher.State(wid).HostRequests == 1 })
 	a.signal(syscall.SIGUSR1)
+	if err := <-prompted; err != nil {
+		t.Fatal(err)
+	}
 	w.WaitClosed()
 	if code := a.waitExit(); code != 0 {
 		t.Fatalf("exit = %d", code)
 	}
-	hosttest.CheckOrder(t, w.Order(id, host.EventAgentSettled, "response:prompt", host.EventSessionClosed),
-		[]string{host.EventHostSuperseded, host.EventAgentSettled, "response:prompt", "session_closed:handoff_parked", hosttest.Closed})
+	hosttest.CheckOrder(t, w.Order(id, "agent_settled", "response:prompt", "session_closed"),
+		[]string{"host_superseded", "agent_settled", "response:prompt", "session_closed:handoff_parked", hosttest.Closed})
 }
 
 // Runtimes without the optional capabilities still park and exit: with no
@@ -300,9 +294,9 @@ func TestRuntimeWithoutHooksParksAndExits(t *testing.T) {
 		abort         bool // end the turn once the idle session is parked
 		want          []string
 	}{
-		{"none", "sleep 600000", false, []string{host.EventHostSuperseded, host.EventAgentSettled, "session_closed:handoff_parked", hosttest.Closed}},
-		{"activity", "sleep 600000", true, []string{host.EventHostSuperseded, host.EventAgentSettled, "session_closed:handoff_parked", hosttest.Closed}},
-		{"settle", "hello", false, []string{host.EventHostSuperseded, "session_closed:handoff_parked", hosttest.Closed}},
+		{"none", "sleep 600000", false, []string{"host_superseded", "agent_settled", "session_closed:handoff_parked", hosttest.Closed}},
+		{"activity", "sleep 600000", true, []string{"host_superseded", "agent_settled", "session_closed:handoff_parked", hosttest.Closed}},
+		{"settle", "hello", false, []string{"host_superseded", "session_closed:handoff_parked", hosttest.Closed}},
 	} {
 		t.Run(tc.hooks, func(t *testing.T) {
 			t.Parallel()
@@ -310,24 +304,24 @@ func TestRuntimeWithoutHooksParksAndExits(t *testing.T) {
 			id := w.Open(filepath.Join(dir, "a.jsonl"))
 			idle := w.Open(filepath.Join(dir, "idle.jsonl"))
 			w.Prompt(id, tc.prompt)
-			w.WaitFor("agent_start", hosttest.IsEvent(host.EventAgentStart, id))
+			w.WaitFor("agent_start", hosttest.IsEvent("agent_start", id))
 			if tc.prompt == "hello" {
-				w.WaitFor("agent_settled", hosttest.IsEvent(host.EventAgentSettled, id))
+				w.WaitFor("agent_settled", hosttest.IsEvent("agent_settled", id))
 			}
 			a.signal(syscall.SIGUSR1)
 			if tc.abort {
-				w.WaitFor("idle parked", hosttest.IsEvent(host.EventSessionClosed, idle))
+				w.WaitFor("idle parked", hosttest.IsEvent("session_closed", idle))
 				if st := w.State(id); !st.Busy {
 					t.Fatalf("state = %+v, want the turn running", st)
 				}
-				w.MustCall(host.Command{Type: host.CmdAbort, SessionID: id})
+				w.Abort(id)
 			}
 			w.WaitClosed()
 			if code := a.waitExit(); code != 0 {
 				t.Fatalf("exit = %d", code)
 			}
-			hosttest.CheckOrder(t, w.Order(id, host.EventAgentSettled, host.EventSessionClosed), tc.want)
-			hosttest.CheckOrder(t, w.Order(idle, host.EventSessionClosed), []string{host.EventHostSuperseded, "session_closed:handoff_parked", hosttest.Closed})
+			hosttest.CheckOrder(t, w.Order(id, "agent_settled", "session_closed"), tc.want)
+			hosttest.CheckOrder(t, w.Order(idle, "session_closed"), []string{"host_superseded", "session_closed:handoff_parked", hosttest.Closed})
 		})
 	}
 }
@@ -343,13 +337,9 @@ func TestClaimStandsOnlyWhileOwnerAlive(t *testing.T) {
 	c := startServe(t, filepath.Join(dir, "c.sock"), "-claims", claims)
 	hosttest.Dial(t, a.serving.Socket).Open(file)
 	other := hosttest.Dial(t, c.serving.Socket)
-	_, err := other.Call(host.Command{Type: host.CmdOpenSession, SessionPath: file})
-	var re *host.RemoteError
-	if !errors.As(err, &re) {
-		t.Fatalf("open held path = %v", err)
-	}
-	if p, ok := re.PathInUse(); !ok || p.Owner.PID != a.serving.PID || p.RetryAfterMS != 2000 {
-		t.Errorf("errorData = %s", re.Data)
+	_, err := other.Client().Open(hosttest.Context(t), file, "")
+	if p, ok := hosttest.PathInUse(err); !ok || p.PID != a.serving.PID || p.RetryAfterMS != 2000 {
+		t.Errorf("open held path = %v, holder %+v", err, p)
 	}
 	a.signal(syscall.SIGKILL)
 	a.waitExit()

@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/batonhq/baton/engine/host/hosttest"
+	"github.com/batonhq/baton/host/hosttest"
 )
 
 // waitLimit bounds every wait on a process; nothing sleeps to

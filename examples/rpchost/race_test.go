@@ -3,8 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/batonhq/baton/engine/host"
-	"github.com/batonhq/baton/engine/host/hosttest"
+	"github.com/batonhq/baton/host/hosttest"
 )
 
 // Commands sent while the old generation parks never get unknown_session:
@@ -35,10 +34,10 @@ func TestCommandsDuringParkNeverUnknownSession(t *testing.T) {
 		parked := map[string]bool{}
 		for _, r := range tg.Conn.Records() {
 			switch {
-			case r.Type == host.EventSessionClosed:
-				parked[r.SessionID] = r.Reason == host.ReasonHandoffParked
-			case r.Type == host.TypeResponse && !r.Success:
-				if r.Error != host.CodeSessionClosed {
+			case r.Type == "session_closed":
+				parked[r.SessionID] = r.Reason == "handoff_parked"
+			case r.Type == "response" && !r.Success:
+				if r.Error != "session_closed" {
 					t.Fatalf("a command racing the park got %s", r.Raw)
 				}
 				raced++
@@ -49,8 +48,8 @@ func TestCommandsDuringParkNeverUnknownSession(t *testing.T) {
 				t.Errorf("session %s not parked on its connection", id)
 			}
 		}
-		hosttest.CheckOrder(t, tg.Conn.Order(tg.Busy, host.EventAgentSettled, host.EventSessionClosed),
-			[]string{host.EventHostSuperseded, host.EventAgentSettled, "session_closed:handoff_parked", hosttest.Closed})
+		hosttest.CheckOrder(t, tg.Conn.Order(tg.Busy, "agent_settled", "session_closed"),
+			[]string{"host_superseded", "agent_settled", "session_closed:handoff_parked", hosttest.Closed})
 	}
 	t.Logf("%d commands answered session_closed after their park", raced)
 }

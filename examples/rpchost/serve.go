@@ -16,7 +16,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/batonhq/baton/engine/host"
+	"github.com/batonhq/baton/host"
 )
 
 type serveConfig struct {
@@ -35,7 +35,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.socket, "socket", "", "public unix socket `path` (required)")
 	fs.DurationVar(&c.grace, "grace", 10*time.Minute, "soft grace of a drain before it reports what holds it")
 	fs.DurationVar(&c.poll, "poll", time.Second, "how often to check that the public socket is still ours")
-	fs.DurationVar(&c.sweep, "sweep", host.DefaultSweep, "drain sweep period")
+	fs.DurationVar(&c.sweep, "sweep", 50*time.Millisecond, "drain sweep period")
 	fs.StringVar(&c.claims, "claims", "", "cross-generation claim `dir` (default PATH.claims)")
 	fs.StringVar(&c.hooks, "hooks", "all", "scripted runtime capabilities: all, activity, settle or none")
 	if err := fs.Parse(args); err != nil {
@@ -117,23 +117,21 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	go watchEntry(watchCtx, cfg.socket, own, cfg.poll, func(v verdict) {
 		if v == replaced {
 			log.Info("public socket replaced; superseded")
-			_ = h.Drain(&host.Successor{Socket: cfg.socket})
+			_ = h.Drain(cfg.socket)
 			return
 		}
 		log.Info("public socket gone for consecutive polls; superseded", zap.Int("polls", absentPolls))
-		_ = h.Drain(nil)
+		_ = h.Drain("")
 	})
 	go func() {
 		for sig := range sigs {
 			if sig == syscall.SIGUSR1 {
 				log.Info("successor signalled; superseded")
-				_ = h.Drain(&host.Successor{Socket: cfg.socket})
+				_ = h.Drain(cfg.socket)
 				continue
 			}
 			log.Info("shutting down", zap.String("signal", sig.String()))
-			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			_ = h.Close(cctx)
-			cancel()
+			closeHost(h, 10*time.Second)
 		}
 	}()
 
@@ -142,9 +140,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	err = <-served
 	if err != nil && !errors.Is(err, host.ErrClosed) {
 		log.Error("serving failed; shutting down", zap.Error(err))
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_ = h.Close(cctx)
-		cancel()
+		closeHost(h, 10*time.Second)
 	}
 	if err != nil {
 		// Shut down, not superseded: the public entry is still ours to
@@ -198,9 +194,7 @@ func takeOver(ctx context.Context, cfg serveConfig, log *zap.Logger) (*host.Host
 		return h, serveErr, own, nil
 	}
 	fail := func(err error) (*host.Host, <-chan error, fileID, error) {
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		_ = h.Close(cctx)
+		closeHost(h, 5*time.Second)
 		_ = os.Remove(bind)
 		return nil, nil, fileID{}, err
 	}
@@ -224,7 +218,14 @@ func takeOver(ctx context.Context, cfg serveConfig, log *zap.Logger) (*host.Host
 	return h, serveErr, own, nil
 }
 
-func newRuntime(hooks string) *host.Scripted {
+// closeHost shuts h down at once, waiting at most limit for it.
+func closeHost(h *host.Host, limit time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	_ = h.Close(ctx)
+}
+
+func newRuntime(hooks string) host.Runtime {
 	return host.NewScripted(host.ScriptedOptions{
 		NoActivity: hooks == "settle" || hooks == "none",
 		NoSettle:   hooks == "activity" || hooks == "none",

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/batonhq/baton/engine/host"
+	"github.com/batonhq/baton/host"
 )
 
 // errSocketReplaced: the public entry is no longer the one the successor
@@ -77,7 +77,7 @@ func lockTakeover(ctx context.Context, path string) (release func(), err error) 
 // info when nothing is there, or when a stale socket file (nothing
 // listening) was there and has been removed; otherwise the live host's
 // info and the id of the entry that answered.
-func probe(ctx context.Context, path string) (*host.ProtocolInfo, fileID, error) {
+func probe(ctx context.Context, path string) (*host.Info, fileID, error) {
 	for range 3 {
 		id, mode, err := statID(path)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -112,12 +112,12 @@ func probe(ctx context.Context, path string) (*host.ProtocolInfo, fileID, error)
 // askInfo asks path for get_protocol_info. The bound is generous: a live
 // host under load answers slowly, and a slow answer must not be taken for
 // a dead one.
-func askInfo(ctx context.Context, path string) (host.ProtocolInfo, error) {
+func askInfo(ctx context.Context, path string) (host.Info, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	c, err := host.Dial(ctx, path, host.ClientOptions{})
+	c, err := host.Dial(ctx, path, nil)
 	if err != nil {
-		return host.ProtocolInfo{}, err
+		return host.Info{}, err
 	}
 	defer c.Close()
 	return c.Info(ctx)

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/batonhq/baton/engine/host/hosttest"
+	"github.com/batonhq/baton/host/hosttest"
 )
 
 // A successor refuses to rename over an entry that is not the one it

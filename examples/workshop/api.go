@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -34,6 +36,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("POST /api/workspaces", s.createWorkspace)
 	mux.HandleFunc("GET /api/workspaces", s.listWorkspaces)
 	mux.HandleFunc("GET /api/workspaces/{ws}", s.getWorkspace)
+	mux.HandleFunc("PUT /api/workspaces/{ws}/share", s.setShare)
 	mux.HandleFunc("POST /api/workspaces/{ws}/sessions", s.guard(s.startSession))
 	mux.HandleFunc("GET /api/workspaces/{ws}/sessions", s.listSessions)
 	mux.HandleFunc("POST /api/workspaces/{ws}/messages", s.guard(s.postMessage))
@@ -55,17 +58,46 @@ func (s *server) routes() http.Handler {
 	// The MCP endpoint real agent CLIs call during a transfer (their
 	// report-only turn submits its report there). Its per-attempt token
 	// travels in the X-Baton-* headers, never in Authorization.
-	mux.Handle("POST /mcp", s.mcp.Handler())
+	mux.Handle("POST /mcp", validUTF8(s.mcp.Handler()))
 	mux.Handle("GET /", s.page())
-	return s.logged(s.secure(mux))
+	return s.logged(jsonErrors(s.secure(s.bodyDeadline(mux))))
 }
 
-func (s *server) readyz(w http.ResponseWriter, _ *http.Request) {
+// readyz answers 200 while the server serves and its store can persist;
+// 503 with the reason otherwise (a store that reports its health, such as
+// badgerstore's, is asked each time: a removed, read-only or full data
+// directory shows here before any write is refused).
+func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 	if !s.ready.Load() {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "starting or stopping"})
 		return
 	}
+	if err := s.storeHealth(); err != nil {
+		if l := reqLog(r); l != nil {
+			l.Error("the store cannot persist", zap.Error(err))
+		}
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": storeReason(err)})
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// storeHealth asks the store whether it can persist, if it can tell.
+func (s *server) storeHealth() error {
+	if h, ok := s.st.(interface{ Health() error }); ok {
+		return h.Health()
+	}
+	return nil
+}
+
+// storeReason says why the store cannot persist, in words that name no
+// file: the store's own message up to its first path, if any.
+func storeReason(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "/"); i >= 0 {
+		msg = strings.TrimRight(msg[:i], " :(") + " (details in the server log)"
+	}
+	return msg
 }
 
 // guard is the busy guard: while a transfer is pending in the workspace, a
@@ -73,14 +105,8 @@ func (s *server) readyz(w http.ResponseWriter, _ *http.Request) {
 // workspace-busy before it does anything.
 func (s *server) guard(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ws := baton.WorkspaceID(r.PathValue("ws"))
-		h2, pending, err := s.co.Current(r.Context(), ws)
-		if err != nil {
+		if err := s.svc.AssertWritable(r.Context(), baton.WorkspaceID(r.PathValue("ws")), session.Owner{}); err != nil {
 			writeErr(w, r, err)
-			return
-		}
-		if pending {
-			writeErr(w, r, &apiError{http.StatusConflict, "workspace-busy", "a session transfer is pending in this workspace (" + string(h2.ID) + " is " + string(h2.State) + ")"})
 			return
 		}
 		h(w, r)
@@ -95,6 +121,7 @@ type workspaceJSON struct {
 	Mission        string            `json:"mission,omitempty"`
 	Engine         string            `json:"engine"`
 	Model          string            `json:"model"`
+	Share          baton.Share       `json:"share"`
 	CurrentSession baton.SessionID   `json:"currentSessionId"`
 	Archived       bool              `json:"archived"`
 	CreatedAt      time.Time         `json:"createdAt"`
@@ -102,7 +129,7 @@ type workspaceJSON struct {
 }
 
 func workspaceView(w store.Workspace) workspaceJSON {
-	return workspaceJSON{ID: w.ID, Name: w.Name, Mission: w.Mission, Engine: w.Config.Engine, Model: w.Config.Model,
+	return workspaceJSON{ID: w.ID, Name: w.Name, Mission: w.Mission, Engine: w.Config.Engine, Model: w.Config.Model, Share: w.Share.Or(baton.ShareConversation),
 		CurrentSession: w.CurrentSession, Archived: w.Archived, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
 }
 
@@ -112,8 +139,15 @@ func (s *server) createWorkspace(w http.ResponseWriter, r *http.Request) {
 		Mission string `json:"mission"`
 		Engine  string `json:"engine"`
 		Model   string `json:"model"`
+		// Share is what the workspace's transfer briefings carry besides
+		// the record (blank: the conversation and the report).
+		Share baton.Share `json:"share"`
 	}
 	if !decode(w, r, &body) {
+		return
+	}
+	if err := body.Share.Validate(); err != nil {
+		writeErr(w, r, err)
 		return
 	}
 	if strings.TrimSpace(body.Name) == "" {
@@ -133,12 +167,28 @@ func (s *server) createWorkspace(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ws, err := s.svc.CreateWorkspace(r.Context(), store.Workspace{ID: id, Name: strings.TrimSpace(body.Name), Mission: body.Mission, Root: root, Config: cfg})
+	ws, err := s.svc.CreateWorkspace(r.Context(), store.Workspace{ID: id, Name: strings.TrimSpace(body.Name), Mission: body.Mission, Root: root, Config: cfg, Share: body.Share})
 	if err != nil {
 		writeErr(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"workspace": workspaceView(ws)})
+}
+
+// setShare changes what the workspace's transfer briefings carry.
+func (s *server) setShare(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Share baton.Share `json:"share"`
+	}
+	if !decode(w, r, &body) {
+		return
+	}
+	ws, err := s.svc.SetShare(r.Context(), baton.WorkspaceID(r.PathValue("ws")), body.Share)
+	if err != nil {
+		writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"workspace": workspaceView(ws)})
 }
 
 func (s *server) listWorkspaces(w http.ResponseWriter, r *http.Request) {
@@ -174,10 +224,14 @@ func (s *server) getWorkspace(w http.ResponseWriter, r *http.Request) {
 // --- sessions ---
 
 type sessionJSON struct {
-	ID              baton.SessionID     `json:"id"`
-	Engine          string              `json:"engine"`
-	Model           string              `json:"model"`
-	NativeID        string              `json:"nativeId"`
+	ID       baton.SessionID `json:"id"`
+	Engine   string          `json:"engine"`
+	Model    string          `json:"model"`
+	NativeID string          `json:"nativeId"`
+	// ActualModel and EngineVersion are what the engine reported it
+	// really ran (the model can differ from the configured Model).
+	ActualModel     string              `json:"actualModel,omitempty"`
+	EngineVersion   string              `json:"engineVersion,omitempty"`
 	Status          store.SessionStatus `json:"status"`
 	ActivationOrder int64               `json:"activationOrder"`
 	// Current is set in lists and lookups; an event's session leaves it
@@ -191,7 +245,7 @@ type sessionJSON struct {
 
 func sessionView(x store.Session, current baton.SessionID) sessionJSON {
 	v := sessionJSON{ID: x.ID, Engine: x.Config.Engine, Model: x.Config.Model, NativeID: x.NativeID, Status: x.Status,
-		ActivationOrder: x.ActivationOrder, EndReason: x.EndReason, CreatedAt: x.CreatedAt}
+		ActualModel: x.ActualModel, EngineVersion: x.EngineVersion, ActivationOrder: x.ActivationOrder, EndReason: x.EndReason, CreatedAt: x.CreatedAt}
 	if current != "" {
 		c := x.ID == current
 		v.Current = &c
@@ -253,7 +307,7 @@ func (s *server) postMessage(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"instruction": instructionView(in)})
+	writeJSON(w, http.StatusAccepted, map[string]any{"instruction": in})
 }
 
 func (s *server) stop(w http.ResponseWriter, r *http.Request) {
@@ -270,29 +324,17 @@ func (s *server) stop(w http.ResponseWriter, r *http.Request) {
 
 // --- handoffs ---
 
-// handoffJSON is a handoff as the API renders it: the SDK's public view
-// (which holds no token material) and the stored report.
+// handoffJSON is a handoff as the API renders it: the stored record as
+// the Coordinator returns it (without its generation token's hash), and
+// whether it holds a report.
 type handoffJSON struct {
-	handoff.Handoff
-	Report  string        `json:"report,omitempty"`
-	History []attemptJSON `json:"history"`
+	store.Handoff
+	HasReport bool                  `json:"hasReport"`
+	History   []store.AttemptRecord `json:"history"` // [] rather than absent
 }
 
-// attemptJSON is how one attempt of a handoff ended.
-type attemptJSON struct {
-	Attempt         int                `json:"attempt"`
-	TargetSessionID baton.SessionID    `json:"targetSessionId,omitempty"`
-	Outcome         store.HandoffState `json:"outcome"`
-	Error           string             `json:"error,omitempty"`
-	EndedAt         time.Time          `json:"endedAt"`
-}
-
-func handoffView(h handoff.Handoff) handoffJSON {
-	v := handoffJSON{Handoff: h, Report: h.Report, History: make([]attemptJSON, 0, len(h.History))}
-	for _, a := range h.History {
-		v.History = append(v.History, attemptJSON{a.Attempt, a.TargetSession, a.Outcome, a.Error, a.EndedAt})
-	}
-	return v
+func handoffView(h store.Handoff) handoffJSON {
+	return handoffJSON{Handoff: h, HasReport: h.Report != "", History: append([]store.AttemptRecord{}, h.History...)}
 }
 
 type targetJSON struct {
@@ -309,13 +351,15 @@ func (s *server) createHandoff(w http.ResponseWriter, r *http.Request) {
 		GenerateSummary bool            `json:"generateSummary"`
 		Native          bool            `json:"native"`
 		Target          targetJSON      `json:"target"`
+		// Share overrides the workspace's setting for this transfer.
+		Share baton.Share `json:"share"`
 	}
 	if !decode(w, r, &body) {
 		return
 	}
 	h, err := s.co.Create(r.Context(), handoff.Request{
 		Workspace: baton.WorkspaceID(r.PathValue("ws")), RequestID: body.RequestID, SourceSession: body.SourceSessionID,
-		GenerateSummary: body.GenerateSummary, Native: body.Native,
+		GenerateSummary: body.GenerateSummary, Native: body.Native, Share: body.Share,
 		Target: baton.EngineConfig{Engine: body.Target.Engine, Model: body.Target.Model, ReasoningEffort: body.Target.ReasoningEffort, PermissionMode: body.Target.PermissionMode},
 	})
 	if err != nil {
@@ -385,8 +429,8 @@ func (s *server) postReport(w http.ResponseWriter, r *http.Request) {
 	}
 	// The length rule is checked here first, so that every caller learns
 	// it (the coordinator checks the token before the text).
-	if n := utf8.RuneCountInString(strings.TrimSpace(body.Report)); n == 0 || n > handoff.MaxReportChars || !utf8.ValidString(body.Report) {
-		writeErr(w, r, errBadRequest(fmt.Sprintf("report must be 1..%d characters of UTF-8 after trimming", handoff.MaxReportChars)))
+	if err := baton.CheckField(baton.FieldReport, body.Report); err != nil {
+		writeErr(w, r, err)
 		return
 	}
 	err := s.co.SubmitReport(r.Context(), baton.WorkspaceID(r.PathValue("ws")), baton.HandoffID(r.PathValue("id")), body.Token, body.Report)
@@ -398,20 +442,6 @@ func (s *server) postReport(w http.ResponseWriter, r *http.Request) {
 }
 
 // --- wakeups ---
-
-type wakeupJSON struct {
-	ID        baton.WakeupID     `json:"id"`
-	SessionID baton.SessionID    `json:"sessionId,omitempty"`
-	Prompt    string             `json:"prompt"`
-	At        time.Time          `json:"at"`
-	Status    store.WakeupStatus `json:"status"`
-	Reason    string             `json:"reason,omitempty"`
-	CreatedAt time.Time          `json:"createdAt"`
-}
-
-func wakeupView(x store.Wakeup) wakeupJSON {
-	return wakeupJSON{ID: x.ID, SessionID: x.Session, Prompt: x.Prompt, At: x.At, Status: x.Status, Reason: x.Reason, CreatedAt: x.CreatedAt}
-}
 
 func (s *server) createWakeup(w http.ResponseWriter, r *http.Request) {
 	var body struct {
@@ -427,7 +457,7 @@ func (s *server) createWakeup(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"wakeup": wakeupView(x)})
+	writeJSON(w, http.StatusCreated, map[string]any{"wakeup": x})
 }
 
 func (s *server) listWakeups(w http.ResponseWriter, r *http.Request) {
@@ -436,27 +466,10 @@ func (s *server) listWakeups(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, err)
 		return
 	}
-	out := make([]wakeupJSON, 0, len(all))
-	for _, x := range all {
-		out = append(out, wakeupView(x))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"wakeups": out})
+	writeJSON(w, http.StatusOK, map[string]any{"wakeups": nonNil(all)})
 }
 
 // --- instructions ---
-
-type instructionJSON struct {
-	ID        baton.InstructionID    `json:"id"`
-	Text      string                 `json:"text"`
-	State     store.InstructionState `json:"state"`
-	SessionID baton.SessionID        `json:"sessionId,omitempty"`
-	CreatedAt time.Time              `json:"createdAt"`
-	UpdatedAt time.Time              `json:"updatedAt"`
-}
-
-func instructionView(x store.Instruction) instructionJSON {
-	return instructionJSON{ID: x.ID, Text: x.Text, State: x.State, SessionID: x.Session, CreatedAt: x.CreatedAt, UpdatedAt: x.UpdatedAt}
-}
 
 func (s *server) listInstructions(w http.ResponseWriter, r *http.Request) {
 	all, err := s.svc.Instructions(r.Context(), baton.WorkspaceID(r.PathValue("ws")))
@@ -464,11 +477,15 @@ func (s *server) listInstructions(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, err)
 		return
 	}
-	out := make([]instructionJSON, 0, len(all))
-	for _, x := range all {
-		out = append(out, instructionView(x))
+	writeJSON(w, http.StatusOK, map[string]any{"instructions": nonNil(all)})
+}
+
+// nonNil makes an empty list encode as [] rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"instructions": out})
+	return s
 }
 
 func (s *server) resendInstruction(w http.ResponseWriter, r *http.Request) {
@@ -480,7 +497,7 @@ func (s *server) resendInstruction(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"instruction": instructionView(x)})
+	writeJSON(w, http.StatusOK, map[string]any{"instruction": x})
 }
 
 func (s *server) cancelInstruction(w http.ResponseWriter, r *http.Request) {
@@ -499,25 +516,34 @@ func (s *server) listEngines(w http.ResponseWriter, _ *http.Request) {
 // --- JSON helpers ---
 
 // decode reads a JSON body of at most maxBody bytes into v, refusing
-// unknown fields and trailing data; it answers the error itself and
-// reports whether to go on.
+// unknown fields, trailing data and invalid UTF-8 (raw bytes, or an
+// escaped lone surrogate: encoding/json would replace either with U+FFFD,
+// and the stored text would not be what was sent); it answers the error
+// itself and reports whether to go on.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil && dec.More() {
-		err = errors.New("trailing data after the JSON value")
+	raw, err := io.ReadAll(r.Body)
+	if err == nil {
+		err = checkJSONText(raw)
 	}
 	if err == nil {
-		if _, terr := dec.Token(); !errors.Is(terr, io.EOF) {
-			err = errors.New("trailing data after the JSON value")
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(v)
+		if err == nil {
+			if _, terr := dec.Token(); !errors.Is(terr, io.EOF) {
+				err = errors.New("trailing data after the JSON value")
+			}
 		}
 	}
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
 		writeErr(w, r, &apiError{http.StatusRequestEntityTooLarge, "too-large", "the body is over 1 MiB"})
+		return false
+	case timedOut(err):
+		w.Header().Set("Connection", "close")
+		writeErr(w, r, &apiError{http.StatusRequestTimeout, "request-timeout", "the body did not arrive in time"})
 		return false
 	case errors.Is(err, io.EOF):
 		writeErr(w, r, errBadRequest("a JSON body is required"))
@@ -527,6 +553,87 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	}
 	return true
+}
+
+// maxMCPBody bounds a /mcp body (the MCP SDK's own default limit).
+const maxMCPBody = 4 << 20
+
+// validUTF8 refuses a body that is not valid UTF-8 JSON text (see
+// checkJSONText) before next reads it: the MCP SDK's decoding would
+// replace the bad bytes, and a report would be stored rewritten.
+func validUTF8(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMCPBody))
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe):
+			writeErr(w, r, &apiError{http.StatusRequestEntityTooLarge, "too-large", fmt.Sprintf("the body is over %d bytes", maxMCPBody)})
+			return
+		case timedOut(err):
+			writeErr(w, r, &apiError{http.StatusRequestTimeout, "request-timeout", "the body did not arrive in time"})
+			return
+		case err != nil:
+			writeErr(w, r, errBadRequest("reading the body: "+err.Error()))
+			return
+		}
+		if err := checkJSONText(raw); err != nil {
+			writeErr(w, r, errBadRequest(err.Error()))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkJSONText refuses a JSON text that is not valid UTF-8, or whose
+// strings escape a lone UTF-16 surrogate (\ud800 without its pair).
+func checkJSONText(raw []byte) error {
+	if !utf8.Valid(raw) {
+		return errors.New("the body is not valid UTF-8")
+	}
+	bad := errors.New("the body escapes a lone UTF-16 surrogate (not valid UTF-8)")
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case !inString:
+			inString = c == '"'
+		case c == '"':
+			inString = false
+		case c == '\\' && i+1 < len(raw):
+			i++
+			if raw[i] != 'u' {
+				continue
+			}
+			u, ok := hex4(raw, i+1)
+			if !ok {
+				continue // the decoder refuses it
+			}
+			i += 4
+			switch {
+			case u >= 0xdc00 && u <= 0xdfff:
+				return bad
+			case u >= 0xd800 && u <= 0xdbff:
+				if i+2 >= len(raw) || raw[i+1] != '\\' || raw[i+2] != 'u' {
+					return bad
+				}
+				if lo, ok := hex4(raw, i+3); !ok || lo < 0xdc00 || lo > 0xdfff {
+					return bad
+				}
+				i += 6
+			}
+		}
+	}
+	return nil
+}
+
+// hex4 reads four hex digits at raw[i:].
+func hex4(raw []byte, i int) (rune, bool) {
+	if i+4 > len(raw) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(raw[i:i+4]), 16, 32)
+	return rune(n), err == nil
 }
 
 // decodeEmpty accepts an empty body or an empty JSON object.
@@ -545,13 +652,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// writeErr answers err as {"error", "code"} with its mapped status.
+// writeErr answers err as {"error", "code"} with its mapped status; a 5xx
+// the server did not phrase itself answers a generic message with the
+// request id, and err goes to the log (publicMessage).
 func writeErr(w http.ResponseWriter, r *http.Request, err error) {
 	status, code := httpError(err)
 	if status >= 500 {
 		if l := reqLog(r); l != nil {
-			l.Error("request failed", zap.Error(err))
+			l.Error("request failed", zap.Error(err), zap.Int("status", status), zap.String("code", code))
 		}
 	}
-	writeJSON(w, status, map[string]string{"error": err.Error(), "code": code})
+	writeJSON(w, status, map[string]string{"error": publicMessage(err, status, code, w.Header().Get("X-Request-Id")), "code": code})
 }

@@ -187,7 +187,8 @@ func followSSE(events <-chan sseEvent, id string) (string, []time.Duration, erro
 }
 
 func benchInProcess(b *testing.B) {
-	cfg := config{Data: b.TempDir(), Heartbeat: time.Minute, Demo: DemoTimings{Ready: 2 * time.Millisecond, Report: 2 * time.Millisecond, Turn: time.Hour, SlowReady: time.Second}, NoSync: benchNoSync}
+	cfg := config{Data: b.TempDir(), Heartbeat: time.Minute, Demo: DemoTimings{Ready: 2 * time.Millisecond, Report: 2 * time.Millisecond, Turn: time.Hour, SlowReady: time.Second}, NoSync: benchNoSync,
+		MCPAddr: "127.0.0.1:9"} // no HTTP here: the demo engine never calls the MCP endpoint
 	ctx := context.Background()
 	s, err := newServer(ctx, cfg, zap.NewNop())
 	if err != nil {

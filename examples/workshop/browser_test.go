@@ -118,7 +118,7 @@ func TestBrowser(t *testing.T) {
 	do("hand off",
 		chromedp.Click(chromedp.ID("open-handoff")),
 		chromedp.WaitVisible(chromedp.ID("handoff-dialog")),
-		chromedp.SetValue(chromedp.ID("target-model"), "demo-2"),
+		chromedp.SetValue(chromedp.ID("target-model"), "demo-latest"),
 		chromedp.Click(chromedp.ID("start-handoff")))
 	until("completed", stateIs("completed"))
 	until("the completed event on the stream", sawEvent("handoff: completed"))
@@ -127,6 +127,7 @@ func TestBrowser(t *testing.T) {
 	}
 	until("the report", `document.getElementById("report").textContent.includes("# Handoff report")`)
 	until("the target as current", `document.querySelectorAll("#sessions tr").length === 2 && document.querySelector('#sessions tr[aria-current="true"]') === document.querySelectorAll("#sessions tr")[1]`)
+	until("the model the target really ran", `document.querySelectorAll("#sessions tr")[1].children[1].textContent === "demo-2 (configured demo-latest) · demo 1.0-demo"`)
 	until("the machine highlighting completed", `document.querySelector('#machine g.state.active').dataset.state === "completed"`)
 	shot("completed.png")
 
@@ -155,5 +156,12 @@ func TestBrowser(t *testing.T) {
 	if strings.TrimSpace(got) != "" {
 		t.Errorf("the page reported an error: %q", got)
 	}
+	// A store that can no longer persist: the page says why.
+	until("no health notice while ready", `document.getElementById("health").hidden`)
+	if err := os.RemoveAll(filepath.Join(p.data, "store")); err != nil {
+		t.Fatal(err)
+	}
+	until("the health notice", `!document.getElementById("health").hidden && document.getElementById("health").textContent.includes("directory is gone")`)
+	shot("unhealthy.png")
 	t.Logf("screenshots in %s", shots)
 }

@@ -20,6 +20,12 @@ const (
 	modelNoReport  = "no-report"  // a report-only turn ends without a report
 	modelHangStop  = "hang-stop"  // Stop is never confirmed (timeout)
 	modelSlowReady = "slow-ready" // readiness takes DemoTimings.SlowReady
+	// modelLatest is an alias: the agent runs modelLatestRuns and says so,
+	// as Claude Code may send its API another model than the one asked for.
+	modelLatest     = "demo-latest"
+	modelLatestRuns = "demo-2"
+	// demoVersion is the version every demo process reports.
+	demoVersion = "1.0-demo"
 )
 
 // DemoTimings are the demo engine's delays.
@@ -73,7 +79,7 @@ func validateDemo(cfg baton.EngineConfig) error {
 func (d *demoEngine) Validate(cfg baton.EngineConfig) error { return d.inner.Validate(cfg) }
 
 func (d *demoEngine) script(req engine.StartRequest) (enginetest.Script, bool) {
-	s := enginetest.Script{ReadyDelay: d.t.Ready}
+	s := enginetest.Script{ReadyDelay: d.t.Ready, Actual: engine.Actual{Model: strings.TrimSpace(req.Config.Model), Version: demoVersion}}
 	report := req.Turn == engine.ReportOnly
 	if report {
 		s.ReadyDelay = d.t.Report
@@ -94,6 +100,8 @@ func (d *demoEngine) script(req engine.StartRequest) (enginetest.Script, bool) {
 		s.StopOutcome, s.Hang = engine.Timeout, true
 	case modelSlowReady:
 		s.ReadyDelay = d.t.SlowReady
+	case modelLatest:
+		s.Actual.Model = modelLatestRuns
 	}
 	return s, true
 }

@@ -11,10 +11,14 @@
 //
 // serves on 127.0.0.1:8080 with its data in ./baton-data. Flags (and BATON_*
 // environment variables) choose -addr, -data, -store and -log-level; see
-// -help. The API is JSON under /api/; errors are {"error", "code"}, with
-// baton's error codes mapped to HTTP statuses in one table (errors.go).
-// /healthz answers while the process runs, /readyz once it has reconciled
-// the store and until it begins shutting down.
+// -help. The API is JSON under /api/; errors are {"error", "code"} on
+// every route, with baton's error codes mapped to HTTP statuses in one
+// table (errors.go), and a 5xx names only the request id, its details
+// going to the log. /healthz answers while the process runs, /readyz once
+// it has reconciled the store and until it begins shutting down, while
+// the store can persist (503 with the reason otherwise). Bodies must
+// arrive within -body-timeout; at most -max-streams event streams are
+// open, and a reader stalled past -stream-write-timeout is dropped.
 //
 // The demo engine's behaviour follows the model name of a configuration:
 // fail-ready (readiness rejected; on a transfer, on its first attempt only,
@@ -44,8 +48,10 @@
 // The MCP endpoint agent CLIs call during a transfer is mounted at /mcp
 // (package handoff/mcpserver); its per-attempt token travels in its own
 // header, never in Authorization. -engine claude (or codex) adds the agent
-// CLI, run as a child process per turn (package engine/exec); a Claude
-// report-only turn submits its report through that endpoint.
+// CLI, run as a child process per turn (package engine/exec), wired by
+// package agent: its report-only turn submits its report through that
+// endpoint, and a transfer's target reads the source's conversation
+// there.
 //
 // With -store postgres://... (package store/pgstore) several replicas serve
 // one database, each with its own -instance id. A replica reconciles at

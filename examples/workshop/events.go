@@ -16,11 +16,11 @@ import (
 
 // eventJSON is the data of one event.
 type eventJSON struct {
-	Seq         int64            `json:"seq"`
-	Kind        store.ChangeKind `json:"kind"`
-	Handoff     *handoffJSON     `json:"handoff,omitempty"`
-	Session     *sessionJSON     `json:"session,omitempty"`
-	Instruction *instructionJSON `json:"instruction,omitempty"`
+	Seq         int64              `json:"seq"`
+	Kind        string             `json:"kind"`
+	Handoff     *handoffJSON       `json:"handoff,omitempty"`
+	Session     *sessionJSON       `json:"session,omitempty"`
+	Instruction *store.Instruction `json:"instruction,omitempty"`
 }
 
 // events streams the workspace's change feed (Coordinator.Watch) as
@@ -30,6 +30,18 @@ type eventJSON struct {
 // Last-Event-ID header (or an "after" query parameter) resumes after that
 // id; comments keep the connection alive; the stream ends when the server
 // shuts down.
+//
+// A resume point past the end of the feed (a client resuming against a
+// store that was reset, or a made-up id) is answered: the stream starts
+// with an "event: reset" whose id is the feed's current last sequence
+// and whose data is {"lastSeq": n, "after": the id given}; the stream
+// goes on from there, and a browser's EventSource resumes from n when
+// it reconnects. The client should reload what it shows.
+//
+// At most cfg.MaxStreams streams are open at once; past it a stream is
+// refused before it starts (503 too-many-streams, Retry-After). Each
+// write to a stream must complete within cfg.StreamWriteTimeout: a reader
+// that stops reading is dropped, and no other stream waits for it.
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	ws := baton.WorkspaceID(r.PathValue("ws"))
 	after, err := lastEventID(r)
@@ -41,11 +53,26 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, err)
 		return
 	}
-	fl, ok := w.(http.Flusher)
-	if !ok {
+	if _, ok := w.(http.Flusher); !ok {
 		writeErr(w, r, fmt.Errorf("streaming unsupported"))
 		return
 	}
+	if n := s.streams.Add(1); n > int64(s.cfg.MaxStreams) {
+		s.streams.Add(-1)
+		w.Header().Set("Retry-After", "5")
+		writeErr(w, r, &apiError{http.StatusServiceUnavailable, "too-many-streams",
+			fmt.Sprintf("%d event streams are open, the most this server serves (-max-streams): retry later", s.cfg.MaxStreams)})
+		return
+	}
+	defer s.streams.Add(-1)
+	var last int64
+	if err := s.st.View(r.Context(), func(tx store.Tx) (err error) { last, err = tx.LastSeq(ws); return err }); err != nil {
+		writeErr(w, r, err)
+		return
+	}
+	rc := http.NewResponseController(w)
+	// deadline bounds the next write: a stalled reader fails it.
+	deadline := func() { _ = rc.SetWriteDeadline(time.Now().Add(s.cfg.StreamWriteTimeout)) }
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	stop := context.AfterFunc(s.base, cancel) // shutdown ends the stream
@@ -56,8 +83,15 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	deadline()
 	fmt.Fprint(w, "retry: 1000\n\n")
-	fl.Flush()
+	if after > last {
+		fmt.Fprintf(w, "id: %d\nevent: reset\ndata: %s\n\n", last, mustJSON(map[string]int64{"lastSeq": last, "after": after}))
+		after = last
+	}
+	if rc.Flush() != nil {
+		return
+	}
 
 	// Heartbeats go out from this goroutine only: the feed is read in
 	// another and handed over, so that writes never interleave.
@@ -85,20 +119,24 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 			return
 		case <-hb.C:
+			deadline()
 			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
 				return
 			}
-			fl.Flush()
+			if rc.Flush() != nil {
+				return
+			}
 		case it, ok := <-items:
 			if !ok {
 				return
 			}
+			deadline()
 			// Write what is ready, then flush once: a burst of changes
 			// goes out in one write.
 			for {
 				if it.err != nil {
 					fmt.Fprintf(w, "event: error\ndata: %s\n\n", mustJSON(map[string]string{"error": it.err.Error()}))
-					fl.Flush()
+					_ = rc.Flush()
 					return
 				}
 				if _, err := w.Write(eventBytes(it.c)); err != nil {
@@ -107,7 +145,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 				select {
 				case it, ok = <-items:
 					if !ok {
-						fl.Flush()
+						_ = rc.Flush()
 						return
 					}
 					continue
@@ -115,24 +153,25 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 				}
 				break
 			}
-			fl.Flush()
+			if rc.Flush() != nil {
+				return
+			}
 		}
 	}
 }
 
 // eventBytes renders one change as a Server-Sent Event.
 func eventBytes(c handoff.Change) []byte {
-	ev := eventJSON{Seq: c.Seq, Kind: c.Kind}
+	ev := eventJSON{Seq: c.Seq}
 	switch {
 	case c.Handoff != nil:
 		v := handoffView(*c.Handoff)
-		ev.Handoff = &v
+		ev.Kind, ev.Handoff = "handoff", &v
 	case c.Session != nil:
 		v := sessionView(*c.Session, "")
-		ev.Session = &v
+		ev.Kind, ev.Session = "session", &v
 	case c.Instruction != nil:
-		v := instructionView(*c.Instruction)
-		ev.Instruction = &v
+		ev.Kind, ev.Instruction = "instruction", c.Instruction
 	}
 	return fmt.Appendf(nil, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Kind, mustJSON(ev))
 }

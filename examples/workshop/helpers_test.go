@@ -54,6 +54,20 @@ type proc struct {
 	data string
 	logs *syncBuffer
 	done chan struct{}
+	// patience bounds each wait for a state (waitIdle, waitHandoff); zero
+	// means 20 s.
+	patience time.Duration
+	// token, when set, is sent as the bearer token of every request (the
+	// server's BATON_TOKEN).
+	token string
+}
+
+// deadline is when a wait for a state that starts now gives up.
+func (p *proc) deadline() time.Time {
+	if p.patience > 0 {
+		return time.Now().Add(p.patience)
+	}
+	return time.Now().Add(20 * time.Second)
 }
 
 type syncBuffer struct {
@@ -89,6 +103,12 @@ func freeAddr(t testing.TB) string {
 // stopped with SIGTERM at cleanup.
 func startBinary(t testing.TB, data string, args ...string) *proc {
 	t.Helper()
+	return startBinaryEnv(t, data, append(os.Environ(), "BATON_TOKEN="), args...)
+}
+
+// startBinaryEnv is startBinary with env as the whole environment.
+func startBinaryEnv(t testing.TB, data string, env []string, args ...string) *proc {
+	t.Helper()
 	if data == "" {
 		data = t.TempDir()
 	}
@@ -96,7 +116,7 @@ func startBinary(t testing.TB, data string, args ...string) *proc {
 	p.base = "http://" + p.addr
 	all := append([]string{"-addr", p.addr, "-data", data, "-log-level", "warn"}, args...)
 	p.cmd = exec.Command(binPath, all...)
-	p.cmd.Env = append(os.Environ(), "BATON_TOKEN=")
+	p.cmd.Env = env
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -184,6 +204,9 @@ func (p *proc) do(method, path string, body any, hdr ...string) resp {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	if p.token != "" {
+		req.Header.Set("Authorization", "Bearer "+p.token)
+	}
 	for i := 0; i+1 < len(hdr); i += 2 {
 		if hdr[i] == "Host" {
 			req.Host = hdr[i+1]
@@ -250,7 +273,7 @@ func (p *proc) handoff(ws, requestID, source, model string, summary bool) string
 // waitHandoff polls (bounded) until the handoff's state is one of states.
 func (p *proc) waitHandoff(ws, id string, states ...string) map[string]any {
 	p.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := p.deadline()
 	for {
 		r := p.must(http.StatusOK, "GET", "/api/workspaces/"+ws+"/session-handoffs/"+id, nil)
 		h := r.Body["handoff"].(map[string]any)

@@ -43,6 +43,12 @@ func (w *statusWriter) Flush() {
 	}
 }
 
+// FlushError flushes and reports a failed write (a stalled or gone
+// reader of an event stream), which Flush cannot.
+func (w *statusWriter) FlushError() error {
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // logged gives each request an id (X-Request-Id, echoed back; minted when

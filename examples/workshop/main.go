@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -53,7 +54,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.LeaseTTL, "lease-ttl", envDur("BATON_LEASE_TTL", handoff.DefaultLeaseTTL), "how long a replica's lease on the transfer it drives lasts unrenewed; a postgres:// store is reconciled this often (BATON_LEASE_TTL)")
 	fs.BoolVar(&c.NoSync, "nosync", getenv("BATON_NOSYNC") == "1", "do not fsync each commit of the embedded store: survives a crash of the process, not of the machine; for demos and benchmarks (BATON_NOSYNC=1)")
 	fs.StringVar(&c.LogLevel, "log-level", env("BATON_LOG_LEVEL", "info"), "debug, info, warn or error (BATON_LOG_LEVEL)")
-	fs.StringVar(&engines, "engine", env("BATON_ENGINE", "demo"), "engines to offer besides demo, comma-separated: claude, codex (agent CLIs run as child processes) (BATON_ENGINE)")
+	fs.StringVar(&engines, "engine", env("BATON_ENGINE", "demo"), "engines to offer besides demo, comma-separated: claude, codex (agent CLIs run as child processes), acp:NAME=COMMAND (an Agent Client Protocol agent) (BATON_ENGINE)")
 	fs.StringVar(&c.ClaudeBin, "claude-bin", env("BATON_CLAUDE_BIN", ""), "the claude executable (default: claude on PATH) (BATON_CLAUDE_BIN)")
 	fs.StringVar(&c.CodexBin, "codex-bin", env("BATON_CODEX_BIN", ""), "the codex executable (default: codex on PATH) (BATON_CODEX_BIN)")
 	fs.StringVar(&hosts, "allowed-hosts", env("BATON_ALLOWED_HOSTS", ""), "extra Host names to serve, comma-separated (BATON_ALLOWED_HOSTS)")
@@ -63,6 +64,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.Demo.SlowReady, "demo-slow-ready", envDur("BATON_DEMO_SLOW_READY", defaultDemoTimings.SlowReady), "demo engine: readiness delay of the slow-ready model (BATON_DEMO_SLOW_READY)")
 	fs.DurationVar(&c.Grace, "shutdown-grace", envDur("BATON_SHUTDOWN_GRACE", 10*time.Second), "how long a shutdown waits for processes to confirm their stop (BATON_SHUTDOWN_GRACE)")
 	fs.DurationVar(&c.Heartbeat, "heartbeat", envDur("BATON_HEARTBEAT", 15*time.Second), "event stream heartbeat interval (BATON_HEARTBEAT)")
+	fs.DurationVar(&c.BodyTimeout, "body-timeout", envDur("BATON_BODY_TIMEOUT", defaultBodyTimeout), "how long a request body may take to arrive (BATON_BODY_TIMEOUT)")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", envDur("BATON_IDLE_TIMEOUT", defaultIdleTimeout), "how long an idle kept-alive connection stays open (BATON_IDLE_TIMEOUT)")
+	fs.IntVar(&c.MaxStreams, "max-streams", envInt(getenv, "BATON_MAX_STREAMS", defaultMaxStreams), "the most event streams open at once, all clients together (BATON_MAX_STREAMS)")
+	fs.DurationVar(&c.StreamWriteTimeout, "stream-write-timeout", envDur("BATON_STREAM_WRITE_TIMEOUT", defaultStreamWriteTimeout), "how long a write to an event stream may block before the reader is dropped (BATON_STREAM_WRITE_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -88,7 +93,28 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.Heartbeat <= 0 {
 		return config{}, errors.New("-heartbeat must be positive")
 	}
+	if err := c.checkBounds(); err != nil {
+		return config{}, err
+	}
 	return c, nil
+}
+
+// loopbackAddr is the address at which a process on this machine reaches
+// a listener on a over loopback: a itself on loopback, the loopback
+// address of its family when a listens on every interface. ok is false
+// for a listener on one address beyond loopback, which loopback does not
+// reach: the loopback address of its port is returned, for a server whose
+// engines never call the MCP endpoint (demo).
+func loopbackAddr(a *net.TCPAddr) (addr string, ok bool) {
+	ip, ok := a.IP, true
+	switch {
+	case ip.IsLoopback():
+	case ip.IsUnspecified() && ip.To4() == nil:
+		ip = net.IPv6loopback
+	default:
+		ip, ok = net.IPv4(127, 0, 0, 1), ip == nil || ip.IsUnspecified()
+	}
+	return net.JoinHostPort(ip.String(), strconv.Itoa(a.Port)), ok
 }
 
 func newLogger(level string, w io.Writer) (*zap.Logger, error) {
@@ -133,6 +159,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		fmt.Fprintln(stderr, "workshop:", err)
 		return 1
 	}
+	// Listen first: the agent CLIs' MCP configurations name this address.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "workshop:", err)
+		return 1
+	}
+	defer ln.Close()
+	var reachable bool
+	cfg.MCPAddr, reachable = loopbackAddr(ln.Addr().(*net.TCPAddr))
+	if !reachable && slices.ContainsFunc(cfg.Engines, func(e string) bool { return e != "demo" }) {
+		fmt.Fprintf(stderr, "workshop: -engine %s needs -addr on loopback or on every interface: the agent CLIs reach the MCP endpoint on loopback\n", strings.Join(cfg.Engines, ","))
+		return 2
+	}
 	s, err := newServer(ctx, cfg, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "workshop:", err)
@@ -142,17 +181,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return 1
 	}
 	s.hosts = allowedHosts(host, cfg.Hosts)
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		fmt.Fprintln(stderr, "workshop:", err)
-		_ = s.shutdown(context.Background())
-		return 1
-	}
-	hs := &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: zap.NewStdLog(log.Named("http"))}
+	hs := s.httpServer()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	mcpURL := "http://" + ln.Addr().String() + "/mcp"
-	s.mcpURL.Store(&mcpURL)
 	s.ready.Store(true)
 	log.Info("serving", zap.String("addr", ln.Addr().String()), zap.String("data", cfg.Data), zap.Bool("loopback", loopback))
 

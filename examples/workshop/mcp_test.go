@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -73,5 +74,41 @@ func TestMCPEndpoint(t *testing.T) {
 	}
 	if r := p.do("POST", "/mcp", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}); r.Status != http.StatusBadRequest {
 		t.Errorf("MCP request without access headers = %d %s", r.Status, r.Raw)
+	}
+}
+
+// TestMCPBehindTheToken: with BATON_TOKEN set, /mcp is behind the same
+// door as /api/: a request without the bearer token is refused with 401 in
+// JSON (and tells nothing of workspaces or handoffs); with it, and with a
+// turn's access headers, the tools are listed.
+func TestMCPBehindTheToken(t *testing.T) {
+	t.Parallel()
+	const token = "one-door-token-0123456789"
+	p := startBinaryEnv(t, "", append(os.Environ(), "BATON_TOKEN="+token))
+	bearer := "Bearer " + token
+	ws := str(p.do("POST", "/api/workspaces", map[string]any{"name": "door", "engine": "demo", "model": "demo-1"}, "Authorization", bearer).Body, "workspace", "id")
+	if ws == "" {
+		t.Fatal("no workspace created with the token")
+	}
+	list := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+	for _, auth := range []string{"", "Bearer wrong"} {
+		r := p.do("POST", "/mcp", list, "Accept", "application/json, text/event-stream", "Authorization", auth,
+			"X-Baton-Scope", "target", "X-Baton-Workspace", ws, "X-Baton-Handoff", "h-missing", "X-Baton-Token", "t")
+		if r.Status != http.StatusUnauthorized || r.code() != "unauthorized" {
+			t.Errorf("/mcp with Authorization %q = %d %s; want 401 unauthorized in JSON", auth, r.Status, r.Raw)
+		}
+	}
+
+	acc := mcpserver.Access{Scope: mcpserver.ScopeReport, Workspace: baton.WorkspaceID(ws), Handoff: "h-any", Token: baton.NewToken(), Bearer: baton.ParseToken(token)}
+	client := mcp.NewClient(&mcp.Implementation{Name: "workshop-test", Version: "v1"}, nil)
+	tr := &mcp.StreamableClientTransport{Endpoint: p.base + "/mcp", HTTPClient: headerClient(acc.Header()), DisableStandaloneSSE: true, MaxRetries: -1}
+	ctx := context.Background()
+	cs, err := client.Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatalf("connect with the token: %v", err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Errorf("tools/list with the token: %v", err)
 	}
 }

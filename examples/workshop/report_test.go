@@ -23,11 +23,12 @@ func TestReportRouteWithTheToken(t *testing.T) {
 	t.Parallel()
 	cfg := config{Store: "memory", Heartbeat: time.Minute, Grace: time.Second,
 		Demo: DemoTimings{Ready: time.Millisecond, Report: time.Hour, Turn: time.Hour, SlowReady: time.Second}}
-	s, err := newServer(context.Background(), cfg, zap.NewNop())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	cfg.MCPAddr = ln.Addr().String()
+	s, err := newServer(context.Background(), cfg, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

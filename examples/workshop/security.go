@@ -1,11 +1,16 @@
 package main
 
 import (
-	"crypto/subtle"
+	"errors"
+	"io"
 	"mime"
 	"net"
 	"net/http"
 	"strings"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/agent"
 )
 
 // loopbackHost reports whether host (no port) names the loopback interface.
@@ -71,7 +76,7 @@ func (s *server) secure(next http.Handler) http.Handler {
 			writeErr(w, r, &apiError{http.StatusForbidden, "forbidden-host", "host " + r.Host + " is not served here"})
 			return
 		}
-		if s.cfg.Token != "" && needsToken(r.URL.Path) && !bearerOK(r, s.cfg.Token) {
+		if s.cfg.Token != "" && needsToken(r.URL.Path) && !agent.BearerOK(r, baton.ParseToken(s.cfg.Token)) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="baton workshop"`)
 			writeErr(w, r, &apiError{http.StatusUnauthorized, "unauthorized", "a bearer token is required"})
 			return
@@ -90,14 +95,10 @@ func (s *server) secure(next http.Handler) http.Handler {
 	})
 }
 
-// needsToken: everything but the page's files and the health checks.
+// needsToken: the API and the MCP endpoint (one door), everything but the
+// page's files and the health checks.
 func needsToken(path string) bool {
-	return strings.HasPrefix(path, "/api/")
-}
-
-func bearerOK(r *http.Request, token string) bool {
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) == 1
+	return strings.HasPrefix(path, "/api/") || path == agent.MCPPath
 }
 
 // sameOrigin: the Origin is this server as the request reached it.
@@ -114,4 +115,46 @@ func hasBody(r *http.Request) bool { return r.ContentLength != 0 }
 func isJSON(ct string) bool {
 	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && mt == "application/json"
+}
+
+// bodyDeadline bounds the reading of a request body to cfg.BodyTimeout
+// from the start of the handler: a client that trickles its body is cut
+// off (408 request-timeout, see decode) instead of holding a connection
+// and a goroutine. The deadline is lifted once the body is read, so that
+// it never cuts a long answer (the server's background read of the
+// connection would cancel the request).
+func (s *server) bodyDeadline(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hasBody(r) {
+			rc := http.NewResponseController(w)
+			if err := rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout)); err == nil {
+				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// deadlineBody lifts the read deadline once its body ends.
+type deadlineBody struct {
+	io.ReadCloser
+	rc     *http.ResponseController
+	lifted bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && !b.lifted {
+		b.lifted = true
+		if errors.Is(err, io.EOF) {
+			_ = b.rc.SetReadDeadline(time.Time{})
+		}
+	}
+	return n, err
+}
+
+// timedOut reports whether err is a read that hit a deadline.
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }

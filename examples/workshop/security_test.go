@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -87,7 +88,7 @@ func TestRefusesToStart(t *testing.T) {
 }
 
 // TestBearerToken: with a token configured (as beyond loopback), /api/
-// needs it; the health checks and the page do not; a wrong token is
+// and /mcp need it (one door); the health checks and the page do not; a wrong token is
 // refused.
 func TestBearerToken(t *testing.T) {
 	s := &server{cfg: config{Token: "s3cret-token"}, hosts: allowedHosts("10.0.0.5", nil)}
@@ -101,6 +102,9 @@ func TestBearerToken(t *testing.T) {
 		{"wrong token", "/api/workspaces", "Bearer nope", "10.0.0.5:8080", 401},
 		{"basic auth", "/api/workspaces", "Basic czNjcmV0LXRva2Vu", "10.0.0.5:8080", 401},
 		{"right token", "/api/workspaces", "Bearer s3cret-token", "10.0.0.5:8080", 418},
+		{"mcp without token", "/mcp", "", "10.0.0.5:8080", 401},
+		{"mcp wrong token", "/mcp", "Bearer nope", "10.0.0.5:8080", 401},
+		{"mcp right token", "/mcp", "Bearer s3cret-token", "10.0.0.5:8080", 418},
 		{"health without token", "/healthz", "", "10.0.0.5:8080", 418},
 		{"loopback name", "/healthz", "", "localhost:8080", 418},
 		{"another name", "/healthz", "", "evil.example:8080", 403},
@@ -114,6 +118,28 @@ func TestBearerToken(t *testing.T) {
 		h.ServeHTTP(rec, req)
 		if rec.Code != c.want {
 			t.Errorf("%s: %d %s, want %d", c.name, rec.Code, rec.Body.String(), c.want)
+		}
+	}
+}
+
+// TestLoopbackAddr: where the agent CLIs reach the MCP endpoint of a
+// listener: itself on loopback, loopback on every interface; a listener
+// on one address beyond loopback is not reachable there.
+func TestLoopbackAddr(t *testing.T) {
+	for _, c := range []struct {
+		ip   string
+		want string
+		ok   bool
+	}{
+		{"127.0.0.1", "127.0.0.1:8080", true},
+		{"::1", "[::1]:8080", true},
+		{"0.0.0.0", "127.0.0.1:8080", true},
+		{"::", "[::1]:8080", true},
+		{"192.0.2.7", "127.0.0.1:8080", false},
+	} {
+		got, ok := loopbackAddr(&net.TCPAddr{IP: net.ParseIP(c.ip), Port: 8080})
+		if got != c.want || ok != c.ok {
+			t.Errorf("loopbackAddr(%s) = %s, %v; want %s, %v", c.ip, got, ok, c.want, c.ok)
 		}
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,7 +18,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/agent"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/engine/acp"
 	"github.com/batonhq/baton/engine/exec"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/handoff/mcpserver"
@@ -40,7 +44,7 @@ type config struct {
 	// lasts without renewal; on a shared store, Reconcile runs this often.
 	LeaseTTL time.Duration
 	LogLevel string
-	NoSync   bool     // badger's DurabilityNoSync
+	NoSync   bool     // badger's Options.NoSync
 	Token    string   // bearer token; required beyond loopback
 	Hosts    []string // extra Host names allowed besides the listen address and loopback names
 	Demo     DemoTimings
@@ -49,12 +53,45 @@ type config struct {
 	Engines   []string
 	ClaudeBin string
 	CodexBin  string
+	// MCPAddr is the loopback address (host:port) at which the agent CLIs
+	// reach this server's MCP endpoint: run sets it once listening.
+	MCPAddr string
 	// Grace bounds how long a shutdown waits for processes to confirm
 	// their stop; what is left then is ended and left to the next start's
 	// reconciliation.
 	Grace time.Duration
 	// Heartbeat is the SSE comment interval.
 	Heartbeat time.Duration
+	// BodyTimeout bounds the reading of a request body, IdleTimeout how
+	// long a kept-alive connection waits for its next request.
+	BodyTimeout, IdleTimeout time.Duration
+	// MaxStreams caps the open event streams (all clients together: every
+	// local client is 127.0.0.1); past it a stream is refused with 503
+	// too-many-streams. StreamWriteTimeout bounds each write to a stream:
+	// a reader that stalls that long is dropped.
+	MaxStreams         int
+	StreamWriteTimeout time.Duration
+}
+
+// Defaults of the connection bounds (flags -body-timeout, -idle-timeout,
+// -max-streams, -stream-write-timeout).
+const (
+	defaultBodyTimeout        = 10 * time.Second
+	defaultIdleTimeout        = 2 * time.Minute
+	defaultMaxStreams         = 256
+	defaultStreamWriteTimeout = 10 * time.Second
+	// headerTimeout bounds the reading of a request's headers.
+	headerTimeout = 10 * time.Second
+)
+
+// httpServer is the HTTP server of the routes, with its connection bounds:
+// headers and bodies must arrive in time (bodies per request: see
+// bodyDeadline), idle connections are closed; there is no write timeout
+// for the server as a whole, which would cut the event streams: each
+// stream bounds its own writes.
+func (s *server) httpServer() *http.Server {
+	return &http.Server{Handler: s.routes(), ReadHeaderTimeout: headerTimeout, IdleTimeout: s.cfg.IdleTimeout,
+		ErrorLog: zap.NewStdLog(s.log.Named("http"))}
 }
 
 // server is the workshop: the SDK's coordinator and session service over
@@ -64,8 +101,8 @@ type server struct {
 	log     *zap.Logger
 	st      store.Store
 	demo    *demoEngine
-	real    map[string]*exec.Engine
-	mcpURL  atomic.Pointer[string]
+	agents  *agent.Host   // the agent CLIs, the MCP server and the coordinator, wired
+	acp     []*acp.Engine // the ACP agents of -engine acp:NAME=COMMAND
 	engines *engine.Registry
 	svc     *session.Service
 	co      *handoff.Coordinator
@@ -73,6 +110,8 @@ type server struct {
 
 	ready atomic.Bool
 	hosts map[string]bool
+	// streams counts the open event streams (see config.MaxStreams).
+	streams atomic.Int64
 
 	// base is cancelled on shutdown: SSE streams and background loops end.
 	base   context.Context
@@ -83,49 +122,60 @@ type server struct {
 	nudging map[baton.WorkspaceID]bool
 }
 
-// newServer opens the store, builds the engines, the session service and
-// the coordinator, and reconciles what an earlier process left.
+// realEngines are the agent CLIs -engine can add beside demo.
+var realEngines = []string{agent.Claude, agent.Codex}
+
+// newServer opens the store, wires the engines, the coordinator and the
+// MCP server (package agent: each CLI's report-only turn and its target's
+// turns get this server's MCP endpoint with their own grant), and
+// reconciles what an earlier process left.
 func newServer(ctx context.Context, cfg config, log *zap.Logger) (*server, error) {
-	s := &server{cfg: cfg, log: log}
-	st, err := openStore(ctx, cfg, log)
+	s := &server{cfg: cfg.withBounds(), log: log}
+	id, err := instanceID(cfg)
 	if err != nil {
 		return nil, err
 	}
-	s.st = st
 	s.demo = newDemoEngine(cfg.Demo, s.submitReport)
-	s.real, err = execEngines(cfg, log, &s.mcpURL)
+	acfg := agent.Config{Addr: cfg.MCPAddr, DataDir: filepath.Join(cfg.Data, "exec"), Logger: log,
+		Engines: map[string]engine.Engine{"demo": s.demo},
+		Handoff: []handoff.Option{handoff.WithInstanceID(id), handoff.WithLeaseTTL(cfg.LeaseTTL), handoff.WithObserver(s.observe)}}
+	if cfg.Token != "" {
+		// One door: /mcp takes the API's token too, and each CLI's MCP
+		// configuration carries it.
+		acfg.Bearer = baton.ParseToken(cfg.Token)
+	}
+	for _, name := range cfg.Engines {
+		if strings.HasPrefix(name, acpPrefix) {
+			if err := s.addACP(&acfg, name); err != nil {
+				s.demo.Close()
+				return nil, err
+			}
+			continue
+		}
+		switch name {
+		case "demo":
+		case agent.Claude:
+			acfg.Claude = &exec.ClaudeOptions{Command: cfg.ClaudeBin}
+		case agent.Codex:
+			acfg.Codex = &exec.CodexOptions{Command: cfg.CodexBin}
+		default:
+			s.demo.Close()
+			return nil, fmt.Errorf("-engine %q: want demo, %s or acp:NAME=COMMAND", name, strings.Join(realEngines, ", "))
+		}
+	}
+	st, err := openStore(ctx, cfg, log)
 	if err != nil {
+		s.demo.Close()
+		return nil, err
+	}
+	s.st = st
+	if s.agents, err = agent.New(st, acfg); err != nil {
 		s.demo.Close()
 		s.closeStore()
 		return nil, err
 	}
-	reg := map[string]engine.Engine{"demo": s.demo}
-	for name, e := range s.real {
-		reg[name] = e
-	}
-	s.engines = engine.NewRegistry(reg)
-	s.svc, err = session.New(st, s.engines, session.WithLogger(log.Named("session")))
-	if err != nil {
-		s.closeStore()
-		return nil, err
-	}
-	id, err := instanceID(cfg)
-	if err != nil {
-		s.closeStore()
-		return nil, err
-	}
-	s.co, err = handoff.New(st, s.engines, handoff.WithSessions(s.svc), handoff.WithLogger(log.Named("handoff")),
-		handoff.WithInstanceID(id), handoff.WithLeaseTTL(cfg.LeaseTTL), handoff.WithObserver(s.observe))
-	if err != nil {
-		s.closeStore()
-		return nil, err
-	}
-	s.mcp, err = mcpserver.New(mcpserver.Config{Coordinator: s.co, Logger: log.Named("mcp")})
-	if err != nil {
-		_ = s.co.Shutdown(ctx)
-		s.closeStore()
-		return nil, err
-	}
+	s.co, s.mcp, s.engines = s.agents.Coordinator, s.agents.MCP, s.agents.Engines
+	s.svc = s.co.Sessions()
 	s.base, s.cancel = context.WithCancel(context.Background())
 	if s.shared() {
 		// Other replicas serve this store: their session rows are theirs
@@ -180,7 +230,7 @@ func openStore(ctx context.Context, cfg config, log *zap.Logger) (store.Store, e
 		}
 		opts := badgerstore.Options{Logger: log.Named("badger")}
 		if cfg.NoSync {
-			opts.Durability = badgerstore.DurabilityNoSync
+			opts.NoSync = true
 		}
 		return badgerstore.Open(dir, opts)
 	}
@@ -288,7 +338,8 @@ func (s *server) shutdown(ctx context.Context) error {
 	s.ready.Store(false)
 	s.stopBackground()
 	s.wg.Wait()
-	err := s.co.Shutdown(ctx)
+	// The coordinator's shutdown, then the agent CLIs' engines.
+	err := s.agents.Close(ctx)
 	if errors.Is(err, context.DeadlineExceeded) {
 		// A process that never confirms its stop (hang-stop) must not hold
 		// the exit: the next start reconciles what is left.
@@ -296,12 +347,7 @@ func (s *server) shutdown(ctx context.Context) error {
 		err = nil
 	}
 	s.demo.Close()
-	for name, e := range s.real {
-		if cerr := e.Close(ctx); cerr != nil {
-			s.log.Warn("closing engine", zap.String("engine", name), zap.Error(cerr))
-		}
-	}
-	return errors.Join(err, s.closeStore())
+	return errors.Join(err, s.closeACP(ctx), s.closeStore())
 }
 
 // stopBackground ends the event streams and background goroutines; no new
@@ -315,9 +361,9 @@ func (s *server) stopBackground() {
 // abort undoes newServer after a failed start.
 func (s *server) abort() {
 	s.stopBackground()
-	_ = s.co.Shutdown(context.Background())
+	_ = s.agents.Close(context.Background())
+	_ = s.closeACP(context.Background())
 	s.demo.Close()
-	closeAll(s.real)
 	_ = s.closeStore()
 }
 
@@ -372,4 +418,44 @@ func (s *server) nudge(ws baton.WorkspaceID) {
 			}
 		}
 	}()
+}
+
+// withBounds fills the connection bounds left zero with their defaults.
+func (c config) withBounds() config {
+	if c.BodyTimeout == 0 {
+		c.BodyTimeout = defaultBodyTimeout
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = defaultIdleTimeout
+	}
+	if c.MaxStreams == 0 {
+		c.MaxStreams = defaultMaxStreams
+	}
+	if c.StreamWriteTimeout == 0 {
+		c.StreamWriteTimeout = defaultStreamWriteTimeout
+	}
+	return c
+}
+
+// checkBounds refuses connection bounds that are not positive.
+func (c config) checkBounds() error {
+	switch {
+	case c.BodyTimeout <= 0:
+		return errors.New("-body-timeout must be positive")
+	case c.IdleTimeout <= 0:
+		return errors.New("-idle-timeout must be positive")
+	case c.MaxStreams <= 0:
+		return errors.New("-max-streams must be positive")
+	case c.StreamWriteTimeout <= 0:
+		return errors.New("-stream-write-timeout must be positive")
+	}
+	return nil
+}
+
+// envInt reads an integer variable, def when unset or malformed.
+func envInt(getenv func(string) string, k string, def int) int {
+	if n, err := strconv.Atoi(strings.TrimSpace(getenv(k))); err == nil {
+		return n
+	}
+	return def
 }

@@ -7,26 +7,26 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultMaxFiles     = 50
-	DefaultMaxCommits   = 30
-	DefaultMaxDiffFiles = 50
-	DefaultMaxChecks    = 20
-	// DefaultMaxCheckChars bounds the command and the summary of a check,
-	// each, in characters (runes).
-	DefaultMaxCheckChars = 300
-	DefaultTimeout       = 10 * time.Second
+	defaultMaxFiles     = 50
+	defaultMaxCommits   = 30
+	defaultMaxDiffFiles = 50
+	defaultMaxChecks    = 20
+	defaultTimeout      = 10 * time.Second
+	// maxCheckChars bounds the command and the summary of a check, each,
+	// in characters (runes).
+	maxCheckChars = 300
 )
 
 // Options bound what Gather collects. The zero value gives the defaults.
 type Options struct {
-	// MaxFiles bounds the uncommitted files listed (DefaultMaxFiles).
+	// MaxFiles bounds the uncommitted files listed (default 50).
 	MaxFiles int
-	// MaxCommits bounds the commits listed (DefaultMaxCommits).
+	// MaxCommits bounds the commits listed (default 30).
 	MaxCommits int
 	// MaxDiffFiles bounds the files of the diffstat listed
-	// (DefaultMaxDiffFiles); the totals count every file.
+	// (default 50); the totals count every file.
 	MaxDiffFiles int
-	// MaxChecks bounds the checks kept (DefaultMaxChecks): the newest are
+	// MaxChecks bounds the checks kept (default 20): the newest are
 	// kept, the oldest left out and counted.
 	MaxChecks int
 	// Checks are the commands and checks the source session ran, oldest
@@ -35,7 +35,7 @@ type Options struct {
 	// Git is the git binary: a name looked up in PATH or a path
 	// (default "git").
 	Git string
-	// Timeout bounds each git command (DefaultTimeout).
+	// Timeout bounds each git command (default 10 s).
 	Timeout time.Duration
 }
 
@@ -45,15 +45,15 @@ func (o Options) withDefaults() Options {
 			*v = d
 		}
 	}
-	def(&o.MaxFiles, DefaultMaxFiles)
-	def(&o.MaxCommits, DefaultMaxCommits)
-	def(&o.MaxDiffFiles, DefaultMaxDiffFiles)
-	def(&o.MaxChecks, DefaultMaxChecks)
+	def(&o.MaxFiles, defaultMaxFiles)
+	def(&o.MaxCommits, defaultMaxCommits)
+	def(&o.MaxDiffFiles, defaultMaxDiffFiles)
+	def(&o.MaxChecks, defaultMaxChecks)
 	if o.Git == "" {
 		o.Git = "git"
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
+		o.Timeout = defaultTimeout
 	}
 	return o
 }
@@ -172,7 +172,7 @@ func lastChecks(cs []Check, maxN int) ([]Check, int) {
 	}
 	out := make([]Check, len(cs))
 	for i, c := range cs {
-		out[i] = Check{Command: clip(c.Command, DefaultMaxCheckChars), ExitCode: c.ExitCode, Summary: clip(c.Summary, DefaultMaxCheckChars)}
+		out[i] = Check{Command: clip(c.Command, maxCheckChars), ExitCode: c.ExitCode, Summary: clip(c.Summary, maxCheckChars)}
 	}
 	return out, omitted
 }

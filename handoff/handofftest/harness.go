@@ -30,7 +30,9 @@ type Config struct {
 	// and the engine (default 2; 1 runs the single-process world).
 	Nodes int
 	// Options are passed to every handoff.New the harness calls, after the
-	// harness's own clock, timeout, lease and instance-id options.
+	// harness's own clock, timeout (generation, readiness, stop), lease
+	// and instance-id options: the model counts with the harness's own, so
+	// an option that changes one of them breaks its predictions.
 	Options []handoff.Option
 	// Wait bounds how long the harness waits for a transfer to come to
 	// rest after a step (default 5 s; the scripted engine answers at once,
@@ -89,6 +91,7 @@ func Check(cfg Config) func(*rapid.T) {
 					return // the sequence ended on a failure under triage
 				}
 				h.log.add(fmt.Sprintf("== step: %s (clock %s)", name, h.clk.Now().Format("15:04:05")))
+				h.beforeStep(name)
 				fn(t)
 			}
 		}
@@ -100,6 +103,9 @@ const (
 	genTimeout   = time.Minute
 	readyTimeout = 90 * time.Second
 	leaseTTL     = 30 * time.Second
+	// stopTimeout bounds every stop and reap (a duration no other timer
+	// of a node has: see lifeClock).
+	stopTimeout = 7 * time.Second
 )
 
 var (
@@ -131,6 +137,25 @@ type harness struct {
 	deferred   []func()           // launch checks that need the model: run by check
 	launchNode map[int]launchInfo // by enginetest launch number (see launchOf)
 	launchID   map[baton.LaunchID]launchInfo
+	// recorded are the launch records each node life inserted, spawned or
+	// not (see launchTx).
+	recorded   map[baton.LaunchID]launchInfo
+	reapAnswer reapScript // how the engine's reaper answers during an actReap step
+	reapNext   bool       // the next drawReap draws a reap that confirms nothing
+	// parked is a node goroutine held at a hook for the test goroutine to
+	// interpose (see interpose.go); closing lets every hook go on.
+	parked  *parkedHook
+	closing bool
+	// afterRestHooks run once the next await has found rest and checked
+	// it (on the test goroutine).
+	afterRestHooks []func()
+	// slowStops are the launches whose stop is answered only once the
+	// stop's context ends (see actSlowStop).
+	slowStops map[baton.LaunchID]bool
+	// owners are the owner tokens launches carried, by workspace and the
+	// epoch of the reservation they matched: the credentials invariant 8
+	// presents, right and wrong.
+	owners map[baton.WorkspaceID]map[int64]baton.Token
 
 	wss     []baton.WorkspaceID
 	roots   map[baton.WorkspaceID]string
@@ -139,6 +164,15 @@ type harness struct {
 	order   []baton.HandoffID
 	wakeups map[baton.WakeupID]store.Wakeup
 	epoch   map[baton.WorkspaceID]int64 // reservation takes, as the model counts them
+	// instrs are the instructions the harness sent, oldest first, with the
+	// state the model gives each; instrUncertain marks a workspace whose
+	// queue the model cannot tell (see instructions.go).
+	instrs         []*instr
+	instrUncertain map[baton.WorkspaceID]bool
+	// goneAt is when each node that is not up stopped running (froze,
+	// crashed or shut down): no lease it holds may run past that plus the
+	// lease TTL, since nobody but it may renew it.
+	goneAt map[string]time.Time
 	// archived workspaces take no new work.
 	archived map[baton.WorkspaceID]bool
 	// movedOn marks workspaces where an ordinary start happened since their
@@ -171,10 +205,14 @@ func newHarness(t *rapid.T, cfg Config) *harness {
 		plan: map[baton.WorkspaceID]attemptPlan{}, hs: map[baton.HandoffID]*model{},
 		launchNode: map[int]launchInfo{},
 		launchID:   map[baton.LaunchID]launchInfo{},
+		recorded:   map[baton.LaunchID]launchInfo{},
+		slowStops:  map[baton.LaunchID]bool{},
+		owners:     map[baton.WorkspaceID]map[int64]baton.Token{},
 		wakeups:    map[baton.WakeupID]store.Wakeup{}, movedOn: map[baton.WorkspaceID]bool{},
 		wss:   []baton.WorkspaceID{"ws-0", "ws-1", "ws-2"},
 		roots: map[baton.WorkspaceID]string{}, home: map[baton.WorkspaceID]int{},
 		epoch: map[baton.WorkspaceID]int64{}, archived: map[baton.WorkspaceID]bool{},
+		instrUncertain: map[baton.WorkspaceID]bool{}, goneAt: map[string]time.Time{},
 	}
 	if cfg.NewStore == nil {
 		h.raw, h.release = memstore.New(), func() {}
@@ -227,12 +265,29 @@ func (h *harness) newCoordinator(n *node) *handoff.Coordinator {
 	if h.cfg.WrapEngine != nil {
 		eng = h.cfg.WrapEngine(eng)
 	}
-	ge := gatedEngine{inner: eng, node: n.idx, g: n.gate}
+	ge := gatedEngine{inner: eng, node: n.idx, g: n.gate, slow: func(id baton.LaunchID) bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.slowStops[id]
+	}}
 	reg := engine.NewRegistry(map[string]engine.Engine{"demo": ge, "alt": ge})
 	lc := &lifeClock{clk: h.clk, mu: &h.clkMu}
-	opts := append([]handoff.Option{handoff.WithClock(lc), handoff.WithGenerationTimeout(genTimeout), handoff.WithReadyTimeout(readyTimeout),
+	opts := append([]handoff.Option{handoff.WithClock(lc), handoff.WithGenerationTimeout(genTimeout), handoff.WithReadyTimeout(readyTimeout), handoff.WithStopTimeout(stopTimeout),
 		handoff.WithInstanceID(n.id), handoff.WithLeaseTTL(leaseTTL), handoff.WithLogger(h.log.logger(n.id, n.life))}, h.cfg.Options...)
-	co, err := handoff.New(withCaps(gatedStore{Store: h.shared, g: n.gate}, h.shared), reg, opts...)
+	li := launchInfo{node: n.idx, life: n.life}
+	hooks := &storeHooks{
+		record: func(id baton.LaunchID) {
+			h.mu.Lock()
+			h.recorded[id] = li
+			h.mu.Unlock()
+		},
+		targets: func(ls []store.Launch) {
+			for _, l := range ls {
+				h.onTargetRecorded(li.node, li.life, l)
+			}
+		},
+	}
+	co, err := handoff.New(withCaps(gatedStore{Store: h.shared, g: n.gate, hooks: hooks}, h.shared), reg, opts...)
 	if err != nil {
 		h.t.Fatalf("handoff.New: %v", err)
 	}
@@ -251,6 +306,7 @@ func (h *harness) newCoordinator(n *node) *handoff.Coordinator {
 func (h *harness) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	h.releaseParked()
 	for _, n := range h.nodes {
 		if n.gate.get() == nodeFrozen {
 			n.gate.set(nodeUp)
@@ -329,4 +385,15 @@ func (h *harness) nextSeq() int {
 
 func reportText(ws baton.WorkspaceID, n int) string {
 	return fmt.Sprintf("# Report %s-%d\nverified: go test", ws, n)
+}
+
+// setGate moves node n's current life to st, noting when it stopped
+// running.
+func (h *harness) setGate(n *node, st nodeState) {
+	n.gate.set(st)
+	if st == nodeUp {
+		delete(h.goneAt, n.id)
+	} else if _, ok := h.goneAt[n.id]; !ok {
+		h.goneAt[n.id] = h.clk.Now()
+	}
 }

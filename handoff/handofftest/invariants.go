@@ -6,10 +6,12 @@ import (
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
+	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -71,10 +73,11 @@ func (h *harness) read() world {
 	return w
 }
 
-// check verifies the nine invariants (see the package documentation)
+// check verifies the ten invariants (see the package documentation)
 // against the store, the engine's record of every process and the model.
-// It calls nothing of the code under test but the store it reads and one
-// AssertWritable (the call invariant 8 is about).
+// It calls nothing of the code under test but the store it reads and the
+// AssertWritable calls invariant 8 is about (queueAtRest, polled before
+// it, may make a host's DeliverPending: see invariant 10).
 func (h *harness) check() {
 	h.t.Helper()
 	h.mu.Lock()
@@ -95,6 +98,7 @@ func (h *harness) check() {
 	h.checkHandoffs(w)
 	h.checkProcesses(w)
 	h.checkLaunchCounts()
+	h.checkLaunchRecords()
 	for _, ws := range h.wss {
 		h.checkWorkspace(w, ws)
 	}
@@ -150,6 +154,59 @@ func (h *harness) checkHandoffs(w world) {
 		}
 		if got.Attempt != m.attempt {
 			h.fatalf("model: handoff %s at attempt %d, model %d", id, got.Attempt, m.attempt)
+		}
+		h.checkAttempt(w, m, got)
+	}
+}
+
+// checkAttempt compares the records of handoff m with the model at any
+// moment of an attempt, not only once it settles: how each earlier attempt
+// ended (the history), that their targets are rolled back and ended while
+// the transfer is pending, that an attempt stopping or generating has no
+// target yet, and that a starting attempt's target is a fresh row on the
+// requested configuration that no current-session rule can select before
+// its completion.
+func (h *harness) checkAttempt(w world, m *model, got store.Handoff) {
+	h.t.Helper()
+	if d := cmp.Diff(m.history, outcomesOf(got.History), cmp.AllowUnexported(outcome{}), cmpopts.EquateEmpty()); d != "" {
+		h.fatalf("invariant 1/5: handoff %s (%s, attempt %d): history (-model +stored):\n%s", m.id, got.State, got.Attempt, d)
+	}
+	rows := map[baton.SessionID]store.Session{}
+	for _, s := range w.sessions[m.ws] {
+		rows[s.ID] = s
+	}
+	if m.pending() {
+		for _, a := range got.History {
+			s, ok := rows[a.TargetSession]
+			if a.TargetSession == "" {
+				continue // the attempt ended before it had a target
+			}
+			if !ok || s.ActivationOrder != rolledBack || s.Status != store.SessionEnded {
+				h.fatalf("invariant 5: %s is %s at attempt %d, but the target %s of its attempt %d (%s) is %s at order %d, want rolled back and ended",
+					m.id, m.state, m.attempt, a.TargetSession, a.Attempt, a.Outcome, s.Status, s.ActivationOrder)
+			}
+		}
+	}
+	switch m.state {
+	case store.StateStopping, store.StateGenerating:
+		if got.TargetSession != "" {
+			h.fatalf("invariant 3: %s is %s at attempt %d, but already names target %s", m.id, m.state, m.attempt, got.TargetSession)
+		}
+	case store.StateStarting:
+		s, ok := rows[got.TargetSession]
+		want := m.req.Target.Normalize()
+		switch {
+		case !ok:
+			h.fatalf("invariant 3: %s is starting, but its target %q has no row in %s", m.id, got.TargetSession, m.ws)
+		case s.Config != want:
+			h.fatalf("invariant 3: %s's target %s runs %+v, want the requested %+v", m.id, s.ID, s.Config, want)
+		case s.Status != store.SessionIdle || s.ActivationOrder != rolledBack || s.NativeID != "":
+			h.fatalf("invariant 5: %s's target %s is %s at order %d (native %q) before readiness, want idle at order %d (never selectable) and fresh",
+				m.id, s.ID, s.Status, s.ActivationOrder, s.NativeID, rolledBack)
+		}
+	case store.StateCompleted:
+		if s, ok := rows[got.TargetSession]; !ok || s.Config != m.req.Target.Normalize() {
+			h.fatalf("invariant 4: %s completed on target %q with %+v, want the requested %+v", m.id, got.TargetSession, s.Config, m.req.Target.Normalize())
 		}
 	}
 }
@@ -323,8 +380,8 @@ func (h *harness) checkWorkspace(w world, ws baton.WorkspaceID) {
 				targets[a.TargetSession] = true
 			}
 			for _, s := range sessions {
-				if targets[s.ID] && s.ActivationOrder != rolledBack {
-					h.fatalf("invariant 5: target %s of %s has order %d, want rolled back", s.ID, latest.id, s.ActivationOrder)
+				if targets[s.ID] && (s.ActivationOrder != rolledBack || s.Status != store.SessionEnded) {
+					h.fatalf("invariant 5: target %s of %s is %s at order %d, want rolled back and ended", s.ID, latest.id, s.Status, s.ActivationOrder)
 				}
 			}
 		}
@@ -343,10 +400,10 @@ func (h *harness) checkWorkspace(w world, ws baton.WorkspaceID) {
 		}
 	}
 	if co := h.coordinatorFor(-1); co != nil {
-		err := co.AssertWritable(h.ctx, ws, session.Owner{})
-		if (pm != nil) != errors.Is(err, session.ErrWorkspaceBusy) || (pm == nil && err != nil) {
-			h.fatalf("invariant 8: %s pending=%v but AssertWritable without owner = %v", ws, pm != nil, err)
-		}
+		h.checkOwners(co, ws, pm, res)
+	}
+	if res.Held {
+		h.checkLease(ws, pm, res)
 	}
 
 	// 9. Orders unique among > 0; the current session has the highest.
@@ -455,4 +512,87 @@ func sessionTable(sessions []store.Session) string {
 			s.StartedAt.Format("15:04:05"), s.EndedAt.Format("15:04:05"), s.EndReason)
 	}
 	return b.String()
+}
+
+// checkOwners is invariant 8's fencing: while ws is reserved (pm pending),
+// a write without an owner, or with a wrong token at the current epoch, is
+// refused as busy; the owner token of an earlier take, or the current
+// token presented with another epoch, is refused as stale; the current
+// owner (the token the launches of the current take carried) may write.
+// Without a reservation every owner may. The credentials are the ones the
+// launches carried; what must happen to each is the model's (its epoch
+// count and its pending handoff).
+func (h *harness) checkOwners(co *handoff.Coordinator, ws baton.WorkspaceID, pm *model, res store.Reservation) {
+	h.mu.Lock()
+	var (
+		cur, old   baton.Token
+		oldEpoch   int64
+		haveCur    bool
+		epoch      = h.epoch[ws]
+		knownEpoch = res.Epoch == epoch
+	)
+	for e, tok := range h.owners[ws] {
+		switch {
+		case e == epoch:
+			cur, haveCur = tok, true
+		case e < epoch && e > oldEpoch:
+			old, oldEpoch = tok, e
+		}
+	}
+	h.mu.Unlock()
+	assert := func(what string, o session.Owner, want error) {
+		h.t.Helper()
+		err := co.Sessions().AssertWritable(h.ctx, ws, o)
+		if want == nil {
+			if err != nil {
+				h.fatalf("invariant 8: %s (pending %v, epoch %d): AssertWritable = %v, want nil", what, pm != nil, epoch, err)
+			}
+			return
+		}
+		expectErr(h, fmt.Sprintf("invariant 8: %s in %s (reserved at epoch %d)", what, ws, epoch), err, want)
+	}
+	if pm == nil {
+		assert("a write without an owner", session.Owner{}, nil)
+		if haveCur {
+			assert("the last owner once released", session.Owner{Token: cur, Epoch: epoch}, nil)
+		}
+		return
+	}
+	assert("a write without an owner", session.Owner{}, session.ErrWorkspaceBusy)
+	if pm.uncertain || !knownEpoch {
+		return
+	}
+	assert("a wrong token at the current epoch", session.Owner{Token: baton.NewToken(), Epoch: epoch}, session.ErrWorkspaceBusy)
+	if oldEpoch > 0 {
+		assert("the owner token of an earlier take", session.Owner{Token: old, Epoch: oldEpoch}, session.ErrStaleEpoch)
+	}
+	if haveCur {
+		assert("the current owner", session.Owner{Token: cur, Epoch: epoch}, nil)
+		if epoch > 1 {
+			assert("the current token at an earlier epoch", session.Owner{Token: cur, Epoch: epoch - 1}, session.ErrStaleEpoch)
+		}
+		assert("the current token at a later epoch", session.Owner{Token: cur, Epoch: epoch + 1}, session.ErrStaleEpoch)
+	}
+}
+
+// checkLease is invariant 8's lease: a held reservation's lease is held by
+// the node the model says took it last, runs no further than one TTL from
+// now, has not lapsed while its holder runs, and (nobody else may renew
+// it) runs no further than one TTL past the moment its holder stopped
+// running.
+func (h *harness) checkLease(ws baton.WorkspaceID, pm *model, res store.Reservation) {
+	h.t.Helper()
+	now := h.clk.Now()
+	if res.LeaseExpires.After(now.Add(leaseTTL)) {
+		h.fatalf("invariant 8: %s's lease (held by %q) runs until %s, past now (%s) plus the TTL", ws, res.LeaseHolder, res.LeaseExpires.Format("15:04:05"), now.Format("15:04:05"))
+	}
+	if n := h.nodeByID(res.LeaseHolder); n != nil && n.gate.get() == nodeUp && !res.LeaseExpires.After(now) {
+		h.fatalf("invariant 8: %s's lease is held by %s, which runs, but lapsed at %s (now %s)", ws, n.id, res.LeaseExpires.Format("15:04:05"), now.Format("15:04:05"))
+	}
+	if gone, ok := h.goneAt[res.LeaseHolder]; ok && res.LeaseExpires.After(gone.Add(leaseTTL)) {
+		h.fatalf("invariant 8: %s's lease is held by %s, gone since %s, yet runs until %s: renewed by another node", ws, res.LeaseHolder, gone.Format("15:04:05"), res.LeaseExpires.Format("15:04:05"))
+	}
+	if pm != nil && !pm.uncertain && pm.takenBy != nil && res.LeaseHolder != pm.takenBy.id {
+		h.fatalf("invariant 8: %s's lease is held by %q, but %s (life %d) took it last (%s)", ws, res.LeaseHolder, pm.takenBy.id, pm.takenLife, pm.id)
+	}
 }

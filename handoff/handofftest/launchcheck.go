@@ -18,6 +18,13 @@ type checkedEngine struct{ h *harness }
 func (e checkedEngine) Start(ctx context.Context, req engine.StartRequest) (engine.Process, error) {
 	n := nodeOf(ctx)
 	e.h.checkLaunch(n, req)
+	if n >= 0 && req.Attempt > 0 && req.Turn == engine.Normal {
+		// A request the plan makes land between the target's launch
+		// record and its spawn.
+		if err := e.h.onTargetSpawn(n, req); err != nil {
+			return nil, err
+		}
+	}
 	if n >= 0 && req.LaunchID != "" {
 		// Known by its id before Start returns: the scripted engine's
 		// callbacks may settle a transfer before then.
@@ -40,6 +47,9 @@ func (e checkedEngine) Start(ctx context.Context, req engine.StartRequest) (engi
 func (e checkedEngine) Validate(cfg baton.EngineConfig) error { return e.h.eng.Validate(cfg) }
 
 func (e checkedEngine) ReapLaunch(ctx context.Context, id baton.LaunchID) (engine.StopOutcome, error) {
+	if rs, ok := e.h.scriptedReap(); ok {
+		return rs.out, rs.err
+	}
 	return e.h.eng.ReapLaunch(ctx, id)
 }
 
@@ -96,6 +106,15 @@ func (h *harness) checkLaunch(node int, req engine.StartRequest) {
 		bad("a stale or foreign owner token (reservation at epoch %d, handoff %s)", res.Epoch, res.Handoff)
 	case !reserved && req.Attempt > 0:
 		bad("a transfer's launch while the workspace is not reserved")
+	default:
+		if reserved {
+			h.mu.Lock()
+			if h.owners[req.Workspace] == nil {
+				h.owners[req.Workspace] = map[int64]baton.Token{}
+			}
+			h.owners[req.Workspace][res.Epoch] = req.Owner
+			h.mu.Unlock()
+		}
 	}
 	if sessErr != nil {
 		bad("session: %v", sessErr)

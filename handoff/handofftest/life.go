@@ -8,10 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/engine"
 	"pgregory.net/rapid"
 
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/store"
 )
 
@@ -119,7 +120,7 @@ func (h *harness) actFreeze(t *rapid.T) {
 	if up < 2 {
 		t.Skip("freezing the last node that runs")
 	}
-	n.gate.set(nodeFrozen)
+	h.setGate(n, nodeFrozen)
 }
 
 // actThaw resumes a frozen node: what it was doing goes on, late. Its
@@ -131,13 +132,34 @@ func (h *harness) actThaw(t *rapid.T) {
 }
 
 // thaw resumes frozen node n; the model is sure only of exact.
+//
+// A transfer n froze on right after its commit into starting
+// (interposeFreezeAcrossArming) is certain when n still holds it at the
+// epoch the model counts, its lease not lapsed: n now launches the target,
+// whose readiness timeout counts from that commit, not from the thaw.
 func (h *harness) thaw(n *node, exact *model) {
 	for _, id := range h.order {
-		if m := h.hs[id]; m != exact && m.pending() && h.reservation(m.ws).LeaseHolder == n.id {
-			m.uncertain = true
+		m := h.hs[id]
+		if m == exact || !m.pending() {
+			continue
 		}
+		r := h.reservation(m.ws)
+		if r.LeaseHolder != n.id {
+			continue
+		}
+		armFrom := m.armFrom
+		m.armFrom, m.unspawned = zeroTime, false
+		if !armFrom.IsZero() && !m.uncertain && m.state == store.StateStarting && r.Held && r.Handoff == m.id && r.Epoch == h.epoch[m.ws] &&
+			r.LeaseExpires.After(h.clk.Now()) && m.takenBy == n && m.takenLife == n.life {
+			h.settleFromStarting(m)
+			if m.state == store.StateStarting {
+				m.readyBy = armFrom.Add(readyTimeout)
+			}
+			continue
+		}
+		m.uncertain = true
 	}
-	n.gate.set(nodeUp)
+	h.setGate(n, nodeUp)
 	h.awaitLeases()
 	h.await()
 }
@@ -147,7 +169,7 @@ func (h *harness) thaw(n *node, exact *model) {
 // running (nothing reaps them but a Reconcile that can).
 func (h *harness) actCrash(t *rapid.T) {
 	n := h.drawUp(t)
-	n.gate.set(nodeCrashed)
+	h.setGate(n, nodeCrashed)
 	if !h.cfg.Unsteered {
 		// The host died and took its agent processes with it.
 		h.endProcessesOf(n)
@@ -231,7 +253,7 @@ func (h *harness) actShutdown(t *rapid.T) {
 	if err := n.co.Shutdown(ctx); err != nil && !(unconfirmed && errors.Is(err, context.DeadlineExceeded)) {
 		h.fatalf("shutdown of %s (life %d, unconfirmed %v, before: %s): %v (processes running: %s)", n.id, n.life, unconfirmed, before, err, h.describeProcs())
 	}
-	n.gate.set(nodeDown)
+	h.setGate(n, nodeDown)
 	if !h.cfg.Unsteered {
 		// The host exits; the agent processes whose stop was not
 		// confirmed go with it.
@@ -259,13 +281,18 @@ func (h *harness) actShutdown(t *rapid.T) {
 // actRestart starts a crashed or shut-down node again, with its instance
 // id, and runs Reconcile on it as a restart does.
 func (h *harness) actRestart(t *rapid.T) {
-	n := h.drawNode(t, "restarted", nodeCrashed, nodeDown)
+	h.restart(h.drawNode(t, "restarted", nodeCrashed, nodeDown))
+}
+
+// restart starts crashed or shut-down node n again and reconciles there.
+func (h *harness) restart(n *node) {
 	g := newGate()
 	h.mu.Lock()
 	n.dead = append(n.dead, n.co)
 	n.gate = g // the old life keeps its own gate, shut for good
 	n.life++
 	h.mu.Unlock()
+	delete(h.goneAt, n.id) // its new life renews the leases it holds
 	co := h.newCoordinator(n)
 	h.mu.Lock()
 	n.co = co
@@ -276,6 +303,11 @@ func (h *harness) actRestart(t *rapid.T) {
 		// a session: a multi-node host must).
 		h.endRowsOfPreviousLife(n)
 	}
+	if len(h.nodes) == 1 && rapid.Bool().Draw(h.t, "recover") {
+		// A process that serves its store alone restarts with Recover.
+		h.recoverOn(n)
+		return
+	}
 	h.reconcileOn(n)
 }
 
@@ -283,18 +315,75 @@ func (h *harness) actRestart(t *rapid.T) {
 // the start-up call: a node never reconciles the transfers it is driving).
 func (h *harness) actReconcile(t *rapid.T) {
 	n := h.drawUp(t)
+	if why := h.mayReconcile(n); why != "" {
+		t.Skip(why)
+	}
+	h.reconcileOn(n)
+}
+
+// mayReconcile says why node n is not sent Reconcile, "" when it may be.
+func (h *harness) mayReconcile(n *node) string {
 	for _, id := range h.order {
 		m := h.hs[id]
 		if m.pending() && (m.uncertain || activeState(m.state)) && h.reservation(m.ws).LeaseHolder == n.id {
-			t.Skip("the node drives an active transfer")
+			return "the node drives an active transfer"
 		}
 		if !h.cfg.Unsteered && m.pending() && h.reservation(m.ws).LeaseHolder == n.id && h.runsHere(m.ws, n) {
 			// See Unsteered: Reconcile on the node that still runs the
 			// transfer's process would call its stop confirmed.
-			t.Skip("the node still runs a process of its transfer")
+			return "the node still runs a process of its transfer"
 		}
 	}
-	h.reconcileOn(n)
+	return ""
+}
+
+// actTakeOver crashes the node that drives a transfer, lets the clock run
+// past its lease, and sends Reconcile to a surviving node: the survivor
+// must take the transfer over (interrupted, the reservation taken again),
+// holding its lease from now for one TTL. (As single steps, a crash, a
+// lapse and a Reconcile elsewhere line up too rarely.)
+func (h *harness) actTakeOver(t *rapid.T) {
+	var cands []*model
+	for _, id := range h.order {
+		m := h.hs[id]
+		if m.pending() && !m.uncertain && m.takenBy != nil && m.takenBy.life == m.takenLife && m.takenBy.gate.get() == nodeUp &&
+			h.reservation(m.ws).LeaseHolder == m.takenBy.id {
+			cands = append(cands, m)
+		}
+	}
+	if len(cands) == 0 {
+		t.Skip("no transfer driven by a node that is up")
+	}
+	m := cands[rapid.IntRange(0, len(cands)-1).Draw(t, "takenOver")]
+	a := m.takenBy
+	var others []*node
+	for _, n := range h.nodes {
+		if n != a && n.gate.get() == nodeUp && h.mayReconcile(n) == "" {
+			others = append(others, n)
+		}
+	}
+	if len(others) == 0 {
+		t.Skip("no other node may reconcile")
+	}
+	b := others[rapid.IntRange(0, len(others)-1).Draw(t, "survivor")]
+	h.log.add(fmt.Sprintf("   takeover: %s crashes with %s (%s); %s reconciles once its lease lapsed", a.id, m.id, m.state, b.id))
+	h.setGate(a, nodeCrashed)
+	if !h.cfg.Unsteered {
+		h.endProcessesOf(a)
+		h.await()
+	}
+	h.advance(t, leaseTTL+leaseTTL/3)
+	if h.mayReconcile(b) != "" || m.uncertain || !m.pending() {
+		return // the clock's move changed what b drives, or where m is
+	}
+	h.reconcileOn(b)
+	if m.uncertain || m.state != store.StateInterrupted {
+		return
+	}
+	if r := h.reservation(m.ws); r.LeaseHolder != b.id || !r.LeaseExpires.Equal(h.clk.Now().Add(leaseTTL)) {
+		h.fatalf("invariant 8: %s taken over from %s by %s: lease held by %q until %s, want %s until %s",
+			m.id, a.id, b.id, r.LeaseHolder, r.LeaseExpires.Format("15:04:05"), b.id, h.clk.Now().Add(leaseTTL).Format("15:04:05"))
+	}
 }
 
 func activeState(s store.HandoffState) bool {
@@ -306,9 +395,39 @@ func activeState(s store.HandoffState) bool {
 // nodes' live leases are left alone, and lapsed ones are taken over
 // (interrupted, or failed with the stop unconfirmed when the dead node's
 // processes may still run: the model adopts either). It launches nothing.
-func (h *harness) reconcileOn(n *node) {
-	now := h.clk.Now()
+//
+// Sometimes the engine's reaper cannot confirm anything during the
+// Reconcile (engine.Timeout or engine.Failed, with or without an error):
+// then a transfer taken over whose workspace has a live launch record of
+// another node or life is interrupted with its stop unconfirmed, and each
+// such record stays live (an unconfirmed reap closes nothing, and a
+// settling closes no other node's record).
+func (h *harness) reconcileOn(n *node) { h.reconcileVia(n, false) }
 
+// recoverOn runs Recover on n, the restart call of a process that serves
+// its store alone, and predicts it as reconcileOn does: it reaps every
+// launch an earlier life left live, in every workspace, before it
+// reconciles (whatever it cannot confirm gone stays live and keeps its
+// transfer's stop unconfirmed).
+func (h *harness) recoverOn(n *node) { h.reconcileVia(n, true) }
+
+func (h *harness) reconcileVia(n *node, viaRecover bool) {
+	now := h.clk.Now()
+	rs := h.drawReap("reconcileReap")
+	held := map[baton.WorkspaceID][]baton.LaunchID{}
+	var takenOver []*model
+	if rs.out != "" {
+		for _, ws := range h.wss {
+			held[ws] = h.othersLive(ws, n)
+		}
+		if h.anyRunning(held) {
+			// A process an unconfirmed reap leaves running would run on
+			// under a transfer its own node may later reconcile as
+			// confirmed (see Unsteered): only records whose process is
+			// gone, or never ran, are left unconfirmed here.
+			rs, held = reapScript{}, map[baton.WorkspaceID][]baton.LaunchID{}
+		}
+	}
 	for _, id := range h.order {
 		m := h.hs[id]
 		if !m.pending() {
@@ -324,22 +443,71 @@ func (h *harness) reconcileOn(n *node) {
 		default:
 			// Its own lease, or a lapsed one: what the gone process
 			// launched there is reaped (the scripted engine is a Reaper),
-			// so the stop is confirmed.
-			m.state, m.stopUnconfirmed = store.StateInterrupted, false
+			// so the stop is confirmed; but a stop requested of the gone
+			// process is not confirmed by anyone: failed, unconfirmed.
+			m.state, m.stopUnconfirmed = store.StateInterrupted, len(held[m.ws]) > 0
+			if m.stopRequested {
+				m.state, m.stopUnconfirmed = store.StateFailed, true
+			}
+			m.stopRequested = false
 			m.genDeadline, m.readyAt, m.readyBy = zeroTime, zeroTime, zeroTime
 			h.took(m.ws, string(m.id))
 			m.takenBy, m.takenLife = n, n.life
+			takenOver = append(takenOver, m)
 		}
 	}
-	before := len(h.eng.Launches())
+	before := h.transferLaunches()
 	ctx, cancel := h.bounded()
 	defer cancel()
-	if _, err := n.co.Reconcile(ctx); err != nil {
-		h.fatalf("reconcile on %s: %v", n.id, err)
+	disarm := h.armReap(rs)
+	var err error
+	if viaRecover {
+		var rec handoff.Recovery
+		rec, err = n.co.Recover(ctx)
+		if err == nil && rs.out == "" && len(rec.Held) > 0 {
+			h.fatalf("invariant 2 (reaps): Recover on %s held %d launches although every reap confirmed", n.id, len(rec.Held))
+		}
+	} else {
+		_, err = n.co.Reconcile(ctx)
+	}
+	disarm()
+	if err != nil {
+		h.fatalf("reconcile on %s (Recover %v): %v", n.id, viaRecover, err)
+	}
+	h.stillLive("a Reconcile on "+n.id+" whose reaps were not confirmed", held)
+	if viaRecover && rs.out == "" {
+		// Every launch another life left live was reaped, confirmed.
+		for _, ws := range h.wss {
+			if left := h.othersLive(ws, n); len(left) > 0 {
+				h.fatalf("invariant 2 (reaps): Recover on %s confirmed every reap, yet launches %v of an earlier life are still live in %s", n.id, left, ws)
+			}
+		}
 	}
 	h.await()
-	if got := len(h.eng.Launches()); got != before {
-		h.fatalf("invariant 3: Reconcile on %s launched %d engine processes", n.id, got-before)
+	// A transfer taken over with its stop unconfirmed is sometimes
+	// cancelled at once on the node that took it, whose stop must reap
+	// the records left live there, and whose reaper cannot confirm them
+	// either: failed again, the records still live.
+	for _, m := range takenOver {
+		if len(held[m.ws]) > 0 && m.pending() && !m.uncertain && n.gate.get() == nodeUp && rapid.IntRange(0, 2).Draw(h.t, "cancelHeld") == 0 {
+			h.reapNext = true
+			h.cancel(h.t, m, func(ctx context.Context) error { _, err := n.co.Stop(ctx, m.ws); return err })
+			h.reapNext = false
+		}
+	}
+	// A transfer taken over with its stop confirmed had every launch of
+	// its workspace confirmed gone (reaped): none another node or life
+	// made is left live there.
+	for _, m := range takenOver {
+		if m.uncertain || m.stopUnconfirmed || !m.pending() {
+			continue
+		}
+		if left := h.othersLive(m.ws, n); len(left) > 0 {
+			h.fatalf("invariant 2 (reaps): Reconcile on %s took %s over with its stop confirmed, yet launches %v of another node or life are still live in %s", n.id, m.id, left, m.ws)
+		}
+	}
+	if got := h.transferLaunches(); got != before {
+		h.fatalf("invariant 3: Reconcile on %s launched %d engine processes for transfers", n.id, got-before)
 	}
 }
 
@@ -399,7 +567,7 @@ func (h *harness) endRowsOfPreviousLife(n *node) {
 			continue
 		}
 		if s, err := h.session(id); err == nil && s.Status == store.SessionRunning {
-			n.co.Sessions().RecordEnd(id, li.id, engine.ExitStatus{Err: errProcessGone, At: h.clk.Now()})
+			supervisorOf(n.co).RecordEnd(id, li.id, engine.ExitStatus{Err: errProcessGone, At: h.clk.Now()})
 		}
 	}
 }
@@ -441,4 +609,17 @@ func (h *harness) describeProcs() string {
 		}
 	}
 	return b.String()
+}
+
+// transferLaunches counts the engine's launches for transfers (report-only
+// turns and targets): a restart may deliver a queued instruction, never
+// relaunch a transfer.
+func (h *harness) transferLaunches() int {
+	n := 0
+	for _, l := range h.eng.Launches() {
+		if l.Req.Report != nil || l.Req.Attempt > 0 {
+			n++
+		}
+	}
+	return n
 }

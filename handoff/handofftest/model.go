@@ -50,15 +50,34 @@ type attemptPlan struct {
 	reportText string
 	// reportNode is the node the report-only turn submits its report to.
 	reportNode int
+	// interpose is the request that lands between a commit of the attempt
+	// and its effect (see interposeKind); targetStop is how its target
+	// answers a stop (a target that runs until stopped).
+	interpose  interposeKind
+	targetStop engine.StopOutcome
 }
 
 func drawPlan(t *rapid.T, ws baton.WorkspaceID, n, nodes int) attemptPlan {
-	return attemptPlan{
+	p := attemptPlan{
 		report:     reportPlan(rapid.IntRange(0, int(hangNoReport)).Draw(t, "reportPlan")),
 		target:     targetPlan(rapid.IntRange(0, int(targetDelayed)).Draw(t, "targetPlan")),
 		reportText: reportText(ws, n),
 		reportNode: rapid.IntRange(0, nodes-1).Draw(t, "reportNode"),
 	}
+	// One attempt in three has a request land between a commit and its
+	// effect.
+	if k := rapid.IntRange(0, 3*int(interposeCrashBeforeSpawn)-1).Draw(t, "interpose"); k < int(interposeCrashBeforeSpawn) {
+		p.interpose = interposeKind(k + 1)
+	}
+	if p.interpose == interposeFreezeAcrossArming {
+		// The freeze matters where a readiness timeout stays armed at
+		// rest: a target that holds its readiness, or is ready late.
+		p.target = rapid.SampledFrom([]targetPlan{targetHold, targetDelayed}).Draw(t, "frozenTarget")
+	}
+	if p.interpose == interposeStopBeforeSpawn && (p.target == targetReady || p.target == targetHold || p.target == targetDelayed) {
+		p.targetStop = rapid.SampledFrom([]engine.StopOutcome{engine.Stopped, engine.Stopped, engine.Timeout, engine.Failed}).Draw(t, "targetStop")
+	}
+	return p
 }
 
 // scriptFor is the engine's script chooser: report-only turns and targets
@@ -86,6 +105,13 @@ func (h *harness) scriptFor(req engine.StartRequest) (enginetest.Script, bool) {
 	if req.Attempt == 0 {
 		return enginetest.Script{}, true
 	}
+	s, ok := h.targetScript(p)
+	s.StopOutcome = p.targetStop
+	return s, ok
+}
+
+// targetScript is the script of a target's start under plan p.
+func (h *harness) targetScript(p attemptPlan) (enginetest.Script, bool) {
 	switch p.target {
 	case targetReject:
 		return enginetest.Script{Ready: enginetest.ReadyReject}, true
@@ -143,10 +169,53 @@ type model struct {
 	takenBy   *node
 	takenLife int
 	// frozen is the row as it became terminal; it must never change.
-	frozen *handoff.Handoff
+	frozen *store.Handoff
 	// launchesAtEnd counts the engine's launches for this handoff when it
 	// became terminal: no launch may follow.
 	launchesAtEnd int
+	// stopRequested marks a Stop recorded that the driving node never
+	// carried out (it crashed first): the next Reconcile meets it.
+	stopRequested bool
+	// armFrom is the commit into starting of an attempt whose driving node
+	// froze right after it (interposeFreezeAcrossArming): its readiness
+	// timeout counts from then, whenever the node thaws.
+	armFrom time.Time
+	// unspawned marks an attempt starting whose target its driving node
+	// never launched (it froze or crashed first).
+	unspawned bool
+	// history is how each attempt ended, as the model saw it settle: one
+	// entry per settled state entered (a re-entry of the same attempt and
+	// outcome replaces its entry).
+	history []outcome
+}
+
+// outcome is one entry of a handoff's history: an attempt and the settled
+// state it ended in.
+type outcome struct {
+	attempt int
+	state   store.HandoffState
+}
+
+// noteSettled records in m's history the settled state the model puts it
+// in, unless it is the latest entry already.
+func (m *model) noteSettled() {
+	if !settled(m.state) {
+		return
+	}
+	o := outcome{m.attempt, m.state}
+	if n := len(m.history); n > 0 && m.history[n-1] == o {
+		return
+	}
+	m.history = append(m.history, o)
+}
+
+// outcomesOf is a stored history in the model's terms.
+func outcomesOf(recs []store.AttemptRecord) []outcome {
+	out := []outcome{}
+	for _, r := range recs {
+		out = append(out, outcome{r.Attempt, r.Outcome})
+	}
+	return out
 }
 
 func (m *model) pending() bool { return m.state.Pending() }
@@ -154,6 +223,7 @@ func (m *model) pending() bool { return m.state.Pending() }
 // settleFromStopping predicts where an attempt that has just entered
 // stopping comes to rest.
 func (h *harness) settleFromStopping(m *model, stopConfirmed bool) {
+	m.unspawned, m.armFrom = false, zeroTime // a new attempt
 	if !stopConfirmed {
 		m.state, m.stopUnconfirmed = store.StateFailed, true
 		return
@@ -237,10 +307,20 @@ func (h *harness) await() {
 	h.t.Helper()
 	deadline := time.Now().Add(h.cfg.Wait)
 	for {
+		if pk := h.takeParked(); pk != nil {
+			h.interpose(pk)
+			deadline = time.Now().Add(h.cfg.Wait)
+			continue
+		}
 		why := h.atRest()
 		if why == "" {
 			h.afterRest()
 			h.check()
+			for len(h.afterRestHooks) > 0 {
+				fn := h.afterRestHooks[0]
+				h.afterRestHooks = h.afterRestHooks[1:]
+				fn()
+			}
 			return
 		}
 		if time.Now().After(deadline) {
@@ -301,7 +381,9 @@ func (h *harness) atRest() string {
 				return why
 			}
 		case store.StateStarting:
-			if h.targetLaunch(m, got.TargetSession) == nil {
+			if h.targetLaunch(m, got.TargetSession) == nil && h.drivenByUp(m) {
+				// (A node that froze or crashed before the spawn
+				// launches nothing until it thaws.)
 				return fmt.Sprintf("handoff %s: target not launched yet", id)
 			}
 			if m.readyAt.After(h.clk.Now()) && h.drivenByUp(m) {
@@ -326,6 +408,14 @@ func (h *harness) atRest() string {
 	}
 	if why := h.rowsMatchProcesses(h.read()); why != "" {
 		return why
+	}
+	for _, ws := range h.wss {
+		if why := h.deliveryInFlight(ws); why != "" {
+			return why
+		}
+		if why := h.queueAtRest(ws); why != "" {
+			return why
+		}
 	}
 	if n := h.clk.PendingBy(h.clk.Now().Add(max(genTimeout, readyTimeout))); n < timers {
 		return fmt.Sprintf("%d timers armed, want %d (%s)", n, timers, strings.Join(want, ", "))
@@ -408,6 +498,7 @@ func (h *harness) restingUncertain(m *model, got store.Handoff) string {
 	}
 	m.state, m.report, m.stopUnconfirmed = got.State, got.Report, got.StopUnconfirmed
 	m.genDeadline, m.readyAt, m.readyBy = got.GenerationDeadline, time.Time{}, time.Time{}
+	m.history = outcomesOf(got.History)
 	// A transfer adopted while still active stays uncertain: the model did
 	// not see when its timers were armed.
 	m.uncertain = activeState(got.State)
@@ -458,6 +549,9 @@ func (h *harness) drivenByUp(m *model) bool {
 func (h *harness) afterRest() {
 	for _, id := range h.order {
 		m := h.hs[id]
+		if !m.uncertain {
+			m.noteSettled()
+		}
 		if !m.state.Terminal() || m.frozen != nil {
 			continue
 		}
@@ -480,8 +574,8 @@ func (h *harness) afterRest() {
 }
 
 // viewOf is the part of a row that must never change once terminal.
-func viewOf(h store.Handoff) handoff.Handoff {
-	return handoff.Handoff{ID: h.ID, Workspace: h.Workspace, RequestID: h.RequestID, State: h.State, Attempt: h.Attempt,
+func viewOf(h store.Handoff) store.Handoff {
+	return store.Handoff{ID: h.ID, Workspace: h.Workspace, RequestID: h.RequestID, State: h.State, Attempt: h.Attempt,
 		SourceSession: h.SourceSession, TargetSession: h.TargetSession, Report: h.Report, Error: h.Error}
 }
 
@@ -583,9 +677,14 @@ func (h *harness) pendingIn(ws baton.WorkspaceID) *model {
 	return nil
 }
 
+// expectErr fails unless err is the refusal want: the sentinel (errors.Is)
+// and its code (baton.ErrorCode), which is what a caller switches on.
 func expectErr(h *harness, what string, err, want error) {
 	h.t.Helper()
 	if !errors.Is(err, want) {
 		h.fatalf("%s: error %v, want %v", what, err, want)
+	}
+	if got, code := baton.ErrorCode(err), baton.ErrorCode(want); got != code {
+		h.fatalf("%s: error %v has code %s, want %v's %s", what, err, got, want, code)
 	}
 }

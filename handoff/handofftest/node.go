@@ -111,6 +111,10 @@ type node struct {
 type lifeClock struct {
 	clk *clock.Fake
 	mu  *sync.Mutex // the harness's clock lock
+	// stops counts the stop timeouts the life armed (timers of exactly
+	// stopTimeout: every stop and reap it asks of the engine); guarded by
+	// mu.
+	stops int
 	// renewalDue is when the renewal timer armed last fires; guarded by mu.
 	renewalDue time.Time
 	// armedAt are the timers the life armed for a point in time
@@ -136,16 +140,24 @@ func (t *atTimer) Stop() bool {
 
 func (c *lifeClock) Now() time.Time { return c.clk.Now() }
 
-func (c *lifeClock) After(d time.Duration) <-chan time.Time { return c.NewTimer(d).C() }
-
 func (c *lifeClock) NewTimer(d time.Duration) clock.Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := c.clk.NewTimer(d)
-	if d == leaseTTL/3 {
+	switch d {
+	case leaseTTL / 3:
 		c.renewalDue = c.clk.Now().Add(d)
+	case stopTimeout:
+		c.stops++
 	}
 	return t
+}
+
+// stopsArmed counts the stop timeouts the life has armed.
+func (c *lifeClock) stopsArmed() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stops
 }
 
 // NewTimerAt arms a timer for at exactly (see clock.AtClock): a deadline
@@ -189,17 +201,84 @@ func (c *lifeClock) renewalArmed() bool {
 	return c.renewalDue.After(c.clk.Now())
 }
 
-// gatedStore is a node's view of the shared store.
+// gatedStore is a node's view of the shared store. It tells the harness
+// of the launches the life records (see launchTx).
 type gatedStore struct {
 	store.Store
-	g *gate
+	g     *gate
+	hooks *storeHooks
+}
+
+// storeHooks are what a life's store tells the harness: each launch record
+// it inserts (before the commit), and the targets' launch records a
+// commit made (after it: the commit into starting).
+type storeHooks struct {
+	record  func(baton.LaunchID)
+	targets func([]store.Launch)
 }
 
 func (s gatedStore) Update(ctx context.Context, fn func(store.Tx) error) error {
 	if err := s.g.pass(ctx); err != nil {
 		return err
 	}
-	return s.Store.Update(ctx, fn)
+	if s.hooks == nil {
+		return s.Store.Update(ctx, fn)
+	}
+	var notes *txNotes
+	err := s.Store.Update(ctx, func(tx store.Tx) error {
+		notes = &txNotes{hooks: s.hooks, sessions: map[baton.SessionID]bool{}} // per try: a store may run fn again
+		return fn(launchTx{Tx: tx, notes: notes})
+	})
+	if err == nil && notes != nil && len(notes.targets) > 0 {
+		s.hooks.targets(notes.targets)
+	}
+	return err
+}
+
+// launchTx notes each launch record a life inserts, and which of them are
+// a target's (a launch of a session the same transaction inserted): a
+// launch recorded and never spawned is known to the harness only so.
+type launchTx struct {
+	store.Tx
+	notes *txNotes
+}
+
+type txNotes struct {
+	hooks    *storeHooks
+	sessions map[baton.SessionID]bool
+	targets  []store.Launch
+}
+
+// PutSession notes the sessions the transaction creates.
+func (t launchTx) PutSession(s store.Session) error {
+	_, err := t.Tx.GetSession(s.ID)
+	created := errors.Is(err, store.ErrNotFound)
+	if err != nil && !created {
+		return err
+	}
+	if err := t.Tx.PutSession(s); err != nil {
+		return err
+	}
+	if created {
+		t.notes.sessions[s.ID] = true
+	}
+	return nil
+}
+
+// PutLaunch notes the launch records the transaction creates (a launch
+// about to be made), and those of target sessions it created.
+func (t launchTx) PutLaunch(l store.Launch) error {
+	_, err := t.Tx.GetLaunch(l.ID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		t.notes.hooks.record(l.ID)
+		if l.Handoff != "" && t.notes.sessions[l.Session] {
+			t.notes.targets = append(t.notes.targets, l)
+		}
+	case err != nil:
+		return err
+	}
+	return t.Tx.PutLaunch(l)
 }
 
 func (s gatedStore) View(ctx context.Context, fn func(store.Tx) error) error {
@@ -215,6 +294,9 @@ type gatedEngine struct {
 	inner engine.Engine
 	node  int
 	g     *gate
+	// slow reports whether a stop of the launch is answered only once the
+	// stop's context ends (see actSlowStop).
+	slow func(baton.LaunchID) bool
 }
 
 type nodeKey struct{}
@@ -235,7 +317,7 @@ func (e gatedEngine) Start(ctx context.Context, req engine.StartRequest) (engine
 	if err != nil {
 		return nil, err
 	}
-	return gatedProcess{Process: p, g: e.g}, nil
+	return gatedProcess{Process: p, g: e.g, id: req.LaunchID, slow: e.slow}, nil
 }
 
 // Validate passes the shared engine's validation through.
@@ -263,7 +345,9 @@ func (e gatedEngine) ReapLaunch(ctx context.Context, id baton.LaunchID) (engine.
 // callback), a crashed node never does.
 type gatedProcess struct {
 	engine.Process
-	g *gate
+	g    *gate
+	id   baton.LaunchID
+	slow func(baton.LaunchID) bool
 }
 
 func (p gatedProcess) Ready(ctx context.Context) (string, error) {
@@ -277,6 +361,12 @@ func (p gatedProcess) Ready(ctx context.Context) (string, error) {
 func (p gatedProcess) Stop(ctx context.Context) (engine.StopOutcome, error) {
 	if err := p.g.pass(ctx); err != nil {
 		return engine.Failed, err
+	}
+	if p.slow != nil && p.slow(p.id) {
+		// A slow stop: no answer before the caller gives up (the
+		// process runs on).
+		<-ctx.Done()
+		return engine.Timeout, ctx.Err()
 	}
 	return p.Process.Stop(ctx)
 }

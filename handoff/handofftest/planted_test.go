@@ -21,6 +21,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff/handofftest"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/badgerstore"
 )
 
 // plantedBug is a realistic bug planted in the code under test, through a
@@ -34,6 +35,11 @@ type plantedBug struct {
 	wrap func(*handofftest.Config)
 	// edits plant a mutation (planted_mutations_test.go).
 	edits []edit
+	// badger runs the harness on badgerstore (a fresh directory per
+	// sequence) instead of memstore.
+	badger bool
+	// nodes, when set, is how many nodes the harness runs.
+	nodes int
 }
 
 // plantedBugs is the whole set: the wrapper bugs below, and the mutations.
@@ -299,9 +305,23 @@ var (
 // away).
 func catch(t *testing.T, bug plantedBug) (int, string) {
 	t.Helper()
-	cfg := handofftest.Config{Wait: time.Second}
+	cfg := handofftest.Config{Wait: time.Second, Nodes: bug.nodes}
 	if bug.wrap != nil {
 		bug.wrap(&cfg)
+	}
+	if bug.badger {
+		base := t.TempDir()
+		cfg.NewStore = func() (store.Store, func(), error) {
+			dir, err := os.MkdirTemp(base, "seq-")
+			if err != nil {
+				return nil, nil, err
+			}
+			s, err := badgerstore.Open(dir, badgerstore.Options{Small: true, NoSync: true})
+			if err != nil {
+				return nil, nil, err
+			}
+			return s, func() { _ = s.Close(); _ = os.RemoveAll(dir) }, nil
+		}
 	}
 	r := &recorder{name: "planted-" + bug.name}
 	// Count the sequences up to the first that fails: rapid's own count is
@@ -410,10 +430,17 @@ func plantedFlags(t *testing.T) {
 // checkOf names the check a failure message comes from.
 func checkOf(msg string) string {
 	switch {
+	case strings.Contains(msg, "(unconfirmed reap)"):
+		return "invariant 2 (unconfirmed reap)"
 	case invariantN.MatchString(msg):
 		return invariantN.FindStringSubmatch(msg)[1]
 	case strings.Contains(msg, "recorded running") || strings.Contains(msg, "its row says"):
 		return "invariant 2 (rows and processes)"
+	case strings.Contains(msg, "instruction queue") || strings.Contains(msg, "instruction while") || strings.Contains(msg, "message while") ||
+		strings.Contains(msg, "message in an archived") || strings.Contains(msg, "delivered instruction") || strings.Contains(msg, "cancelled instruction"):
+		return "invariant 10"
+	case strings.HasPrefix(msg, "late report") || strings.Contains(msg, "while reserved"):
+		return "refusal reason"
 	case strings.Contains(msg, "came due while"):
 		return "invariant 8 (deferred wakeups)"
 	case strings.Contains(msg, "fingerprint mismatch"):

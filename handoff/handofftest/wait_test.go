@@ -20,9 +20,10 @@ import (
 	"github.com/batonhq/baton/store/memstore"
 )
 
-// holdingStore holds the first lease renewal's Update that comes once hold
-// is set, until release is closed: a node's renewal loop caught between a
-// renewal and its next timer. (Other Updates pass: a session's queued
+// holdingStore holds the first lease renewal's transaction (its View,
+// which finds the leases to renew) that comes once hold is set, until
+// release is closed: a node's renewal loop caught between a renewal and
+// its next timer. (Other transactions pass: a session's queued
 // instruction delivery, say, may run at that moment.)
 type holdingStore struct {
 	store.Store
@@ -30,12 +31,12 @@ type holdingStore struct {
 	entered, release chan struct{}
 }
 
-func (s holdingStore) Update(ctx context.Context, fn func(store.Tx) error) error {
+func (s holdingStore) View(ctx context.Context, fn func(store.Tx) error) error {
 	if renewing() && s.hold.CompareAndSwap(true, false) {
 		s.entered <- struct{}{}
 		<-s.release
 	}
-	return s.Store.Update(ctx, fn)
+	return s.Store.View(ctx, fn)
 }
 
 // The harness is not at rest while a node that runs has not armed its next

@@ -24,19 +24,22 @@ const (
 // own: it is never sent as, or mixed with, an Authorization bearer token
 // the host may use for its own API.
 const (
-	HeaderScope     = "X-Baton-Scope"
-	HeaderWorkspace = "X-Baton-Workspace"
-	HeaderHandoff   = "X-Baton-Handoff"
-	HeaderToken     = "X-Baton-Token"
+	headerScope     = "X-Baton-Scope"
+	headerWorkspace = "X-Baton-Workspace"
+	headerHandoff   = "X-Baton-Handoff"
+	headerToken     = "X-Baton-Token"
 )
 
 // The environment variables the stdio bridge reads (BridgeFromEnv).
 const (
-	EnvURL       = "BATON_MCP_URL"
-	EnvScope     = "BATON_MCP_SCOPE"
-	EnvWorkspace = "BATON_MCP_WORKSPACE"
-	EnvHandoff   = "BATON_MCP_HANDOFF"
-	EnvToken     = "BATON_MCP_TOKEN"
+	envURL       = "BATON_MCP_URL"
+	envScope     = "BATON_MCP_SCOPE"
+	envWorkspace = "BATON_MCP_WORKSPACE"
+	envHandoff   = "BATON_MCP_HANDOFF"
+	envToken     = "BATON_MCP_TOKEN"
+	// envBearer carries Access.Bearer, the host's own bearer token, when
+	// its endpoint requires one.
+	envBearer = "BATON_MCP_BEARER"
 )
 
 // Access is what one agent turn presents to the server: its scope, the
@@ -47,6 +50,10 @@ type Access struct {
 	Workspace baton.WorkspaceID
 	Handoff   baton.HandoffID
 	Token     baton.Token
+	// Bearer is the host's own bearer token, when the host serves its MCP
+	// endpoint behind one (sent as "Authorization: Bearer"); zero when it
+	// does not. It is no credential of the turn: the tools check Token.
+	Bearer baton.Token
 }
 
 // ReportAccess is the Access of a report-only turn, built from the
@@ -59,46 +66,53 @@ func ReportAccess(cred engine.ReportCredentials) Access {
 // it only to the agent CLI's MCP configuration.
 func (a Access) Header() http.Header {
 	h := http.Header{}
-	h.Set(HeaderScope, string(a.Scope))
-	h.Set(HeaderWorkspace, string(a.Workspace))
-	h.Set(HeaderHandoff, string(a.Handoff))
-	h.Set(HeaderToken, a.Token.Reveal())
+	h.Set(headerScope, string(a.Scope))
+	h.Set(headerWorkspace, string(a.Workspace))
+	h.Set(headerHandoff, string(a.Handoff))
+	h.Set(headerToken, a.Token.Reveal())
+	if !a.Bearer.IsZero() {
+		h.Set("Authorization", "Bearer "+a.Bearer.Reveal())
+	}
 	return h
 }
 
 // Environ returns a in the "NAME=value" form of the variables the stdio
-// bridge reads, with endpoint as EnvURL. It reveals the token.
+// bridge reads, with endpoint as BATON_MCP_URL. It reveals the token.
 func (a Access) Environ(endpoint string) []string {
-	return []string{
-		EnvURL + "=" + endpoint,
-		EnvScope + "=" + string(a.Scope),
-		EnvWorkspace + "=" + string(a.Workspace),
-		EnvHandoff + "=" + string(a.Handoff),
-		EnvToken + "=" + a.Token.Reveal(),
+	env := []string{
+		envURL + "=" + endpoint,
+		envScope + "=" + string(a.Scope),
+		envWorkspace + "=" + string(a.Workspace),
+		envHandoff + "=" + string(a.Handoff),
+		envToken + "=" + a.Token.Reveal(),
 	}
+	if !a.Bearer.IsZero() {
+		env = append(env, envBearer+"="+a.Bearer.Reveal())
+	}
+	return env
 }
 
 // valid checks the shape of a, not its token.
 func (a Access) valid() error {
 	switch {
 	case a.Scope != ScopeReport && a.Scope != ScopeTarget:
-		return baton.Errorf(ErrAccessDenied, "scope %q is neither %q nor %q", a.Scope, ScopeReport, ScopeTarget)
+		return baton.Errorf(errAccessDenied, "scope %q is neither %q nor %q", a.Scope, ScopeReport, ScopeTarget)
 	case a.Workspace == "" || a.Handoff == "":
-		return baton.Errorf(ErrAccessDenied, "the workspace and the handoff must be named")
+		return baton.Errorf(errAccessDenied, "the workspace and the handoff must be named")
 	case a.Token.IsZero():
-		return baton.Errorf(ErrAccessDenied, "no token")
+		return baton.Errorf(errAccessDenied, "no token")
 	}
 	return nil
 }
 
-// AccessFromHeader reads an Access from the headers of a request and
-// checks its shape (not its token). Errors: ErrAccessDenied.
-func AccessFromHeader(h http.Header) (Access, error) {
+// accessFromHeader reads an Access from the headers of a request and
+// checks its shape (not its token). Errors: errAccessDenied.
+func accessFromHeader(h http.Header) (Access, error) {
 	a := Access{
-		Scope:     Scope(strings.TrimSpace(h.Get(HeaderScope))),
-		Workspace: baton.WorkspaceID(strings.TrimSpace(h.Get(HeaderWorkspace))),
-		Handoff:   baton.HandoffID(strings.TrimSpace(h.Get(HeaderHandoff))),
-		Token:     baton.ParseToken(strings.TrimSpace(h.Get(HeaderToken))),
+		Scope:     Scope(strings.TrimSpace(h.Get(headerScope))),
+		Workspace: baton.WorkspaceID(strings.TrimSpace(h.Get(headerWorkspace))),
+		Handoff:   baton.HandoffID(strings.TrimSpace(h.Get(headerHandoff))),
+		Token:     baton.ParseToken(strings.TrimSpace(h.Get(headerToken))),
 	}
 	return a, a.valid()
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/transcript"
 )
 
 // benchHistory builds a conversation of about size bytes of text: messages
@@ -24,14 +25,14 @@ func benchHistory(size int) (MemHistory, []int64) {
 	var starts []int64
 	total := 0
 	for m := 0; total < size; m++ {
-		sp := recap.Speaker(1 + m%2)
+		sp := transcript.Speaker(1 + m%2)
 		starts = append(starts, int64(len(evs)))
 		for c := range chunksPerMessage {
 			t := chunks[(m+c)%len(chunks)]
-			evs = append(evs, recap.Event{Speaker: sp, Kind: recap.Message, Text: t})
+			evs = append(evs, transcript.Event{Speaker: sp, Kind: transcript.Message, Text: t})
 			total += len(t)
 		}
-		evs = append(evs, recap.Event{Speaker: sp, Kind: recap.ToolCall, Text: "go test ./..."})
+		evs = append(evs, transcript.Event{Speaker: sp, Kind: transcript.ToolCall, Text: "go test ./..."})
 	}
 	return evs, starts
 }

@@ -34,7 +34,7 @@ func BenchmarkSubmitReport(b *testing.B) {
 }
 
 func benchSubmit(b *testing.B, kind string) {
-	st, err := badgerstore.Open(b.TempDir(), badgerstore.Options{Profile: badgerstore.ProfileSmall, Durability: badgerstore.DurabilitySync})
+	st, err := badgerstore.Open(b.TempDir(), badgerstore.Options{Small: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -36,12 +36,13 @@ type BridgeOptions struct {
 // URL is not an http URL.
 func BridgeFromEnv(environ []string) (BridgeOptions, error) {
 	o := BridgeOptions{
-		Endpoint: envLookup(environ, EnvURL),
+		Endpoint: envLookup(environ, envURL),
 		Access: Access{
-			Scope:     Scope(envLookup(environ, EnvScope)),
-			Workspace: baton.WorkspaceID(envLookup(environ, EnvWorkspace)),
-			Handoff:   baton.HandoffID(envLookup(environ, EnvHandoff)),
-			Token:     baton.ParseToken(envLookup(environ, EnvToken)),
+			Scope:     Scope(envLookup(environ, envScope)),
+			Workspace: baton.WorkspaceID(envLookup(environ, envWorkspace)),
+			Handoff:   baton.HandoffID(envLookup(environ, envHandoff)),
+			Token:     baton.ParseToken(envLookup(environ, envToken)),
+			Bearer:    baton.ParseToken(envLookup(environ, envBearer)),
 		},
 	}
 	if err := o.check(); err != nil {
@@ -53,10 +54,10 @@ func BridgeFromEnv(environ []string) (BridgeOptions, error) {
 func (o BridgeOptions) check() error {
 	u, err := url.Parse(o.Endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return baton.Errorf(ErrBadConfig, "%s must be the http URL of the host's MCP endpoint", EnvURL)
+		return baton.Errorf(ErrBadConfig, "%s must be the http URL of the host's MCP endpoint", envURL)
 	}
 	if err := o.Access.valid(); err != nil {
-		return baton.Errorf(ErrBadConfig, "%v (set %s, %s, %s and %s)", err, EnvScope, EnvWorkspace, EnvHandoff, EnvToken)
+		return baton.Errorf(ErrBadConfig, "%v (set %s, %s, %s and %s)", err, envScope, envWorkspace, envHandoff, envToken)
 	}
 	return nil
 }
@@ -65,7 +66,8 @@ func (o BridgeOptions) check() error {
 // CLI speaks it to a stdio server, and forwards every message to the
 // host's streamable HTTP endpoint with the Access headers, relaying the
 // answers back. A host calls it from a subcommand of its own binary, which
-// the CLI's MCP configuration launches (ClaudeStdioConfig).
+// the CLI's MCP configuration launches (ClaudeStdioConfig), or ships the
+// command cmd/baton-mcp-bridge, which runs it with BridgeFromEnv.
 //
 // The bridge keeps no state of its own besides the negotiated protocol
 // version, which it sends in the MCP-Protocol-Version header. Messages are

@@ -15,21 +15,22 @@ import (
 // A tool never returns them as protocol errors: a refused call is a tool
 // result with IsError set, whose text starts with the baton error code.
 var (
-	// ErrAccessDenied: the call's Access is malformed, names another
+	// errAccessDenied: the call's Access is malformed, names another
 	// handoff, or its token is not valid for it (a report token of an
 	// earlier attempt, a target grant that was revoked or never made).
-	ErrAccessDenied = baton.NewError(baton.ECONFLICT, "mcpserver: access denied")
-	// ErrBadArguments: the tool's arguments are malformed (not an object,
+	errAccessDenied = baton.NewError(baton.ECONFLICT, "mcpserver: access denied")
+	// errBadArguments: the tool's arguments are malformed (not an object,
 	// an unknown direction, a cursor this server did not make).
-	ErrBadArguments = baton.NewError(baton.EINVALID, "mcpserver: invalid tool arguments")
-	// ErrNoHistory: the host gave the server no History for this handoff.
+	errBadArguments = baton.NewError(baton.EINVALID, "mcpserver: invalid tool arguments")
+	// ErrNoHistory: the host gave the server no History for this handoff,
+	// or the handoff's Share keeps the source conversation on the machine.
 	ErrNoHistory = baton.NewError(baton.EUNSUPPORTED, "mcpserver: the source conversation is not available")
 	// ErrBadConfig: New or Bridge got an unusable configuration.
 	ErrBadConfig = baton.NewError(baton.EINVALID, "mcpserver: invalid configuration")
 )
 
-// Refusal is the structured content of a refused tool call.
-type Refusal struct {
+// refusal is the structured content of a refused tool call.
+type refusal struct {
 	// Code is baton's error code (baton.EINVALID, baton.ECONFLICT, ...).
 	Code string `json:"code"`
 	// Error is the error's message.
@@ -40,7 +41,7 @@ type Refusal struct {
 
 // refuse turns err into a tool error result an agent can act on.
 func refuse(err error) *mcp.CallToolResult {
-	r := Refusal{Code: baton.ErrorCode(err), Error: err.Error(), Action: action(err)}
+	r := refusal{Code: baton.ErrorCode(err), Error: err.Error(), Action: action(err)}
 	text := fmt.Sprintf("Refused (baton error %s): %s. %s", r.Code, strings.TrimSuffix(r.Error, "."), r.Action)
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: r}
 }
@@ -49,16 +50,16 @@ func refuse(err error) *mcp.CallToolResult {
 func action(err error) string {
 	switch {
 	case errors.Is(err, handoff.ErrInvalidRequest):
-		return fmt.Sprintf("Write a report of 1 to %d characters (after trimming) and call submit_session_handoff again.", handoff.MaxReportChars)
+		return fmt.Sprintf("Write a report of 1 to %d characters (after trimming) and call submit_session_handoff again.", baton.MaxReportChars)
 	case errors.Is(err, handoff.ErrReportConflict):
 		return "A different report is already stored for this handoff and it is final: do not submit again; end your turn."
 	case errors.Is(err, handoff.ErrGenerationInactive):
 		return "This handoff no longer accepts a report (the report turn ended, timed out or was cancelled): do not retry; end your turn."
-	case errors.Is(err, handoff.ErrTokenRejected), errors.Is(err, ErrAccessDenied):
+	case errors.Is(err, handoff.ErrTokenRejected), errors.Is(err, errAccessDenied):
 		return "These credentials are not valid for this handoff attempt (an earlier attempt's, or revoked): do not retry; end your turn and tell the user."
 	case errors.Is(err, handoff.ErrNotFound):
 		return "No such handoff in this workspace: the MCP configuration is wrong; do not retry; tell the user."
-	case errors.Is(err, ErrBadArguments):
+	case errors.Is(err, errBadArguments):
 		return "Fix the arguments as the tool's description says and call it again."
 	case errors.Is(err, ErrNoHistory):
 		return "The previous conversation cannot be read here: work from the briefing and the working tree."

@@ -13,8 +13,8 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/handoff/facts"
-	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/store/memstore"
+	"github.com/batonhq/baton/transcript"
 )
 
 // FuzzToolArguments calls each tool's handler with arbitrary argument
@@ -39,7 +39,7 @@ func FuzzToolArguments(f *testing.F) {
 	f.Cleanup(func() { _ = co.Shutdown(context.Background()) })
 	var evs MemHistory
 	for i := range 200 {
-		evs = append(evs, recap.Event{Speaker: recap.Speaker(1 + i%2), Kind: recap.Message, Text: "chunk ghp_0123456789abcdefghijABCDEFGHIJ012345 é "})
+		evs = append(evs, transcript.Event{Speaker: transcript.Speaker(1 + i%2), Kind: transcript.Message, Text: "chunk ghp_0123456789abcdefghijABCDEFGHIJ012345 é "})
 	}
 	s, err := New(Config{Coordinator: co,
 		History: func(context.Context, baton.WorkspaceID, baton.HandoffID) (History, error) { return evs, nil },

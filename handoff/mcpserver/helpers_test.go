@@ -116,7 +116,7 @@ func (f *fixture) workspace(t testing.TB, ws baton.WorkspaceID) store.Session {
 // is src) and waits until its report-only turn runs; the turn hangs until
 // the test finishes it. It returns the handoff, the turn's process and
 // its Access.
-func (f *fixture) reportTurn(t testing.TB, ws baton.WorkspaceID, src baton.SessionID) (handoff.Handoff, *enginetest.Process, mcpserver.Access) {
+func (f *fixture) reportTurn(t testing.TB, ws baton.WorkspaceID, src baton.SessionID) (store.Handoff, *enginetest.Process, mcpserver.Access) {
 	t.Helper()
 	f.n++
 	before := len(f.eng.Launches())
@@ -147,7 +147,7 @@ func (f *fixture) launch(t testing.TB, n int) enginetest.Launch {
 }
 
 // waitState polls, bounded, until the handoff reaches state.
-func (f *fixture) waitState(t testing.TB, ws baton.WorkspaceID, id baton.HandoffID, state store.HandoffState) handoff.Handoff {
+func (f *fixture) waitState(t testing.TB, ws baton.WorkspaceID, id baton.HandoffID, state store.HandoffState) store.Handoff {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

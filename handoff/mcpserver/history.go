@@ -10,6 +10,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/transcript"
 )
 
 // History is a source conversation the host can seek in: its events by
@@ -22,62 +23,50 @@ type History interface {
 	Len(ctx context.Context) (int64, error)
 	// Events returns the events from index from on, at most n of them
 	// (fewer at the end, none at or past Len).
-	Events(ctx context.Context, from int64, n int) ([]recap.Event, error)
+	Events(ctx context.Context, from int64, n int) ([]transcript.Event, error)
 }
 
-// MemHistory is a History held in memory.
-type MemHistory []recap.Event
-
-// Len implements History.
-func (h MemHistory) Len(context.Context) (int64, error) { return int64(len(h)), nil }
-
-// Events implements History. The slice it returns shares h's memory.
-func (h MemHistory) Events(_ context.Context, from int64, n int) ([]recap.Event, error) {
-	if from < 0 || n < 0 {
-		return nil, baton.Errorf(baton.ErrInvalid, "events from %d, n %d", from, n)
-	}
-	if from >= int64(len(h)) {
-		return nil, nil
-	}
-	return h[from:min(int64(len(h)), from+int64(n))], nil
-}
-
-// Direction is the order read_source_history walks the conversation in.
-type Direction string
+// direction is the order read_source_history walks the conversation in.
+type direction string
 
 const (
-	// OldestFirst walks from the first message to the last (the default).
-	OldestFirst Direction = "oldest-first"
-	// NewestFirst walks from the last message back to the first.
-	NewestFirst Direction = "newest-first"
+	// oldestFirst walks from the first message to the last (the default).
+	oldestFirst direction = "oldest-first"
+	// newestFirst walks from the last message back to the first.
+	newestFirst direction = "newest-first"
 )
 
 // Page budgets, in characters (runes) of the page's text.
 const (
-	DefaultPageChars = 8000
-	MinPageChars     = 500
-	MaxPageChars     = 32000
-	// MaxMessageBytes bounds the raw text read of one message; the rest of
+	defaultPageChars = 8000
+	minPageChars     = 500
+	maxPageChars     = 32000
+	// maxMessageBytes bounds the raw text read of one message; the rest of
 	// a longer message is counted, not shown.
-	MaxMessageBytes = 4 << 20
+	maxMessageBytes = 4 << 20
 )
 
-// HistoryArgs are the arguments of read_source_history.
-type HistoryArgs struct {
+// historyArgs are the arguments of read_source_history.
+type historyArgs struct {
 	// Cursor continues a walk where an earlier page ended; empty starts at
-	// the beginning (OldestFirst) or the end (NewestFirst).
+	// the beginning (oldestFirst) or the end (newestFirst).
 	Cursor string `json:"cursor,omitempty"`
-	// Direction defaults to OldestFirst.
-	Direction Direction `json:"direction,omitempty"`
-	// MaxChars bounds the page's text (DefaultPageChars; clamped to
-	// MinPageChars..MaxPageChars).
+	// Direction defaults to oldestFirst.
+	Direction direction `json:"direction,omitempty"`
+	// MaxChars bounds the page's text (defaultPageChars; clamped to
+	// minPageChars..MaxPageChars).
 	MaxChars int `json:"maxChars,omitempty"`
+	// ReportTurns asks for the report-only turns too: the prompt that asked
+	// the source for its handoff report, and its answer. They are not
+	// conversation (the report reaches the target on its own), so a walk
+	// leaves them out by default.
+	ReportTurns bool `json:"reportTurns,omitempty"`
 }
 
-// Entry is a piece of one message of the source conversation: bytes
+// entry is a piece of one message of the source conversation: bytes
 // From..To of the message's text once redacted and stripped of markers
 // (Size bytes in all).
-type Entry struct {
+type entry struct {
 	Speaker string `json:"speaker"` // "user" or "agent"
 	// Message is the index of the message's first event: it names the
 	// message across pages.
@@ -86,16 +75,19 @@ type Entry struct {
 	To      int    `json:"to"`
 	Size    int    `json:"size"`
 	Text    string `json:"text"`
+	// ReportTurn marks a message of a report-only turn
+	// (historyArgs.ReportTurns).
+	ReportTurn bool `json:"reportTurn,omitempty"`
 }
 
-// Page is one page of read_source_history. Its entries are in the
-// conversation's order whatever the direction; a NewestFirst walk returns
+// page is one page of read_source_history. Its entries are in the
+// conversation's order whatever the direction; a newestFirst walk returns
 // older pages one after another.
-type Page struct {
-	Direction Direction `json:"direction"`
-	Entries   []Entry   `json:"entries"`
+type page struct {
+	Direction direction `json:"direction"`
+	Entries   []entry   `json:"entries"`
 	// Cursor continues the walk in Direction; empty when the walk has
-	// reached the start (NewestFirst) or the end (OldestFirst).
+	// reached the start (newestFirst) or the end (oldestFirst).
 	Cursor string `json:"cursor,omitempty"`
 	// Events is the number of events of the source conversation.
 	Events int64 `json:"events"`
@@ -104,9 +96,9 @@ type Page struct {
 }
 
 // check validates the arguments that do not depend on the conversation.
-func (args HistoryArgs) check() error {
-	if d := args.Direction; d != "" && d != OldestFirst && d != NewestFirst {
-		return baton.Errorf(ErrBadArguments, "direction %q is neither %q nor %q", clipString(string(d), 40), OldestFirst, NewestFirst)
+func (args historyArgs) check() error {
+	if d := args.Direction; d != "" && d != oldestFirst && d != newestFirst {
+		return baton.Errorf(errBadArguments, "direction %q is neither %q nor %q", clipString(string(d), 40), oldestFirst, newestFirst)
 	}
 	if args.Cursor != "" {
 		if _, err := parseCursor(args.Cursor); err != nil {
@@ -130,7 +122,7 @@ func (p pos) cursor() string {
 }
 
 func parseCursor(s string) (pos, error) {
-	bad := baton.Errorf(ErrBadArguments, "cursor %q was not made by this server", clipString(s, 40))
+	bad := baton.Errorf(errBadArguments, "cursor %q was not made by this server", clipString(s, 40))
 	rest, ok := strings.CutPrefix(s, cursorPrefix)
 	if !ok {
 		return pos{}, bad
@@ -148,57 +140,53 @@ func parseCursor(s string) (pos, error) {
 	return pos{ev, off}, nil
 }
 
-// ReadHistory returns one page of h, redacted and stripped of markers with
-// lim's Secrets and Markers and the built-in token shapes, as the
-// conversation replay of package recap does. Errors: ErrBadArguments (a
-// cursor this server did not make, or one past the conversation, an
-// unknown direction), and h's errors.
-func ReadHistory(ctx context.Context, h History, lim recap.Limits, args HistoryArgs) (Page, error) {
-	return readHistory(ctx, h, recap.NewRedactor(lim), args)
-}
-
-func readHistory(ctx context.Context, h History, red *recap.Redactor, args HistoryArgs) (Page, error) {
+// readHistory returns one page of h, redacted and stripped of markers by
+// red (the Secrets and Markers of Config.Limits and the built-in token
+// shapes), as the conversation replay of package recap does. Errors:
+// errBadArguments (a cursor this server did not make, or one past the
+// conversation, an unknown direction), and h's errors.
+func readHistory(ctx context.Context, h History, red *recap.Redactor, args historyArgs) (page, error) {
 	if err := args.check(); err != nil {
-		return Page{}, err
+		return page{}, err
 	}
 	dir := args.Direction
 	if dir == "" {
-		dir = OldestFirst
+		dir = oldestFirst
 	}
 	budget := args.MaxChars
 	if budget == 0 {
-		budget = DefaultPageChars
+		budget = defaultPageChars
 	}
-	budget = min(max(budget, MinPageChars), MaxPageChars)
+	budget = min(max(budget, minPageChars), maxPageChars)
 	n, err := h.Len(ctx)
 	if err != nil {
-		return Page{}, err
+		return page{}, err
 	}
-	w := &walker{r: &reader{ctx: ctx, h: h, n: n}, red: red}
+	w := &walker{r: &reader{ctx: ctx, h: h, n: n}, red: red, reportTurns: args.ReportTurns}
 	var at pos
 	switch {
 	case args.Cursor != "":
 		if at, err = parseCursor(args.Cursor); err != nil {
-			return Page{}, err
+			return page{}, err
 		}
 		if at.ev > n {
-			return Page{}, baton.Errorf(ErrBadArguments, "the cursor points past the conversation")
+			return page{}, baton.Errorf(errBadArguments, "the cursor points past the conversation")
 		}
-	case dir == NewestFirst:
+	case dir == newestFirst:
 		at = pos{ev: n}
 	}
-	p := Page{Direction: dir, Events: n, Entries: []Entry{}}
+	p := page{Direction: dir, Events: n, Entries: []entry{}}
 	// The text budget: the page's own lines take at most pageOverhead.
 	room := budget - pageOverhead
 	var next pos
 	var more bool
-	if dir == OldestFirst {
+	if dir == oldestFirst {
 		next, more, err = w.forward(at, room, &p)
 	} else {
 		next, more, err = w.backward(at, room, &p)
 	}
 	if err != nil {
-		return Page{}, err
+		return page{}, err
 	}
 	if more {
 		p.Cursor = next.cursor()
@@ -211,12 +199,12 @@ func readHistory(ctx context.Context, h History, red *recap.Redactor, args Histo
 const pageOverhead = 260
 
 // labelMax bounds an entry's label line, newlines included.
-const labelMax = 96
+const labelMax = 116
 
-func render(p Page) string {
+func render(p page) string {
 	var b strings.Builder
 	order := "oldest first"
-	if p.Direction == NewestFirst {
+	if p.Direction == newestFirst {
 		order = "newest first"
 	}
 	fmt.Fprintf(&b, "Source conversation (%d events), read %s; redacted; this page in order:\n\n", p.Events, order)
@@ -228,11 +216,11 @@ func render(p Page) string {
 	switch {
 	case p.Cursor != "":
 		what := "newer"
-		if p.Direction == NewestFirst {
+		if p.Direction == newestFirst {
 			what = "older"
 		}
 		fmt.Fprintf(&b, "More: call read_source_history with cursor %q and direction %q for %s messages.\n", p.Cursor, p.Direction, what)
-	case p.Direction == NewestFirst:
+	case p.Direction == newestFirst:
 		b.WriteString("This is the start of the conversation.\n")
 	default:
 		b.WriteString("This is the end of the conversation.\n")
@@ -240,10 +228,13 @@ func render(p Page) string {
 	return b.String()
 }
 
-func label(e Entry) string {
+func label(e entry) string {
 	s := "[" + e.Speaker + ", message " + strconv.FormatInt(e.Message, 10)
 	if e.From > 0 {
 		s += ", continued from byte " + strconv.Itoa(e.From)
+	}
+	if e.ReportTurn {
+		s += ", report-only turn"
 	}
 	if e.To < e.Size {
 		s += ", continues"
@@ -251,7 +242,7 @@ func label(e Entry) string {
 	return s + "]\n"
 }
 
-func entryCost(e Entry, textRunes int) int { return utf8.RuneCountInString(label(e)) + textRunes + 2 }
+func entryCost(e entry, textRunes int) int { return utf8.RuneCountInString(label(e)) + textRunes + 2 }
 
 // clipString cuts s to n bytes at a rune boundary, for error messages.
 func clipString(s string, n int) string {

@@ -16,6 +16,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/handoff/mcpserver"
 	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/transcript"
 )
 
 const (
@@ -36,19 +37,19 @@ type want struct {
 	text    string
 }
 
-// transcript builds a conversation of n messages, alternating speakers,
+// conversation builds a conversation of n messages, alternating speakers,
 // streamed in chunks cut at random bytes (inside secrets and runes too),
 // with tool calls, notes, lifecycle lines, heartbeats and the other
 // speaker's blank chunks in between. It returns the events and the
 // messages a reader must see, in order.
-func transcript(n int, seed uint64) (mcpserver.MemHistory, []want) {
+func conversation(n int, seed uint64) (mcpserver.MemHistory, []want) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	red := recap.NewRedactor(historyLimits())
 	var evs mcpserver.MemHistory
 	var msgs []want
-	evs = append(evs, recap.Event{Kind: recap.Lifecycle, Text: "session started"})
+	evs = append(evs, transcript.Event{Kind: transcript.Lifecycle, Text: "session started"})
 	for i := range n {
-		sp, other := recap.User, recap.Agent
+		sp, other := transcript.User, transcript.Agent
 		if i%2 == 1 {
 			sp, other = other, sp
 		}
@@ -67,38 +68,38 @@ func transcript(n int, seed uint64) (mcpserver.MemHistory, []want) {
 		}
 		for len(text) > 0 {
 			k := min(len(text), 1+rng.IntN(64))
-			evs = append(evs, recap.Event{Speaker: sp, Kind: recap.Message, Text: text[:k]})
+			evs = append(evs, transcript.Event{Speaker: sp, Kind: transcript.Message, Text: text[:k]})
 			text = text[k:]
 			switch rng.IntN(8) {
 			case 0:
-				evs = append(evs, recap.Event{Speaker: sp, Kind: recap.Message, Text: "[heartbeat]"})
+				evs = append(evs, transcript.Event{Speaker: sp, Kind: transcript.Message, Text: "[heartbeat]"})
 			case 1:
-				evs = append(evs, recap.Event{Speaker: other, Kind: recap.Message, Text: "  "})
+				evs = append(evs, transcript.Event{Speaker: other, Kind: transcript.Message, Text: "  "})
 			case 2:
-				evs = append(evs, recap.Event{Kind: recap.Note, Text: "a note " + envSecret})
+				evs = append(evs, transcript.Event{Kind: transcript.Note, Text: "a note " + envSecret})
 			}
 		}
 		if rng.IntN(3) == 0 {
-			evs = append(evs, recap.Event{Speaker: sp, Kind: recap.ToolCall, Text: "run tests " + ghToken})
+			evs = append(evs, transcript.Event{Speaker: sp, Kind: transcript.ToolCall, Text: "run tests " + ghToken})
 		}
 	}
 	// Rebuild the expected messages from the events' message chunks.
 	var cur []byte
-	var sp recap.Speaker
+	var sp transcript.Speaker
 	flush := func() {
 		if cur != nil {
 			if t := string(red.Clean(nil, string(cur))); t != "" {
-				msgs = append(msgs, want{speaker: map[recap.Speaker]string{recap.User: "user", recap.Agent: "agent"}[sp], text: t})
+				msgs = append(msgs, want{speaker: map[transcript.Speaker]string{transcript.User: "user", transcript.Agent: "agent"}[sp], text: t})
 			}
 		}
 		cur = nil
 	}
 	for _, ev := range evs {
-		if ev.Kind == recap.Message && recap.IsBlank(ev.Text) && ev.Speaker == sp && cur != nil {
+		if ev.Kind == transcript.Message && recap.IsBlank(ev.Text) && ev.Speaker == sp && cur != nil {
 			cur = append(cur, ev.Text...) // a blank chunk inside a message is kept
 			continue
 		}
-		if ev.Kind != recap.Message || recap.IsBlank(ev.Text) || recap.IsHeartbeat(ev.Text) {
+		if ev.Kind != transcript.Message || recap.IsBlank(ev.Text) || recap.IsHeartbeat(ev.Text) {
 			continue
 		}
 		if ev.Speaker != sp {
@@ -189,9 +190,9 @@ func assemble(t *testing.T, pages []mcpserver.Page, dir mcpserver.Direction, msg
 	for i, cs := range cuts {
 		for _, c := range cs {
 			text := got[i].text
-			for j := max(0, c-len(recap.Redacted)+1); j < c; j++ {
-				if strings.HasPrefix(text[j:], recap.Redacted) {
-					t.Fatalf("message %d split at byte %d, inside a %s", i, c, recap.Redacted)
+			for j := max(0, c-len(baton.Redacted)+1); j < c; j++ {
+				if strings.HasPrefix(text[j:], baton.Redacted) {
+					t.Fatalf("message %d split at byte %d, inside a %s", i, c, baton.Redacted)
 				}
 			}
 			if !utf8.RuneStart(text[c]) {
@@ -202,7 +203,7 @@ func assemble(t *testing.T, pages []mcpserver.Page, dir mcpserver.Direction, msg
 }
 
 func TestReadHistoryWalksBothWays(t *testing.T) {
-	evs, msgs := transcript(60, 1)
+	evs, msgs := conversation(60, 1)
 	if len(msgs) < 40 {
 		t.Fatalf("transcript has %d messages", len(msgs))
 	}
@@ -225,13 +226,13 @@ func TestReadHistoryWalksBothWays(t *testing.T) {
 
 func TestReadHistoryJoinsChunksAsTheReplay(t *testing.T) {
 	evs := mcpserver.MemHistory{
-		{Speaker: recap.User, Kind: recap.Message, Text: "look at it"},
-		{Speaker: recap.Agent, Kind: recap.Message, Text: "Let me look"},
-		{Speaker: recap.Agent, Kind: recap.ToolCall, Text: "read main.go"},
-		{Speaker: recap.Agent, Kind: recap.Message, Text: "at main.go. The key is ghp_0123456789"},
-		{Speaker: recap.User, Kind: recap.Message, Text: " "}, // another speaker's blank chunk: ignored
-		{Speaker: recap.Agent, Kind: recap.Message, Text: "abcdefghijABCDEF, done."},
-		{Speaker: 0, Kind: recap.Message, Text: "no speaker: never shown"},
+		{Speaker: transcript.User, Kind: transcript.Message, Text: "look at it"},
+		{Speaker: transcript.Agent, Kind: transcript.Message, Text: "Let me look"},
+		{Speaker: transcript.Agent, Kind: transcript.ToolCall, Text: "read main.go"},
+		{Speaker: transcript.Agent, Kind: transcript.Message, Text: "at main.go. The key is ghp_0123456789"},
+		{Speaker: transcript.User, Kind: transcript.Message, Text: " "}, // another speaker's blank chunk: ignored
+		{Speaker: transcript.Agent, Kind: transcript.Message, Text: "abcdefghijABCDEF, done."},
+		{Speaker: 0, Kind: transcript.Message, Text: "no speaker: never shown"},
 	}
 	p, err := mcpserver.ReadHistory(context.Background(), evs, recap.Limits{}, mcpserver.HistoryArgs{})
 	if err != nil {
@@ -248,7 +249,7 @@ func TestReadHistoryJoinsChunksAsTheReplay(t *testing.T) {
 }
 
 func TestReadHistoryRefusesBadArguments(t *testing.T) {
-	evs, _ := transcript(4, 2)
+	evs, _ := conversation(4, 2)
 	p, err := mcpserver.ReadHistory(context.Background(), evs, recap.Limits{}, mcpserver.HistoryArgs{MaxChars: mcpserver.MinPageChars})
 	if err != nil || p.Cursor == "" {
 		t.Fatalf("first page: %v, cursor %q", err, p.Cursor)
@@ -267,7 +268,7 @@ func TestReadHistoryRefusesBadArguments(t *testing.T) {
 }
 
 func TestHistoryToolOverTransports(t *testing.T) {
-	evs, msgs := transcript(30, 3)
+	evs, msgs := conversation(30, 3)
 	for _, kind := range transports {
 		t.Run(kind, func(t *testing.T) {
 			f := newFixture(t, fixtureOpts{limits: historyLimits(),

@@ -20,7 +20,7 @@ func TestReportSubmittedAndTransferCompletes(t *testing.T) {
 			t.Run(kind+"/"+backend, func(t *testing.T) {
 				var st store.Store
 				if backend == "badgerstore" {
-					b, err := badgerstore.Open(t.TempDir(), badgerstore.Options{Profile: badgerstore.ProfileSmall, Durability: badgerstore.DurabilityNoSync})
+					b, err := badgerstore.Open(t.TempDir(), badgerstore.Options{Small: true, NoSync: true})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -50,7 +50,7 @@ func TestReportSubmittedAndTransferCompletes(t *testing.T) {
 				}
 				proc.Finish(0, nil) // the CLI ends its turn
 				done := f.waitState(t, f.ws, h.ID, store.StateCompleted)
-				if !done.HasReport || done.Report != strings.TrimSpace(report) || done.TargetSession == "" {
+				if done.Report != strings.TrimSpace(report) || done.TargetSession == "" {
 					t.Fatalf("completed handoff %+v", done)
 				}
 			})
@@ -76,7 +76,7 @@ func TestReportRefusals(t *testing.T) {
 			return map[string]any{"report": ok}, acc
 		}, baton.ENOTFOUND},
 		{"24,001 characters", func(t *testing.T, f *fixture, kind string, acc mcpserver.Access) (any, mcpserver.Access) {
-			return map[string]any{"report": strings.Repeat("é", handoff.MaxReportChars+1)}, acc
+			return map[string]any{"report": strings.Repeat("é", baton.MaxReportChars+1)}, acc
 		}, baton.EINVALID},
 		{"empty", func(t *testing.T, f *fixture, kind string, acc mcpserver.Access) (any, mcpserver.Access) {
 			return map[string]any{"report": " \n\t "}, acc
@@ -116,7 +116,7 @@ func TestReportRefusals(t *testing.T) {
 					if got.Report != ok {
 						t.Fatalf("report %q, want the first one", got.Report)
 					}
-				} else if got.HasReport {
+				} else if got.Report != "" {
 					t.Fatalf("a refused report was stored: %q", got.Report)
 				}
 			})
@@ -170,7 +170,7 @@ func TestReportAfterTheTurnEndedAndFromAnEarlierAttempt(t *testing.T) {
 func TestReportOfExactlyTheLimitIsAccepted(t *testing.T) {
 	f := newFixture(t, fixtureOpts{})
 	h, proc, acc := f.reportTurn(t, f.ws, f.src.ID)
-	report := strings.Repeat("é", handoff.MaxReportChars) // 24,000 characters, 48,000 bytes
+	report := strings.Repeat("é", baton.MaxReportChars) // 24,000 characters, 48,000 bytes
 	res := call(t, f.connect(t, "http", acc), mcpserver.ToolSubmit, map[string]any{"report": "\n" + report + "\n"})
 	if res.IsError {
 		t.Fatalf("refused: %s", resultText(res))

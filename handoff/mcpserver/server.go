@@ -12,6 +12,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/handoff/facts"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/store"
 )
@@ -23,9 +24,9 @@ const (
 	ToolFacts   = "get_handoff_facts"
 )
 
-// DefaultName is the server's default name in an MCP configuration; Claude
+// defaultName is the server's default name in an MCP configuration; Claude
 // Code calls its tools mcp__baton__<tool>.
-const DefaultName = "baton"
+const defaultName = "baton"
 
 // Config configures a Server.
 type Config struct {
@@ -44,7 +45,7 @@ type Config struct {
 	// collects secrets from an environment). Token shapes are always
 	// redacted.
 	Limits recap.Limits
-	// Name is the server's name in its MCP implementation info (DefaultName).
+	// Name is the server's name in its MCP implementation info ("baton" when empty).
 	Name string
 	// Version is the server's version in its implementation info.
 	Version string
@@ -54,7 +55,7 @@ type Config struct {
 
 // Server is baton's MCP server. It lives in the host process, beside the
 // Coordinator, and serves agent CLIs over streamable HTTP (Handler), the
-// stdio bridge (which forwards to Handler), or any MCP transport (Connect).
+// stdio bridge (which forwards to Handler).
 // Safe for concurrent use.
 type Server struct {
 	cfg     Config
@@ -80,7 +81,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, baton.Errorf(ErrBadConfig, "no Coordinator")
 	}
 	if cfg.Name == "" {
-		cfg.Name = DefaultName
+		cfg.Name = defaultName
 	}
 	if cfg.Version == "" {
 		cfg.Version = "v1"
@@ -92,16 +93,16 @@ func New(cfg Config) (*Server, error) {
 	s.reds.New = func() any { return recap.NewRedactor(cfg.Limits) }
 	fromHeader := func(req *mcp.CallToolRequest) (Access, error) {
 		if req.Extra == nil || req.Extra.Header == nil {
-			return Access{}, baton.Errorf(ErrAccessDenied, "no access headers")
+			return Access{}, baton.Errorf(errAccessDenied, "no access headers")
 		}
-		return AccessFromHeader(req.Extra.Header)
+		return accessFromHeader(req.Extra.Header)
 	}
 	s.servers = map[Scope]*mcp.Server{
 		ScopeReport: s.mcpServer(ScopeReport, fromHeader),
 		ScopeTarget: s.mcpServer(ScopeTarget, fromHeader),
 	}
 	s.http = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		return s.servers[Scope(r.Header.Get(HeaderScope))]
+		return s.servers[Scope(r.Header.Get(headerScope))]
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	return s, nil
 }
@@ -114,24 +115,12 @@ func New(cfg Config) (*Server, error) {
 // stateless: no MCP session outlives a request.
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := AccessFromHeader(r.Header); err != nil {
+		if _, err := accessFromHeader(r.Header); err != nil {
 			http.Error(w, err.Error()+" (send the X-Baton-Scope, X-Baton-Workspace, X-Baton-Handoff and X-Baton-Token headers)", http.StatusBadRequest)
 			return
 		}
 		s.http.ServeHTTP(w, r)
 	})
-}
-
-// Connect serves one MCP session for a over t (for example one end of
-// mcp.NewInMemoryTransports), listing the tools of a.Scope. The caller
-// closes the returned session. Errors: ErrAccessDenied for a malformed
-// Access (its token is checked by each tool call), and the SDK's.
-func (s *Server) Connect(ctx context.Context, t mcp.Transport, a Access) (*mcp.ServerSession, error) {
-	if err := a.valid(); err != nil {
-		return nil, err
-	}
-	srv := s.mcpServer(a.Scope, func(*mcp.CallToolRequest) (Access, error) { return a, nil })
-	return srv.Connect(ctx, t, nil)
 }
 
 // GrantTarget mints the Access of a transfer target's turns: it may read
@@ -166,11 +155,11 @@ func (s *Server) authorize(ctx context.Context, a Access) error {
 		g, ok := s.grants[a.Token.Hash()]
 		s.mu.Unlock()
 		if !ok || g.ws != a.Workspace || g.id != a.Handoff {
-			return baton.Errorf(ErrAccessDenied, "no grant for this token and handoff")
+			return baton.Errorf(errAccessDenied, "no grant for this token and handoff")
 		}
 		return nil
 	}
-	return s.co.Sessions().Store().View(ctx, func(tx store.Tx) error {
+	return workspace.Of(s.co.Sessions()).(interface{ Store() store.Store }).Store().View(ctx, func(tx store.Tx) error {
 		h, err := tx.GetHandoff(a.Handoff)
 		switch {
 		case errors.Is(err, store.ErrNotFound) || err == nil && h.Workspace != a.Workspace:

@@ -44,7 +44,7 @@ func (s *Server) mcpServer(scope Scope, access accessFunc) *mcp.Server {
 				Name:  ToolSubmit,
 				Title: "Submit the session handoff report",
 				Description: fmt.Sprintf("Submit your handoff report (Markdown, 1 to %d characters) for the session that takes over. "+
-					"Call it once: the report is final. Submitting the same text again is harmless; a different text is refused.", handoff.MaxReportChars),
+					"Call it once: the report is final. Submitting the same text again is harmless; a different text is refused.", baton.MaxReportChars),
 				InputSchema: json.RawMessage(`{"type":"object","properties":{"report":{"type":"string",` +
 					`"description":"The handoff report in Markdown."}},"required":["report"],"additionalProperties":false}`),
 				Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: &notDestructive},
@@ -56,11 +56,12 @@ func (s *Server) mcpServer(scope Scope, access accessFunc) *mcp.Server {
 				Description: "Read the conversation of the session you took over from, a page at a time, redacted. " +
 					"Start without a cursor; pass the cursor a page returns to read the next one. " +
 					"direction is \"oldest-first\" (default) or \"newest-first\"; maxChars bounds the page " +
-					fmt.Sprintf("(default %d, %d to %d).", DefaultPageChars, MinPageChars, MaxPageChars),
+					fmt.Sprintf("(default %d, %d to %d).", defaultPageChars, minPageChars, maxPageChars),
 				InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 					`"cursor":{"type":"string","description":"The cursor of the previous page; omit to start."},` +
 					`"direction":{"type":"string","enum":["oldest-first","newest-first"]},` +
-					`"maxChars":{"type":"integer","description":"Page budget in characters."}},"additionalProperties":false}`),
+					`"maxChars":{"type":"integer","description":"Page budget in characters."},` +
+					`"reportTurns":{"type":"boolean","description":"Also show the turn that asked the previous session for its handoff report, and its answer (left out by default)."}},"additionalProperties":false}`),
 				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ro, IdempotentHint: true},
 			}, s.tool(ToolHistory, scope, access, s.history))
 		case ToolFacts:
@@ -85,10 +86,10 @@ func (s *Server) tool(name string, scope Scope, access accessFunc, fn toolFunc) 
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		a, err := access(req)
 		if err == nil && !slices.Contains(Tools(a.Scope), name) {
-			err = baton.Errorf(ErrAccessDenied, "%s is not offered to the %s scope", name, a.Scope)
+			err = baton.Errorf(errAccessDenied, "%s is not offered to the %s scope", name, a.Scope)
 		}
 		if err == nil && a.Scope != scope {
-			err = baton.Errorf(ErrAccessDenied, "scope %s on the %s endpoint", a.Scope, scope)
+			err = baton.Errorf(errAccessDenied, "scope %s on the %s endpoint", a.Scope, scope)
 		}
 		var res *mcp.CallToolResult
 		if err == nil {
@@ -117,7 +118,7 @@ func rawArgs(v any) (json.RawMessage, error) {
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, baton.Errorf(ErrBadArguments, "arguments: %v", err)
+		return nil, baton.Errorf(errBadArguments, "arguments: %v", err)
 	}
 	return b, nil
 }
@@ -130,40 +131,40 @@ func decode(raw json.RawMessage, dst any) error {
 		return nil
 	}
 	if raw[0] != '{' {
-		return baton.Errorf(ErrBadArguments, "the arguments must be a JSON object")
+		return baton.Errorf(errBadArguments, "the arguments must be a JSON object")
 	}
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.DisallowUnknownFields()
 	if err := d.Decode(dst); err != nil {
-		return baton.Errorf(ErrBadArguments, "%v", err)
+		return baton.Errorf(errBadArguments, "%v", err)
 	}
 	if _, err := d.Token(); !errors.Is(err, io.EOF) {
-		return baton.Errorf(ErrBadArguments, "trailing data after the arguments")
+		return baton.Errorf(errBadArguments, "trailing data after the arguments")
 	}
 	return nil
 }
 
 func text(s string) []mcp.Content { return []mcp.Content{&mcp.TextContent{Text: s}} }
 
-// SubmitArgs are the arguments of submit_session_handoff.
-type SubmitArgs struct {
+// submitArgs are the arguments of submit_session_handoff.
+type submitArgs struct {
 	Report *string `json:"report"`
 }
 
-// Submitted is the structured result of an accepted report.
-type Submitted struct {
+// submitted is the structured result of an accepted report.
+type submitted struct {
 	Stored bool `json:"stored"`
 	// Chars is the report's length in characters, after trimming as stored.
 	Chars int `json:"chars"`
 }
 
 func (s *Server) submit(ctx context.Context, a Access, raw json.RawMessage) (*mcp.CallToolResult, error) {
-	var args SubmitArgs
+	var args submitArgs
 	if err := decode(raw, &args); err != nil {
 		return nil, err
 	}
 	if args.Report == nil {
-		return nil, baton.Errorf(ErrBadArguments, "the report argument is missing")
+		return nil, baton.Errorf(errBadArguments, "the report argument is missing")
 	}
 	if err := s.co.SubmitReport(ctx, a.Workspace, a.Handoff, a.Token.Reveal(), *args.Report); err != nil {
 		return nil, err
@@ -171,12 +172,12 @@ func (s *Server) submit(ctx context.Context, a Access, raw json.RawMessage) (*mc
 	n := utf8.RuneCountInString(strings.TrimSpace(*args.Report))
 	return &mcp.CallToolResult{
 		Content:           text(fmt.Sprintf("Report stored (%d characters). The handoff goes on without you: end your turn now.", n)),
-		StructuredContent: Submitted{Stored: true, Chars: n},
+		StructuredContent: submitted{Stored: true, Chars: n},
 	}, nil
 }
 
 func (s *Server) history(ctx context.Context, a Access, raw json.RawMessage) (*mcp.CallToolResult, error) {
-	var args HistoryArgs
+	var args historyArgs
 	if err := decode(raw, &args); err != nil {
 		return nil, err
 	}
@@ -188,6 +189,14 @@ func (s *Server) history(ctx context.Context, a Access, raw json.RawMessage) (*m
 	}
 	if s.cfg.History == nil {
 		return nil, ErrNoHistory
+	}
+	// The user's choice of what leaves the machine holds for the tool as
+	// for the briefing. (A handoff this coordinator does not know is left
+	// to Config.History.)
+	if ho, err := s.co.Get(ctx, a.Workspace, a.Handoff); err != nil && !errors.Is(err, handoff.ErrNotFound) {
+		return nil, err
+	} else if err == nil && !ho.Share.Conversation() {
+		return nil, baton.Errorf(ErrNoHistory, "the user chose not to share the source conversation (share %q)", ho.Share)
 	}
 	h, err := s.cfg.History(ctx, a.Workspace, a.Handoff)
 	if err != nil {

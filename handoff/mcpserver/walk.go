@@ -8,6 +8,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/transcript"
 )
 
 // batch is how many events a reader asks its History for at once.
@@ -18,13 +19,13 @@ type reader struct {
 	ctx  context.Context
 	h    History
 	n    int64
-	buf  []recap.Event
+	buf  []transcript.Event
 	from int64
 }
 
 // at returns event i (0 <= i < n). back loads the batch that ends at i,
 // for backward scans.
-func (r *reader) at(i int64, back bool) (recap.Event, error) {
+func (r *reader) at(i int64, back bool) (transcript.Event, error) {
 	if i >= r.from && i < r.from+int64(len(r.buf)) {
 		return r.buf[i-r.from], nil
 	}
@@ -34,33 +35,40 @@ func (r *reader) at(i int64, back bool) (recap.Event, error) {
 	}
 	evs, err := r.h.Events(r.ctx, from, batch)
 	if err != nil {
-		return recap.Event{}, err
+		return transcript.Event{}, err
 	}
 	if i-from >= int64(len(evs)) {
-		return recap.Event{}, baton.Errorf(baton.ErrInternal, "history: event %d missing (Len %d)", i, r.n)
+		return transcript.Event{}, baton.Errorf(baton.ErrInternal, "history: event %d missing (Len %d)", i, r.n)
 	}
 	r.buf, r.from = evs, from
 	return evs[i-from], nil
 }
 
 // starter reports whether ev opens a message or continues one of its
-// speaker: the replay's rule for a chunk that is kept and counts.
-func starter(ev recap.Event) bool {
-	return ev.Kind == recap.Message && (ev.Speaker == recap.User || ev.Speaker == recap.Agent) &&
-		!recap.IsBlank(ev.Text) && !recap.IsHeartbeat(ev.Text)
+// speaker: the replay's rule for a chunk that is kept and counts. An event
+// of a report-only turn is one only when the walk asked for those turns.
+func (w *walker) starter(ev transcript.Event) bool {
+	return ev.Kind == transcript.Message && (ev.Speaker == transcript.User || ev.Speaker == transcript.Agent) &&
+		(w.reportTurns || !reportTurn(ev)) && !recap.IsBlank(ev.Text) && !recap.IsHeartbeat(ev.Text)
 }
 
-// walker pages through a conversation.
+func reportTurn(ev transcript.Event) bool { return ev.Turn == transcript.ReportOnly }
+
+// walker pages through a conversation. A message never runs across the
+// border of a report-only turn: the replay's rule, so that a page's
+// messages are the briefing's.
 type walker struct {
-	r   *reader
-	red *recap.Redactor
-	raw []byte
+	r           *reader
+	red         *recap.Redactor
+	raw         []byte
+	reportTurns bool // the walk shows report-only turns too
 }
 
 // message is one message of the conversation, cleaned.
 type message struct {
 	start   int64
-	speaker recap.Speaker
+	speaker transcript.Speaker
+	report  bool // it belongs to a report-only turn
 	text    []byte
 	next    int64 // the first event after it: the next message's start, or Len
 }
@@ -72,7 +80,7 @@ func (w *walker) firstFrom(i int64) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if starter(ev) {
+		if w.starter(ev) {
 			return i, nil
 		}
 	}
@@ -89,12 +97,12 @@ func (w *walker) read(s int64) (message, error) {
 	if err != nil {
 		return message{}, err
 	}
-	m := message{start: s, speaker: ev.Speaker, next: w.r.n}
+	m := message{start: s, speaker: ev.Speaker, report: reportTurn(ev), next: w.r.n}
 	raw := append(w.raw[:0], ev.Text...)
 	unread, gap := 0, false
 	add := func(t string) {
-		if len(raw)+len(t) > MaxMessageBytes {
-			k := max(0, MaxMessageBytes-len(raw))
+		if len(raw)+len(t) > maxMessageBytes {
+			k := max(0, maxMessageBytes-len(raw))
 			raw = append(raw, t[:k]...)
 			unread += len(t) - k
 			return
@@ -107,11 +115,17 @@ func (w *walker) read(s int64) (message, error) {
 			return message{}, err
 		}
 		switch {
-		case ev.Kind == recap.ToolCall:
+		case reportTurn(ev) != m.report:
+			// The border of a report-only turn ends the message.
+			if m.next, err = w.firstFrom(j); err != nil {
+				return message{}, err
+			}
+			j = w.r.n
+		case ev.Kind == transcript.ToolCall:
 			gap = true
-		case ev.Kind != recap.Message || (ev.Speaker != recap.User && ev.Speaker != recap.Agent):
+		case ev.Kind != transcript.Message || (ev.Speaker != transcript.User && ev.Speaker != transcript.Agent):
 		case ev.Speaker != m.speaker:
-			if starter(ev) {
+			if w.starter(ev) {
 				m.next = j
 				j = w.r.n // end of the message
 			}
@@ -138,19 +152,23 @@ func (w *walker) read(s int64) (message, error) {
 // message boundary e, or -1 when no message comes before e.
 func (w *walker) prevStart(e int64) (int64, error) {
 	start := int64(-1)
-	var sp recap.Speaker
+	var sp transcript.Speaker
+	var rep bool
 	for i := e - 1; i >= 0; i-- {
 		ev, err := w.r.at(i, true)
 		if err != nil {
 			return 0, err
 		}
-		if !starter(ev) {
+		if start >= 0 && reportTurn(ev) != rep {
+			break // the border of a report-only turn
+		}
+		if !w.starter(ev) {
 			continue
 		}
 		if start >= 0 && ev.Speaker != sp {
 			break
 		}
-		start, sp = i, ev.Speaker
+		start, sp, rep = i, ev.Speaker, reportTurn(ev)
 	}
 	return start, nil
 }
@@ -165,8 +183,8 @@ func spaceStart(s string) bool {
 	return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
 }
 
-func speakerName(s recap.Speaker) string {
-	if s == recap.User {
+func speakerName(s transcript.Speaker) string {
+	if s == transcript.User {
 		return "user"
 	}
 	return "agent"
@@ -177,13 +195,13 @@ const minText = 32
 
 // forward fills p from at on, oldest first, within room runes. It returns
 // where the page ended and whether anything is left after it.
-func (w *walker) forward(at pos, room int, p *Page) (pos, bool, error) {
+func (w *walker) forward(at pos, room int, p *page) (pos, bool, error) {
 	e, err := w.firstFrom(at.ev)
 	if err != nil {
 		return pos{}, false, err
 	}
 	if e != at.ev && at.off != 0 {
-		return pos{}, false, baton.Errorf(ErrBadArguments, "the cursor does not point at a message")
+		return pos{}, false, baton.Errorf(errBadArguments, "the cursor does not point at a message")
 	}
 	off := at.off
 	for e < w.r.n {
@@ -192,13 +210,13 @@ func (w *walker) forward(at pos, room int, p *Page) (pos, bool, error) {
 			return pos{}, false, err
 		}
 		if off > len(m.text) || off < len(m.text) && !utf8.RuneStart(m.text[off]) {
-			return pos{}, false, baton.Errorf(ErrBadArguments, "the cursor does not fit the conversation")
+			return pos{}, false, baton.Errorf(errBadArguments, "the cursor does not fit the conversation")
 		}
 		if off == len(m.text) { // nothing (more) to show of it
 			e, off = m.next, 0
 			continue
 		}
-		en := Entry{Speaker: speakerName(m.speaker), Message: e, From: off, Size: len(m.text)}
+		en := entry{Speaker: speakerName(m.speaker), Message: e, From: off, Size: len(m.text), ReportTurn: m.report}
 		avail := room - labelMax - 2
 		if avail < minText {
 			return pos{e, off}, true, nil
@@ -217,9 +235,9 @@ func (w *walker) forward(at pos, room int, p *Page) (pos, bool, error) {
 
 // backward fills p with what comes before at, newest first, within room
 // runes; entries end up in the conversation's order.
-func (w *walker) backward(at pos, room int, p *Page) (pos, bool, error) {
+func (w *walker) backward(at pos, room int, p *page) (pos, bool, error) {
 	e, off := at.ev, at.off
-	var rev []Entry
+	var rev []entry
 	defer func() {
 		for i := len(rev) - 1; i >= 0; i-- {
 			p.Entries = append(p.Entries, rev[i])
@@ -240,7 +258,7 @@ func (w *walker) backward(at pos, room int, p *Page) (pos, bool, error) {
 				return pos{}, false, err
 			}
 			if m.next != e {
-				return pos{}, false, baton.Errorf(ErrBadArguments, "the cursor does not point at a message")
+				return pos{}, false, baton.Errorf(errBadArguments, "the cursor does not point at a message")
 			}
 			e, off, loaded = s, len(m.text), true
 			if off == 0 {
@@ -249,14 +267,14 @@ func (w *walker) backward(at pos, room int, p *Page) (pos, bool, error) {
 		}
 		if !loaded {
 			if e >= w.r.n {
-				return pos{}, false, baton.Errorf(ErrBadArguments, "the cursor does not fit the conversation")
+				return pos{}, false, baton.Errorf(errBadArguments, "the cursor does not fit the conversation")
 			}
 			ev, err := w.r.at(e, false)
 			if err != nil {
 				return pos{}, false, err
 			}
-			if !starter(ev) {
-				return pos{}, false, baton.Errorf(ErrBadArguments, "the cursor does not point at a message")
+			if !w.starter(ev) {
+				return pos{}, false, baton.Errorf(errBadArguments, "the cursor does not point at a message")
 			}
 			if m, err = w.read(e); err != nil {
 				return pos{}, false, err
@@ -264,13 +282,13 @@ func (w *walker) backward(at pos, room int, p *Page) (pos, bool, error) {
 			loaded = true
 		}
 		if off > len(m.text) || off < len(m.text) && !utf8.RuneStart(m.text[off]) {
-			return pos{}, false, baton.Errorf(ErrBadArguments, "the cursor does not fit the conversation")
+			return pos{}, false, baton.Errorf(errBadArguments, "the cursor does not fit the conversation")
 		}
 		avail := room - labelMax - 2
 		if avail < minText {
 			return pos{e, off}, true, nil
 		}
-		en := Entry{Speaker: speakerName(m.speaker), Message: e, To: off, Size: len(m.text)}
+		en := entry{Speaker: speakerName(m.speaker), Message: e, To: off, Size: len(m.text), ReportTurn: m.report}
 		cut, runes := suffixRunes(m.text, off, avail)
 		en.From, en.Text = cut, string(m.text[cut:off])
 		room -= entryCost(en, runes)
@@ -313,7 +331,7 @@ func suffixRunes(t []byte, end, n int) (int, int) {
 	}
 	if i > 0 {
 		if j := insideMark(t, i); j >= 0 {
-			k := j + len(recap.Redacted)
+			k := j + len(baton.Redacted)
 			if k < end {
 				c -= utf8.RuneCount(t[i:k])
 				i = k
@@ -323,14 +341,14 @@ func suffixRunes(t []byte, end, n int) (int, int) {
 	return i, c
 }
 
-var mark = []byte(recap.Redacted)
+var mark = []byte(baton.Redacted)
 
 // insideMark returns the start of a "[REDACTED]" that the cut i falls
 // strictly inside, or -1.
 func insideMark(t []byte, i int) int {
-	lo := max(0, i-len(recap.Redacted)+1)
+	lo := max(0, i-len(baton.Redacted)+1)
 	for j := lo; j < i; j++ {
-		if j+len(recap.Redacted) > i && j+len(recap.Redacted) <= len(t) && bytes.HasPrefix(t[j:], mark) {
+		if j+len(baton.Redacted) > i && j+len(baton.Redacted) <= len(t) && bytes.HasPrefix(t[j:], mark) {
 			return j
 		}
 	}

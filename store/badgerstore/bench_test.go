@@ -9,21 +9,37 @@ import (
 	"github.com/batonhq/baton/store/badgerstore"
 )
 
+// syncName names a durability in test names: "sync" or "nosync".
+func syncName(noSync bool) string {
+	if noSync {
+		return "nosync"
+	}
+	return "sync"
+}
+
+// profileName names a memory profile in test names: "default" or "small".
+func profileName(small bool) string {
+	if small {
+		return "small"
+	}
+	return "default"
+}
+
 // BenchmarkUpdate measures the store write of a handoff transition: one
 // Update that reads and puts one handoff (with one attempt in its History),
 // in each durability mode. With DurabilitySync the fsync dominates; compare
 // store/memstore's BenchmarkUpdate for the bare bookkeeping.
 func BenchmarkUpdate(b *testing.B) {
-	for _, d := range []badgerstore.Durability{badgerstore.DurabilitySync, badgerstore.DurabilityNoSync} {
-		b.Run(d.String(), func(b *testing.B) {
-			s := open(b, b.TempDir(), badgerstore.Options{Durability: d})
+	for _, noSync := range []bool{false, true} {
+		b.Run(syncName(noSync), func(b *testing.B) {
+			s := open(b, b.TempDir(), badgerstore.Options{NoSync: noSync})
 			ctx := context.Background()
 			h := store.Handoff{
 				ID: "h-1", Workspace: "ws-a", RequestID: "r-1", State: store.StateStopping,
 				History:   []store.AttemptRecord{{Attempt: 1, Outcome: store.StateFailed, EndedAt: time.Now()}},
 				CreatedAt: time.Now(),
 			}
-			if err := s.Update(ctx, func(tx store.Tx) error { return tx.InsertHandoff(h) }); err != nil {
+			if err := s.Update(ctx, func(tx store.Tx) error { return tx.PutHandoff(h) }); err != nil {
 				b.Fatal(err)
 			}
 			put := func(tx store.Tx) error {
@@ -51,7 +67,7 @@ func BenchmarkView(b *testing.B) {
 	ctx := context.Background()
 	h := store.Handoff{ID: "h-1", Workspace: "ws-a", RequestID: "r-1", State: store.StateStopping,
 		History: []store.AttemptRecord{{Attempt: 1}}}
-	if err := s.Update(ctx, func(tx store.Tx) error { return tx.InsertHandoff(h) }); err != nil {
+	if err := s.Update(ctx, func(tx store.Tx) error { return tx.PutHandoff(h) }); err != nil {
 		b.Fatal(err)
 	}
 	get := func(tx store.Tx) error { _, err := tx.GetHandoff("h-1"); return err }
@@ -86,4 +102,12 @@ func interleaveViews(b *testing.B, read func(store.Tx) error, small, large *badg
 	b.ReportMetric(float64(spent[0].Nanoseconds())/float64(b.N), "ns/view-10")
 	b.ReportMetric(float64(spent[1].Nanoseconds())/float64(b.N), "ns/view-10000")
 	b.ReportMetric(float64(spent[1])/float64(spent[0]), "ratio")
+}
+
+// putSession puts s and returns it as stored (with the Seq the store gave).
+func putSession(tx store.Tx, s store.Session) (store.Session, error) {
+	if err := tx.PutSession(s); err != nil {
+		return store.Session{}, err
+	}
+	return tx.GetSession(s.ID)
 }

@@ -17,8 +17,8 @@ import (
 // whose JSON decodes back to the same value enter that way (see
 // roundTrips).
 //
-// Records are the stored forms (handoffV1, ...), kept by value: their
-// reference-typed fields (handoffV1.History, workspaceV1.Running) are
+// Records are the stored forms (handoffRow, ...), kept by value: their
+// reference-typed fields (handoffRow.History, workspaceRow.Running) are
 // copied by the conversions both ways (toHandoff and record, ...) and
 // never written through, so readers and writers share nothing mutable
 // with the cache. TestStoredFormsShareNothing fails on a new

@@ -12,8 +12,8 @@ import (
 // here until it is copied and listed.
 func TestStoredFormsShareNothing(t *testing.T) {
 	copied := map[string]bool{
-		"handoffV1.History":   true, // toHandoff and handoffV1.record make new slices
-		"workspaceV1.Running": true, // cloneIDs, both ways
+		"handoffRow.Handoff.History":     true, // toHandoff and handoffRow.record make new slices
+		"workspaceRow.Workspace.Running": true, // toWorkspace and workspaceRow.record, both ways
 	}
 	var walk func(path string, typ reflect.Type)
 	walk = func(path string, typ reflect.Type) {
@@ -34,8 +34,8 @@ func TestStoredFormsShareNothing(t *testing.T) {
 			walk(path+"[]", typ.Elem())
 		}
 	}
-	for _, v := range []any{workspaceV1{}, sessionV1{}, handoffV1{}, reservationV1{}, wakeupV1{},
-		continuationV1{}, launchV1{}, instructionV1{}} {
+	for _, v := range []any{workspaceRow{}, sessionRow{}, handoffRow{}, reservationRow{}, wakeupRow{},
+		continuationRow{}, launchRow{}, instructionRow{}} {
 		typ := reflect.TypeOf(v)
 		walk(typ.Name(), typ)
 	}

@@ -35,7 +35,7 @@ func TestCachedReadsEqualDecodedReads(t *testing.T) {
 		{"U+FFFD itself", store.Handoff{Report: "\ufffd"}},
 	}
 	dir := t.TempDir()
-	s, err := badgerstore.Open(dir, badgerstore.Options{Profile: badgerstore.ProfileSmall, Durability: badgerstore.DurabilityNoSync})
+	s, err := badgerstore.Open(dir, badgerstore.Options{Small: true, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,11 +54,11 @@ func TestCachedReadsEqualDecodedReads(t *testing.T) {
 		h.ID, h.Workspace, h.RequestID, h.State = baton.HandoffID(tt.name), "ws-a", tt.name, store.StateCompleted
 		if err := s.Update(ctx, func(tx store.Tx) error {
 			if i == 0 {
-				if err := tx.InsertWorkspace(store.Workspace{ID: "ws-a"}); err != nil {
+				if err := tx.PutWorkspace(store.Workspace{ID: "ws-a"}); err != nil {
 					return err
 				}
 			}
-			if err := tx.InsertHandoff(h); err != nil {
+			if err := tx.PutHandoff(h); err != nil {
 				return err
 			}
 			// Read back in the writing transaction (the record it keeps).
@@ -82,7 +82,7 @@ func TestCachedReadsEqualDecodedReads(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = open(t, dir, badgerstore.Options{Profile: badgerstore.ProfileSmall, Durability: badgerstore.DurabilityNoSync})
+	s = open(t, dir, badgerstore.Options{Small: true, NoSync: true})
 	for _, tt := range tests {
 		id := baton.HandoffID(tt.name)
 		decoded := get(s, id)

@@ -73,7 +73,7 @@ func runConcurrentOps(b *testing.B, conc int, unit string, commit func(worker in
 }
 
 // BenchmarkBadgerRawCommit is the floor: raw badger (the options this
-// package uses, ProfileDefault), one small key per transaction, committed
+// package uses, the default profile), one small key per transaction, committed
 // with badger's own per-commit fsync (SyncWrites) or without fsync.
 func BenchmarkBadgerRawCommit(b *testing.B) {
 	for _, sh := range commitShapes {
@@ -127,7 +127,7 @@ func wideCommit(db *badger.DB, w int, n uint64) error {
 }
 
 // openRaw opens raw badger in a directory of its own with the options
-// this package uses (ProfileDefault), with badger's per-commit fsync
+// this package uses (the default profile), with badger's per-commit fsync
 // (SyncWrites) or without fsync; closed at the end of the benchmark.
 func openRaw(b *testing.B, sync bool) *badger.DB {
 	b.Helper()
@@ -166,15 +166,15 @@ func BenchmarkBadgerStoreCommit(b *testing.B) {
 				name = fmt.Sprintf("group=%v/%s", group, name)
 			}
 			b.Run(name, func(b *testing.B) {
-				opts := badgerstore.Options{Durability: badgerstore.DurabilitySync, PerCommitSync: !group}
+				opts := badgerstore.Options{PerCommitSync: !group}
 				if !sh.sync {
-					opts.Durability = badgerstore.DurabilityNoSync
+					opts.NoSync = true
 				}
 				s := open(b, b.TempDir(), opts)
 				ctx := context.Background()
 				runConcurrent(b, sh.conc, func(w int, n uint64) error {
 					return s.Update(ctx, func(tx store.Tx) error {
-						return tx.InsertWakeup(store.Wakeup{ID: baton.WakeupID(fmt.Sprint("w-", n)),
+						return tx.PutWakeup(store.Wakeup{ID: baton.WakeupID(fmt.Sprint("w-", n)),
 							Workspace: baton.WorkspaceID(fmt.Sprint("ws-", w)), Prompt: "p", Status: store.WakeupFired})
 					})
 				})

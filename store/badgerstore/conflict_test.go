@@ -39,7 +39,7 @@ func counter(t *testing.T, s store.Store) int64 {
 func newCounterStore(t *testing.T, opts badgerstore.Options) *badgerstore.Store {
 	t.Helper()
 	s := open(t, t.TempDir(), opts)
-	storetest.Update(t, s, func(tx store.Tx) error { return tx.InsertWorkspace(store.Workspace{ID: "ws-a"}) })
+	storetest.Update(t, s, func(tx store.Tx) error { return tx.PutWorkspace(store.Workspace{ID: "ws-a"}) })
 	return s
 }
 
@@ -132,7 +132,7 @@ func TestContextEndsRetries(t *testing.T) {
 // increments is lost.
 func TestConcurrentIncrements(t *testing.T) {
 	const writers, each = 8, 25
-	s := newCounterStore(t, badgerstore.Options{Profile: badgerstore.ProfileSmall, MaxConflictRetries: 1000})
+	s := newCounterStore(t, badgerstore.Options{Small: true, MaxConflictRetries: 1000})
 	var calls atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
@@ -171,12 +171,14 @@ func TestUniquenessThroughConflicts(t *testing.T) {
 		name   string
 		first  store.Handoff // committed by the other Update
 		second store.Handoff // inserted by this one
+		want   error         // what the retry returns
 	}{
-		{"pending slot", pending("h-1", "r-1"), pending("h-2", "r-2")},
+		{"pending slot", pending("h-1", "r-1"), pending("h-2", "r-2"), store.ErrDuplicate},
 		{"request id", store.Handoff{ID: "h-1", Workspace: "ws-a", RequestID: "r-1", State: store.StateCompleted},
-			store.Handoff{ID: "h-2", Workspace: "ws-a", RequestID: "r-1", State: store.StateCompleted}},
+			store.Handoff{ID: "h-2", Workspace: "ws-a", RequestID: "r-1", State: store.StateCompleted}, store.ErrDuplicate},
+		// The retry finds h-1 stored under another request id.
 		{"handoff id", store.Handoff{ID: "h-1", Workspace: "ws-a", RequestID: "r-1", State: store.StateCompleted},
-			store.Handoff{ID: "h-1", Workspace: "ws-a", RequestID: "r-2", State: store.StateCompleted}},
+			store.Handoff{ID: "h-1", Workspace: "ws-a", RequestID: "r-2", State: store.StateCompleted}, baton.ErrInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t, t.TempDir(), testOptions)
@@ -187,14 +189,14 @@ func TestUniquenessThroughConflicts(t *testing.T) {
 					return fmt.Errorf("PendingHandoff before the race: %w", err)
 				}
 				if calls == 1 {
-					if err := s.Update(t.Context(), func(tx store.Tx) error { return tx.InsertHandoff(tc.first) }); err != nil {
+					if err := s.Update(t.Context(), func(tx store.Tx) error { return tx.PutHandoff(tc.first) }); err != nil {
 						return fmt.Errorf("the other insert: %w", err)
 					}
 				}
-				return tx.InsertHandoff(tc.second)
+				return tx.PutHandoff(tc.second)
 			})
-			if !errors.Is(err, store.ErrDuplicate) {
-				t.Errorf("Update: err = %v, want store.ErrDuplicate from the retry", err)
+			if !errors.Is(err, tc.want) {
+				t.Errorf("Update: err = %v, want %v from the retry", err, tc.want)
 			}
 			if calls != 2 {
 				t.Errorf("fn ran %d times, want 2", calls)
@@ -227,11 +229,11 @@ var (
 	listed = []listCase{
 		{name: "ListWorkspaces",
 			read: func(tx store.Tx) (int, error) { return count(tx.ListWorkspaces()) },
-			add:  func(tx store.Tx) error { return tx.InsertWorkspace(store.Workspace{ID: "ws-new"}) }},
+			add:  func(tx store.Tx) error { return tx.PutWorkspace(store.Workspace{ID: "ws-new"}) }},
 		{name: "ListSessions",
 			read: func(tx store.Tx) (int, error) { return count(tx.ListSessions("ws-a")) },
 			add: func(tx store.Tx) error {
-				_, err := tx.InsertSession(store.Session{ID: "s-new", Workspace: "ws-a"})
+				err := tx.PutSession(store.Session{ID: "s-new", Workspace: "ws-a"})
 				return err
 			}},
 		{name: "ListSessions, a session moved in",
@@ -240,12 +242,12 @@ var (
 		{name: "ListHandoffs",
 			read: func(tx store.Tx) (int, error) { return count(tx.ListHandoffs("ws-a")) },
 			add: func(tx store.Tx) error {
-				return tx.InsertHandoff(store.Handoff{ID: "h-new", Workspace: "ws-a", RequestID: "r-new", State: store.StateCompleted})
+				return tx.PutHandoff(store.Handoff{ID: "h-new", Workspace: "ws-a", RequestID: "r-new", State: store.StateCompleted})
 			}},
 		{name: "ListPendingHandoffs",
 			read: func(tx store.Tx) (int, error) { return count(tx.ListPendingHandoffs()) },
 			add: func(tx store.Tx) error {
-				return tx.InsertHandoff(store.Handoff{ID: "h-new", Workspace: "ws-b", RequestID: "r-new", State: store.StateStarting})
+				return tx.PutHandoff(store.Handoff{ID: "h-new", Workspace: "ws-b", RequestID: "r-new", State: store.StateStarting})
 			}},
 		{name: "ListPendingHandoffs, a handoff back to pending",
 			read: func(tx store.Tx) (int, error) { return count(tx.ListPendingHandoffs()) },
@@ -255,25 +257,25 @@ var (
 		{name: "ListPendingHandoffs after writing to it",
 			read: func(tx store.Tx) (int, error) { return count(tx.ListPendingHandoffs()) },
 			add: func(tx store.Tx) error {
-				return tx.InsertHandoff(store.Handoff{ID: "h-new", Workspace: "ws-b", RequestID: "r-new", State: store.StateStarting})
+				return tx.PutHandoff(store.Handoff{ID: "h-new", Workspace: "ws-b", RequestID: "r-new", State: store.StateStarting})
 			},
 			own: func(tx store.Tx) error {
-				return tx.InsertHandoff(store.Handoff{ID: "h-own", Workspace: "ws-d", RequestID: "r-own", State: store.StateStopping})
+				return tx.PutHandoff(store.Handoff{ID: "h-own", Workspace: "ws-d", RequestID: "r-own", State: store.StateStopping})
 			}},
 		{name: "WakeupsBySession",
 			read: func(tx store.Tx) (int, error) { return count(tx.WakeupsBySession("s-a")) },
 			add: func(tx store.Tx) error {
-				return tx.InsertWakeup(store.Wakeup{ID: "w-new", Workspace: "ws-a", Session: "s-a", At: now, Status: store.WakeupFired})
+				return tx.PutWakeup(store.Wakeup{ID: "w-new", Workspace: "ws-a", Session: "s-a", At: now, Status: store.WakeupFired})
 			}},
 		{name: "ListWakeups",
 			read: func(tx store.Tx) (int, error) { return count(tx.ListWakeups("ws-a")) },
 			add: func(tx store.Tx) error {
-				return tx.InsertWakeup(store.Wakeup{ID: "w-new", Workspace: "ws-a", At: now, Status: store.WakeupFired})
+				return tx.PutWakeup(store.Wakeup{ID: "w-new", Workspace: "ws-a", At: now, Status: store.WakeupFired})
 			}},
 		{name: "DueWakeups",
 			read: func(tx store.Tx) (int, error) { return count(tx.DueWakeups(now, 0)) },
 			add: func(tx store.Tx) error {
-				return tx.InsertWakeup(store.Wakeup{ID: "w-new", Workspace: "ws-b", At: now.Add(-time.Hour), Status: store.WakeupPending})
+				return tx.PutWakeup(store.Wakeup{ID: "w-new", Workspace: "ws-b", At: now.Add(-time.Hour), Status: store.WakeupPending})
 			}},
 		{name: "DueWakeups, a wakeup revived",
 			read: func(tx store.Tx) (int, error) { return count(tx.DueWakeups(now, 0)) },
@@ -283,20 +285,20 @@ var (
 		{name: "DueWakeups after writing to it",
 			read: func(tx store.Tx) (int, error) { return count(tx.DueWakeups(now, 0)) },
 			add: func(tx store.Tx) error {
-				return tx.InsertWakeup(store.Wakeup{ID: "w-new", Workspace: "ws-b", At: now.Add(-time.Hour), Status: store.WakeupPending})
+				return tx.PutWakeup(store.Wakeup{ID: "w-new", Workspace: "ws-b", At: now.Add(-time.Hour), Status: store.WakeupPending})
 			},
 			own: func(tx store.Tx) error {
-				return tx.InsertWakeup(store.Wakeup{ID: "w-own", Workspace: "ws-a", At: now, Status: store.WakeupPending})
+				return tx.PutWakeup(store.Wakeup{ID: "w-own", Workspace: "ws-a", At: now, Status: store.WakeupPending})
 			}},
 		{name: "QueuedContinuations",
 			read: func(tx store.Tx) (int, error) { return count(tx.QueuedContinuations()) },
 			add: func(tx store.Tx) error {
-				return tx.InsertContinuation(store.Continuation{ID: "c-new", Workspace: "ws-b", State: store.ContinuationQueued})
+				return tx.PutContinuation(store.Continuation{ID: "c-new", Workspace: "ws-b", State: store.ContinuationQueued})
 			}},
 		{name: "LiveLaunches(ws)",
 			read: func(tx store.Tx) (int, error) { return count(tx.LiveLaunches("ws-a")) },
 			add: func(tx store.Tx) error {
-				return tx.InsertLaunch(store.Launch{ID: "l-new", Workspace: "ws-a", State: store.LaunchLive})
+				return tx.PutLaunch(store.Launch{ID: "l-new", Workspace: "ws-a", State: store.LaunchLive})
 			}},
 		{name: "LiveLaunches(ws), a launch revived",
 			read: func(tx store.Tx) (int, error) { return count(tx.LiveLaunches("ws-a")) },
@@ -309,22 +311,22 @@ var (
 				return tx.PutLaunch(store.Launch{ID: "l-gone", Workspace: "ws-a", State: store.LaunchLive})
 			},
 			own: func(tx store.Tx) error {
-				return tx.InsertLaunch(store.Launch{ID: "l-own", Workspace: "ws-a", State: store.LaunchLive})
+				return tx.PutLaunch(store.Launch{ID: "l-own", Workspace: "ws-a", State: store.LaunchLive})
 			}},
 		{name: "LiveLaunches of every workspace",
 			read: func(tx store.Tx) (int, error) { return count(tx.LiveLaunches("")) },
 			add: func(tx store.Tx) error {
-				return tx.InsertLaunch(store.Launch{ID: "l-new", Workspace: "ws-b", State: store.LaunchLive})
+				return tx.PutLaunch(store.Launch{ID: "l-new", Workspace: "ws-b", State: store.LaunchLive})
 			}},
 		{name: "OpenInstructions",
 			read: func(tx store.Tx) (int, error) { return count(tx.OpenInstructions("ws-a")) },
 			add: func(tx store.Tx) error {
-				return tx.InsertInstruction(store.Instruction{ID: "i-new", Workspace: "ws-a", State: store.InstructionPending})
+				return tx.PutInstruction(store.Instruction{ID: "i-new", Workspace: "ws-a", State: store.InstructionPending})
 			}},
 		{name: "ListContinuations",
 			read: func(tx store.Tx) (int, error) { return count(tx.ListContinuations("ws-a")) },
 			add: func(tx store.Tx) error {
-				return tx.InsertContinuation(store.Continuation{ID: "c-new", Workspace: "ws-a", State: store.ContinuationStarted})
+				return tx.PutContinuation(store.Continuation{ID: "c-new", Workspace: "ws-a", State: store.ContinuationStarted})
 			}},
 	}
 )
@@ -338,11 +340,11 @@ func TestListReadsAreSerializable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t, t.TempDir(), testOptions)
 			storetest.Update(t, s, func(tx store.Tx) error {
-				_, err := tx.InsertSession(store.Session{ID: "s-b", Workspace: "ws-b"})
+				err := tx.PutSession(store.Session{ID: "s-b", Workspace: "ws-b"})
 				return errors.Join(err,
-					tx.InsertHandoff(store.Handoff{ID: "h-done", Workspace: "ws-c", RequestID: "r-done", State: store.StateCompleted}),
-					tx.InsertWakeup(store.Wakeup{ID: "w-fired", Workspace: "ws-a", At: now, Status: store.WakeupFired}),
-					tx.InsertLaunch(store.Launch{ID: "l-gone", Workspace: "ws-a", State: store.LaunchGone}))
+					tx.PutHandoff(store.Handoff{ID: "h-done", Workspace: "ws-c", RequestID: "r-done", State: store.StateCompleted}),
+					tx.PutWakeup(store.Wakeup{ID: "w-fired", Workspace: "ws-a", At: now, Status: store.WakeupFired}),
+					tx.PutLaunch(store.Launch{ID: "l-gone", Workspace: "ws-a", State: store.LaunchGone}))
 			})
 			var seen []int
 			err := s.Update(t.Context(), func(tx store.Tx) error {
@@ -383,7 +385,7 @@ func TestLaunchesOfTwoWorkspacesDoNotConflict(t *testing.T) {
 	s := open(t, t.TempDir(), testOptions)
 	launch := func(tx store.Tx, id baton.LaunchID, ws baton.WorkspaceID) error {
 		l := store.Launch{ID: id, Workspace: ws, State: store.LaunchLive}
-		if err := tx.InsertLaunch(l); err != nil {
+		if err := tx.PutLaunch(l); err != nil {
 			return err
 		}
 		l.State = store.LaunchGone

@@ -13,7 +13,7 @@ import (
 
 // testOptions is the profile tests use: small, and without fsync (the
 // durability mode does not change what a transaction sees).
-var testOptions = badgerstore.Options{Profile: badgerstore.ProfileSmall, Durability: badgerstore.DurabilityNoSync}
+var testOptions = badgerstore.Options{Small: true, NoSync: true}
 
 // open opens a store in dir with opts, closed at the end of the test.
 func open(t testing.TB, dir string, opts badgerstore.Options) *badgerstore.Store {
@@ -35,11 +35,11 @@ func open(t testing.TB, dir string, opts badgerstore.Options) *badgerstore.Store
 // fsync, and without fsync.
 func TestConformance(t *testing.T) {
 	for _, opts := range []badgerstore.Options{
-		{Profile: badgerstore.ProfileSmall},
-		{Profile: badgerstore.ProfileDefault, PerCommitSync: true},
+		{Small: true},
+		{PerCommitSync: true},
 		testOptions,
 	} {
-		name := opts.Profile.String() + "/" + opts.Durability.String()
+		name := profileName(opts.Small) + "/" + syncName(opts.NoSync)
 		if opts.PerCommitSync {
 			name += "/percommit"
 		}
@@ -51,7 +51,7 @@ func TestConformance(t *testing.T) {
 
 // TestTransfers runs the handoff property harness (rapid's default 100
 // sequences, two coordinators on one store) over a fresh directory per
-// sequence, with fsync on: it costs about 10% over DurabilityNoSync here,
+// sequence, with fsync on: it costs about 10% over NoSync here,
 // so the harness checks the mode baton ships with.
 func TestTransfers(t *testing.T) {
 	base := t.TempDir()
@@ -60,7 +60,7 @@ func TestTransfers(t *testing.T) {
 		if err != nil {
 			return nil, nil, err
 		}
-		s, err := badgerstore.Open(dir, badgerstore.Options{Profile: badgerstore.ProfileSmall})
+		s, err := badgerstore.Open(dir, badgerstore.Options{Small: true})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -12,7 +12,7 @@ var queuedList = globalList(tQueued)
 // continuationIndexes are the entries of c: in its workspace's list by
 // insert number, and in the queue while queued. A continuation that leaves
 // the queue and comes back gets its old place (the key is the same).
-func continuationIndexes(c continuationV1) []index {
+func continuationIndexes(c continuationRow) []index {
 	id := string(c.ID)
 	byWS := ownedList(tContsByWS, string(c.Workspace))
 	out := []index{{byWS, byWS.prefix().u64(c.Seq).str(id), id}}
@@ -26,60 +26,36 @@ func continuationKeyOf(id string) key { return continuationKey(baton.Continuatio
 
 // GetContinuation returns the continuation id; store.ErrNotFound if absent.
 func (t *tx) GetContinuation(id baton.ContinuationID) (store.Continuation, error) {
-	return getRecord[continuationV1](t, continuationKey(id), "continuation", id)
+	return getRecord[continuationRow](t, continuationKey(id), "continuation", id)
 }
 
-// InsertContinuation adds c. store.ErrDuplicate if its id exists;
+// PutContinuation inserts or replaces c; a stored one keeps its insert
+// number (its place in ListContinuations and in the queue).
 // baton.ErrInvalid if ID or Workspace is empty.
-func (t *tx) InsertContinuation(c store.Continuation) error {
-	if err := t.writable("InsertContinuation"); err != nil {
-		return err
-	}
-	if err := firstErr(required("continuation", "ID", c.ID), required("continuation", "Workspace", c.Workspace)); err != nil {
-		return err
-	}
+func (t *tx) PutContinuation(c store.Continuation) error {
 	k := continuationKey(c.ID)
-	if err := absent(t, k, "continuation", c.ID); err != nil {
+	cur, found, err := current[continuationRow](t, "PutContinuation", k, required("continuation", "ID", c.ID), required("continuation", "Workspace", c.Workspace))
+	if err != nil {
 		return err
 	}
-	seq, err := t.peekSeq(tContsByWS, c.Workspace)
+	seq, err := t.insertSeq(found, cur.Seq, tContsByWS, c.Workspace)
 	if err != nil {
 		return err
 	}
 	v := toContinuation(c, seq)
+	var old []index
+	if found {
+		old = continuationIndexes(cur)
+	}
 	b, err := encode(v)
 	if err != nil {
 		return err
 	}
 	return firstErrOf(
-		func() error { return t.takeSeq(tContsByWS, c.Workspace, seq) },
+		func() error { return t.claimSeq(found, tContsByWS, c.Workspace, seq) },
 		func() error { return t.setRecord(k, b, v) },
-		func() error { return t.reindex(nil, continuationIndexes(v)) },
+		func() error { return t.reindex(old, continuationIndexes(v)) },
 	)
-}
-
-// PutContinuation replaces c, keeping its insert number (its place in
-// ListContinuations and in the queue). store.ErrNotFound if absent;
-// baton.ErrInvalid if ID or Workspace is empty.
-func (t *tx) PutContinuation(c store.Continuation) error {
-	if err := t.writable("PutContinuation"); err != nil {
-		return err
-	}
-	if err := required("continuation", "ID", c.ID); err != nil {
-		return err
-	}
-	cur, err := stored[continuationV1](t, continuationKey(c.ID), "continuation", c.ID)
-	if err != nil {
-		return err
-	}
-	if err := required("continuation", "Workspace", c.Workspace); err != nil {
-		return err
-	}
-	v := toContinuation(c, cur.Seq)
-	if err := t.put(continuationKey(c.ID), v); err != nil {
-		return err
-	}
-	return t.reindex(continuationIndexes(cur), continuationIndexes(v))
 }
 
 // QueuedContinuations returns the continuations in state queued, oldest
@@ -105,5 +81,5 @@ func (t *tx) continuations(l list) ([]store.Continuation, error) {
 	if err != nil {
 		return nil, err
 	}
-	return load(t, ids, continuationKeyOf, continuationV1.record)
+	return load(t, ids, continuationKeyOf, continuationRow.record)
 }

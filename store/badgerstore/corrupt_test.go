@@ -18,16 +18,16 @@ import (
 // seedAll writes one record of each kind in workspace ws-a.
 func seedAll(tx store.Tx) error {
 	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	_, serr := tx.InsertSession(store.Session{ID: "s-1", Workspace: "ws-a", Status: store.SessionIdle})
+	serr := tx.PutSession(store.Session{ID: "s-1", Workspace: "ws-a", Status: store.SessionIdle})
 	return errors.Join(
-		tx.InsertWorkspace(store.Workspace{ID: "ws-a", Name: "a"}),
+		tx.PutWorkspace(store.Workspace{ID: "ws-a", Name: "a"}),
 		serr,
-		tx.InsertHandoff(store.Handoff{ID: "h-1", Workspace: "ws-a", RequestID: "r-1", State: store.StateStopping}),
+		tx.PutHandoff(store.Handoff{ID: "h-1", Workspace: "ws-a", RequestID: "r-1", State: store.StateStopping}),
 		tx.PutReservation(store.Reservation{Workspace: "ws-a", Held: true, Epoch: 1}),
-		tx.InsertWakeup(store.Wakeup{ID: "w-1", Workspace: "ws-a", At: now, Status: store.WakeupPending}),
-		tx.InsertContinuation(store.Continuation{ID: "c-1", Workspace: "ws-a", State: store.ContinuationQueued}),
-		tx.InsertLaunch(store.Launch{ID: "l-1", Workspace: "ws-a", State: store.LaunchLive}),
-		tx.InsertInstruction(store.Instruction{ID: "i-1", Workspace: "ws-a", State: store.InstructionPending}),
+		tx.PutWakeup(store.Wakeup{ID: "w-1", Workspace: "ws-a", At: now, Status: store.WakeupPending}),
+		tx.PutContinuation(store.Continuation{ID: "c-1", Workspace: "ws-a", State: store.ContinuationQueued}),
+		tx.PutLaunch(store.Launch{ID: "l-1", Workspace: "ws-a", State: store.LaunchLive}),
+		tx.PutInstruction(store.Instruction{ID: "i-1", Workspace: "ws-a", State: store.InstructionPending}),
 	)
 }
 
@@ -136,7 +136,7 @@ func TestCorruptValues(t *testing.T) {
 					t.Fatal(err)
 				}
 				corrupt(t, dir, r.key, value(goods[string(r.key)]))
-				s, err := Open(dir, Options{Profile: ProfileSmall, Durability: DurabilityNoSync})
+				s, err := Open(dir, Options{Small: true, NoSync: true})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -168,7 +168,7 @@ func TestCorruptValues(t *testing.T) {
 // keys it holds) with the values stored under them.
 func seed(t *testing.T, dir string, goods map[string][]byte) {
 	t.Helper()
-	s, err := Open(dir, Options{Profile: ProfileSmall, Durability: DurabilityNoSync})
+	s, err := Open(dir, Options{Small: true, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ func TestOpenAfterCrashLeftEmptyLogs(t *testing.T) {
 	for _, name := range []string{"00099.mem", "000099.vlog"} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			s, err := badgerstore.Open(dir, badgerstore.Options{Profile: badgerstore.ProfileSmall})
+			s, err := badgerstore.Open(dir, badgerstore.Options{Small: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -27,7 +27,7 @@ func TestOpenAfterCrashLeftEmptyLogs(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			s, err = badgerstore.Open(dir, badgerstore.Options{Profile: badgerstore.ProfileSmall})
+			s, err = badgerstore.Open(dir, badgerstore.Options{Small: true})
 			if err != nil {
 				t.Fatalf("Open with an empty %s: %v", name, err)
 			}

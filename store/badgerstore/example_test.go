@@ -25,10 +25,10 @@ func Example() {
 		log.Fatal(err)
 	}
 	err = s.Update(ctx, func(tx store.Tx) error {
-		if err := tx.InsertWorkspace(store.Workspace{ID: "ws-1", Name: "demo"}); err != nil {
+		if err := tx.PutWorkspace(store.Workspace{ID: "ws-1", Name: "demo"}); err != nil {
 			return err
 		}
-		return tx.InsertHandoff(store.Handoff{ID: "h-1", Workspace: "ws-1", RequestID: "req-1", State: store.StateStopping})
+		return tx.PutHandoff(store.Handoff{ID: "h-1", Workspace: "ws-1", RequestID: "req-1", State: store.StateStopping})
 	})
 	fmt.Println("first handoff:", err)
 
@@ -46,7 +46,7 @@ func Example() {
 	}
 	defer s.Close()
 	err = s.Update(ctx, func(tx store.Tx) error {
-		return tx.InsertHandoff(store.Handoff{ID: "h-2", Workspace: "ws-1", RequestID: "req-2", State: store.StateStopping})
+		return tx.PutHandoff(store.Handoff{ID: "h-2", Workspace: "ws-1", RequestID: "req-2", State: store.StateStopping})
 	})
 	fmt.Println("second pending handoff refused:", errors.Is(err, store.ErrDuplicate))
 	_ = s.View(ctx, func(tx store.Tx) error {
@@ -71,7 +71,7 @@ func ExampleStore_Subscribe() {
 	}
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	s, err := badgerstore.Open(dir, badgerstore.Options{Profile: badgerstore.ProfileSmall})
+	s, err := badgerstore.Open(dir, badgerstore.Options{Small: true})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func ExampleStore_Subscribe() {
 	ch, cancel := s.Subscribe("ws-1")
 	defer cancel()
 	err = s.Update(ctx, func(tx store.Tx) error {
-		return tx.InsertInstruction(store.Instruction{ID: "i-1", Workspace: "ws-1", Text: "add tests", State: store.InstructionPending})
+		return tx.PutInstruction(store.Instruction{ID: "i-1", Workspace: "ws-1", Text: "add tests", State: store.InstructionPending})
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -89,10 +89,38 @@ func ExampleStore_Subscribe() {
 	_ = s.View(ctx, func(tx store.Tx) error {
 		changes, err := tx.Changes("ws-1", 0, 0)
 		for _, c := range changes {
-			fmt.Println(c.Seq, c.Kind, c.Instruction.Text)
+			fmt.Println(c.Seq, c.Instruction.Text)
 		}
 		return err
 	})
 	// Output:
-	// 1 instruction add tests
+	// 1 add tests
+}
+
+// A readiness check asks the store whether it can persist: here its
+// directory is removed under it, and every later Update is refused.
+func ExampleStore_Health() {
+	parent, err := os.MkdirTemp("", "baton-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(parent)
+	dir := parent + "/store"
+	s, err := badgerstore.Open(dir, badgerstore.Options{Small: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("healthy:", s.Health() == nil)
+	_ = os.RemoveAll(dir)
+	fmt.Println("cannot persist:", errors.Is(s.Health(), badgerstore.ErrCannotPersist))
+	err = s.Update(context.Background(), func(tx store.Tx) error {
+		return tx.PutWorkspace(store.Workspace{ID: "ws-1", Name: "lost"})
+	})
+	fmt.Println("update refused:", errors.Is(err, badgerstore.ErrCannotPersist))
+	fmt.Println("close:", s.Close() != nil) // badger cannot flush: Close says so, without waiting
+	// Output:
+	// healthy: true
+	// cannot persist: true
+	// update refused: true
+	// close: true
 }

@@ -17,48 +17,40 @@ type pendingChanges struct {
 	last  map[string]pendingChange
 }
 
-// pendingChange is a change and the JSON of its record, as stored under
-// the record's key.
+// pendingChange is a change (its record left out), the field of
+// store.Change its record goes in ("handoff", "session" or "instruction")
+// and the JSON of the record, as stored under the record's key.
 type pendingChange struct {
-	c    changeV1
-	body []byte
+	c     store.Change
+	field string
+	body  []byte
 }
 
-// add notes c, the value of record id of kind c.Kind, whose JSON is body.
-func (p *pendingChanges) add(c changeV1, id string, body []byte) {
-	k := string(c.Kind) + "\x00" + id
+// add notes the record id, of the kind field names, whose JSON is body.
+func (p *pendingChanges) add(c store.Change, field, id string, body []byte) {
+	k := field + "\x00" + id
 	if p.last == nil {
 		p.last = map[string]pendingChange{}
 	}
 	if _, ok := p.last[k]; !ok {
 		p.order = append(p.order, k)
 	}
-	p.last[k] = pendingChange{c, body}
+	p.last[k] = pendingChange{c, field, body}
 }
 
-func (t *tx) recordHandoff(v handoffV1, body []byte) {
-	t.changes.add(changeV1{Workspace: v.Workspace, Kind: store.ChangeHandoff, Handoff: &v}, string(v.ID), body)
+// recordChange notes that the record id of workspace ws, of the kind field
+// names, was written as body.
+func (t *tx) recordChange(ws baton.WorkspaceID, field, id string, body []byte) {
+	t.changes.add(store.Change{Workspace: ws}, field, id, body)
 }
 
-func (t *tx) recordSession(v sessionV1, body []byte) {
-	t.changes.add(changeV1{Workspace: v.Workspace, Kind: store.ChangeSession, Session: &v}, string(v.ID), body)
-}
-
-// encodeChange returns the JSON of c, whose record's JSON is body: what
-// json.Marshal(c) returns, without encoding the record a second time.
-func encodeChange(c changeV1, body []byte) ([]byte, error) {
-	field := ""
-	switch {
-	case c.Handoff != nil:
-		field = "handoff"
-	case c.Session != nil:
-		field = "session"
-	case c.Instruction != nil:
-		field = "instruction"
-	}
-	head, err := encode(changeV1{Workspace: c.Workspace, Seq: c.Seq, Kind: c.Kind})
-	if err != nil || field == "" {
-		return head, err
+// encodeChange returns the JSON of c with its record, whose JSON is body,
+// under field (a tag of store.Change), without encoding the record a
+// second time.
+func encodeChange(c store.Change, field string, body []byte) ([]byte, error) {
+	head, err := encode(c)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]byte, 0, len(head)+len(field)+len(body)+5)
 	out = append(out, head[:len(head)-1]...) // without the closing brace
@@ -92,7 +84,7 @@ func (t *tx) flushChanges() ([]baton.WorkspaceID, error) {
 			grown = append(grown, c.Workspace)
 		}
 		c.Seq = int64(seq)
-		b, err := encodeChange(c, pc.body)
+		b, err := encodeChange(c, pc.field, pc.body)
 		if err != nil {
 			return nil, err
 		}
@@ -143,11 +135,11 @@ func (t *tx) Changes(ws baton.WorkspaceID, after int64, limit int) ([]store.Chan
 			return nil, fmt.Errorf("badgerstore: %w", err)
 		}
 		item := it.Item()
-		var c changeV1
+		var c store.Change
 		if err := item.Value(func(b []byte) error { return decode(b, &c) }); err != nil {
 			return nil, fmt.Errorf("%w (key %q)", err, item.KeyCopy(nil))
 		}
-		out = append(out, c.record())
+		out = append(out, c)
 		if (limit > 0 && len(out) == limit) || c.Seq >= last {
 			break
 		}

@@ -2,6 +2,7 @@ package badgerstore
 
 import (
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"io/fs"
 	"os"
@@ -15,7 +16,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 )
 
-// groupSync is the group commit of DurabilitySync (see the package
+// groupSync is the group commit of a synced store (see the package
 // documentation, "Group commit"). badger runs without SyncWrites, so a
 // commit returns once its entries are in the memory-mapped write-ahead log
 // (and value log); an Update then waits, before it returns, for a sync
@@ -95,6 +96,10 @@ type groupSync struct {
 	// watch reports log files created since the last listing; nil when
 	// inotify is unavailable or was lost: then every round lists.
 	watch *dirWatch
+
+	// health is the store's (nil in tests of the rounds alone): a round
+	// ends by checking the directory, and a failed round fails it.
+	health *health
 
 	hooks *syncHooks // nil outside this package's tests
 	ids   atomic.Uint64
@@ -313,7 +318,15 @@ func (g *groupSync) await(target uint64) error {
 		g.running = false
 		g.done = round
 		if err != nil && g.err == nil {
-			g.err, g.failedRound = storageErr("sync", err), round
+			// The store's error: ErrCannotPersist first (its code is the
+			// one callers see), then ErrStorage for a failed fsync.
+			if !errors.Is(err, ErrCannotPersist) {
+				err = fmt.Errorf("%w: %w", ErrCannotPersist, storageErr("sync", err))
+			}
+			g.err, g.failedRound = err, round
+			if g.health != nil {
+				g.err = g.health.fail(g.err)
+			}
 			g.broken.Store(true)
 		}
 		g.cond.Broadcast()
@@ -361,6 +374,14 @@ func (g *groupSync) round(round uint64) (err error) {
 		}
 	}
 	g.vlogSynced = vlogWrites
+	// Last, the directory: a round that synced files the directory no
+	// longer holds (removed, replaced) must not acknowledge anything. A
+	// removal after this check is found by the next round.
+	if g.health != nil {
+		if err := g.health.probe(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -177,7 +177,7 @@ func (l *syncLog) check() (violations []string, rotated int) {
 	return violations, rotated
 }
 
-// groupWorkload runs concurrent Updates in 8 workspaces on a ProfileSmall
+// groupWorkload runs concurrent Updates in 8 workspaces on a Small
 // store (1 MiB memtable and value-log files), with records of 8 KiB and,
 // every 16th, of 80 KiB (above the 64 KiB value threshold), so that
 // memtables and value-log files rotate many times, and returns the log.
@@ -187,7 +187,7 @@ func groupWorkload(t *testing.T, skipClosed, watch bool) *syncLog {
 		t.Skip("group commit is used on Linux only")
 	}
 	dir := t.TempDir()
-	s, err := Open(dir, Options{Profile: ProfileSmall})
+	s, err := Open(dir, Options{Small: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func groupWorkload(t *testing.T, skipClosed, watch bool) *syncLog {
 					prompt = large
 				}
 				err := s.Update(context.Background(), func(tx store.Tx) error {
-					return tx.InsertWakeup(store.Wakeup{ID: baton.WakeupID(fmt.Sprintf("w-%d-%d", w, n)),
+					return tx.PutWakeup(store.Wakeup{ID: baton.WakeupID(fmt.Sprintf("w-%d-%d", w, n)),
 						Workspace: baton.WorkspaceID(fmt.Sprint("ws-", w)), Prompt: prompt, Status: store.WakeupFired})
 				})
 				if err != nil {
@@ -292,7 +292,7 @@ func TestGroupCommitListsAfterCreation(t *testing.T) {
 	commit := func(n int) {
 		t.Helper()
 		err := s.Update(ctx, func(tx store.Tx) error {
-			return tx.InsertWakeup(store.Wakeup{ID: baton.WakeupID(fmt.Sprint("w-", n)), Workspace: "ws-a", Status: store.WakeupFired})
+			return tx.PutWakeup(store.Wakeup{ID: baton.WakeupID(fmt.Sprint("w-", n)), Workspace: "ws-a", Status: store.WakeupFired})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -351,7 +351,7 @@ func TestGroupCommitViewWaitsForSync(t *testing.T) {
 		t.Skip("group commit is used on Linux only")
 	}
 	insertW1 := func(tx store.Tx) error {
-		return tx.InsertWakeup(store.Wakeup{ID: "w-1", Workspace: "ws-a", Status: store.WakeupPending})
+		return tx.PutWakeup(store.Wakeup{ID: "w-1", Workspace: "ws-a", Status: store.WakeupPending})
 	}
 	h := store.Handoff{ID: "h-1", Workspace: "ws-a", RequestID: "r", State: store.StateStopping}
 	tests := []struct {
@@ -397,17 +397,17 @@ func TestGroupCommitViewWaitsForSync(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := Open(t.TempDir(), Options{Profile: ProfileSmall})
+			s, err := Open(t.TempDir(), Options{Small: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer s.Close()
 			ctx := t.Context()
 			if err := s.Update(ctx, func(tx store.Tx) error {
-				if err := tx.InsertHandoff(h); err != nil {
+				if err := tx.PutHandoff(h); err != nil {
 					return err
 				}
-				return tx.InsertWakeup(store.Wakeup{ID: "w-0", Workspace: "ws-b", Status: store.WakeupPending})
+				return tx.PutWakeup(store.Wakeup{ID: "w-0", Workspace: "ws-b", Status: store.WakeupPending})
 			}); err != nil {
 				t.Fatal(err)
 			}
@@ -493,7 +493,7 @@ func TestGroupCommitSyncFailure(t *testing.T) {
 		t.Skip("group commit is used on Linux only")
 	}
 	dir := t.TempDir()
-	s, err := Open(dir, Options{Profile: ProfileSmall})
+	s, err := Open(dir, Options{Small: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,7 +515,7 @@ func TestGroupCommitSyncFailure(t *testing.T) {
 	ctx := t.Context()
 	insert := func(id baton.WakeupID) func(store.Tx) error {
 		return func(tx store.Tx) error {
-			return tx.InsertWakeup(store.Wakeup{ID: id, Workspace: "ws-a", Status: store.WakeupFired})
+			return tx.PutWakeup(store.Wakeup{ID: id, Workspace: "ws-a", Status: store.WakeupFired})
 		}
 	}
 	err = s.Update(ctx, insert("w-1"))
@@ -533,7 +533,7 @@ func TestGroupCommitSyncFailure(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	s, err = Open(dir, Options{Profile: ProfileSmall})
+	s, err = Open(dir, Options{Small: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ var pendingList = globalList(tPendingSlot)
 
 // handoffIndex is the entry of h in the handoffs of its workspace, in
 // insert order. Workspace and RequestID never change, so neither does it.
-func handoffIndex(h handoffV1) []index {
+func handoffIndex(h handoffRow) []index {
 	l := ownedList(tHandoffsByWS, string(h.Workspace))
 	return []index{{l, l.prefix().u64(h.Seq).str(string(h.ID)), string(h.ID)}}
 }
@@ -24,7 +24,7 @@ func handoffKeyOf(id string) key { return handoffKey(baton.HandoffID(id)) }
 
 // GetHandoff returns the handoff id; store.ErrNotFound if absent.
 func (t *tx) GetHandoff(id baton.HandoffID) (store.Handoff, error) {
-	return getRecord[handoffV1](t, handoffKey(id), "handoff", id)
+	return getRecord[handoffRow](t, handoffKey(id), "handoff", id)
 }
 
 // byPointer returns the handoff whose id is stored under k;
@@ -37,7 +37,7 @@ func (t *tx) byPointer(k key, what string) (store.Handoff, error) {
 	if id == "" {
 		return store.Handoff{}, baton.Errorf(store.ErrNotFound, "badgerstore: %s", what)
 	}
-	hs, err := load(t, []string{id}, handoffKeyOf, handoffV1.record)
+	hs, err := load(t, []string{id}, handoffKeyOf, handoffRow.record)
 	if err != nil {
 		return store.Handoff{}, fmt.Errorf("%w (through key %q)", err, []byte(k))
 	}
@@ -72,7 +72,7 @@ func (t *tx) ListPendingHandoffs() ([]store.Handoff, error) {
 	if err != nil {
 		return nil, err
 	}
-	hs, err := load(t, ids, handoffKeyOf, handoffV1.record)
+	hs, err := load(t, ids, handoffKeyOf, handoffRow.record)
 	slices.SortFunc(hs, func(a, b store.Handoff) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
@@ -91,42 +91,44 @@ func (t *tx) ListHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
 	if err != nil {
 		return nil, err
 	}
-	return load(t, ids, handoffKeyOf, handoffV1.record)
+	return load(t, ids, handoffKeyOf, handoffRow.record)
 }
 
-// InsertHandoff adds h. store.ErrDuplicate if its id exists, if (Workspace,
-// RequestID) is taken (forever: by a handoff in any state), or if h is
-// pending and another handoff holds the pending slot of its workspace.
-// baton.ErrInvalid if ID, Workspace or RequestID is empty.
+// PutHandoff inserts or replaces h. store.ErrDuplicate if (Workspace,
+// RequestID) is taken by another handoff (forever: in any state), or if h
+// is pending and another handoff holds the pending slot of its workspace;
+// baton.ErrInvalid if ID, Workspace or RequestID is empty, or if h would
+// change the stored Workspace or RequestID.
 //
 // The id, request id and slot checks are Gets of single keys, so two
 // concurrent inserts that both pass them conflict at commit and the loser
 // re-runs and sees the winner.
-func (t *tx) InsertHandoff(h store.Handoff) error {
-	if err := t.writable("InsertHandoff"); err != nil {
-		return err
-	}
-	if err := firstErr(required("handoff", "ID", h.ID), required("handoff", "Workspace", h.Workspace),
-		required("handoff", "RequestID", h.RequestID)); err != nil {
-		return err
-	}
+func (t *tx) PutHandoff(h store.Handoff) error {
 	k := handoffKey(h.ID)
-	if err := absent(t, k, "handoff", h.ID); err != nil {
-		return err
-	}
-	rk := requestKey(h.Workspace, h.RequestID)
-	holder, err := t.getString(rk)
+	cur, found, err := current[handoffRow](t, "PutHandoff", k, required("handoff", "ID", h.ID),
+		required("handoff", "Workspace", h.Workspace), required("handoff", "RequestID", h.RequestID))
 	if err != nil {
 		return err
 	}
-	if holder != "" {
-		return baton.Errorf(store.ErrDuplicate, "badgerstore: request id %q of workspace %q is taken by handoff %q", h.RequestID, h.Workspace, holder)
+	rk := requestKey(h.Workspace, h.RequestID)
+	if found && (h.Workspace != cur.Workspace || h.RequestID != cur.RequestID) {
+		return baton.Errorf(baton.ErrInvalid, "badgerstore: PutHandoff %q: workspace and request id cannot change (stored %q/%q, given %q/%q)",
+			h.ID, cur.Workspace, cur.RequestID, h.Workspace, h.RequestID)
+	}
+	if !found {
+		holder, err := t.getString(rk)
+		if err != nil {
+			return err
+		}
+		if holder != "" {
+			return baton.Errorf(store.ErrDuplicate, "badgerstore: request id %q of workspace %q is taken by handoff %q", h.RequestID, h.Workspace, holder)
+		}
 	}
 	slot, err := t.checkSlot(h)
 	if err != nil {
 		return err
 	}
-	seq, err := t.peekSeq(tHandoffsByWS, h.Workspace)
+	seq, err := t.insertSeq(found, cur.Seq, tHandoffsByWS, h.Workspace)
 	if err != nil {
 		return err
 	}
@@ -136,52 +138,15 @@ func (t *tx) InsertHandoff(h store.Handoff) error {
 		return err
 	}
 	if err := firstErrOf(
-		func() error { return t.takeSeq(tHandoffsByWS, h.Workspace, seq) },
+		func() error { return t.claimSeq(found, tHandoffsByWS, h.Workspace, seq) },
 		func() error { return t.setRecord(k, b, w) },
-		func() error { return t.set(rk, []byte(h.ID)) },
-		func() error { return t.reindex(nil, handoffIndex(w)) },
 		func() error { return t.moveSlot(h, slot) },
+		func() error { return t.insertOnly(found, func() error { return t.set(rk, []byte(h.ID)) }) },
+		func() error { return t.insertOnly(found, func() error { return t.reindex(nil, handoffIndex(w)) }) },
 	); err != nil {
 		return err
 	}
-	t.recordHandoff(w, b)
-	return nil
-}
-
-// PutHandoff replaces h. store.ErrNotFound if absent; baton.ErrInvalid if
-// the ID is empty or if h would change the stored Workspace or RequestID;
-// store.ErrDuplicate if h is pending while another handoff holds the slot.
-func (t *tx) PutHandoff(h store.Handoff) error {
-	if err := t.writable("PutHandoff"); err != nil {
-		return err
-	}
-	if err := required("handoff", "ID", h.ID); err != nil {
-		return err
-	}
-	cur, err := stored[handoffV1](t, handoffKey(h.ID), "handoff", h.ID)
-	if err != nil {
-		return err
-	}
-	if h.Workspace != cur.Workspace || h.RequestID != cur.RequestID {
-		return baton.Errorf(baton.ErrInvalid, "badgerstore: PutHandoff %q: workspace and request id cannot change (stored %q/%q, given %q/%q)",
-			h.ID, cur.Workspace, cur.RequestID, h.Workspace, h.RequestID)
-	}
-	slot, err := t.checkSlot(h)
-	if err != nil {
-		return err
-	}
-	w := toHandoff(h, cur.Seq)
-	b, err := encode(w)
-	if err != nil {
-		return err
-	}
-	if err := firstErrOf(
-		func() error { return t.setRecord(handoffKey(h.ID), b, w) },
-		func() error { return t.moveSlot(h, slot) },
-	); err != nil {
-		return err
-	}
-	t.recordHandoff(w, b)
+	t.recordChange(w.Workspace, "handoff", string(w.ID), b)
 	return nil
 }
 

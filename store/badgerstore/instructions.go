@@ -7,7 +7,7 @@ import (
 
 // instructionIndex is the entry of i in the instructions of its workspace,
 // by insert number.
-func instructionIndex(i instructionV1) []index {
+func instructionIndex(i instructionRow) []index {
 	l := ownedList(tInstrByWS, string(i.Workspace))
 	return []index{{l, l.prefix().u64(i.Seq).str(string(i.ID)), string(i.ID)}}
 }
@@ -16,24 +16,19 @@ func instructionKeyOf(id string) key { return instructionKey(baton.InstructionID
 
 // GetInstruction returns the instruction id; store.ErrNotFound if absent.
 func (t *tx) GetInstruction(id baton.InstructionID) (store.Instruction, error) {
-	return getRecord[instructionV1](t, instructionKey(id), "instruction", id)
+	return getRecord[instructionRow](t, instructionKey(id), "instruction", id)
 }
 
-// InsertInstruction adds i and, at commit, a change to its workspace's
-// feed. store.ErrDuplicate if its id exists; baton.ErrInvalid if ID or
-// Workspace is empty.
-func (t *tx) InsertInstruction(i store.Instruction) error {
-	if err := t.writable("InsertInstruction"); err != nil {
-		return err
-	}
-	if err := firstErr(required("instruction", "ID", i.ID), required("instruction", "Workspace", i.Workspace)); err != nil {
-		return err
-	}
+// PutInstruction inserts or replaces i (a stored one keeps its place in
+// ListInstructions) and adds at commit a change to its workspace's feed.
+// baton.ErrInvalid if ID or Workspace is empty.
+func (t *tx) PutInstruction(i store.Instruction) error {
 	k := instructionKey(i.ID)
-	if err := absent(t, k, "instruction", i.ID); err != nil {
+	cur, found, err := current[instructionRow](t, "PutInstruction", k, required("instruction", "ID", i.ID), required("instruction", "Workspace", i.Workspace))
+	if err != nil {
 		return err
 	}
-	seq, err := t.peekSeq(tInstrByWS, i.Workspace)
+	seq, err := t.insertSeq(found, cur.Seq, tInstrByWS, i.Workspace)
 	if err != nil {
 		return err
 	}
@@ -42,48 +37,20 @@ func (t *tx) InsertInstruction(i store.Instruction) error {
 	if err != nil {
 		return err
 	}
+	var old []index
+	var m *member
+	if found {
+		old, m = instructionIndex(cur), new(cur.member())
+	}
 	if err := firstErrOf(
-		func() error { return t.takeSeq(tInstrByWS, i.Workspace, seq) },
+		func() error { return t.claimSeq(found, tInstrByWS, i.Workspace, seq) },
 		func() error { return t.setRecord(k, b, v) },
-		func() error { return t.reindex(nil, instructionIndex(v)) },
-		func() error { return t.moveMember(openInstructions, nil, v.member()) },
+		func() error { return t.reindex(old, instructionIndex(v)) },
+		func() error { return t.moveMember(openInstructions, m, v.member()) },
 	); err != nil {
 		return err
 	}
-	t.changes.add(changeV1{Workspace: v.Workspace, Kind: store.ChangeInstruction, Instruction: &v}, string(v.ID), b)
-	return nil
-}
-
-// PutInstruction replaces i, keeping its place in ListInstructions, and
-// adds at commit a change to its workspace's feed. store.ErrNotFound if
-// absent; baton.ErrInvalid if ID or Workspace is empty.
-func (t *tx) PutInstruction(i store.Instruction) error {
-	if err := t.writable("PutInstruction"); err != nil {
-		return err
-	}
-	if err := required("instruction", "ID", i.ID); err != nil {
-		return err
-	}
-	cur, err := stored[instructionV1](t, instructionKey(i.ID), "instruction", i.ID)
-	if err != nil {
-		return err
-	}
-	if err := required("instruction", "Workspace", i.Workspace); err != nil {
-		return err
-	}
-	v := toInstruction(i, cur.Seq)
-	b, err := encode(v)
-	if err != nil {
-		return err
-	}
-	if err := firstErrOf(
-		func() error { return t.setRecord(instructionKey(i.ID), b, v) },
-		func() error { return t.reindex(instructionIndex(cur), instructionIndex(v)) },
-		func() error { m := cur.member(); return t.moveMember(openInstructions, &m, v.member()) },
-	); err != nil {
-		return err
-	}
-	t.changes.add(changeV1{Workspace: v.Workspace, Kind: store.ChangeInstruction, Instruction: &v}, string(v.ID), b)
+	t.recordChange(v.Workspace, "instruction", string(v.ID), b)
 	return nil
 }
 
@@ -97,7 +64,7 @@ func (t *tx) ListInstructions(ws baton.WorkspaceID) ([]store.Instruction, error)
 	if err != nil {
 		return nil, err
 	}
-	return load(t, ids, instructionKeyOf, instructionV1.record)
+	return load(t, ids, instructionKeyOf, instructionRow.record)
 }
 
 // OpenInstructions returns the open instructions of ws (pending or
@@ -111,5 +78,5 @@ func (t *tx) OpenInstructions(ws baton.WorkspaceID) ([]store.Instruction, error)
 	if err != nil {
 		return nil, err
 	}
-	return load(t, ids, instructionKeyOf, instructionV1.record)
+	return load(t, ids, instructionKeyOf, instructionRow.record)
 }

@@ -28,7 +28,7 @@ func instructionHistory(b *testing.B, n int) *badgerstore.Store {
 	now := time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)
 	id := func(i int) baton.InstructionID { return baton.InstructionID(fmt.Sprintf("i-%06d", i)) }
 	return history(b, n, func(tx store.Tx, i int) error {
-		return tx.InsertInstruction(store.Instruction{ID: id(i), Workspace: "ws-a",
+		return tx.PutInstruction(store.Instruction{ID: id(i), Workspace: "ws-a",
 			Text: "run the tests again and fix what fails", State: store.InstructionPending, CreatedAt: now, UpdatedAt: now})
 	}, func(tx store.Tx, i int) error {
 		in, err := tx.GetInstruction(id(i))

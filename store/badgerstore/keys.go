@@ -7,7 +7,7 @@ import (
 	"github.com/batonhq/baton"
 )
 
-// Key layout, format 2 (format 1 had no per-workspace sets). Every key
+// Key layout. Every key
 // starts with keyVersion and a table byte, followed by components: a
 // string is its bytes with 0x00 escaped as 0x00 0xFF and a 0x00 0x01
 // terminator (order-preserving and prefix-free:
@@ -34,8 +34,6 @@ import (
 //	u createdAt ws seq id -> id queued continuations, oldest first
 //	L id                   launch record
 //	a ws             -> set the live launches of ws, one value as 'o'
-//	v ws seq id      -> id (before the 'a' table) live launches of ws, by
-//	                       insert; Open deletes them (see syncSet)
 //	V createdAt ws seq id -> id live launches of every workspace, oldest first
 //	I id                   instruction record
 //	i ws seq id      -> id instructions of ws, by insert
@@ -60,9 +58,7 @@ import (
 // all workspaces would be a key that every launch of every workspace
 // rewrites, so that the launches of unrelated workspaces would conflict.
 //
-// Outside the versioned key space: formatKey, and the marker of each set,
-// openIndexKey ('o') and liveIndexKey ('a'): the version up to which the
-// set is known to follow its records (see syncSet).
+// Outside the versioned key space: formatKey.
 //
 // Uniqueness rests on single keys that every writer reads with Get before
 // it writes (the record key for ids, q for request ids, p for the slot): a
@@ -73,26 +69,9 @@ const keyVersion = '1'
 // formatKey holds the format marker (outside the versioned key space).
 var formatKey = []byte("!badgerstore/format")
 
-// formatVersion is the value of formatKey this code writes. Format 2 is
-// format 1 with the per-workspace sets (the 'o' and 'a' tables) built and
-// the per-workspace lists of live launches ('v' entries) gone; Open moves
-// a format 1 directory (formatV1) to it once the sets are built, and a
-// baton that reads only format 1 refuses it, as it must: it would read the
-// live launches of a workspace from the list that is gone.
-const formatVersion = "2"
-
-// formatV1 is the format of a directory written before the per-workspace
-// sets, which Open brings to formatVersion.
-const formatV1 = "1"
-
-// openIndexKey holds, as 8 bytes big-endian, a badger version V such that
-// every instruction record whose latest version is at most V is in the
-// open instructions of its workspace ('o' table) if and only if it is open
-// (outside the versioned key space, as formatKey). See syncSet.
-var openIndexKey = []byte("!badgerstore/open-instructions")
-
-// liveIndexKey is the same marker for the live launches ('a' table).
-var liveIndexKey = []byte("!badgerstore/live-launches")
+// formatVersion is the value of formatKey this code writes and reads.
+// The development versions before it wrote "1" and "2", which it refuses.
+const formatVersion = "3"
 
 // Tables.
 const (
@@ -113,7 +92,7 @@ const (
 	tQueued           = 'u'
 	tLaunch           = 'L'
 	tLiveSet          = 'a'
-	tLiveByWS         = 'v' // also the kind of the launch insert counter
+	tLaunchSeq        = 'v' // the kind of the launch insert counter
 	tLive             = 'V'
 	tInstruction      = 'I'
 	tInstrByWS        = 'i'

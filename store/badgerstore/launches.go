@@ -12,7 +12,7 @@ var liveList = globalList(tLive)
 // launchIndexes is the entry of a live launch in the global live list; a
 // launch that is not live has none. The live launches of one workspace
 // are a per-workspace set instead (liveLaunches, see tx.moveMember).
-func launchIndexes(l launchV1) []index {
+func launchIndexes(l launchRow) []index {
 	if l.State != store.LaunchLive {
 		return nil
 	}
@@ -24,61 +24,36 @@ func launchKeyOf(id string) key { return launchKey(baton.LaunchID(id)) }
 
 // GetLaunch returns the launch id; store.ErrNotFound if absent.
 func (t *tx) GetLaunch(id baton.LaunchID) (store.Launch, error) {
-	return getRecord[launchV1](t, launchKey(id), "launch", id)
+	return getRecord[launchRow](t, launchKey(id), "launch", id)
 }
 
-// InsertLaunch adds l. store.ErrDuplicate if its id exists;
+// PutLaunch inserts or replaces l; a stored one keeps its insert number.
 // baton.ErrInvalid if ID or Workspace is empty.
-func (t *tx) InsertLaunch(l store.Launch) error {
-	if err := t.writable("InsertLaunch"); err != nil {
-		return err
-	}
-	if err := firstErr(required("launch", "ID", l.ID), required("launch", "Workspace", l.Workspace)); err != nil {
-		return err
-	}
+func (t *tx) PutLaunch(l store.Launch) error {
 	k := launchKey(l.ID)
-	if err := absent(t, k, "launch", l.ID); err != nil {
+	cur, found, err := current[launchRow](t, "PutLaunch", k, required("launch", "ID", l.ID), required("launch", "Workspace", l.Workspace))
+	if err != nil {
 		return err
 	}
-	seq, err := t.peekSeq(tLiveByWS, l.Workspace)
+	seq, err := t.insertSeq(found, cur.Seq, tLaunchSeq, l.Workspace)
 	if err != nil {
 		return err
 	}
 	v := toLaunch(l, seq)
+	var old []index
+	var m *member
+	if found {
+		old, m = launchIndexes(cur), new(cur.member())
+	}
 	b, err := encode(v)
 	if err != nil {
 		return err
 	}
 	return firstErrOf(
-		func() error { return t.takeSeq(tLiveByWS, l.Workspace, seq) },
+		func() error { return t.claimSeq(found, tLaunchSeq, l.Workspace, seq) },
 		func() error { return t.setRecord(k, b, v) },
-		func() error { return t.reindex(nil, launchIndexes(v)) },
-		func() error { return t.moveMember(liveLaunches, nil, v.member()) },
-	)
-}
-
-// PutLaunch replaces l, keeping its insert number. store.ErrNotFound if
-// absent; baton.ErrInvalid if ID or Workspace is empty.
-func (t *tx) PutLaunch(l store.Launch) error {
-	if err := t.writable("PutLaunch"); err != nil {
-		return err
-	}
-	if err := required("launch", "ID", l.ID); err != nil {
-		return err
-	}
-	cur, err := stored[launchV1](t, launchKey(l.ID), "launch", l.ID)
-	if err != nil {
-		return err
-	}
-	if err := required("launch", "Workspace", l.Workspace); err != nil {
-		return err
-	}
-	v := toLaunch(l, cur.Seq)
-	m := cur.member()
-	return firstErrOf(
-		func() error { return t.put(launchKey(l.ID), v) },
-		func() error { return t.reindex(launchIndexes(cur), launchIndexes(v)) },
-		func() error { return t.moveMember(liveLaunches, &m, v.member()) },
+		func() error { return t.reindex(old, launchIndexes(v)) },
+		func() error { return t.moveMember(liveLaunches, m, v.member()) },
 	)
 }
 
@@ -101,5 +76,5 @@ func (t *tx) LiveLaunches(ws baton.WorkspaceID) ([]store.Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	return load(t, ids, launchKeyOf, launchV1.record)
+	return load(t, ids, launchKeyOf, launchRow.record)
 }

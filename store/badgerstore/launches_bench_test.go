@@ -49,7 +49,7 @@ func launchHistory(b *testing.B, n int) *badgerstore.Store {
 	now := time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)
 	id := func(i int) baton.LaunchID { return baton.LaunchID(fmt.Sprintf("l-%06d", i)) }
 	return history(b, n, func(tx store.Tx, i int) error {
-		return tx.InsertLaunch(store.Launch{ID: id(i), Workspace: "ws-a", Session: "s-1", Holder: "holder-1",
+		return tx.PutLaunch(store.Launch{ID: id(i), Workspace: "ws-a", Session: "s-1", Holder: "holder-1",
 			Engine: "demo", State: store.LaunchLive, CreatedAt: now, UpdatedAt: now})
 	}, func(tx store.Tx, i int) error {
 		l, err := tx.GetLaunch(id(i))

@@ -13,6 +13,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/badgerstore"
@@ -128,7 +129,7 @@ func BenchmarkBadgerTransition(b *testing.B) {
 		b.Run(fmt.Sprintf("sync=%s", onOff(sync)), func(b *testing.B) {
 			opts := badgerstore.Options{}
 			if !sync {
-				opts.Durability = badgerstore.DurabilityNoSync
+				opts.NoSync = true
 			}
 			transition := transitionSetup(b, opts)
 			b.ReportAllocs()
@@ -250,11 +251,11 @@ func BenchmarkBadgerLifecycle(b *testing.B) {
 }
 
 // BenchmarkBadgerLifecycleNoSync is BenchmarkBadgerLifecycle without a
-// report, at conc=1, with DurabilityNoSync: a transfer's CPU and
+// report, at conc=1, with NoSync: a transfer's CPU and
 // in-process latency without the fsyncs, against the figure of
 // BenchmarkLifecycle of package handoff on memstore.
 func BenchmarkBadgerLifecycleNoSync(b *testing.B) {
-	runLifecycles(b, badgerstore.Options{Durability: badgerstore.DurabilityNoSync}, false, 1)
+	runLifecycles(b, badgerstore.Options{NoSync: true}, false, 1)
 }
 
 // runLifecycles runs b.N transfers on a store opened with opts, from conc
@@ -403,7 +404,7 @@ func historyWorkspace(b *testing.B, n int) (*badgerstore.Store, []baton.SessionI
 	ctx := context.Background()
 	ids := make([]baton.SessionID, n)
 	err := st.Update(ctx, func(tx store.Tx) error {
-		return tx.InsertWorkspace(store.Workspace{ID: benchWS, Config: benchSource, CreatedAt: benchNow})
+		return tx.PutWorkspace(store.Workspace{ID: benchWS, Config: benchSource, CreatedAt: benchNow})
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -412,7 +413,7 @@ func historyWorkspace(b *testing.B, n int) (*badgerstore.Store, []baton.SessionI
 		err := st.Update(ctx, func(tx store.Tx) error {
 			for i := lo; i < min(lo+500, n); i++ {
 				ids[i] = baton.SessionID(fmt.Sprintf("ses-%06d", i))
-				if _, err := tx.InsertSession(store.Session{ID: ids[i], Workspace: benchWS, Config: benchSource, Status: store.SessionEnded,
+				if err := tx.PutSession(store.Session{ID: ids[i], Workspace: benchWS, Config: benchSource, Status: store.SessionEnded,
 					NativeID: "native", ActivationOrder: int64(i + 1), StartedAt: benchNow, EndedAt: benchNow, CreatedAt: benchNow}); err != nil {
 					return err
 				}
@@ -430,8 +431,8 @@ func historyWorkspace(b *testing.B, n int) (*badgerstore.Store, []baton.SessionI
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = svc.Close(context.Background()) })
-	// Reconcile reads every session to link them; it is not measured.
-	if _, err := svc.Reconcile(ctx); err != nil {
+	// Linking reads every session; it is not measured.
+	if err := workspace.RankAll(ctx, st, time.Now); err != nil {
 		b.Fatal(err)
 	}
 	return st, ids, svc
@@ -459,7 +460,7 @@ func BenchmarkBadgerActivate(b *testing.B) {
 				id := ids[i%2]
 				i++
 				err := st.Update(ctx, func(tx store.Tx) error {
-					_, err := session.Activate(tx, id, benchNow)
+					_, err := workspace.Activate(tx, id, benchNow)
 					return err
 				})
 				if err != nil {
@@ -486,7 +487,7 @@ func runningAgain(b *testing.B, st store.Store, id baton.SessionID) {
 		if err := tx.PutSession(s); err != nil {
 			return err
 		}
-		_, err = session.Activate(tx, id, benchNow)
+		_, err = workspace.Activate(tx, id, benchNow)
 		return err
 	})
 	if err != nil {
@@ -503,6 +504,9 @@ func BenchmarkBadgerSessionEnd(b *testing.B) {
 	for _, n := range []int{10, 10_000} {
 		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
 			st, ids, svc := historyWorkspace(b, n)
+			sup := workspace.Of(svc).(interface {
+				RecordEnd(baton.SessionID, baton.LaunchID, engine.ExitStatus)
+			})
 			b.ReportAllocs()
 			b.ResetTimer()
 			i := 0
@@ -510,7 +514,7 @@ func BenchmarkBadgerSessionEnd(b *testing.B) {
 				id := ids[i%2]
 				i++
 				runningAgain(b, st, id)
-				svc.RecordEnd(id, "", engine.ExitStatus{Stopped: true})
+				sup.RecordEnd(id, "", engine.ExitStatus{Stopped: true})
 			}
 			b.StopTimer()
 			var s store.Session
@@ -525,7 +529,7 @@ func BenchmarkBadgerSessionEnd(b *testing.B) {
 	}
 }
 
-// BenchmarkBadgerRollback is one session.Rollback on badger (sync on) of
+// BenchmarkBadgerRollback is one workspace.Rollback on badger (sync on) of
 // the workspace's current session, the head of its ranking (the case
 // that must find the next one), in a workspace of 10 or 10,000 sessions.
 // Each op's activation of the session is set up with the timer stopped.
@@ -541,7 +545,7 @@ func BenchmarkBadgerRollback(b *testing.B) {
 				id := ids[i%2]
 				i++
 				runningAgain(b, st, id)
-				err := st.Update(ctx, func(tx store.Tx) error { return session.Rollback(tx, id, "transfer rolled back", benchNow) })
+				err := st.Update(ctx, func(tx store.Tx) error { return workspace.Rollback(tx, id, "transfer rolled back", benchNow) })
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -581,16 +585,16 @@ func BenchmarkBadgerReconcile(b *testing.B) {
 				}
 			}
 			batch(pending, func(tx store.Tx, i int) error {
-				if err := tx.InsertWorkspace(store.Workspace{ID: ws(i), Config: benchSource, CreatedAt: now}); err != nil {
+				if err := tx.PutWorkspace(store.Workspace{ID: ws(i), Config: benchSource, CreatedAt: now}); err != nil {
 					return err
 				}
-				_, err := tx.InsertSession(store.Session{ID: baton.SessionID(fmt.Sprintf("src-%04d", i)), Workspace: ws(i),
+				err := tx.PutSession(store.Session{ID: baton.SessionID(fmt.Sprintf("src-%04d", i)), Workspace: ws(i),
 					Config: benchSource, Status: store.SessionEnded, NativeID: "native", ActivationOrder: 1, StartedAt: now, EndedAt: now, CreatedAt: now})
 				return err
 			})
 			settled := history - pending
 			batch(settled, func(tx store.Tx, i int) error {
-				return tx.InsertHandoff(store.Handoff{ID: baton.HandoffID(fmt.Sprintf("old-%06d", i)), Workspace: ws(i % pending),
+				return tx.PutHandoff(store.Handoff{ID: baton.HandoffID(fmt.Sprintf("old-%06d", i)), Workspace: ws(i % pending),
 					RequestID: fmt.Sprintf("old-%06d", i), State: store.StateCompleted, Attempt: 1, SourceSession: baton.SessionID(fmt.Sprintf("src-%04d", i%pending)),
 					SourceConfig: benchSource, TargetConfig: benchTarget, CreatedAt: now, UpdatedAt: now})
 			})
@@ -602,7 +606,7 @@ func BenchmarkBadgerReconcile(b *testing.B) {
 						CreatedAt: now, UpdatedAt: now}
 					var err error
 					if first {
-						err = tx.InsertHandoff(h)
+						err = tx.PutHandoff(h)
 					} else {
 						err = tx.PutHandoff(h)
 					}

@@ -25,16 +25,16 @@ func seed(t *testing.T, s store.Store) {
 	at := time.Date(2025, 3, 14, 15, 9, 26, 535897000, time.UTC)
 	storetest.Update(t, s, func(tx store.Tx) error {
 		return errors.Join(
-			tx.InsertWorkspace(store.Workspace{ID: "ws-a", Name: "a", CreatedAt: at}),
+			tx.PutWorkspace(store.Workspace{ID: "ws-a", Name: "a", CreatedAt: at}),
 			tx.PutReservation(store.Reservation{Workspace: "ws-a", Held: true, Handoff: "h-1", Epoch: 3, UpdatedAt: at}),
-			tx.InsertHandoff(store.Handoff{ID: "h-1", Workspace: "ws-a", RequestID: "r-1", State: store.StateGenerating,
+			tx.PutHandoff(store.Handoff{ID: "h-1", Workspace: "ws-a", RequestID: "r-1", State: store.StateGenerating,
 				History: []store.AttemptRecord{{Attempt: 1, Outcome: store.StateFailed, EndedAt: at}}, CreatedAt: at}),
 			func() error {
-				_, err := tx.InsertSession(store.Session{ID: "s-1", Workspace: "ws-a", CreatedAt: at})
+				err := tx.PutSession(store.Session{ID: "s-1", Workspace: "ws-a", CreatedAt: at})
 				return err
 			}(),
-			tx.InsertWakeup(store.Wakeup{ID: "w-1", Workspace: "ws-a", Session: "s-1", At: at, Status: store.WakeupPending}),
-			tx.InsertContinuation(store.Continuation{ID: "c-1", Workspace: "ws-a", State: store.ContinuationQueued, CreatedAt: at}),
+			tx.PutWakeup(store.Wakeup{ID: "w-1", Workspace: "ws-a", Session: "s-1", At: at, Status: store.WakeupPending}),
+			tx.PutContinuation(store.Continuation{ID: "c-1", Workspace: "ws-a", State: store.ContinuationQueued, CreatedAt: at}),
 		)
 	})
 }
@@ -57,13 +57,13 @@ func checkSeeded(t *testing.T, s store.Store, want storetest.Snapshot) {
 		t.Errorf("store after reopening (-before +after):\n%s", d)
 	}
 	err := s.Update(t.Context(), func(tx store.Tx) error {
-		return tx.InsertHandoff(store.Handoff{ID: "h-2", Workspace: "ws-a", RequestID: "r-2", State: store.StateStopping})
+		return tx.PutHandoff(store.Handoff{ID: "h-2", Workspace: "ws-a", RequestID: "r-2", State: store.StateStopping})
 	})
 	if !errors.Is(err, store.ErrDuplicate) {
 		t.Errorf("a second pending handoff after reopening: err = %v, want store.ErrDuplicate (the slot is held)", err)
 	}
 	err = s.Update(t.Context(), func(tx store.Tx) error {
-		return tx.InsertHandoff(store.Handoff{ID: "h-3", Workspace: "ws-a", RequestID: "r-1", State: store.StateCompleted})
+		return tx.PutHandoff(store.Handoff{ID: "h-3", Workspace: "ws-a", RequestID: "r-1", State: store.StateCompleted})
 	})
 	if !errors.Is(err, store.ErrDuplicate) {
 		t.Errorf("a reused request id after reopening: err = %v, want store.ErrDuplicate", err)
@@ -76,7 +76,7 @@ func checkSeeded(t *testing.T, s store.Store, want storetest.Snapshot) {
 		if !r.Held || r.Handoff != "h-1" || r.Epoch != 3 {
 			t.Errorf("reservation after reopening = %+v, want held by h-1 at epoch 3", r)
 		}
-		got, err := tx.InsertSession(store.Session{ID: "s-2", Workspace: "ws-a"})
+		got, err := putSession(tx, store.Session{ID: "s-2", Workspace: "ws-a"})
 		if err != nil {
 			return err
 		}
@@ -88,10 +88,10 @@ func checkSeeded(t *testing.T, s store.Store, want storetest.Snapshot) {
 }
 
 func TestReopenKeepsEverything(t *testing.T) {
-	for _, d := range []badgerstore.Durability{badgerstore.DurabilitySync, badgerstore.DurabilityNoSync} {
-		t.Run(d.String(), func(t *testing.T) {
+	for _, noSync := range []bool{false, true} {
+		t.Run(syncName(noSync), func(t *testing.T) {
 			dir := t.TempDir()
-			opts := badgerstore.Options{Profile: badgerstore.ProfileSmall, Durability: d}
+			opts := badgerstore.Options{Small: true, NoSync: noSync}
 			s := open(t, dir, opts)
 			seed(t, s)
 			want := snapshot(t, s)
@@ -128,9 +128,9 @@ func copyDir(t *testing.T, src, dst string) {
 // committed Update is there, with the pending handoff's slot and
 // reservation still held.
 func TestCrashRecovery(t *testing.T) {
-	for _, d := range []badgerstore.Durability{badgerstore.DurabilitySync, badgerstore.DurabilityNoSync} {
-		t.Run(d.String(), func(t *testing.T) {
-			opts := badgerstore.Options{Profile: badgerstore.ProfileSmall, Durability: d}
+	for _, noSync := range []bool{false, true} {
+		t.Run(syncName(noSync), func(t *testing.T) {
+			opts := badgerstore.Options{Small: true, NoSync: noSync}
 			src := t.TempDir()
 			s := open(t, src, opts)
 			seed(t, s)
@@ -177,7 +177,7 @@ func TestFormatChecks(t *testing.T) {
 		dir  func(t *testing.T) string
 	}{
 		{"foreign badger database", func(t *testing.T) string { return rawDB(t, "user:1", "alice") }},
-		{"newer format", func(t *testing.T) string { return rawDB(t, "!badgerstore/format", "3") }},
+		{"another format", func(t *testing.T) string { return rawDB(t, "!badgerstore/format", "2") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := tc.dir(t)
@@ -202,8 +202,6 @@ func TestOpenRefusesBadInput(t *testing.T) {
 		opts badgerstore.Options
 	}{
 		{"empty directory name", "", badgerstore.Options{}},
-		{"unknown profile", t.TempDir(), badgerstore.Options{Profile: 7}},
-		{"unknown durability", t.TempDir(), badgerstore.Options{Durability: -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := badgerstore.Open(tc.dir, tc.opts)
@@ -231,7 +229,7 @@ func TestCloseWaitsForTransactions(t *testing.T) {
 		updated <- s.Update(t.Context(), func(tx store.Tx) error {
 			close(started)
 			<-release
-			return tx.InsertWorkspace(store.Workspace{ID: "ws-a"})
+			return tx.PutWorkspace(store.Workspace{ID: "ws-a"})
 		})
 	}()
 	<-started
@@ -260,10 +258,10 @@ func TestCloseWaitsForTransactions(t *testing.T) {
 // TestNoGoroutineOutlivesClose checks that Close stops badger's goroutines
 // (compactors, flushers, the cache's): the count returns to where it was.
 func TestNoGoroutineOutlivesClose(t *testing.T) {
-	for _, p := range []badgerstore.Profile{badgerstore.ProfileDefault, badgerstore.ProfileSmall} {
-		t.Run(p.String(), func(t *testing.T) {
+	for _, small := range []bool{false, true} {
+		t.Run(profileName(small), func(t *testing.T) {
 			before := runtime.NumGoroutine()
-			s, err := badgerstore.Open(t.TempDir(), badgerstore.Options{Profile: p})
+			s, err := badgerstore.Open(t.TempDir(), badgerstore.Options{Small: small})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -292,16 +290,16 @@ func heapMiB() float64 {
 // far beyond its documented size, as badger's defaults would.
 func TestHeapAfterOpen(t *testing.T) {
 	for _, tc := range []struct {
-		profile badgerstore.Profile
-		max     float64 // MiB; documented: default about 21, small about 1.5
-	}{{badgerstore.ProfileDefault, 32}, {badgerstore.ProfileSmall, 6}} {
-		t.Run(tc.profile.String(), func(t *testing.T) {
+		small bool
+		max   float64 // MiB; documented: default about 21, small about 1.5
+	}{{false, 32}, {true, 6}} {
+		t.Run(profileName(tc.small), func(t *testing.T) {
 			before := heapMiB()
-			s := open(t, t.TempDir(), badgerstore.Options{Profile: tc.profile})
+			s := open(t, t.TempDir(), badgerstore.Options{Small: tc.small})
 			got := heapMiB() - before
-			t.Logf("heap after Open, profile %v: %.1f MiB", tc.profile, got)
+			t.Logf("heap after Open, profile %s: %.1f MiB", profileName(tc.small), got)
 			if got > tc.max {
-				t.Errorf("heap after Open with profile %v = %.1f MiB, want at most %.0f", tc.profile, got, tc.max)
+				t.Errorf("heap after Open with profile %s = %.1f MiB, want at most %.0f", profileName(tc.small), got, tc.max)
 			}
 			runtime.KeepAlive(s)
 		})

@@ -44,7 +44,7 @@ func TestBadgerLoggerLevels(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			core, logs := observer.New(tc.enabled)
-			l := newBadgerLogger(zap.New(core))
+			l := newBadgerLogger(zap.New(core), nil)
 			l.Errorf("error %d\n", 1) // badger ends most formats with a newline
 			l.Warningf("warning %d", 2)
 			l.Infof("info %d\n", 3)
@@ -61,7 +61,7 @@ func TestBadgerLoggerLevels(t *testing.T) {
 // stderr).
 func TestBadgerLogsThroughZap(t *testing.T) {
 	core, logs := observer.New(zapcore.DebugLevel)
-	s, err := Open(t.TempDir(), Options{Profile: ProfileSmall, Logger: zap.New(core)})
+	s, err := Open(t.TempDir(), Options{Small: true, Logger: zap.New(core)})
 	if err != nil {
 		t.Fatal(err)
 	}

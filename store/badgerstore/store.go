@@ -31,6 +31,17 @@ var (
 	// badger's size limit), or a stored value does not decode. The
 	// error also unwraps to badger's own error where there is one.
 	ErrStorage = baton.NewError(baton.EINTERNAL, "badgerstore: storage failure")
+	// ErrCannotPersist: the store can no longer make a commit durable:
+	// its directory was removed or replaced (badger keeps writing to its
+	// open files, which no path reaches any more), is no longer writable,
+	// has less free space than Options.MinFreeBytes, or badger failed to
+	// write, flush or sync. From the first such fault on, every Update and
+	// View returns it (nothing more is acknowledged) and Health reports
+	// it. It is not worth retrying on this Store: close it, fix the
+	// directory (or free space), and open it again; what was acknowledged
+	// before the fault is still there, unless the directory itself was
+	// removed. It matches baton.ErrUnavailable.
+	ErrCannotPersist = baton.NewError(baton.EUNAVAILABLE, "badgerstore: the directory can no longer persist")
 	// ErrTxDone: a Tx method was called after the function it was given
 	// to returned. It is a programming error.
 	ErrTxDone = baton.NewError(baton.EINTERNAL, "badgerstore: transaction used after its function returned")
@@ -46,11 +57,13 @@ type Store struct {
 	// incarnation is minted by Open (store.Exclusive).
 	incarnation string
 	subs        notify.Hub
-	// gs is the group commit of DurabilitySync; nil with per-commit
-	// fsync or DurabilityNoSync.
+	// gs is the group commit of a synced store; nil with per-commit
+	// fsync or NoSync.
 	gs *groupSync
 	// cache keeps decoded records by key and version.
 	cache *recordCache
+	// health watches the directory (see ErrCannotPersist).
+	health *health
 
 	mu     sync.Mutex
 	idle   sync.Cond // signalled when active drops to 0
@@ -66,21 +79,15 @@ var (
 
 // Open opens (creating it if needed) the store in dir, which is locked
 // until Close. A new directory gets the format marker of this version; an
-// existing one must carry it. The first Open of a format 1 directory
-// (written before the per-workspace sets of open instructions and live
-// launches) builds those sets from the records, once, then marks the
-// directory format 2, which a baton that reads only format 1 refuses.
+// existing one must carry it.
 //
-// Errors: baton.ErrInvalid for an empty dir or an unknown Profile or
-// Durability; ErrLocked if another Store holds dir; ErrFormat if dir holds
-// a database this package did not write, or a newer format; ErrStorage,
+// Errors: baton.ErrInvalid for an empty dir; ErrLocked if another Store
+// holds dir; ErrFormat if dir holds a database this package did not write,
+// or another format; ErrStorage,
 // or an error of the file system, if badger cannot open it.
 func Open(dir string, opts Options) (*Store, error) {
 	if dir == "" {
 		return nil, baton.Errorf(baton.ErrInvalid, "badgerstore: Open: empty directory")
-	}
-	if err := opts.validate(); err != nil {
-		return nil, err
 	}
 	log := opts.Logger
 	if log == nil {
@@ -93,44 +100,70 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	hl, err := newHealth(dir, opts.minFree())
+	if err != nil {
+		_ = lock.release()
+		return nil, err
+	}
 	if err := dropEmptyMemtables(dir); err != nil {
 		_ = lock.release()
 		return nil, storageErr("open "+dir, err)
 	}
 	group := opts.groupCommit()
-	db, err := badger.Open(opts.badgerOptions(dir, log, group))
+	db, err := badger.Open(opts.badgerOptions(dir, log, group).WithLogger(newBadgerLogger(log, hl)))
 	if err == nil && group && !checkLayout(dir) {
 		// Not the log files a sync round knows how to cover: fall back
 		// to badger's per-commit fsync.
 		log.Warn("badgerstore: unexpected badger file layout, group commit disabled", zap.String("dir", dir))
 		group = false
 		if err = db.Close(); err == nil {
-			db, err = badger.Open(opts.badgerOptions(dir, log, false))
+			db, err = badger.Open(opts.badgerOptions(dir, log, false).WithLogger(newBadgerLogger(log, hl)))
 		}
 	}
 	if err != nil {
 		_ = lock.release()
 		return nil, storageErr("open "+dir, err)
 	}
-	v1, err := checkFormat(db)
-	if err == nil {
-		err = syncSets(db, log, v1)
-	}
-	if err == nil && v1 {
-		err = upgradeFormat(db)
-	}
-	if err != nil {
+	if err := checkFormat(db); err != nil {
 		_ = db.Close()
 		_ = lock.release()
 		return nil, err
 	}
 	s := &Store{db: db, lock: lock, log: log, maxRetries: opts.maxRetries(), incarnation: rand.Text(),
-		cache: newRecordCache(opts.cachePerShard())}
+		cache: newRecordCache(opts.cachePerShard()), health: hl}
 	if group {
 		s.gs = newGroupSync(dir, opts.valueThreshold())
+		s.gs.health = hl
 	}
 	s.idle.L = &s.mu
 	return s, nil
+}
+
+// closeGrace bounds how long Close waits for badger to close once the
+// store cannot persist (see Close).
+const closeGrace = 10 * time.Second
+
+// closeDB closes badger, without waiting past closeGrace for a store that
+// cannot persist.
+func (s *Store) closeDB() error {
+	if s.health.failed() == nil {
+		return s.db.Close()
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.db.Close() }()
+	grace := closeGrace
+	if s.health.gone() {
+		grace = 0
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		s.log.Error("badgerstore: badger did not close: its memtable cannot be flushed", zap.Error(s.health.failed()))
+		return fmt.Errorf("%w: close: badger could not flush its memtable", ErrCannotPersist)
+	}
 }
 
 // dropEmptyMemtables removes the empty (0-byte) memtable and value logs a
@@ -161,25 +194,19 @@ func dropEmptyMemtables(dir string) error {
 }
 
 // checkFormat writes the format marker into an empty database, and refuses
-// a database with another marker or with data but no marker. v1 reports a
-// format 1 directory, which Open brings to format 2 (upgradeFormat) once
-// its per-workspace sets are built.
-func checkFormat(db *badger.DB) (v1 bool, err error) {
-	err = db.Update(func(txn *badger.Txn) error {
+// a database with another marker or with data but no marker.
+func checkFormat(db *badger.DB) error {
+	return db.Update(func(txn *badger.Txn) error {
 		item, err := txn.Get(formatKey)
 		if err == nil {
 			v, err := item.ValueCopy(nil)
 			if err != nil {
 				return storageErr("read format", err)
 			}
-			switch string(v) {
-			case formatVersion:
-				return nil
-			case formatV1:
-				v1 = true
-				return nil
+			if string(v) != formatVersion {
+				return fmt.Errorf("%w: format %q, this version reads %q", ErrFormat, v, formatVersion)
 			}
-			return fmt.Errorf("%w: format %q, this version reads %q and %q", ErrFormat, v, formatV1, formatVersion)
+			return nil
 		}
 		if !errors.Is(err, badger.ErrKeyNotFound) {
 			return storageErr("read format", err)
@@ -193,22 +220,6 @@ func checkFormat(db *badger.DB) (v1 bool, err error) {
 		}
 		return txn.Set(formatKey, []byte(formatVersion))
 	})
-	return v1, err
-}
-
-// upgradeFormat marks a format 1 directory whose sets syncSets built as
-// format 2, durably: from then on a baton that reads only format 1
-// refuses it. A crash before leaves format 1, and the next Open builds
-// what is missing again (syncSets is idempotent).
-func upgradeFormat(db *badger.DB) error {
-	err := db.Update(func(txn *badger.Txn) error { return txn.Set(formatKey, []byte(formatVersion)) })
-	if err == nil {
-		err = syncLogs(db)
-	}
-	if err != nil {
-		return storageErr("write format", err)
-	}
-	return nil
 }
 
 // begin registers a running transaction; it fails after Close.
@@ -241,7 +252,7 @@ func (s *Store) end() {
 // outside the transaction. If fn returns an error or panics, nothing it
 // wrote is kept; its error is returned as is (a panic goes on).
 //
-// With DurabilitySync, Update returns nil only once the commit is fsynced
+// Unless Options.NoSync, Update returns nil only once the commit is fsynced
 // (with group commit: once a sync round that started after the commit has
 // ended; an Update whose snapshot may show a commit not yet synced also
 // waits for that commit's round before it returns, whatever it returns).
@@ -260,10 +271,11 @@ func (s *Store) end() {
 // to retry the whole Update); ErrStorage if badger fails to commit, if a
 // group commit sync fails (the commit may be visible but is not known to
 // be durable: from then on every Update and View returns that error; close
-// the store and open it again),
+// the store and open it again; the error also matches ErrCannotPersist),
 // or if a write inside fn failed with ErrStorage (a half-done write is never
-// committed, even when fn ignores its error and returns nil); otherwise
-// fn's error, as is.
+// committed, even when fn ignores its error and returns nil);
+// ErrCannotPersist once the store cannot persist (see ErrCannotPersist:
+// not worth retrying on this Store); otherwise fn's error, as is.
 func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
 	if fn == nil {
 		return baton.Errorf(baton.ErrInvalid, "badgerstore: Update: nil function")
@@ -327,6 +339,9 @@ func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
 // serialization race (err is then nil); grown are the workspaces whose
 // change feed the commit appended to.
 func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (conflict bool, grown []baton.WorkspaceID, err error) {
+	if err := s.health.failed(); err != nil {
+		return false, nil, err
+	}
 	txn := s.db.NewTransaction(update)
 	t := &tx{txn: txn, ctx: ctx, update: update, cache: s.cache}
 	defer func() {
@@ -380,8 +395,11 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (
 	}
 	if s.gs != nil {
 		conflict, err := s.gs.commit(txn, t.writes, t.bigValue)
-		if err != nil || conflict {
-			return conflict, nil, err
+		if err != nil {
+			return false, nil, s.health.fail(err)
+		}
+		if conflict {
+			return true, nil, nil
 		}
 		// The round that covered the commit started after everything its
 		// snapshot showed was in badger's logs; settling the keys read
@@ -398,7 +416,12 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (
 	case errors.Is(err, badger.ErrConflict):
 		return true, nil, nil
 	case err != nil:
-		return false, nil, storageErr("commit", err)
+		return false, nil, s.health.fail(storageErr("commit", err))
+	}
+	// Visible, and synced if SyncWrites: acknowledged only while the
+	// directory can still persist it.
+	if err := s.health.check(); err != nil {
+		return false, nil, err
 	}
 	t.cacheWritten()
 	return false, grown, nil
@@ -406,7 +429,7 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (
 
 // Subscribe returns a channel that receives a value after each committed
 // Update that appends changes to ws (ws == "": to any workspace), once
-// the commit is as durable as Options.Durability promises and visible to
+// the commit is as durable as Options.NoSync promises and visible to
 // every new transaction. Notifications are coalesced (the channel holds
 // at most one) and a committer never waits for a reader. They are in
 // process only: one process holds the directory. Close wakes every
@@ -414,6 +437,22 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (
 // subscription; it is idempotent and never closes ch.
 func (s *Store) Subscribe(ws baton.WorkspaceID) (ch <-chan struct{}, cancel func()) {
 	return s.subs.Subscribe(ws)
+}
+
+// Health returns nil while the store can persist its commits, and
+// otherwise the error every Update and View returns from then on
+// (matching ErrCannotPersist, and ErrStorage when badger itself failed).
+// It checks the directory now (present, the same one, writable, with room
+// left), so a readiness check sees a fault even while nothing is
+// written. It is cheap (three system calls) and safe for concurrent use.
+func (s *Store) Health() error {
+	if err := s.health.check(); err != nil {
+		return err
+	}
+	if s.gs != nil {
+		return s.gs.failed()
+	}
+	return nil
 }
 
 // Incarnation returns the random id this Open minted (26 characters of
@@ -439,11 +478,17 @@ func pause(ctx context.Context, try int) error {
 // Close waits for running transactions to end, closes badger (flushing its
 // memtable) and releases the directory. Afterwards Update, View and Close
 // return store.ErrClosed. No goroutine of the Store or of badger outlives
-// Close.
+// Close, with one exception: badger retries a failed flush of its
+// memtable forever, so once the store cannot persist (ErrCannotPersist)
+// Close waits for badger at most 10 seconds (not at all when the
+// directory is gone or replaced: nothing written there would persist),
+// then returns, leaving badger's goroutines behind; exit the process
+// before opening that directory again.
 //
 // Errors: store.ErrClosed on a second Close; ErrStorage if badger fails to
 // close cleanly (the directory is released all the same, and badger
-// replays its log on the next Open).
+// replays its log on the next Open); ErrCannotPersist if badger did not
+// close within the grace.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -459,7 +504,7 @@ func (s *Store) Close() error {
 	if s.gs != nil {
 		s.gs.close()
 	}
-	err := s.db.Close()
+	err := s.closeDB()
 	if lerr := s.lock.release(); err == nil && lerr != nil {
 		return fmt.Errorf("badgerstore: release lock: %w", lerr)
 	}

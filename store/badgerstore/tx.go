@@ -173,31 +173,6 @@ func decode(b []byte, v any) error {
 	return nil
 }
 
-// exists reports whether k holds a value (entering it into the read set).
-func (t *tx) exists(k key) (bool, error) {
-	_, err := t.get(k)
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, storageErr(fmt.Sprintf("read (key %q)", []byte(k)), err)
-	}
-	return true, nil
-}
-
-// absent refuses an insert under a taken key: store.ErrDuplicate (naming
-// kind and id) if k holds a value (entering it into the read set).
-func absent[K ~string](t *tx, k key, kind string, id K) error {
-	found, err := t.exists(k)
-	if err != nil {
-		return err
-	}
-	if found {
-		return duplicate(kind, id)
-	}
-	return nil
-}
-
 // getString returns the value under k, the id of a record, as a string
 // ("" if absent; an empty value is corruption).
 func (t *tx) getString(k key) (string, error) {
@@ -221,9 +196,6 @@ func (t *tx) getString(k key) (string, error) {
 // encode returns v as JSON. Writers encode before their first write, so
 // that a record that cannot be stored is refused without a side effect.
 func encode(v any) ([]byte, error) {
-	if b, ok := appendRecord(nil, v); ok {
-		return b, nil
-	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		// Only a time outside the years 0-9999 fails to encode.
@@ -360,6 +332,46 @@ func (t *tx) cacheWritten() {
 	}
 }
 
+// current begins a Put: it checks the transaction and the record's keys
+// (errs) and returns the stored form of the record under k; found is false
+// for a new record. The read enters the read set, found or not, so of two
+// concurrent inserts of one id the second to commit conflicts.
+func current[V any](t *tx, op string, k key, errs ...error) (V, bool, error) {
+	if err := t.writable(op); err != nil {
+		return *new(V), false, err
+	}
+	if err := firstErr(errs...); err != nil {
+		return *new(V), false, err
+	}
+	return getValue[V](t, k)
+}
+
+// insertSeq returns the insert number of a record: seq if it is stored
+// (found), else the next of kind in ws, which claimSeq takes once the
+// record is known to encode.
+func (t *tx) insertSeq(found bool, seq uint64, kind byte, ws baton.WorkspaceID) (uint64, error) {
+	if found {
+		return seq, nil
+	}
+	return t.peekSeq(kind, ws)
+}
+
+// insertOnly runs write for a new record (found false) only.
+func (t *tx) insertOnly(found bool, write func() error) error {
+	if found {
+		return nil
+	}
+	return write()
+}
+
+// claimSeq takes the insert number insertSeq gave a new record.
+func (t *tx) claimSeq(found bool, kind byte, ws baton.WorkspaceID, seq uint64) error {
+	if found {
+		return nil
+	}
+	return t.takeSeq(kind, ws, seq)
+}
+
 // peekSeq returns the next insert number of kind in ws (the first is 1);
 // takeSeq stores it as taken. Reading the counter orders concurrent inserts
 // into one workspace: the second to commit conflicts and re-runs.
@@ -417,10 +429,6 @@ func required[K ~string](kind, field string, k K) error {
 
 func notFound[K ~string](kind string, k K) error {
 	return baton.Errorf(store.ErrNotFound, "badgerstore: %s %q", kind, string(k))
-}
-
-func duplicate[K ~string](kind string, k K) error {
-	return baton.Errorf(store.ErrDuplicate, "badgerstore: %s %q exists", kind, string(k))
 }
 
 // storageErr wraps a badger failure (or undecodable data) so that it

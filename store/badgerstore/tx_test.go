@@ -33,10 +33,10 @@ func TestInvalidWrites(t *testing.T) {
 		{"PutWakeup without ID", func(tx store.Tx) error { return tx.PutWakeup(store.Wakeup{Workspace: "ws-a"}) }},
 		{"PutContinuation without ID", func(tx store.Tx) error { return tx.PutContinuation(store.Continuation{Workspace: "ws-a"}) }},
 		{"a time after year 9999", func(tx store.Tx) error {
-			return tx.InsertWorkspace(store.Workspace{ID: "ws-b", CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)})
+			return tx.PutWorkspace(store.Workspace{ID: "ws-b", CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)})
 		}},
 		{"a session with a time after year 9999", func(tx store.Tx) error {
-			_, err := tx.InsertSession(store.Session{ID: "s-2", Workspace: "ws-a", CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)})
+			err := tx.PutSession(store.Session{ID: "s-2", Workspace: "ws-a", CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)})
 			return err
 		}},
 	}
@@ -55,7 +55,7 @@ func TestInvalidWrites(t *testing.T) {
 	}
 	// The refused session insert took no Seq.
 	storetest.Update(t, s, func(tx store.Tx) error {
-		got, err := tx.InsertSession(store.Session{ID: "s-2", Workspace: "ws-a"})
+		got, err := putSession(tx, store.Session{ID: "s-2", Workspace: "ws-a"})
 		if err == nil && got.Seq != 2 {
 			t.Errorf("Seq after refused inserts = %d, want 2", got.Seq)
 		}
@@ -70,9 +70,9 @@ func TestTxAfterFnReturns(t *testing.T) {
 	storetest.View(t, s, func(tx store.Tx) error { kept = append(kept, tx); return nil })
 	for i, tx := range kept {
 		for name, err := range map[string]error{
-			"InsertWorkspace": tx.InsertWorkspace(store.Workspace{ID: "ws-a"}),
-			"GetWorkspace":    func() error { _, err := tx.GetWorkspace("ws-a"); return err }(),
-			"DueWakeups":      func() error { _, err := tx.DueWakeups(time.Now(), 0); return err }(),
+			"PutWorkspace": tx.PutWorkspace(store.Workspace{ID: "ws-a"}),
+			"GetWorkspace": func() error { _, err := tx.GetWorkspace("ws-a"); return err }(),
+			"DueWakeups":   func() error { _, err := tx.DueWakeups(time.Now(), 0); return err }(),
 		} {
 			if !errors.Is(err, badgerstore.ErrTxDone) {
 				t.Errorf("tx %d: %s after fn returned: err = %v, want ErrTxDone", i, name, err)
@@ -132,7 +132,7 @@ func TestBrokenTransactionDoesNotCommit(t *testing.T) {
 	var writeErr error
 	err := s.Update(t.Context(), func(tx store.Tx) error {
 		for i := 0; writeErr == nil && i < 10000; i++ {
-			writeErr = tx.InsertWorkspace(store.Workspace{ID: baton.WorkspaceID(fmt.Sprintf("ws-%d", i)), Mission: big})
+			writeErr = tx.PutWorkspace(store.Workspace{ID: baton.WorkspaceID(fmt.Sprintf("ws-%d", i)), Mission: big})
 		}
 		return nil
 	})
@@ -154,7 +154,7 @@ func TestTimesStoredInUTC(t *testing.T) {
 	s := open(t, t.TempDir(), testOptions)
 	in := time.Now().In(time.FixedZone("X", 3600)) // nanoseconds, a zone and a monotonic reading
 	storetest.Update(t, s, func(tx store.Tx) error {
-		return tx.InsertWorkspace(store.Workspace{ID: "ws-a", CreatedAt: in})
+		return tx.PutWorkspace(store.Workspace{ID: "ws-a", CreatedAt: in})
 	})
 	storetest.View(t, s, func(tx store.Tx) error {
 		w, err := tx.GetWorkspace("ws-a")
@@ -178,7 +178,7 @@ func TestSeqPerWorkspace(t *testing.T) {
 		t.Helper()
 		var got store.Session
 		storetest.Update(t, s, func(tx store.Tx) (err error) {
-			got, err = tx.InsertSession(store.Session{ID: id, Workspace: ws, Seq: 42})
+			got, err = putSession(tx, store.Session{ID: id, Workspace: ws, Seq: 42})
 			return err
 		})
 		return got
@@ -186,7 +186,7 @@ func TestSeqPerWorkspace(t *testing.T) {
 	a1 := insert("s-a1", "ws-a")
 	boom := errors.New("boom")
 	if err := s.Update(t.Context(), func(tx store.Tx) error {
-		_, _ = tx.InsertSession(store.Session{ID: "s-x", Workspace: "ws-a"})
+		_ = tx.PutSession(store.Session{ID: "s-x", Workspace: "ws-a"})
 		return boom
 	}); err != boom {
 		t.Fatalf("Update = %v, want boom", err)

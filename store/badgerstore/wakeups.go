@@ -13,7 +13,7 @@ var dueList = globalList(tDue)
 // wakeupIndexes are the entries of w: in its session's list (if pinned),
 // in its workspace's list, and in the due list while pending; each ordered
 // by (At, ID).
-func wakeupIndexes(w wakeupV1) []index {
+func wakeupIndexes(w wakeupRow) []index {
 	id := string(w.ID)
 	byWS := ownedList(tWakeupsByWS, string(w.Workspace))
 	out := []index{{byWS, byWS.prefix().time(w.At).str(id), id}}
@@ -31,51 +31,24 @@ func wakeupKeyOf(id string) key { return wakeupKey(baton.WakeupID(id)) }
 
 // GetWakeup returns the wakeup id; store.ErrNotFound if absent.
 func (t *tx) GetWakeup(id baton.WakeupID) (store.Wakeup, error) {
-	return getRecord[wakeupV1](t, wakeupKey(id), "wakeup", id)
+	return getRecord[wakeupRow](t, wakeupKey(id), "wakeup", id)
 }
 
-// InsertWakeup adds w. store.ErrDuplicate if its id exists;
-// baton.ErrInvalid if ID or Workspace is empty.
-func (t *tx) InsertWakeup(w store.Wakeup) error {
-	if err := t.writable("InsertWakeup"); err != nil {
-		return err
-	}
-	if err := firstErr(required("wakeup", "ID", w.ID), required("wakeup", "Workspace", w.Workspace)); err != nil {
-		return err
-	}
-	k := wakeupKey(w.ID)
-	if err := absent(t, k, "wakeup", w.ID); err != nil {
-		return err
-	}
-	v := toWakeup(w)
-	if err := t.put(k, v); err != nil {
-		return err
-	}
-	return t.reindex(nil, wakeupIndexes(v))
-}
-
-// PutWakeup replaces w, moving its index entries when its session, At or
-// status change. store.ErrNotFound if absent; baton.ErrInvalid if ID or
-// Workspace is empty.
+// PutWakeup inserts or replaces w, moving its index entries when its
+// session, At or status change; baton.ErrInvalid if ID or Workspace is
+// empty.
 func (t *tx) PutWakeup(w store.Wakeup) error {
-	if err := t.writable("PutWakeup"); err != nil {
-		return err
-	}
-	if err := required("wakeup", "ID", w.ID); err != nil {
-		return err
-	}
-	cur, err := stored[wakeupV1](t, wakeupKey(w.ID), "wakeup", w.ID)
+	k := wakeupKey(w.ID)
+	cur, found, err := current[wakeupRow](t, "PutWakeup", k, required("wakeup", "ID", w.ID), required("wakeup", "Workspace", w.Workspace))
 	if err != nil {
 		return err
 	}
-	if err := required("wakeup", "Workspace", w.Workspace); err != nil {
-		return err
-	}
 	v := toWakeup(w)
-	if err := t.put(wakeupKey(w.ID), v); err != nil {
-		return err
+	var old []index
+	if found {
+		old = wakeupIndexes(cur)
 	}
-	return t.reindex(wakeupIndexes(cur), wakeupIndexes(v))
+	return firstErrOf(func() error { return t.put(k, v) }, func() error { return t.reindex(old, wakeupIndexes(v)) })
 }
 
 // WakeupsBySession returns the wakeups pinned to id, any status, ordered by
@@ -110,5 +83,5 @@ func (t *tx) wakeups(l list, stop key, limit int) ([]store.Wakeup, error) {
 	if err != nil {
 		return nil, err
 	}
-	return load(t, ids, wakeupKeyOf, wakeupV1.record)
+	return load(t, ids, wakeupKeyOf, wakeupRow.record)
 }

@@ -13,46 +13,20 @@ var workspaces = globalList(tWorkspace)
 
 // GetWorkspace returns the workspace id; store.ErrNotFound if absent.
 func (t *tx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
-	return getRecord[workspaceV1](t, workspaceKey(id), "workspace", id)
+	return getRecord[workspaceRow](t, workspaceKey(id), "workspace", id)
 }
 
-// InsertWorkspace adds w; store.ErrDuplicate if its id exists,
-// baton.ErrInvalid if the id is empty.
-func (t *tx) InsertWorkspace(w store.Workspace) error {
-	if err := t.writable("InsertWorkspace"); err != nil {
-		return err
-	}
-	if err := required("workspace", "ID", w.ID); err != nil {
-		return err
-	}
-	k := workspaceKey(w.ID)
-	if err := absent(t, k, "workspace", w.ID); err != nil {
-		return err
-	}
-	if err := t.put(k, toWorkspace(w)); err != nil {
-		return err
-	}
-	return t.touch(workspaces)
-}
-
-// PutWorkspace replaces w; store.ErrNotFound if absent, baton.ErrInvalid if
-// the id is empty.
+// PutWorkspace inserts or replaces w; baton.ErrInvalid if the id is empty.
 func (t *tx) PutWorkspace(w store.Workspace) error {
-	if err := t.writable("PutWorkspace"); err != nil {
-		return err
-	}
-	if err := required("workspace", "ID", w.ID); err != nil {
-		return err
-	}
 	k := workspaceKey(w.ID)
-	found, err := t.exists(k)
+	_, found, err := current[workspaceRow](t, "PutWorkspace", k, required("workspace", "ID", w.ID))
 	if err != nil {
 		return err
 	}
-	if !found {
-		return notFound("workspace", w.ID)
+	if err := t.put(k, toWorkspace(w)); err != nil || found {
+		return err
 	}
-	return t.put(k, toWorkspace(w))
+	return t.touch(workspaces)
 }
 
 // ListWorkspaces returns every workspace, sorted by ID.
@@ -63,7 +37,7 @@ func (t *tx) ListWorkspaces() ([]store.Workspace, error) {
 	var out []store.Workspace
 	var derr error
 	err := t.scan(workspaces, func(k, v []byte) bool {
-		var w workspaceV1
+		var w workspaceRow
 		if derr = decode(v, &w); derr != nil {
 			derr = fmt.Errorf("%w (key %q)", derr, k)
 			return false
@@ -80,7 +54,7 @@ func (t *tx) ListWorkspaces() ([]store.Workspace, error) {
 // GetReservation returns the reservation row of ws; store.ErrNotFound if
 // none was ever put.
 func (t *tx) GetReservation(ws baton.WorkspaceID) (store.Reservation, error) {
-	return getRecord[reservationV1](t, reservationKey(ws), "reservation of workspace", ws)
+	return getRecord[reservationRow](t, reservationKey(ws), "reservation of workspace", ws)
 }
 
 // PutReservation inserts or replaces the row of r.Workspace;

@@ -5,12 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/dgraph-io/badger/v4"
-	"go.uber.org/zap"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
@@ -20,24 +18,10 @@ import (
 // set's table and the workspace) listing, by insert number, the records of
 // a kind that are in a given state, which reads it instead of a list of
 // keys (see the key layout in keys.go). Every write of such a record
-// updates the set in the same transaction (tx.moveMember), and Open
-// brings the sets up to date with records a baton that predates them
-// wrote (syncSet).
+// updates the set in the same transaction (tx.moveMember).
 type wsSet struct {
-	name    string // in logs and errors
-	table   byte   // the table of the sets
-	records byte   // the table of the records
-	// mark is the key, outside the versioned key space, of the badger
-	// version up to which the sets are known to follow the records: one
-	// per set, so that a set added later is backfilled in a directory
-	// whose other sets are up to date.
-	mark []byte
-	// legacy is the table of the per-workspace lists of keys the set
-	// replaced (0: none), laid out as "legacy ws seq id": the backfill
-	// deletes their entries.
-	legacy byte
-	// member decodes a record of the records table.
-	member func(b []byte) (member, error)
+	name  string // in errors
+	table byte   // the table of the sets
 }
 
 // member is what a wsSet reads of a record: its workspace, insert number
@@ -49,172 +33,24 @@ type member struct {
 	in  bool
 }
 
-// decodeMember decodes a record as W and returns its member.
-func decodeMember[W interface{ member() member }](b []byte) (member, error) {
-	var w W
-	err := decode(b, &w)
-	return w.member(), err
-}
-
-func (i instructionV1) member() member {
+func (i instructionRow) member() member {
 	return member{i.Workspace, i.Seq, string(i.ID), i.State.Open()}
 }
 
-func (l launchV1) member() member {
+func (l launchRow) member() member {
 	return member{l.Workspace, l.Seq, string(l.ID), l.State == store.LaunchLive}
 }
 
 var (
 	// openInstructions are the pending and unknown instructions of each
 	// workspace (OpenInstructions).
-	openInstructions = &wsSet{name: "open instructions", table: tOpenInstr, records: tInstruction,
-		mark: openIndexKey, member: decodeMember[instructionV1]}
-	// liveLaunches are the live launches of each workspace
-	// (LiveLaunches(ws)); they replaced the lists of table tLiveByWS.
-	liveLaunches = &wsSet{name: "live launches", table: tLiveSet, records: tLaunch,
-		mark: liveIndexKey, legacy: tLiveByWS, member: decodeMember[launchV1]}
-	// wsSets are all the per-workspace sets, which Open backfills where
-	// they may not follow their records (syncSet).
-	wsSets = []*wsSet{openInstructions, liveLaunches}
+	openInstructions = &wsSet{name: "open instructions", table: tOpenInstr}
+	// liveLaunches are the live launches of each workspace (LiveLaunches(ws)).
+	liveLaunches = &wsSet{name: "live launches", table: tLiveSet}
 )
 
 // key returns the key of the set of ws.
 func (s *wsSet) key(ws baton.WorkspaceID) key { return newKey(s.table).str(string(ws)) }
-
-// syncSets brings every per-workspace set up to date (see syncSet), on
-// Open, before any transaction runs; v1 says the directory is format 1.
-func syncSets(db *badger.DB, log *zap.Logger, v1 bool) error {
-	for _, s := range wsSets {
-		if err := syncSet(db, log, s, v1); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// syncSet builds the sets of s from their records where they may not
-// follow them: in a format 1 directory (v1), written by a baton that
-// predates the sets, and in any directory without the set's marker (a set
-// added by a later version). In a format 2 directory whose marker is
-// there, every record was written together with its sets, and syncSet
-// reads nothing.
-//
-// s.mark holds a badger version up to which the sets are known to follow
-// the records. syncSet reads, on one snapshot, only the records whose
-// latest version is above it (all of them when the marker is absent;
-// badger skips the tables older than the marker whole), adds each member
-// to its workspace's set and removes each other record, and writes the
-// sets that changed. It also deletes the entries of the lists the set
-// replaced (s.legacy) written since the marker. The writes go in batches
-// (a badger transaction has a size limit), each synced before the next,
-// and the marker, set to the snapshot's version, goes last: a crash in
-// between leaves the marker as it was, and the next Open does it again
-// (adding an entry that is there, removing one that is not or deleting a
-// deleted key changes nothing). An Open that crashes after the markers
-// but before the directory became format 2 leaves format 1 and the
-// markers, and the next Open reads only what was written since them.
-//
-// A record that does not decode is skipped, with a warning: every read of
-// it fails with ErrStorage anyway, and it must not keep the store closed.
-// A set that does not decode is an ErrStorage.
-func syncSet(db *badger.DB, log *zap.Logger, s *wsSet, v1 bool) error {
-	snap := db.NewTransaction(false)
-	defer snap.Discard()
-	since, found, err := setMark(snap, s)
-	if err != nil || (found && !v1) {
-		return err
-	}
-	sets := map[baton.WorkspaceID][]setEntry{}
-	changed := map[baton.WorkspaceID]bool{}
-	var order []baton.WorkspaceID // the sets changed, in the order met
-	scanned := 0
-	var stale []key // entries of the legacy lists
-	err = func() error {
-		it := snap.NewIterator(badger.IteratorOptions{Prefix: newKey(s.records), SinceTs: since, PrefetchValues: true, PrefetchSize: 100})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			item := it.Item()
-			scanned++
-			var m member
-			if err := item.Value(func(b []byte) (derr error) { m, derr = s.member(b); return derr }); err != nil {
-				log.Warn("badgerstore: "+s.name+": skipping a record", zap.ByteString("key", item.KeyCopy(nil)), zap.Error(err))
-				continue
-			}
-			if m.id == "" || m.ws == "" {
-				log.Warn("badgerstore: "+s.name+": skipping a record without id or workspace", zap.ByteString("key", item.KeyCopy(nil)))
-				continue
-			}
-			set, ok := sets[m.ws]
-			if !ok {
-				if set, err = readSet(snap.Get, s, m.ws); err != nil {
-					return err
-				}
-			}
-			next := removeEntry(set, m.seq, m.id)
-			if m.in {
-				next = addEntry(set, m.seq, m.id)
-			}
-			if len(next) != len(set) && !changed[m.ws] {
-				changed[m.ws] = true
-				order = append(order, m.ws)
-			}
-			sets[m.ws] = next
-		}
-		return nil
-	}()
-	if err != nil {
-		return err
-	}
-	if s.legacy != 0 {
-		stale = keysSince(snap, newKey(s.legacy), since)
-	}
-	if found && scanned == 0 && len(stale) == 0 {
-		return nil // nothing written since the marker: a no-op
-	}
-	w := batchWriter{db: db, name: s.name}
-	defer w.discard()
-	for _, ws := range order {
-		k, set := s.key(ws), sets[ws]
-		err := w.do(func(txn *badger.Txn) error {
-			if len(set) == 0 {
-				return txn.Delete(k)
-			}
-			return txn.Set(k, appendSet(nil, set))
-		})
-		if err != nil {
-			return err
-		}
-	}
-	for _, k := range stale {
-		if err := w.do(func(txn *badger.Txn) error { return txn.Delete(k) }); err != nil {
-			return err
-		}
-	}
-	mark := binary.BigEndian.AppendUint64(nil, snap.ReadTs())
-	if err := w.do(func(txn *badger.Txn) error { return txn.Set(s.mark, mark) }); err != nil {
-		return err
-	}
-	if err := w.commit(); err != nil {
-		return err
-	}
-	if len(order) > 0 || len(stale) > 0 {
-		log.Info("badgerstore: "+s.name+" indexed", zap.Int("records", scanned), zap.Int("workspaces", len(order)),
-			zap.Int("staleEntries", len(stale)))
-	}
-	return nil
-}
-
-// keysSince returns the keys under prefix whose latest version is above
-// since and not a deletion.
-func keysSince(snap *badger.Txn, prefix key, since uint64) []key {
-	it := snap.NewIterator(badger.IteratorOptions{Prefix: prefix, SinceTs: since})
-	defer it.Close()
-	var out []key
-	for it.Rewind(); it.Valid(); it.Next() {
-		out = append(out, it.Item().KeyCopy(nil))
-	}
-	return out
-}
 
 // readSet reads the set of ws with get (nil if absent).
 func readSet(get func(key []byte) (*badger.Item, error), s *wsSet, ws baton.WorkspaceID) ([]setEntry, error) {
@@ -301,107 +137,6 @@ func decodeSet(b []byte) ([]setEntry, error) {
 		b = b[8+w+int(n):]
 	}
 	return set, nil
-}
-
-// setMark returns the version s.mark holds; found is false (and the
-// version 0: every record is read) if it is absent or not 8 bytes long.
-func setMark(txn *badger.Txn, s *wsSet) (v uint64, found bool, err error) {
-	item, err := txn.Get(s.mark)
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, storageErr("read "+s.name+" marker", err)
-	}
-	b, err := item.ValueCopy(nil)
-	if err != nil {
-		return 0, false, storageErr("read "+s.name+" marker", err)
-	}
-	if len(b) != 8 {
-		return 0, false, nil
-	}
-	return binary.BigEndian.Uint64(b), true, nil
-}
-
-// batchWriter writes in as few badger transactions as their size limit
-// allows, syncing the logs after each commit (syncLogs), so that a later
-// batch (the marker last) never outlives an earlier one in a power loss.
-type batchWriter struct {
-	db   *badger.DB
-	name string // of the set, in errors
-	txn  *badger.Txn
-}
-
-// do applies op to the open batch, or to a new one if the open one is
-// full (badger.ErrTxnTooBig).
-func (w *batchWriter) do(op func(*badger.Txn) error) error {
-	if w.txn == nil {
-		w.txn = w.db.NewTransaction(true)
-	}
-	err := op(w.txn)
-	if errors.Is(err, badger.ErrTxnTooBig) {
-		if err := w.commit(); err != nil {
-			return err
-		}
-		w.txn = w.db.NewTransaction(true)
-		err = op(w.txn)
-	}
-	if err != nil {
-		return storageErr(w.name+": write", err)
-	}
-	return nil
-}
-
-// commit commits and syncs the open batch, if any.
-func (w *batchWriter) commit() error {
-	if w.txn == nil {
-		return nil
-	}
-	txn := w.txn
-	w.txn = nil
-	err := txn.Commit()
-	if err == nil {
-		err = syncLogs(w.db)
-	}
-	if err != nil {
-		return storageErr(w.name+": commit", err)
-	}
-	return nil
-}
-
-// discard drops the open batch, if any.
-func (w *batchWriter) discard() {
-	if w.txn != nil {
-		w.txn.Discard()
-		w.txn = nil
-	}
-}
-
-// syncLogs makes every commit badger has accepted durable: DB.Sync, which
-// syncs the log of the active memtable and the newest value log only, and
-// then every memtable and value log file of the directory, so that a
-// commit in a memtable rotated out meanwhile is covered too (the gap the
-// group commit's rounds close the same way). Open's own writes use it
-// before each write that depends on them (a set's marker, the format).
-func syncLogs(db *badger.DB) error {
-	if err := db.Sync(); err != nil {
-		return err
-	}
-	opts := db.Opts()
-	for _, dir := range slices.Compact([]string{opts.Dir, opts.ValueDir}) {
-		names, err := readDirNames(dir)
-		if err != nil {
-			return err
-		}
-		for _, name := range names {
-			if ext := filepath.Ext(name); ext == ".mem" || ext == ".vlog" {
-				if err := fsyncFile(filepath.Join(dir, name)); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
 }
 
 // memberSet returns the set of ws (which enters the read set, so that an

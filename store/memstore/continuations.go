@@ -5,6 +5,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/records"
 )
 
 // continuationRow is a stored continuation and its insert number.
@@ -14,12 +15,6 @@ type continuationRow struct {
 }
 
 func byContinuationSeq(a, b continuationRow) int { return cmp.Compare(a.seq, b.seq) }
-
-func inContinuation(c store.Continuation) store.Continuation {
-	c.CreatedAt = normTime(c.CreatedAt)
-	c.UpdatedAt = normTime(c.UpdatedAt)
-	return c
-}
 
 func (st *state) putContinuation(r continuationRow) {
 	st.deleteContinuation(r.c.ID)
@@ -60,41 +55,15 @@ func (t *tx) GetContinuation(id baton.ContinuationID) (store.Continuation, error
 	return r.c, nil
 }
 
-// InsertContinuation adds c. store.ErrDuplicate if its id exists;
-// baton.ErrInvalid if ID or Workspace is empty.
-func (t *tx) InsertContinuation(c store.Continuation) error {
-	if err := t.writable("InsertContinuation"); err != nil {
-		return err
-	}
-	if err := key("continuation", "ID", c.ID); err != nil {
-		return err
-	}
-	if err := key("continuation", "Workspace", c.Workspace); err != nil {
-		return err
-	}
-	if _, ok := t.st.continuations[c.ID]; ok {
-		return duplicate("continuation", c.ID)
-	}
-	t.onUndo(t.st.restoreContinuation(c.ID))
-	t.st.putContinuation(continuationRow{c: inContinuation(c), seq: t.st.nextSeq()})
-	return nil
-}
-
-// PutContinuation replaces c, keeping its creation order.
-// store.ErrNotFound if absent; baton.ErrInvalid if Workspace is empty.
+// PutContinuation inserts or replaces c; a stored one keeps its creation
+// order. baton.ErrInvalid if ID or Workspace is empty.
 func (t *tx) PutContinuation(c store.Continuation) error {
-	if err := t.writable("PutContinuation"); err != nil {
+	if err := t.begin("PutContinuation", key("continuation", "ID", c.ID), key("continuation", "Workspace", c.Workspace)); err != nil {
 		return err
 	}
-	cur, ok := t.st.continuations[c.ID]
-	if !ok {
-		return notFound("continuation", c.ID)
-	}
-	if err := key("continuation", "Workspace", c.Workspace); err != nil {
-		return err
-	}
+	cur, found := t.st.continuations[c.ID]
 	t.onUndo(t.st.restoreContinuation(c.ID))
-	t.st.putContinuation(continuationRow{c: inContinuation(c), seq: cur.seq})
+	t.st.putContinuation(continuationRow{c: records.Continuation(c, records.UTC), seq: t.seqOf(found, cur.seq)})
 	return nil
 }
 

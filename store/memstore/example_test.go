@@ -15,20 +15,20 @@ func Example() {
 	defer s.Close()
 
 	err := s.Update(ctx, func(tx store.Tx) error {
-		if err := tx.InsertWorkspace(store.Workspace{ID: "ws-1", Name: "demo"}); err != nil {
+		if err := tx.PutWorkspace(store.Workspace{ID: "ws-1", Name: "demo"}); err != nil {
 			return err
 		}
-		return tx.InsertHandoff(store.Handoff{ID: "h-1", Workspace: "ws-1", RequestID: "req-1", State: store.StateStopping})
+		return tx.PutHandoff(store.Handoff{ID: "h-1", Workspace: "ws-1", RequestID: "req-1", State: store.StateStopping})
 	})
 	fmt.Println("first handoff:", err)
 
 	// A second pending handoff in the workspace is refused; the Update
 	// fails as a whole, so the workspace it inserted first is gone too.
 	err = s.Update(ctx, func(tx store.Tx) error {
-		if err := tx.InsertWorkspace(store.Workspace{ID: "ws-2"}); err != nil {
+		if err := tx.PutWorkspace(store.Workspace{ID: "ws-2"}); err != nil {
 			return err
 		}
-		return tx.InsertHandoff(store.Handoff{ID: "h-2", Workspace: "ws-1", RequestID: "req-2", State: store.StateStopping})
+		return tx.PutHandoff(store.Handoff{ID: "h-2", Workspace: "ws-1", RequestID: "req-2", State: store.StateStopping})
 	})
 	fmt.Println("second handoff refused:", errors.Is(err, store.ErrDuplicate))
 

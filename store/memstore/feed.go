@@ -5,9 +5,10 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// changeKey names one record of the change feed.
+// changeKey names one record of the change feed: its kind ('h', 's' or
+// 'i') and id.
 type changeKey struct {
-	kind store.ChangeKind
+	kind byte
 	id   string
 }
 
@@ -20,13 +21,13 @@ type pendingChanges struct {
 
 func (p *pendingChanges) add(c store.Change) {
 	var k changeKey
-	switch c.Kind {
-	case store.ChangeHandoff:
-		k = changeKey{c.Kind, string(c.Handoff.ID)}
-	case store.ChangeSession:
-		k = changeKey{c.Kind, string(c.Session.ID)}
-	case store.ChangeInstruction:
-		k = changeKey{c.Kind, string(c.Instruction.ID)}
+	switch {
+	case c.Handoff != nil:
+		k = changeKey{'h', string(c.Handoff.ID)}
+	case c.Session != nil:
+		k = changeKey{'s', string(c.Session.ID)}
+	case c.Instruction != nil:
+		k = changeKey{'i', string(c.Instruction.ID)}
 	}
 	if p.last == nil {
 		p.last = map[changeKey]store.Change{}
@@ -67,15 +68,15 @@ func containsWS(l []baton.WorkspaceID, ws baton.WorkspaceID) bool {
 // never changed in place).
 func (t *tx) recordHandoff(h store.Handoff) {
 	h = outHandoff(h)
-	t.changes.add(store.Change{Workspace: h.Workspace, Kind: store.ChangeHandoff, Handoff: &h})
+	t.changes.add(store.Change{Workspace: h.Workspace, Handoff: &h})
 }
 
 func (t *tx) recordSession(s store.Session) {
-	t.changes.add(store.Change{Workspace: s.Workspace, Kind: store.ChangeSession, Session: &s})
+	t.changes.add(store.Change{Workspace: s.Workspace, Session: &s})
 }
 
 func (t *tx) recordInstruction(i store.Instruction) {
-	t.changes.add(store.Change{Workspace: i.Workspace, Kind: store.ChangeInstruction, Instruction: &i})
+	t.changes.add(store.Change{Workspace: i.Workspace, Instruction: &i})
 }
 
 // outChange copies a stored change for the caller.

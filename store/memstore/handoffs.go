@@ -6,6 +6,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/records"
 )
 
 // handoffRow is a stored handoff and its insert number (creation order).
@@ -19,28 +20,9 @@ type requestKey struct {
 	req string
 }
 
-// inHandoff copies h for storing: its own History, normalized times.
-func inHandoff(h store.Handoff) store.Handoff {
-	h.GenerationDeadline = normTime(h.GenerationDeadline)
-	h.CreatedAt = normTime(h.CreatedAt)
-	h.UpdatedAt = normTime(h.UpdatedAt)
-	if h.History != nil {
-		hist := make([]store.AttemptRecord, len(h.History))
-		for i, a := range h.History {
-			a.EndedAt = normTime(a.EndedAt)
-			hist[i] = a
-		}
-		h.History = hist
-	}
-	return h
-}
-
 // outHandoff copies a stored handoff for the caller, who may change its
 // History freely.
-func outHandoff(h store.Handoff) store.Handoff {
-	h.History = slices.Clone(h.History)
-	return h
-}
+func outHandoff(h store.Handoff) store.Handoff { return records.Handoff(h, noNorm) }
 
 func (st *state) putHandoff(r handoffRow) {
 	h := r.h
@@ -162,54 +144,30 @@ func handoffsOf(rows []handoffRow) []store.Handoff {
 	return out
 }
 
-// InsertHandoff adds h. store.ErrDuplicate if its id exists, if (Workspace,
-// RequestID) is taken (forever: by a handoff in any state), or if h is
-// pending and another handoff holds the pending slot of its workspace.
-// baton.ErrInvalid if ID, Workspace or RequestID is empty.
-func (t *tx) InsertHandoff(h store.Handoff) error {
-	if err := t.writable("InsertHandoff"); err != nil {
+// PutHandoff inserts or replaces h. store.ErrDuplicate if (Workspace,
+// RequestID) is taken by another handoff (forever: in any state), or if h
+// is pending and another handoff holds the pending slot of its workspace;
+// baton.ErrInvalid if ID, Workspace or RequestID is empty, or if h would
+// change the stored Workspace or RequestID.
+func (t *tx) PutHandoff(h store.Handoff) error {
+	if err := t.begin("PutHandoff", key("handoff", "ID", h.ID), key("handoff", "Workspace", h.Workspace),
+		key("handoff", "RequestID", h.RequestID)); err != nil {
 		return err
 	}
-	if err := checkHandoffKeys(h); err != nil {
-		return err
+	cur, found := t.st.handoffs[h.ID]
+	if found && (h.Workspace != cur.h.Workspace || h.RequestID != cur.h.RequestID) {
+		return baton.Errorf(baton.ErrInvalid, "memstore: PutHandoff %q: workspace and request id cannot change (stored %q/%q, given %q/%q)",
+			h.ID, cur.h.Workspace, cur.h.RequestID, h.Workspace, h.RequestID)
 	}
-	if _, ok := t.st.handoffs[h.ID]; ok {
-		return duplicate("handoff", h.ID)
-	}
-	if id, ok := t.st.byRequest[requestKey{h.Workspace, h.RequestID}]; ok {
+	if id, ok := t.st.byRequest[requestKey{h.Workspace, h.RequestID}]; ok && id != h.ID {
 		return baton.Errorf(store.ErrDuplicate, "memstore: request id %q of workspace %q is taken by handoff %q", h.RequestID, h.Workspace, id)
 	}
 	if err := t.checkSlot(h); err != nil {
 		return err
 	}
-	h = inHandoff(h)
+	h = records.Handoff(h, records.UTC)
 	t.onUndo(t.st.restoreHandoff(h.ID))
-	t.st.putHandoff(handoffRow{h: h, seq: t.st.nextSeq()})
-	t.recordHandoff(h)
-	return nil
-}
-
-// PutHandoff replaces h. store.ErrNotFound if absent; baton.ErrInvalid if
-// it would change the stored Workspace or RequestID; store.ErrDuplicate if
-// h is pending while another handoff holds the slot.
-func (t *tx) PutHandoff(h store.Handoff) error {
-	if err := t.writable("PutHandoff"); err != nil {
-		return err
-	}
-	cur, ok := t.st.handoffs[h.ID]
-	if !ok {
-		return notFound("handoff", h.ID)
-	}
-	if h.Workspace != cur.h.Workspace || h.RequestID != cur.h.RequestID {
-		return baton.Errorf(baton.ErrInvalid, "memstore: PutHandoff %q: workspace and request id cannot change (stored %q/%q, given %q/%q)",
-			h.ID, cur.h.Workspace, cur.h.RequestID, h.Workspace, h.RequestID)
-	}
-	if err := t.checkSlot(h); err != nil {
-		return err
-	}
-	h = inHandoff(h)
-	t.onUndo(t.st.restoreHandoff(h.ID))
-	t.st.putHandoff(handoffRow{h: h, seq: cur.seq})
+	t.st.putHandoff(handoffRow{h: h, seq: t.seqOf(found, cur.seq)})
 	t.recordHandoff(h)
 	return nil
 }
@@ -223,14 +181,4 @@ func (t *tx) checkSlot(h store.Handoff) error {
 		return baton.Errorf(store.ErrDuplicate, "memstore: workspace %q already has pending handoff %q", h.Workspace, id)
 	}
 	return nil
-}
-
-func checkHandoffKeys(h store.Handoff) error {
-	if err := key("handoff", "ID", h.ID); err != nil {
-		return err
-	}
-	if err := key("handoff", "Workspace", h.Workspace); err != nil {
-		return err
-	}
-	return key("handoff", "RequestID", h.RequestID)
 }

@@ -5,18 +5,13 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/records"
 )
 
 // instructionRow is a stored instruction and its insert number.
 type instructionRow struct {
 	i   store.Instruction
 	seq int64
-}
-
-func inInstruction(i store.Instruction) store.Instruction {
-	i.CreatedAt = normTime(i.CreatedAt)
-	i.UpdatedAt = normTime(i.UpdatedAt)
-	return i
 }
 
 func (st *state) putInstruction(r instructionRow) {
@@ -58,46 +53,17 @@ func (t *tx) GetInstruction(id baton.InstructionID) (store.Instruction, error) {
 	return r.i, nil
 }
 
-// InsertInstruction adds i and a change to its workspace's feed.
-// store.ErrDuplicate if its id exists; baton.ErrInvalid if ID or Workspace
-// is empty.
-func (t *tx) InsertInstruction(i store.Instruction) error {
-	if err := t.writable("InsertInstruction"); err != nil {
-		return err
-	}
-	if err := key("instruction", "ID", i.ID); err != nil {
-		return err
-	}
-	if err := key("instruction", "Workspace", i.Workspace); err != nil {
-		return err
-	}
-	if _, ok := t.st.instructions[i.ID]; ok {
-		return duplicate("instruction", i.ID)
-	}
-	i = inInstruction(i)
-	t.onUndo(t.st.restoreInstruction(i.ID))
-	t.st.putInstruction(instructionRow{i: i, seq: t.st.nextSeq()})
-	t.recordInstruction(i)
-	return nil
-}
-
-// PutInstruction replaces i, keeping its place in ListInstructions, and
-// adds a change to its workspace's feed. store.ErrNotFound if absent;
-// baton.ErrInvalid if Workspace is empty.
+// PutInstruction inserts or replaces i (a stored one keeps its place in
+// ListInstructions) and adds a change to its workspace's feed.
+// baton.ErrInvalid if ID or Workspace is empty.
 func (t *tx) PutInstruction(i store.Instruction) error {
-	if err := t.writable("PutInstruction"); err != nil {
+	if err := t.begin("PutInstruction", key("instruction", "ID", i.ID), key("instruction", "Workspace", i.Workspace)); err != nil {
 		return err
 	}
-	cur, ok := t.st.instructions[i.ID]
-	if !ok {
-		return notFound("instruction", i.ID)
-	}
-	if err := key("instruction", "Workspace", i.Workspace); err != nil {
-		return err
-	}
-	i = inInstruction(i)
+	cur, found := t.st.instructions[i.ID]
+	i = records.Instruction(i, records.UTC)
 	t.onUndo(t.st.restoreInstruction(i.ID))
-	t.st.putInstruction(instructionRow{i: i, seq: cur.seq})
+	t.st.putInstruction(instructionRow{i: i, seq: t.seqOf(found, cur.seq)})
 	t.recordInstruction(i)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/records"
 )
 
 // launchRow is a stored launch and its insert number.
@@ -14,12 +15,6 @@ type launchRow struct {
 }
 
 func byLaunchSeq(a, b launchRow) int { return cmp.Compare(a.seq, b.seq) }
-
-func inLaunch(l store.Launch) store.Launch {
-	l.CreatedAt = normTime(l.CreatedAt)
-	l.UpdatedAt = normTime(l.UpdatedAt)
-	return l
-}
 
 func (st *state) putLaunch(r launchRow) {
 	st.deleteLaunch(r.l.ID)
@@ -60,41 +55,15 @@ func (t *tx) GetLaunch(id baton.LaunchID) (store.Launch, error) {
 	return r.l, nil
 }
 
-// InsertLaunch adds l. store.ErrDuplicate if its id exists;
+// PutLaunch inserts or replaces l; a stored one keeps its creation order.
 // baton.ErrInvalid if ID or Workspace is empty.
-func (t *tx) InsertLaunch(l store.Launch) error {
-	if err := t.writable("InsertLaunch"); err != nil {
-		return err
-	}
-	if err := key("launch", "ID", l.ID); err != nil {
-		return err
-	}
-	if err := key("launch", "Workspace", l.Workspace); err != nil {
-		return err
-	}
-	if _, ok := t.st.launches[l.ID]; ok {
-		return duplicate("launch", l.ID)
-	}
-	t.onUndo(t.st.restoreLaunch(l.ID))
-	t.st.putLaunch(launchRow{l: inLaunch(l), seq: t.st.nextSeq()})
-	return nil
-}
-
-// PutLaunch replaces l, keeping its creation order. store.ErrNotFound if
-// absent; baton.ErrInvalid if Workspace is empty.
 func (t *tx) PutLaunch(l store.Launch) error {
-	if err := t.writable("PutLaunch"); err != nil {
+	if err := t.begin("PutLaunch", key("launch", "ID", l.ID), key("launch", "Workspace", l.Workspace)); err != nil {
 		return err
 	}
-	cur, ok := t.st.launches[l.ID]
-	if !ok {
-		return notFound("launch", l.ID)
-	}
-	if err := key("launch", "Workspace", l.Workspace); err != nil {
-		return err
-	}
+	cur, found := t.st.launches[l.ID]
 	t.onUndo(t.st.restoreLaunch(l.ID))
-	t.st.putLaunch(launchRow{l: inLaunch(l), seq: cur.seq})
+	t.st.putLaunch(launchRow{l: records.Launch(l, records.UTC), seq: t.seqOf(found, cur.seq)})
 	return nil
 }
 

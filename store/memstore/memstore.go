@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -183,6 +184,24 @@ func (t *tx) writable(op string) error {
 	return nil
 }
 
+// begin checks a Put: the transaction is writable and the record's keys
+// (errs, see key) are set.
+func (t *tx) begin(op string, errs ...error) error {
+	if err := t.writable(op); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}
+
+// seqOf is the insert number of a record: cur if it is stored (found),
+// else the next one.
+func (t *tx) seqOf(found bool, cur int64) int64 {
+	if found {
+		return cur
+	}
+	return t.st.nextSeq()
+}
+
 // onUndo records how to reverse the write about to be made.
 func (t *tx) onUndo(f func()) { t.undo = append(t.undo, f) }
 
@@ -197,8 +216,4 @@ func key[K ~string](kind, field string, k K) error {
 
 func notFound[K ~string](kind string, k K) error {
 	return baton.Errorf(store.ErrNotFound, "memstore: %s %q", kind, string(k))
-}
-
-func duplicate[K ~string](kind string, k K) error {
-	return baton.Errorf(store.ErrDuplicate, "memstore: %s %q exists", kind, string(k))
 }

@@ -54,7 +54,7 @@ func noChange(t *testing.T, what string, before storetest.Snapshot, s store.Stor
 
 func TestPanicRollsBack(t *testing.T) {
 	s := newStore(t)
-	storetest.Update(t, s, func(tx store.Tx) error { return tx.InsertWorkspace(store.Workspace{ID: "ws-a"}) })
+	storetest.Update(t, s, func(tx store.Tx) error { return tx.PutWorkspace(store.Workspace{ID: "ws-a"}) })
 	before := mustSnapshot(t, s)
 	func() {
 		defer func() {
@@ -64,14 +64,14 @@ func TestPanicRollsBack(t *testing.T) {
 		}()
 		_ = s.Update(t.Context(), func(tx store.Tx) error {
 			_ = tx.PutWorkspace(store.Workspace{ID: "ws-a", Name: "changed"})
-			_ = tx.InsertHandoff(store.Handoff{ID: "h-1", Workspace: "ws-a", RequestID: "r-1", State: store.StateStopping})
+			_ = tx.PutHandoff(store.Handoff{ID: "h-1", Workspace: "ws-a", RequestID: "r-1", State: store.StateStopping})
 			panic("boom")
 		})
 	}()
 	noChange(t, "a panicking Update", before, s)
 	// The lock was released: the store still works.
 	storetest.Update(t, s, func(tx store.Tx) error {
-		return tx.InsertHandoff(store.Handoff{ID: "h-1", Workspace: "ws-a", RequestID: "r-1", State: store.StateStopping})
+		return tx.PutHandoff(store.Handoff{ID: "h-1", Workspace: "ws-a", RequestID: "r-1", State: store.StateStopping})
 	})
 }
 
@@ -82,8 +82,8 @@ func TestTxAfterFnReturns(t *testing.T) {
 	storetest.View(t, s, func(tx store.Tx) error { kept = append(kept, tx); return nil })
 	before := mustSnapshot(t, s)
 	for i, tx := range kept {
-		if err := tx.InsertWorkspace(store.Workspace{ID: "ws-a"}); !errors.Is(err, memstore.ErrTxDone) {
-			t.Errorf("tx %d: InsertWorkspace after fn returned: err = %v, want ErrTxDone", i, err)
+		if err := tx.PutWorkspace(store.Workspace{ID: "ws-a"}); !errors.Is(err, memstore.ErrTxDone) {
+			t.Errorf("tx %d: PutWorkspace after fn returned: err = %v, want ErrTxDone", i, err)
 		}
 		if _, err := tx.GetWorkspace("ws-a"); !errors.Is(err, memstore.ErrTxDone) {
 			t.Errorf("tx %d: GetWorkspace after fn returned: err = %v, want ErrTxDone", i, err)
@@ -119,7 +119,7 @@ func TestTimesStoredInUTC(t *testing.T) {
 	s := newStore(t)
 	in := time.Now().In(time.FixedZone("X", 3600)) // carries a monotonic reading
 	storetest.Update(t, s, func(tx store.Tx) error {
-		return tx.InsertWorkspace(store.Workspace{ID: "ws-a", CreatedAt: in})
+		return tx.PutWorkspace(store.Workspace{ID: "ws-a", CreatedAt: in})
 	})
 	storetest.View(t, s, func(tx store.Tx) error {
 		w, err := tx.GetWorkspace("ws-a")
@@ -139,19 +139,19 @@ func TestSeqOwnedByStore(t *testing.T) {
 	boom := errors.New("boom")
 	var first store.Session
 	storetest.Update(t, s, func(tx store.Tx) (err error) {
-		first, err = tx.InsertSession(store.Session{ID: "s-1", Workspace: "ws-a"})
+		first, err = putSession(tx, store.Session{ID: "s-1", Workspace: "ws-a"})
 		return err
 	})
 	// A rolled-back insert gives its number back.
 	err := s.Update(t.Context(), func(tx store.Tx) error {
-		_, _ = tx.InsertSession(store.Session{ID: "s-x", Workspace: "ws-a"})
+		_ = tx.PutSession(store.Session{ID: "s-x", Workspace: "ws-a"})
 		return boom
 	})
 	if err != boom {
 		t.Fatalf("Update = %v, want boom", err)
 	}
 	storetest.Update(t, s, func(tx store.Tx) error {
-		second, err := tx.InsertSession(store.Session{ID: "s-2", Workspace: "ws-a"})
+		second, err := putSession(tx, store.Session{ID: "s-2", Workspace: "ws-a"})
 		if err != nil {
 			return err
 		}
@@ -178,12 +178,12 @@ func TestListOrders(t *testing.T) {
 	s := newStore(t)
 	storetest.Update(t, s, func(tx store.Tx) error {
 		return errors.Join(
-			tx.InsertWorkspace(store.Workspace{ID: "ws-c"}),
-			tx.InsertWorkspace(store.Workspace{ID: "ws-a"}),
-			tx.InsertWorkspace(store.Workspace{ID: "ws-b"}),
-			tx.InsertHandoff(store.Handoff{ID: "h-z", Workspace: "ws-c", RequestID: "r", State: store.StateStarting}),
-			tx.InsertHandoff(store.Handoff{ID: "h-y", Workspace: "ws-a", RequestID: "r", State: store.StateFailed}),
-			tx.InsertHandoff(store.Handoff{ID: "h-x", Workspace: "ws-b", RequestID: "r", State: store.StateStopping}),
+			tx.PutWorkspace(store.Workspace{ID: "ws-c"}),
+			tx.PutWorkspace(store.Workspace{ID: "ws-a"}),
+			tx.PutWorkspace(store.Workspace{ID: "ws-b"}),
+			tx.PutHandoff(store.Handoff{ID: "h-z", Workspace: "ws-c", RequestID: "r", State: store.StateStarting}),
+			tx.PutHandoff(store.Handoff{ID: "h-y", Workspace: "ws-a", RequestID: "r", State: store.StateFailed}),
+			tx.PutHandoff(store.Handoff{ID: "h-x", Workspace: "ws-b", RequestID: "r", State: store.StateStopping}),
 		)
 	})
 	storetest.View(t, s, func(tx store.Tx) error {
@@ -225,7 +225,7 @@ func BenchmarkUpdate(b *testing.B) {
 		History:   []store.AttemptRecord{{Attempt: 1, Outcome: store.StateFailed, EndedAt: time.Now()}},
 		CreatedAt: time.Now(),
 	}
-	if err := s.Update(ctx, func(tx store.Tx) error { return tx.InsertHandoff(h) }); err != nil {
+	if err := s.Update(ctx, func(tx store.Tx) error { return tx.PutHandoff(h) }); err != nil {
 		b.Fatal(err)
 	}
 	put := func(tx store.Tx) error { return tx.PutHandoff(h) }
@@ -245,7 +245,7 @@ func BenchmarkView(b *testing.B) {
 	ctx := context.Background()
 	h := store.Handoff{ID: "h-1", Workspace: "ws-a", RequestID: "r-1", State: store.StateStopping,
 		History: []store.AttemptRecord{{Attempt: 1}}}
-	if err := s.Update(ctx, func(tx store.Tx) error { return tx.InsertHandoff(h) }); err != nil {
+	if err := s.Update(ctx, func(tx store.Tx) error { return tx.PutHandoff(h) }); err != nil {
 		b.Fatal(err)
 	}
 	get := func(tx store.Tx) error { _, err := tx.GetHandoff("h-1"); return err }
@@ -266,7 +266,7 @@ func TestSubscribe(t *testing.T) {
 	defer cancelAll()
 	cancelA()
 	err := s.Update(t.Context(), func(tx store.Tx) error {
-		return tx.InsertInstruction(store.Instruction{ID: "i-1", Workspace: "ws-a"})
+		return tx.PutInstruction(store.Instruction{ID: "i-1", Workspace: "ws-a"})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -285,4 +285,12 @@ func TestSubscribe(t *testing.T) {
 	default:
 		t.Error("Close did not wake the subscriber")
 	}
+}
+
+// putSession puts s and returns it as stored (with the Seq the store gave).
+func putSession(tx store.Tx, s store.Session) (store.Session, error) {
+	if err := tx.PutSession(s); err != nil {
+		return store.Session{}, err
+	}
+	return tx.GetSession(s.ID)
 }

@@ -86,7 +86,7 @@ func opGen() *rapid.Generator[op] {
 				History:   make([]store.AttemptRecord, rapid.IntRange(0, 2).Draw(t, "history")),
 			}
 			if rapid.Bool().Draw(t, "insert") {
-				return op{fmt.Sprintf("InsertHandoff %s %s %s %s", h.ID, h.Workspace, h.RequestID, h.State), func(tx store.Tx) error { return tx.InsertHandoff(h) }}
+				return op{fmt.Sprintf("PutHandoff %s %s %s %s", h.ID, h.Workspace, h.RequestID, h.State), func(tx store.Tx) error { return tx.PutHandoff(h) }}
 			}
 			return op{fmt.Sprintf("PutHandoff %s %s %s %s", h.ID, h.Workspace, h.RequestID, h.State), func(tx store.Tx) error { return tx.PutHandoff(h) }}
 		}),
@@ -97,7 +97,7 @@ func opGen() *rapid.Generator[op] {
 				Status:    rapid.SampledFrom([]store.SessionStatus{store.SessionIdle, store.SessionRunning}).Draw(t, "status"),
 			}
 			if rapid.Bool().Draw(t, "insert") {
-				return op{fmt.Sprintf("InsertSession %s %s %s", s.ID, s.Workspace, s.Status), func(tx store.Tx) error { _, err := tx.InsertSession(s); return err }}
+				return op{fmt.Sprintf("PutSession %s %s %s", s.ID, s.Workspace, s.Status), func(tx store.Tx) error { err := tx.PutSession(s); return err }}
 			}
 			return op{fmt.Sprintf("PutSession %s %s %s", s.ID, s.Workspace, s.Status), func(tx store.Tx) error { return tx.PutSession(s) }}
 		}),
@@ -110,7 +110,7 @@ func opGen() *rapid.Generator[op] {
 				Status:    rapid.SampledFrom([]store.WakeupStatus{store.WakeupPending, store.WakeupFired}).Draw(t, "status"),
 			}
 			if rapid.Bool().Draw(t, "insert") {
-				return op{fmt.Sprintf("InsertWakeup %s %s session=%q at=%d %s", w.ID, w.Workspace, w.Session, w.At.Unix(), w.Status), func(tx store.Tx) error { return tx.InsertWakeup(w) }}
+				return op{fmt.Sprintf("PutWakeup %s %s session=%q at=%d %s", w.ID, w.Workspace, w.Session, w.At.Unix(), w.Status), func(tx store.Tx) error { return tx.PutWakeup(w) }}
 			}
 			return op{fmt.Sprintf("PutWakeup %s %s session=%q at=%d %s", w.ID, w.Workspace, w.Session, w.At.Unix(), w.Status), func(tx store.Tx) error { return tx.PutWakeup(w) }}
 		}),
@@ -121,7 +121,7 @@ func opGen() *rapid.Generator[op] {
 				State:     rapid.SampledFrom([]store.ContinuationState{store.ContinuationQueued, store.ContinuationStarted}).Draw(t, "state"),
 			}
 			if rapid.Bool().Draw(t, "insert") {
-				return op{fmt.Sprintf("InsertContinuation %s %s %s", c.ID, c.Workspace, c.State), func(tx store.Tx) error { return tx.InsertContinuation(c) }}
+				return op{fmt.Sprintf("PutContinuation %s %s %s", c.ID, c.Workspace, c.State), func(tx store.Tx) error { return tx.PutContinuation(c) }}
 			}
 			return op{fmt.Sprintf("PutContinuation %s %s %s", c.ID, c.Workspace, c.State), func(tx store.Tx) error { return tx.PutContinuation(c) }}
 		}),
@@ -129,7 +129,7 @@ func opGen() *rapid.Generator[op] {
 			w := store.Workspace{ID: ws.Draw(t, "ws"), ActivationCounter: int64(rapid.IntRange(0, 3).Draw(t, "counter"))}
 			r := store.Reservation{Workspace: w.ID, Epoch: w.ActivationCounter, Held: rapid.Bool().Draw(t, "held")}
 			return op{fmt.Sprintf("Insert/PutWorkspace %s counter=%d, PutReservation held=%v", w.ID, w.ActivationCounter, r.Held), func(tx store.Tx) error {
-				if err := tx.InsertWorkspace(w); err != nil {
+				if err := tx.PutWorkspace(w); err != nil {
 					return errors.Join(err, tx.PutWorkspace(w))
 				}
 				return tx.PutReservation(r)

@@ -5,14 +5,8 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/records"
 )
-
-func inSession(s store.Session) store.Session {
-	s.StartedAt = normTime(s.StartedAt)
-	s.EndedAt = normTime(s.EndedAt)
-	s.CreatedAt = normTime(s.CreatedAt)
-	return s
-}
 
 // putSession stores s and moves its index entry.
 func (st *state) putSession(s store.Session) {
@@ -48,45 +42,16 @@ func (t *tx) GetSession(id baton.SessionID) (store.Session, error) {
 	return s, nil
 }
 
-// InsertSession adds s with the next Seq (whatever s.Seq says) and returns
-// the stored record. store.ErrDuplicate if its id exists; baton.ErrInvalid
-// if ID or Workspace is empty.
-func (t *tx) InsertSession(s store.Session) (store.Session, error) {
-	if err := t.writable("InsertSession"); err != nil {
-		return store.Session{}, err
-	}
-	if err := key("session", "ID", s.ID); err != nil {
-		return store.Session{}, err
-	}
-	if err := key("session", "Workspace", s.Workspace); err != nil {
-		return store.Session{}, err
-	}
-	if _, ok := t.st.sessions[s.ID]; ok {
-		return store.Session{}, duplicate("session", s.ID)
-	}
-	s = inSession(s)
-	s.Seq = t.st.nextSeq()
-	t.onUndo(t.st.restoreSession(s.ID))
-	t.st.putSession(s)
-	t.recordSession(s)
-	return s, nil
-}
-
-// PutSession replaces s, keeping the stored Seq (the store owns it).
-// store.ErrNotFound if absent; baton.ErrInvalid if Workspace is empty.
+// PutSession inserts s with the next Seq (whatever s.Seq says) or replaces
+// it keeping the stored Seq (the store owns it). baton.ErrInvalid if ID or
+// Workspace is empty.
 func (t *tx) PutSession(s store.Session) error {
-	if err := t.writable("PutSession"); err != nil {
+	if err := t.begin("PutSession", key("session", "ID", s.ID), key("session", "Workspace", s.Workspace)); err != nil {
 		return err
 	}
-	cur, ok := t.st.sessions[s.ID]
-	if !ok {
-		return notFound("session", s.ID)
-	}
-	if err := key("session", "Workspace", s.Workspace); err != nil {
-		return err
-	}
-	s = inSession(s)
-	s.Seq = cur.Seq
+	cur, found := t.st.sessions[s.ID]
+	s = records.Session(s, records.UTC)
+	s.Seq = t.seqOf(found, cur.Seq)
 	t.onUndo(t.st.restoreSession(s.ID))
 	t.st.putSession(s)
 	t.recordSession(s)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/records"
 )
 
 // wakeupKey is a wakeup's place in (At, ID) order.
@@ -24,13 +25,6 @@ func compareWakeupKeys(a, b wakeupKey) int {
 
 func byAtID(a, b store.Wakeup) int {
 	return compareWakeupKeys(wakeupKey{a.At, a.ID}, wakeupKey{b.At, b.ID})
-}
-
-func inWakeup(w store.Wakeup) store.Wakeup {
-	w.At = normTime(w.At)
-	w.CreatedAt = normTime(w.CreatedAt)
-	w.UpdatedAt = normTime(w.UpdatedAt)
-	return w
 }
 
 func (st *state) putWakeup(w store.Wakeup) {
@@ -84,40 +78,14 @@ func (t *tx) GetWakeup(id baton.WakeupID) (store.Wakeup, error) {
 	return w, nil
 }
 
-// InsertWakeup adds w. store.ErrDuplicate if its id exists;
-// baton.ErrInvalid if ID or Workspace is empty.
-func (t *tx) InsertWakeup(w store.Wakeup) error {
-	if err := t.writable("InsertWakeup"); err != nil {
-		return err
-	}
-	if err := key("wakeup", "ID", w.ID); err != nil {
-		return err
-	}
-	if err := key("wakeup", "Workspace", w.Workspace); err != nil {
-		return err
-	}
-	if _, ok := t.st.wakeups[w.ID]; ok {
-		return duplicate("wakeup", w.ID)
-	}
-	t.onUndo(t.st.restoreWakeup(w.ID))
-	t.st.putWakeup(inWakeup(w))
-	return nil
-}
-
-// PutWakeup replaces w. store.ErrNotFound if absent; baton.ErrInvalid if
-// Workspace is empty.
+// PutWakeup inserts or replaces w; baton.ErrInvalid if ID or Workspace is
+// empty.
 func (t *tx) PutWakeup(w store.Wakeup) error {
-	if err := t.writable("PutWakeup"); err != nil {
-		return err
-	}
-	if _, ok := t.st.wakeups[w.ID]; !ok {
-		return notFound("wakeup", w.ID)
-	}
-	if err := key("wakeup", "Workspace", w.Workspace); err != nil {
+	if err := t.begin("PutWakeup", key("wakeup", "ID", w.ID), key("wakeup", "Workspace", w.Workspace)); err != nil {
 		return err
 	}
 	t.onUndo(t.st.restoreWakeup(w.ID))
-	t.st.putWakeup(inWakeup(w))
+	t.st.putWakeup(records.Wakeup(w, records.UTC))
 	return nil
 }
 

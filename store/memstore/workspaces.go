@@ -6,21 +6,8 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/records"
 )
-
-// inWorkspace copies w for storing: its own Running, normalized times.
-func inWorkspace(w store.Workspace) store.Workspace {
-	w.Running = slices.Clone(w.Running)
-	w.CreatedAt = normTime(w.CreatedAt)
-	w.UpdatedAt = normTime(w.UpdatedAt)
-	return w
-}
-
-// outWorkspace copies a stored w for a caller, who may change Running.
-func outWorkspace(w store.Workspace) store.Workspace {
-	w.Running = slices.Clone(w.Running)
-	return w
-}
 
 func (s *state) putWorkspace(w store.Workspace) { s.workspaces[w.ID] = w }
 
@@ -44,36 +31,16 @@ func (t *tx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
 	if !ok {
 		return store.Workspace{}, notFound("workspace", id)
 	}
-	return outWorkspace(w), nil
+	return records.Workspace(w, noNorm), nil
 }
 
-// InsertWorkspace adds w; store.ErrDuplicate if its id exists,
-// baton.ErrInvalid if the id is empty.
-func (t *tx) InsertWorkspace(w store.Workspace) error {
-	if err := t.writable("InsertWorkspace"); err != nil {
-		return err
-	}
-	if err := key("workspace", "ID", w.ID); err != nil {
-		return err
-	}
-	if _, ok := t.st.workspaces[w.ID]; ok {
-		return duplicate("workspace", w.ID)
-	}
-	t.onUndo(t.st.restoreWorkspace(w.ID))
-	t.st.putWorkspace(inWorkspace(w))
-	return nil
-}
-
-// PutWorkspace replaces w; store.ErrNotFound if absent.
+// PutWorkspace inserts or replaces w; baton.ErrInvalid if the id is empty.
 func (t *tx) PutWorkspace(w store.Workspace) error {
-	if err := t.writable("PutWorkspace"); err != nil {
+	if err := t.begin("PutWorkspace", key("workspace", "ID", w.ID)); err != nil {
 		return err
 	}
-	if _, ok := t.st.workspaces[w.ID]; !ok {
-		return notFound("workspace", w.ID)
-	}
 	t.onUndo(t.st.restoreWorkspace(w.ID))
-	t.st.putWorkspace(inWorkspace(w))
+	t.st.putWorkspace(records.Workspace(w, records.UTC))
 	return nil
 }
 
@@ -84,16 +51,10 @@ func (t *tx) ListWorkspaces() ([]store.Workspace, error) {
 	}
 	out := make([]store.Workspace, 0, len(t.st.workspaces))
 	for _, w := range t.st.workspaces {
-		out = append(out, outWorkspace(w))
+		out = append(out, records.Workspace(w, noNorm))
 	}
 	slices.SortFunc(out, func(a, b store.Workspace) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
-}
-
-func inReservation(r store.Reservation) store.Reservation {
-	r.LeaseExpires = normTime(r.LeaseExpires)
-	r.UpdatedAt = normTime(r.UpdatedAt)
-	return r
 }
 
 func (s *state) restoreReservation(ws baton.WorkspaceID) func() {
@@ -127,6 +88,6 @@ func (t *tx) PutReservation(r store.Reservation) error {
 		return err
 	}
 	t.onUndo(t.st.restoreReservation(r.Workspace))
-	t.st.reservations[r.Workspace] = inReservation(r)
+	t.st.reservations[r.Workspace] = records.Reservation(r, records.UTC)
 	return nil
 }

@@ -19,27 +19,16 @@ var continuations = newTable(kindContinuation, "continuations",
 	func(c store.Continuation) []any {
 		return []any{string(c.ID), string(c.Workspace), string(c.Session), c.Task, c.Ending, c.Prompt, c.Target,
 			c.Automated, string(c.State), c.Reason, c.CreatedAt, c.UpdatedAt}
-	})
+	},
+	func(c store.Continuation) baton.WorkspaceID { return c.Workspace })
 
 // GetContinuation returns the continuation id; store.ErrNotFound if absent.
 func (t *tx) GetContinuation(id baton.ContinuationID) (store.Continuation, error) {
 	return get(t, continuations, string(id))
 }
 
-// InsertContinuation adds c; store.ErrDuplicate if its id exists,
-// baton.ErrInvalid for an empty ID or Workspace.
-func (t *tx) InsertContinuation(c store.Continuation) error {
-	if err := t.writable("InsertContinuation"); err != nil {
-		return err
-	}
-	if err := firstErr(required(kindContinuation, "ID", c.ID), required(kindContinuation, "Workspace", c.Workspace)); err != nil {
-		return err
-	}
-	return insert(t, continuations, string(c.ID), c)
-}
-
-// PutContinuation replaces c; store.ErrNotFound if absent, baton.ErrInvalid
-// for an empty ID or Workspace.
+// PutContinuation inserts or replaces c; baton.ErrInvalid for an empty ID or
+// Workspace.
 func (t *tx) PutContinuation(c store.Continuation) error {
 	if err := t.writable("PutContinuation"); err != nil {
 		return err
@@ -47,16 +36,17 @@ func (t *tx) PutContinuation(c store.Continuation) error {
 	if err := firstErr(required(kindContinuation, "ID", c.ID), required(kindContinuation, "Workspace", c.Workspace)); err != nil {
 		return err
 	}
-	return put(t, continuations, string(c.ID), c)
+	put(t, continuations, string(c.ID), c)
+	return nil
 }
 
 // QueuedContinuations returns the queued continuations of every workspace,
 // oldest first, from the index of queued ones.
 func (t *tx) QueuedContinuations() ([]store.Continuation, error) {
-	return list(t, continuations, "WHERE state = 'queued' ORDER BY ord")
+	return list(t, continuations, "", "WHERE state = 'queued' ORDER BY ord")
 }
 
 // ListContinuations returns the continuations of ws, oldest first.
 func (t *tx) ListContinuations(ws baton.WorkspaceID) ([]store.Continuation, error) {
-	return list(t, continuations, "WHERE workspace = $1 ORDER BY ord", string(ws))
+	return list(t, continuations, ws, "WHERE workspace = $1 ORDER BY ord", string(ws))
 }

@@ -16,8 +16,7 @@ import (
 // TestHandoffWriteOfOneField: PutHandoff sends only the columns whose
 // values differ from the handoff as the transaction knows it. Each field,
 // changed alone, is the one column its update sets, and must reach the
-// server: once after a read from the server, once after a read from the
-// row cache (the checked write).
+// server, twice in a row (the second from the value the first wrote).
 func TestHandoffWriteOfOneField(t *testing.T) {
 	s := open(t, "", pgstore.Options{})
 	at := time.Date(2026, 5, 6, 7, 8, 9, 123456789, time.UTC)
@@ -41,8 +40,8 @@ func TestHandoffWriteOfOneField(t *testing.T) {
 			ws := baton.WorkspaceID("ws-" + field)
 			h := base
 			h.ID, h.Workspace = baton.HandoffID("h-"+field), ws
-			update(t, s, func(tx store.Tx) error { return tx.InsertHandoff(h) })
-			for _, from := range []string{"the server", "the row cache"} {
+			update(t, s, func(tx store.Tx) error { return tx.PutHandoff(h) })
+			for _, from := range []string{"a first write", "a second write"} {
 				var want store.Handoff
 				update(t, s, func(tx store.Tx) error {
 					got, err := tx.GetHandoff(h.ID)

@@ -25,7 +25,7 @@ func Example() {
 	defer s.Close()
 
 	err = s.Update(ctx, func(tx store.Tx) error {
-		err := tx.InsertWorkspace(store.Workspace{ID: "ws-1", Name: "demo", CreatedAt: time.Now()})
+		err := tx.PutWorkspace(store.Workspace{ID: "ws-1", Name: "demo", CreatedAt: time.Now()})
 		if errors.Is(err, store.ErrDuplicate) {
 			return nil // created by an earlier run
 		}
@@ -71,7 +71,7 @@ func ExampleStore_Subscribe() {
 		err := s.View(ctx, func(tx store.Tx) error {
 			changes, err := tx.Changes("ws-1", seen, 100)
 			for _, c := range changes {
-				fmt.Println(c.Seq, c.Kind)
+				fmt.Println(c.Seq, c.Handoff != nil, c.Session != nil, c.Instruction != nil)
 				seen = c.Seq
 			}
 			return err

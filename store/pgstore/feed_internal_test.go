@@ -9,6 +9,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/records"
 )
 
 // A change's record leaves out the record's zero fields and decodes to
@@ -32,45 +33,39 @@ func TestFeedRecordsRoundTrip(t *testing.T) {
 	}{
 		{"full handoff", kindHandoff, full, nil},
 		{"sparse handoff", kindHandoff, store.Handoff{ID: "h", Workspace: "ws", State: store.StateGenerating, CreatedAt: at},
-			[]string{"Fingerprint", "GenerationToken", "GenerationDeadline", "History", "UpdatedAt", "Native"}},
+			[]string{"fingerprint", "generationToken", "generationDeadline", "history", "updatedAt", "native"}},
 		{"handoff with an empty history", kindHandoff, store.Handoff{ID: "h", History: []store.AttemptRecord{}}, nil},
 		{"full session", kindSession, store.Session{ID: "s", Workspace: "ws", Config: cfg, NativeID: "n",
 			Status: store.SessionStatus("running"), ActivationOrder: 3, StartedAt: at, EndedAt: at, EndReason: "x",
 			CreatedAt: at, Seq: 9, RankAbove: "a", RankBelow: "b"}, nil},
 		{"sparse session", kindSession, store.Session{ID: "s", Workspace: "ws", CreatedAt: at},
-			[]string{"StartedAt", "EndedAt", "Seq", "Config"}},
+			[]string{"startedAt", "endedAt", "seq", "config"}},
 		{"instruction", kindInstruction, store.Instruction{ID: "i", Workspace: "ws", Text: "t", CreatedAt: at},
-			[]string{"Session", "UpdatedAt", "State"}},
+			[]string{"sessionId", "updatedAt", "state"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, records := encodeFeed([]feedEntry{{key: recordKey{tt.kind, "id"}, rec: tt.rec}})
+			_, bodies := encodeFeed([]feedEntry{{key: recordKey{tt.kind, "id"}, rec: tt.rec}})
 			for _, f := range tt.absent {
-				if strings.Contains(string(records[0]), `"`+f+`"`) {
-					t.Errorf("the record holds the zero field %s: %s", f, records[0])
+				if strings.Contains(string(bodies[0]), `"`+f+`"`) {
+					t.Errorf("the record holds the zero field %s: %s", f, bodies[0])
 				}
 			}
-			c := store.Change{Workspace: "ws", Seq: 1, Kind: store.ChangeKind(tt.kind)}
-			if err := decodeChange(&c, records[0]); err != nil {
+			c := store.Change{Workspace: "ws", Seq: 1}
+			if err := decodeChange(&c, tt.kind, bodies[0]); err != nil {
 				t.Fatal(err)
 			}
 			var got, want any
 			switch r := tt.rec.(type) {
 			case store.Handoff:
-				r.GenerationDeadline, r.CreatedAt, r.UpdatedAt = stored(r.GenerationDeadline), stored(r.CreatedAt), stored(r.UpdatedAt)
-				for i := range r.History {
-					r.History[i].EndedAt = stored(r.History[i].EndedAt)
-				}
-				got, want = *c.Handoff, r
+				got, want = *c.Handoff, records.Handoff(r, records.Micro)
 			case store.Session:
-				r.StartedAt, r.EndedAt, r.CreatedAt = stored(r.StartedAt), stored(r.EndedAt), stored(r.CreatedAt)
-				got, want = *c.Session, r
+				got, want = *c.Session, records.Session(r, records.Micro)
 			case store.Instruction:
-				r.CreatedAt, r.UpdatedAt = stored(r.CreatedAt), stored(r.UpdatedAt)
-				got, want = *c.Instruction, r
+				got, want = *c.Instruction, records.Instruction(r, records.Micro)
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("decoded record (-want +got):\n%s\nfrom %s", diff, records[0])
+				t.Errorf("decoded record (-want +got):\n%s\nfrom %s", diff, bodies[0])
 			}
 		})
 	}

@@ -16,31 +16,16 @@ var instructions = newTable(kindInstruction, "instructions",
 	},
 	func(i store.Instruction) []any {
 		return []any{string(i.ID), string(i.Workspace), i.Text, string(i.State), string(i.Session), i.CreatedAt, i.UpdatedAt}
-	})
+	},
+	func(i store.Instruction) baton.WorkspaceID { return i.Workspace })
 
 // GetInstruction returns the instruction id; store.ErrNotFound if absent.
 func (t *tx) GetInstruction(id baton.InstructionID) (store.Instruction, error) {
 	return get(t, instructions, string(id))
 }
 
-// InsertInstruction adds i; store.ErrDuplicate if its id exists,
-// baton.ErrInvalid for an empty ID or Workspace.
-func (t *tx) InsertInstruction(i store.Instruction) error {
-	if err := t.writable("InsertInstruction"); err != nil {
-		return err
-	}
-	if err := firstErr(required(kindInstruction, "ID", i.ID), required(kindInstruction, "Workspace", i.Workspace)); err != nil {
-		return err
-	}
-	if err := insert(t, instructions, string(i.ID), i); err != nil {
-		return err
-	}
-	t.changes(i.Workspace, kindInstruction, string(i.ID), i)
-	return nil
-}
-
-// PutInstruction replaces i; store.ErrNotFound if absent, baton.ErrInvalid
-// for an empty ID or Workspace.
+// PutInstruction inserts or replaces i; baton.ErrInvalid for an empty ID or
+// Workspace.
 func (t *tx) PutInstruction(i store.Instruction) error {
 	if err := t.writable("PutInstruction"); err != nil {
 		return err
@@ -48,23 +33,21 @@ func (t *tx) PutInstruction(i store.Instruction) error {
 	if err := firstErr(required(kindInstruction, "ID", i.ID), required(kindInstruction, "Workspace", i.Workspace)); err != nil {
 		return err
 	}
-	if err := put(t, instructions, string(i.ID), i); err != nil {
-		return err
-	}
+	put(t, instructions, string(i.ID), i)
 	t.changes(i.Workspace, kindInstruction, string(i.ID), i)
 	return nil
 }
 
 // ListInstructions returns the instructions of ws, oldest first.
 func (t *tx) ListInstructions(ws baton.WorkspaceID) ([]store.Instruction, error) {
-	return list(t, instructions, "WHERE workspace = $1 ORDER BY ord", string(ws))
+	return list(t, instructions, ws, "WHERE workspace = $1 ORDER BY ord", string(ws))
 }
 
 // OpenInstructions returns the pending and unknown instructions of ws,
 // oldest first, from the partial index that holds only those (migration
 // 0006).
 func (t *tx) OpenInstructions(ws baton.WorkspaceID) ([]store.Instruction, error) {
-	return list(t, instructions, "WHERE workspace = $1 AND "+openInstructionSQL+" ORDER BY ord", string(ws))
+	return list(t, instructions, ws, "WHERE workspace = $1 AND "+openInstructionSQL+" ORDER BY ord", string(ws))
 }
 
 // openInstructionSQL is the predicate of the index instructions_open: the

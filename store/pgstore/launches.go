@@ -19,27 +19,16 @@ var launches = newTable(kindLaunch, "launches",
 	func(l store.Launch) []any {
 		return []any{string(l.ID), string(l.Workspace), string(l.Session), string(l.Handoff), l.Attempt, l.Holder,
 			l.Host, l.Engine, l.Epoch, string(l.State), l.Admitted, l.EndReason, l.CreatedAt, l.UpdatedAt}
-	})
+	},
+	func(l store.Launch) baton.WorkspaceID { return l.Workspace })
 
 // GetLaunch returns the launch id; store.ErrNotFound if absent.
 func (t *tx) GetLaunch(id baton.LaunchID) (store.Launch, error) {
 	return get(t, launches, string(id))
 }
 
-// InsertLaunch adds l; store.ErrDuplicate if its id exists, baton.ErrInvalid
-// for an empty ID or Workspace.
-func (t *tx) InsertLaunch(l store.Launch) error {
-	if err := t.writable("InsertLaunch"); err != nil {
-		return err
-	}
-	if err := firstErr(required(kindLaunch, "ID", l.ID), required(kindLaunch, "Workspace", l.Workspace)); err != nil {
-		return err
-	}
-	return insert(t, launches, string(l.ID), l)
-}
-
-// PutLaunch replaces l; store.ErrNotFound if absent, baton.ErrInvalid for
-// an empty ID or Workspace.
+// PutLaunch inserts or replaces l; baton.ErrInvalid for an empty ID or
+// Workspace.
 func (t *tx) PutLaunch(l store.Launch) error {
 	if err := t.writable("PutLaunch"); err != nil {
 		return err
@@ -47,14 +36,15 @@ func (t *tx) PutLaunch(l store.Launch) error {
 	if err := firstErr(required(kindLaunch, "ID", l.ID), required(kindLaunch, "Workspace", l.Workspace)); err != nil {
 		return err
 	}
-	return put(t, launches, string(l.ID), l)
+	put(t, launches, string(l.ID), l)
+	return nil
 }
 
 // LiveLaunches returns the live launches of every workspace (ws == "") or
 // of ws, oldest first, from the partial indexes that hold only live ones.
 func (t *tx) LiveLaunches(ws baton.WorkspaceID) ([]store.Launch, error) {
 	if ws == "" {
-		return list(t, launches, "WHERE state = 'live' ORDER BY ord")
+		return list(t, launches, "", "WHERE state = 'live' ORDER BY ord")
 	}
-	return list(t, launches, "WHERE workspace = $1 AND state = 'live' ORDER BY ord", string(ws))
+	return list(t, launches, ws, "WHERE workspace = $1 AND state = 'live' ORDER BY ord", string(ws))
 }

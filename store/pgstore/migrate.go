@@ -15,7 +15,8 @@ import (
 )
 
 // migrationFiles are the schema's versions, NNNN_name.sql, applied in
-// order. A released file never changes; a change is a new file.
+// version order. A released file never changes; a change is a new file,
+// numbered above the others (numbers may skip).
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
@@ -46,9 +47,9 @@ func migrations() ([]migration, error) {
 		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
 	}
 	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
-	for i, m := range ms {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("%w: migration %q: versions must run 1, 2, 3... without gaps", ErrSchema, m.name)
+	for i := 1; i < len(ms); i++ {
+		if ms[i].version == ms[i-1].version {
+			return nil, fmt.Errorf("%w: migrations %q and %q have one version", ErrSchema, ms[i-1].name, ms[i].name)
 		}
 	}
 	return ms, nil
@@ -58,21 +59,27 @@ func migrations() ([]migration, error) {
 // transaction that first takes an advisory lock keyed by the schema name:
 // processes opening the schema at once wait for each other, and the later
 // ones find it up to date. DDL is transactional in PostgreSQL, so a failed
-// migration leaves the schema as it was.
+// migration leaves the schema as it was. A schema that records a version
+// this package lacks, or under another file name (a development schema
+// from before the migrations were squashed into one), is refused.
 func migrate(ctx context.Context, pool *pgxpool.Pool, schema string, log *zap.Logger) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
 	}
 	ident := pgx.Identifier{schema}.Sanitize()
-	// READ COMMITTED (not the pool's default): each statement sees what
-	// committed before it, so a process that waited for the lock reads the
-	// versions the other applied.
+	// READ COMMITTED: each statement sees what committed before it, so a
+	// process that waited for the lock reads the versions the other
+	// applied.
 	return pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
 		steps := []struct {
 			sql  string
 			args []any
 		}{
+			// A migration may wait, and run, as long as it needs.
+			{"SET LOCAL lock_timeout = 0", nil},
+			{"SET LOCAL statement_timeout = 0", nil},
+			{"SET LOCAL idle_in_transaction_session_timeout = 0", nil},
 			{"SELECT pg_advisory_xact_lock(hashtextextended('baton.pgstore.migrate:' || $1, 0))", []any{schema}},
 			{"CREATE SCHEMA IF NOT EXISTS " + ident, nil},
 			{"SET LOCAL search_path TO " + ident, nil},
@@ -86,14 +93,30 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string, log *zap.Lo
 				return dbErr("migrate", err)
 			}
 		}
-		var current int
-		if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&current); err != nil {
+		rows, err := tx.Query(ctx, "SELECT version, name FROM schema_migrations")
+		if err != nil {
 			return dbErr("migrate", err)
 		}
-		if current > len(ms) {
-			return fmt.Errorf("%w: schema %q is at version %d, this version of pgstore knows %d", ErrSchema, schema, current, len(ms))
+		applied := map[int]string{}
+		var v int
+		var name string
+		_, err = pgx.ForEachRow(rows, []any{&v, &name}, func() error { applied[v] = name; return nil })
+		if err != nil {
+			return dbErr("migrate", err)
 		}
-		for _, m := range ms[current:] {
+		known := map[int]string{}
+		for _, m := range ms {
+			known[m.version] = m.name
+		}
+		for v, name := range applied {
+			if known[v] != name {
+				return fmt.Errorf("%w: schema %q has migration %d %q, which this version of pgstore does not know", ErrSchema, schema, v, name)
+			}
+		}
+		for _, m := range ms {
+			if _, ok := applied[m.version]; ok {
+				continue
+			}
 			// No arguments: the file, several statements, goes through the
 			// simple protocol.
 			if _, err := tx.Exec(ctx, m.sql); err != nil {

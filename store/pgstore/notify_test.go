@@ -31,7 +31,7 @@ func awaitNotification(t *testing.T, what string, ch <-chan struct{}) {
 func addInstruction(t *testing.T, s store.Store, ws baton.WorkspaceID, id string) {
 	t.Helper()
 	if err := s.Update(t.Context(), func(tx store.Tx) error {
-		return tx.InsertInstruction(store.Instruction{ID: baton.InstructionID(id), Workspace: ws, Text: "go",
+		return tx.PutInstruction(store.Instruction{ID: baton.InstructionID(id), Workspace: ws, Text: "go",
 			State: store.InstructionPending})
 	}); err != nil {
 		t.Fatal(err)

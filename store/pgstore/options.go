@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"strconv"
 	"time"
 
 	"go.uber.org/zap"
@@ -8,29 +9,38 @@ import (
 	"github.com/batonhq/baton"
 )
 
-// DefaultSchema is the schema the store's tables live in when
+// defaultSchema is the schema the store's tables live in when
 // Options.Schema is empty.
-const DefaultSchema = "baton"
+const defaultSchema = "baton"
 
-// DefaultMaxConflictRetries is how many times Update re-runs its function
-// after a serialization failure when Options.MaxConflictRetries is 0.
-const DefaultMaxConflictRetries = 16
+// defaultMaxConflictRetries is how many times Update re-runs its function
+// after a conflict (a deadlock, a lock wait that ran out) when
+// Options.MaxConflictRetries is 0.
+const defaultMaxConflictRetries = 16
 
-// DefaultTimeout bounds an Update or View whose context has no deadline,
+// defaultTimeout bounds an Update or View whose context has no deadline,
 // when Options.Timeout is 0.
-const DefaultTimeout = 30 * time.Second
+const defaultTimeout = 30 * time.Second
 
-// DefaultCacheRows is how many rows a Store keeps in its row cache when
-// Options.CacheRows is 0.
-const DefaultCacheRows = 4096
+// The server-side limits of the store's sessions when the Options leave
+// them 0 (see Options.LockTimeout).
+const (
+	defaultLockTimeout              = 10 * time.Second
+	defaultIdleInTransactionTimeout = 5 * time.Second
+	defaultStatementTimeout         = 30 * time.Second
+)
+
+// DefaultMaxConns is the size of the pool when neither Options.MaxConns
+// nor the connection string's pool_max_conns sets it.
+const DefaultMaxConns = 16
 
 // maxSchemaLen keeps the notification channel name, the schema name plus a
 // suffix, under PostgreSQL's 63-byte identifier limit.
 const maxSchemaLen = 48
 
-// Options configure Open. The zero value is ready to use: DefaultSchema,
-// pgxpool's default pool size, DefaultMaxConflictRetries, DefaultTimeout and
-// no logging.
+// Options configure Open. The zero value is ready to use: schema "baton",
+// DefaultMaxConns, 16 conflict retries, a 30 s timeout, the default
+// server-side limits and no logging.
 type Options struct {
 	// Logger receives the migrations Open applies (info), the store's
 	// retries (debug), and the notification listener's and publisher's
@@ -39,33 +49,65 @@ type Options struct {
 	// Schema is the PostgreSQL schema that holds the tables; Open creates
 	// it. Several stores (tests, tenants) can share one database, each in
 	// its own schema. Lower-case letters, digits and '_', starting with a
-	// letter or '_', at most 48 bytes. Empty means DefaultSchema.
+	// letter or '_', at most 48 bytes. Empty means "baton".
 	Schema string
-	// MaxConns is the size of the connection pool. 0 means pgxpool's
-	// default (the larger of 4 and the number of CPUs), or the pool_max_conns
-	// parameter of the connection string. The notification listener uses
-	// one more connection of its own.
+	// MaxConns is the size of the connection pool: how many Updates and
+	// Views run at once; the others wait for a connection. 0 means the
+	// pool_max_conns parameter of the connection string, or
+	// DefaultMaxConns: an Update spends most of its time waiting for its
+	// round trips and the WAL flush of its commit, not on a CPU, and
+	// PostgreSQL flushes the commits that wait together at once, so more
+	// connections than cores keep the server busy. The notification
+	// listener and publisher use two more connections of their own.
 	MaxConns int32
 	// MaxConflictRetries bounds how many times Update re-runs its function
-	// after PostgreSQL reports a serialization failure or a deadlock, before
-	// it returns store.ErrTxConflict. 0 means DefaultMaxConflictRetries; a
+	// after PostgreSQL reports a deadlock or a lock wait that ran out,
+	// before it returns store.ErrTxConflict. 0 means 16; a
 	// negative value means never retry.
 	MaxConflictRetries int
 	// Timeout bounds each Update and View (all its attempts) whose context
-	// has no deadline of its own. 0 means DefaultTimeout; a negative value
+	// has no deadline of its own. 0 means 30 s; a negative value
 	// means no bound.
 	Timeout time.Duration
-	// CacheRows bounds the Store's cache of the workspace, reservation and
-	// pending handoff rows its Updates read and write, which lets an
-	// Update answer a read of such a row without a round trip (the package
-	// doc says how that stays serializable). 0 means DefaultCacheRows; a
-	// negative value means no cache: every read goes to the server.
-	CacheRows int
+	// LockTimeout, IdleInTransactionTimeout and StatementTimeout are the
+	// server-side limits of the pool's sessions (PostgreSQL's lock_timeout,
+	// idle_in_transaction_session_timeout and statement_timeout), which
+	// hold even when the process is frozen or cut off: a transaction idle
+	// between its statements for longer than IdleInTransactionTimeout is
+	// ended by the server, with its session, which releases its locks; a
+	// statement that waits longer than LockTimeout for a lock fails (and
+	// Update tries again, see MaxConflictRetries); one that runs longer
+	// than StatementTimeout fails. So a process frozen inside an Update
+	// (SIGSTOP, a paused VM) holds its workspace's lock for at most
+	// IdleInTransactionTimeout. 0 means 10 s, 5 s and 30 s; a
+	// negative value means no limit. Values are rounded down to the
+	// millisecond.
+	LockTimeout              time.Duration
+	IdleInTransactionTimeout time.Duration
+	StatementTimeout         time.Duration
+}
+
+// limits sets the server-side limits in a connection's parameters.
+func (o Options) limits(params map[string]string) {
+	for name, d := range map[string]struct{ v, def time.Duration }{
+		"lock_timeout":                        {o.LockTimeout, defaultLockTimeout},
+		"idle_in_transaction_session_timeout": {o.IdleInTransactionTimeout, defaultIdleInTransactionTimeout},
+		"statement_timeout":                   {o.StatementTimeout, defaultStatementTimeout},
+	} {
+		ms := int64(0) // no limit
+		switch {
+		case d.v == 0:
+			ms = d.def.Milliseconds()
+		case d.v > 0:
+			ms = max(d.v.Milliseconds(), 1)
+		}
+		params[name] = strconv.FormatInt(ms, 10)
+	}
 }
 
 func (o Options) schema() string {
 	if o.Schema == "" {
-		return DefaultSchema
+		return defaultSchema
 	}
 	return o.Schema
 }
@@ -73,23 +115,16 @@ func (o Options) schema() string {
 func (o Options) maxRetries() int {
 	switch {
 	case o.MaxConflictRetries == 0:
-		return DefaultMaxConflictRetries
+		return defaultMaxConflictRetries
 	case o.MaxConflictRetries < 0:
 		return 0
 	}
 	return o.MaxConflictRetries
 }
 
-func (o Options) cacheRows() int {
-	if o.CacheRows == 0 {
-		return DefaultCacheRows
-	}
-	return o.CacheRows
-}
-
 func (o Options) timeout() time.Duration {
 	if o.Timeout == 0 {
-		return DefaultTimeout
+		return defaultTimeout
 	}
 	return o.Timeout
 }

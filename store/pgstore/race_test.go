@@ -25,7 +25,7 @@ func TestTwoStoresRaceForThePendingSlot(t *testing.T) {
 	for round := range rounds {
 		ws := baton.WorkspaceID(fmt.Sprint("ws-", round))
 		if err := stores[0].Update(t.Context(), func(tx store.Tx) error {
-			return tx.InsertWorkspace(store.Workspace{ID: ws, Name: "race"})
+			return tx.PutWorkspace(store.Workspace{ID: ws, Name: "race"})
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +36,7 @@ func TestTwoStoresRaceForThePendingSlot(t *testing.T) {
 			wg.Go(func() {
 				<-start
 				errs[i] = s.Update(t.Context(), func(tx store.Tx) error {
-					return tx.InsertHandoff(store.Handoff{
+					return tx.PutHandoff(store.Handoff{
 						ID: baton.HandoffID(fmt.Sprintf("h-%d-%d", round, i)), Workspace: ws,
 						RequestID: fmt.Sprint("r-", i), State: store.StateStopping, Attempt: 1,
 						CreatedAt: time.Now(), UpdatedAt: time.Now(),
@@ -79,78 +79,15 @@ func TestTwoStoresRaceForThePendingSlot(t *testing.T) {
 	}
 }
 
-// A lost serialization race is retried, and reported as
-// store.ErrTxConflict when retries are exhausted. The store reads from the
-// server (no row cache), so that its read comes before the other store's
-// write: a read from the cache would be checked at the commit and found
-// stale, which is not a lost race (TestCachedRowChangedBehind).
-func TestConflictRetries(t *testing.T) {
-	tests := []struct {
-		name     string
-		retries  int
-		wantErr  error
-		wantRuns int
-	}{
-		{"retried", 0, nil, 2},
-		{"never retried", -1, store.ErrTxConflict, 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			schema := freshSchema(t)
-			s := open(t, schema, pgstore.Options{MaxConflictRetries: tt.retries, CacheRows: -1})
-			other := open(t, schema, pgstore.Options{})
-			if err := s.Update(t.Context(), func(tx store.Tx) error {
-				return tx.InsertWorkspace(store.Workspace{ID: "ws-a", Name: "a"})
-			}); err != nil {
-				t.Fatal(err)
-			}
-			runs := 0
-			err := s.Update(t.Context(), func(tx store.Tx) error {
-				runs++
-				w, err := tx.GetWorkspace("ws-a")
-				if err != nil {
-					return err
-				}
-				if runs == 1 {
-					// Another store changes the row this one has read.
-					if err := other.Update(t.Context(), func(tx store.Tx) error {
-						return tx.PutWorkspace(store.Workspace{ID: "ws-a", Name: "other"})
-					}); err != nil {
-						return err
-					}
-				}
-				w.Name += "+mine"
-				return tx.PutWorkspace(w)
-			})
-			if !errors.Is(err, tt.wantErr) || (err != nil) != (tt.wantErr != nil) {
-				t.Fatalf("Update: err = %v, want %v", err, tt.wantErr)
-			}
-			if runs != tt.wantRuns {
-				t.Errorf("fn ran %d times, want %d", runs, tt.wantRuns)
-			}
-			want := map[bool]string{true: "other+mine", false: "other"}[tt.wantErr == nil]
-			if err := s.View(t.Context(), func(tx store.Tx) error {
-				w, err := tx.GetWorkspace("ws-a")
-				if err == nil && w.Name != want {
-					t.Errorf("name = %q, want %q", w.Name, want)
-				}
-				return err
-			}); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
-}
-
 // Text PostgreSQL cannot hold is refused as invalid, and nothing is kept.
 func TestTextPostgreSQLRefuses(t *testing.T) {
 	s := open(t, "", pgstore.Options{})
 	for _, name := range []string{"nul \x00 byte", "bad utf-8 \xff"} {
 		err := s.Update(t.Context(), func(tx store.Tx) error {
-			return tx.InsertWorkspace(store.Workspace{ID: "ws-a", Name: name})
+			return tx.PutWorkspace(store.Workspace{ID: "ws-a", Name: name})
 		})
 		if !errors.Is(err, baton.ErrInvalid) {
-			t.Errorf("InsertWorkspace(Name %q): err = %v, want baton.ErrInvalid", name, err)
+			t.Errorf("PutWorkspace(Name %q): err = %v, want baton.ErrInvalid", name, err)
 		}
 	}
 	if err := s.View(t.Context(), func(tx store.Tx) error {
@@ -161,114 +98,201 @@ func TestTextPostgreSQLRefuses(t *testing.T) {
 	}
 }
 
-// An Update that lost three serialization races runs its fourth attempt
-// alone: the Updates of another store that start meanwhile wait at the
-// gate (PostgreSQL shows their locks as not granted) until the fourth
-// attempt has committed, both kinds: one that begins with BEGIN (its row
-// not cached: a read, then the commit) and one of a single batch (its
-// rows cached), which runs in the batch's implicit transaction. As in
-// TestConflictRetries, the losing store reads from the server.
-func TestLosingUpdateRunsAlone(t *testing.T) {
+// An Update of a workspace waits for the Update that holds the
+// workspace's lock, in another Store, and then sees what it committed: no
+// increment is lost. An Update of another workspace, meanwhile, waits for
+// nothing: it commits inside the holder's function (it would never
+// return if it waited for the holder).
+func TestUpdatesOfOneWorkspaceWaitOthersDoNot(t *testing.T) {
 	schema := freshSchema(t)
-	s := open(t, schema, pgstore.Options{CacheRows: -1})
+	s, other := open(t, schema, pgstore.Options{}), open(t, schema, pgstore.Options{})
+	ctx := t.Context()
+	update(t, s, func(tx store.Tx) error {
+		return errors.Join(tx.PutWorkspace(store.Workspace{ID: "ws-a"}), tx.PutWorkspace(store.Workspace{ID: "ws-b"}))
+	})
+	increment := func(tx store.Tx, id baton.WorkspaceID) error {
+		w, err := tx.GetWorkspace(id)
+		if err != nil {
+			return err
+		}
+		w.ActivationCounter++
+		return tx.PutWorkspace(w)
+	}
+	waited := make(chan error, 1)
+	update(t, s, func(tx store.Tx) error {
+		if err := increment(tx, "ws-a"); err != nil {
+			return err
+		}
+		if err := other.Update(ctx, func(tx store.Tx) error { return increment(tx, "ws-b") }); err != nil {
+			return fmt.Errorf("the Update of another workspace: %w", err)
+		}
+		go func() { waited <- other.Update(ctx, func(tx store.Tx) error { return increment(tx, "ws-a") }) }()
+		// The other Update of ws-a waits for this one's lock.
+		return waitFor(ctx, func() (bool, error) { return lockWaits(t) == 1, nil })
+	})
+	if err := <-waited; err != nil {
+		t.Fatal(err)
+	}
+	if err := s.View(ctx, func(tx store.Tx) error {
+		for id, want := range map[baton.WorkspaceID]int64{"ws-a": 2, "ws-b": 1} {
+			if w, err := tx.GetWorkspace(id); err != nil || w.ActivationCounter != want {
+				return fmt.Errorf("%s: counter %d (%v), want %d", id, w.ActivationCounter, err, want)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lockWaits counts the advisory locks the server's sessions wait for.
+func lockWaits(t *testing.T) int {
+	t.Helper()
+	var n int
+	if err := pgxQueryRow(t, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted", &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// pgxQueryRow runs a one-row query on a connection of its own.
+func pgxQueryRow(t *testing.T, sql string, dst ...any) error {
+	conn, err := pgx.Connect(t.Context(), serverURL(t))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	return conn.QueryRow(t.Context(), sql).Scan(dst...)
+}
+
+// Two Updates that take the locks of two workspaces in opposite orders
+// deadlock; PostgreSQL aborts one (after its deadlock_timeout, a second
+// by default), which runs again, and both commit. With no retries, the
+// one aborted returns store.ErrTxConflict.
+func TestDeadlockRetried(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		retries int
+		wantErr error
+	}{{"retried", 0, nil}, {"never retried", -1, store.ErrTxConflict}} {
+		t.Run(tt.name, func(t *testing.T) {
+			schema := freshSchema(t)
+			s := open(t, schema, pgstore.Options{MaxConflictRetries: tt.retries})
+			update(t, s, func(tx store.Tx) error {
+				return errors.Join(tx.PutWorkspace(store.Workspace{ID: "ws-a"}), tx.PutWorkspace(store.Workspace{ID: "ws-b"}))
+			})
+			var first sync.WaitGroup
+			first.Add(2)
+			errs := make([]error, 2)
+			var runs [2]int
+			var wg sync.WaitGroup
+			for i, order := range [][]baton.WorkspaceID{{"ws-a", "ws-b"}, {"ws-b", "ws-a"}} {
+				wg.Go(func() {
+					errs[i] = s.Update(t.Context(), func(tx store.Tx) error {
+						runs[i]++
+						for k, id := range order {
+							w, err := tx.GetWorkspace(id)
+							if err != nil {
+								return err
+							}
+							if k == 0 && runs[i] == 1 {
+								first.Done()
+								first.Wait() // both hold their first lock
+							}
+							w.ActivationCounter++
+							if err := tx.PutWorkspace(w); err != nil {
+								return err
+							}
+						}
+						return nil
+					})
+				})
+			}
+			wg.Wait()
+			failed := 0
+			for _, err := range errs {
+				switch {
+				case err == nil:
+				case tt.wantErr != nil && errors.Is(err, tt.wantErr):
+					failed++
+				default:
+					t.Fatalf("Update: %v", err)
+				}
+			}
+			if tt.wantErr != nil && failed != 1 {
+				t.Fatalf("errors %v: want one store.ErrTxConflict", errs)
+			}
+			if tt.wantErr == nil && runs[0]+runs[1] != 3 {
+				t.Errorf("the functions ran %v times, want one of them twice", runs)
+			}
+			want := int64(2 - failed)
+			if err := s.View(t.Context(), func(tx store.Tx) error {
+				for _, id := range []baton.WorkspaceID{"ws-a", "ws-b"} {
+					if w, err := tx.GetWorkspace(id); err != nil || w.ActivationCounter != want {
+						return fmt.Errorf("%s: counter %d (%v), want %d", id, w.ActivationCounter, err, want)
+					}
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// A transaction idle past IdleInTransactionTimeout (a process frozen
+// inside an Update) is ended by the server, which releases its lock: an
+// Update of the same workspace, waiting for it, commits; the frozen one,
+// resumed, finds its connection gone, and nothing it wrote is kept.
+func TestIdleHolderEndedByServer(t *testing.T) {
+	schema := freshSchema(t)
+	s := open(t, schema, pgstore.Options{IdleInTransactionTimeout: 300 * time.Millisecond, MaxConflictRetries: -1})
 	other := open(t, schema, pgstore.Options{})
 	ctx := t.Context()
-	for _, ws := range []baton.WorkspaceID{"ws-a", "ws-b", "ws-c"} {
-		if err := s.Update(ctx, func(tx store.Tx) error {
-			return tx.InsertWorkspace(store.Workspace{ID: ws, Name: string(ws)})
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rename := func(ws baton.WorkspaceID, name string) func(tx store.Tx) error {
-		return func(tx store.Tx) error {
-			w, err := tx.GetWorkspace(ws)
-			if err != nil {
-				return err
-			}
-			w.Name = name
-			return tx.PutWorkspace(w)
-		}
-	}
-	// other caches ws-c's row: its next Update of ws-c is one batch.
-	if err := other.Update(ctx, rename("ws-c", "cached")); err != nil {
-		t.Fatal(err)
-	}
-	watcher, err := pgx.Connect(ctx, serverURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer watcher.Close(context.Background())
-	// waiting counts the Updates waiting at the gate's table and at its
-	// advisory lock.
-	waiting := func() (table, advisory int, err error) {
-		err = watcher.QueryRow(ctx, `SELECT
-			(SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
-				JOIN pg_namespace n ON n.oid = c.relnamespace
-				WHERE n.nspname = $1 AND c.relname = 'schema_migrations' AND NOT l.granted),
-			(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
-				AND (classid::bigint << 32 | objid::bigint) = hashtextextended('baton.pgstore.gate:' || $1, 0))`,
-			schema).Scan(&table, &advisory)
-		return table, advisory, err
-	}
-
-	runs := 0
-	var waited error
-	otherDone := make(chan error, 2)
-	err = s.Update(ctx, func(tx store.Tx) error {
-		runs++
+	update(t, s, func(tx store.Tx) error { return tx.PutWorkspace(store.Workspace{ID: "ws-a"}) })
+	waited := make(chan error, 1)
+	err := s.Update(ctx, func(tx store.Tx) error {
 		w, err := tx.GetWorkspace("ws-a")
 		if err != nil {
 			return err
 		}
-		if runs <= 3 {
-			// Lose: another store changes the row this one has read.
-			if err := other.Update(ctx, func(tx store.Tx) error {
-				return tx.PutWorkspace(store.Workspace{ID: "ws-a", Name: fmt.Sprint("other ", runs)})
-			}); err != nil {
-				return err
-			}
-		} else {
-			// Alone: Updates of other workspaces wait for this one.
-			for _, ws := range []baton.WorkspaceID{"ws-b", "ws-c"} {
-				go func() { otherDone <- other.Update(ctx, rename(ws, "after")) }()
-			}
-			waited = waitFor(ctx, func() (bool, error) {
-				table, advisory, err := waiting()
-				return table > 0 && advisory > 0, err
+		go func() {
+			waited <- other.Update(ctx, func(tx store.Tx) error {
+				w, err := tx.GetWorkspace("ws-a")
+				if err != nil {
+					return err
+				}
+				w.Name = "other"
+				return tx.PutWorkspace(w)
 			})
+		}()
+		// Frozen: the other Update commits meanwhile, once the server has
+		// ended this transaction.
+		if err := <-waited; err != nil {
+			return fmt.Errorf("the waiting Update: %w", err)
 		}
-		w.Name += "+mine"
+		w.Name = "frozen"
 		return tx.PutWorkspace(w)
 	})
-	if err != nil {
-		t.Fatalf("Update: %v", err)
+	if !errors.Is(err, pgstore.ErrDatabase) {
+		t.Fatalf("the frozen Update: err = %v, want pgstore.ErrDatabase", err)
 	}
-	if waited != nil {
-		table, advisory, _ := waiting()
-		t.Errorf("the Updates of the other store did not both wait at the gate during the fourth attempt (%d at the table, %d at the advisory lock): %v",
-			table, advisory, waited)
-	}
-	if runs != 4 {
-		t.Errorf("fn ran %d times, want 4", runs)
-	}
-	for range 2 {
-		if err := <-otherDone; err != nil {
-			t.Errorf("a waiting Update: %v", err)
+	if err := s.View(ctx, func(tx store.Tx) error {
+		w, err := tx.GetWorkspace("ws-a")
+		if err == nil && w.Name != "other" {
+			err = fmt.Errorf("name %q, want %q", w.Name, "other")
 		}
-	}
-	// The gate is open again: the session lock of the fourth attempt
-	// went with it.
-	if err := other.Update(ctx, rename("ws-c", "later")); err != nil {
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
-	var held int
-	if err := watcher.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'
-		AND (classid::bigint << 32 | objid::bigint) = hashtextextended('baton.pgstore.gate:' || $1, 0)`, schema).Scan(&held); err != nil {
+}
+
+// update runs fn in s.Update and fails the test on an error.
+func update(t *testing.T, s store.Store, fn func(store.Tx) error) {
+	t.Helper()
+	if err := s.Update(t.Context(), fn); err != nil {
 		t.Fatal(err)
-	}
-	if held != 0 {
-		t.Errorf("%d advisory locks of the gate held after every Update ended, want 0", held)
 	}
 }
 

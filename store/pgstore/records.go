@@ -10,77 +10,42 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/store"
 )
 
 // table describes how one record kind maps onto its table: cols are the
 // columns in the order args writes them, id first; scan reads them
-// followed by the read-only columns (set by the server).
+// followed by the read-only columns (set by the server); ws returns the
+// workspace a record belongs to.
 type table[R any] struct {
 	kind string // "workspace", ...: for errors and the seen set
 	name string
 	cols []string
 	scan func(pgx.Row) (R, error)
 	args func(R) []any
+	ws   func(R) baton.WorkspaceID
 
 	selectSQL string // SELECT cols FROM name (no WHERE)
 	getSQL    string // ... WHERE <key> = $1 (the key is the first column)
 	insertSQL string // INSERT ... ON CONFLICT DO NOTHING
+	upsertSQL string // INSERT ... ON CONFLICT (<key>) DO UPDATE SET every column but the key
 	updateSQL string // UPDATE ... SET every column but the key WHERE <key> = $1
-
-	// The tables of the rows the Store caches (rowcache.go) have a
-	// version column, which selectSQL reads last: scanV reads a row with
-	// its version; returning ends a write that returns the version it
-	// wrote; asRead returns a row written as a read of it returns it
-	// (rowcache.go), false if it cannot tell.
-	scanV     func(pgx.Row) (R, int64, error)
-	returning string
-	asRead    func(R) (R, bool)
-	// checkedSQL is updateSQL with returning, checked: it writes only at
-	// the version given as one more argument, and raises SQLSTATE BT001
-	// otherwise (see checkedSQL).
-	checkedSQL string
+	lockSQL   string // lockOfSQL of the table: the lock of row $1's workspace
 	// updates holds, by the mask of the columns they set, the updates
-	// diff returns (*partialUpdate).
+	// diff returns.
 	updates sync.Map
 }
 
-// partialUpdate is the update of some columns of a versioned row, with
-// returning, and its checked form (see checkedSQL).
-type partialUpdate struct {
-	sql, checked string
-}
-
-// newVersionedTable is newTable for a table with a version column.
-func newVersionedTable[R any](kind, name string, cols []string, scanV func(pgx.Row) (R, int64, error), args func(R) []any,
-	asRead func(R) (R, bool)) *table[R] {
-	scan := func(row pgx.Row) (R, error) {
-		r, _, err := scanV(row)
-		return r, err
-	}
-	t := newTable(kind, name, cols, scan, args, "version")
-	t.scanV, t.asRead = scanV, asRead
-	t.returning = " RETURNING version"
-	// The update draws the row's next version itself: the update trigger
-	// (migration 0005) then does not fire.
-	set, where, _ := strings.Cut(t.updateSQL, " WHERE ")
-	t.updateSQL = set + ", " + nextVersion + " WHERE " + where
-	t.checkedSQL = t.updateSQL + checkedSQL(kind, len(cols)+1) + t.returning
-	return t
-}
-
-// diff returns the update of a versioned row from old, its value as the
+// diff returns the update of a row from old, its value as the
 // transaction knows it, to r that sets only the columns whose values
-// differ (and the version), returning the version, its checked form
-// (with the version as one more argument), and its arguments. Leaving a
-// column out writes what the full update would: the stored value is a
-// function of the Go value, and old is what the row holds, as read or as
-// this transaction wrote it. Most transitions change a few fields of a
-// handoff; the full update would send, and the server parse, every one,
-// its JSON columns included.
-func (tb *table[R]) diff(old, r R) (sql, checked string, args []any) {
+// differ, and its arguments. Leaving a column out writes what the full
+// update would: the stored value is a function of the Go value, and old
+// is what the row holds, as read or as this transaction wrote it. Most
+// transitions change a few fields of a handoff; the full update would
+// send, and the server parse, every one, its JSON columns included.
+func (tb *table[R]) diff(old, r R) (sql string, args []any) {
 	was, now := tb.args(old), tb.args(r)
 	args = append(make([]any, 0, len(now)), now[0])
 	var mask uint64
@@ -90,9 +55,11 @@ func (tb *table[R]) diff(old, r R) (sql, checked string, args []any) {
 			args = append(args, now[i])
 		}
 	}
+	if len(args) == 1 {
+		return "", nil // nothing changes
+	}
 	if u, ok := tb.updates.Load(mask); ok {
-		p := u.(*partialUpdate)
-		return p.sql, p.checked, args
+		return u.(string), args
 	}
 	sets := make([]string, 0, len(args))
 	for i, n := 1, 2; i < len(tb.cols); i++ {
@@ -101,10 +68,9 @@ func (tb *table[R]) diff(old, r R) (sql, checked string, args []any) {
 			n++
 		}
 	}
-	base := "UPDATE " + tb.name + " SET " + strings.Join(append(sets, nextVersion), ", ") + " WHERE " + tb.cols[0] + " = $1"
-	p := &partialUpdate{sql: base + tb.returning, checked: base + checkedSQL(tb.kind, len(args)+1) + tb.returning}
-	tb.updates.Store(mask, p)
-	return p.sql, p.checked, args
+	sql = "UPDATE " + tb.name + " SET " + strings.Join(sets, ", ") + " WHERE " + tb.cols[0] + " = $1"
+	tb.updates.Store(mask, sql)
+	return sql, args
 }
 
 // sameArg reports whether two arguments of a column write the same
@@ -127,64 +93,75 @@ func sameArg(a, b any) bool {
 	return false
 }
 
-// nextVersion is the SET clause of a write of a versioned row.
-const nextVersion = "version = nextval('row_versions')"
-
-// checkedSQL is the condition that makes a write of the row keyed $1
-// (an UPDATE ... WHERE <key> = $1) its check too: it matches the row at
-// version $n, and raises SQLSTATE BT001 (stale_row, migration 0004) when
-// the row has another version, which aborts the transaction. (CASE
-// evaluates its branches in order: stale_row is called only for a row of
-// another version.)
-func checkedSQL(kind string, n int) string {
-	v := "$" + strconv.Itoa(n)
-	return " AND CASE WHEN version = " + v + " THEN true ELSE stale_row('" + kind + "', $1, " + v + ") IS NULL END"
-}
-
-// written returns what reads the version a write of r returned, and
-// makes the row for the row cache: r as a read returns it, or no value
-// (the cache drops the row) if asRead cannot tell. It takes r as it is
-// now: the caller may change r's slices before the write is sent.
-func written[R any](tb *table[R], r R) func(pgx.Row) (cachedRow, error) {
-	var value any
-	if v, ok := tb.asRead(r); ok {
-		value = v
-	}
-	return func(row pgx.Row) (cachedRow, error) {
-		c := cachedRow{value: value}
-		return c, row.Scan(&c.version)
-	}
-}
-
-func newTable[R any](kind, name string, cols []string, scan func(pgx.Row) (R, error), args func(R) []any, readOnly ...string) *table[R] {
-	t := &table[R]{kind: kind, name: name, cols: cols, scan: scan, args: args}
+func newTable[R any](kind, name string, cols []string, scan func(pgx.Row) (R, error), args func(R) []any,
+	ws func(R) baton.WorkspaceID, readOnly ...string) *table[R] {
+	t := &table[R]{kind: kind, name: name, cols: cols, scan: scan, args: args, ws: ws}
 	list := strings.Join(cols, ", ")
 	t.selectSQL = "SELECT " + strings.Join(append(slices.Clone(cols), readOnly...), ", ") + " FROM " + name
 	t.getSQL = t.selectSQL + " WHERE " + cols[0] + " = $1"
+	t.lockSQL = lockOfSQL(name, cols[0])
 	params := make([]string, len(cols))
 	sets := make([]string, 0, len(cols)-1)
+	excluded := make([]string, 0, len(cols)-1)
 	for i, c := range cols {
 		params[i] = "$" + strconv.Itoa(i+1)
 		if i > 0 {
 			sets = append(sets, c+" = "+params[i])
+			excluded = append(excluded, c+" = EXCLUDED."+c)
 		}
 	}
 	t.insertSQL = "INSERT INTO " + name + " (" + list + ") VALUES (" + strings.Join(params, ", ") + ") ON CONFLICT DO NOTHING"
 	t.updateSQL = "UPDATE " + name + " SET " + strings.Join(sets, ", ") + " WHERE " + cols[0] + " = $1"
+	t.upsertSQL = "INSERT INTO " + name + " (" + list + ") VALUES (" + strings.Join(params, ", ") + ") ON CONFLICT (" + cols[0] +
+		") DO UPDATE SET " + strings.Join(excluded, ", ")
 	return t
+}
+
+// getLocked reads the record id of tb, which the transaction may not know
+// the workspace of: in an Update, the statement before the read takes
+// the lock of the row's workspace (lockSQL), and a row the lock did not
+// find (inserted in between) is read again under its lock (lockedRead).
+// each is called with the row found, if any.
+func getLocked[R any](t *tx, tb *table[R], id string, read func(b *pgx.Batch), each func(R)) (r R, found bool, err error) {
+	err = t.lockedRead(func() ([]baton.WorkspaceID, error) {
+		var lockedRows int64
+		found = false
+		err := t.send("get "+tb.kind, func(b *pgx.Batch) {
+			if t.update {
+				b.Queue(tb.lockSQL, id, t.seed).Exec(func(ct pgconn.CommandTag) error {
+					lockedRows = ct.RowsAffected()
+					return nil
+				})
+			}
+			b.Queue(tb.getSQL, id).Query(func(rows pgx.Rows) error {
+				var err error
+				if r, found, err = scanOne(rows, tb.scan); found && lockedRows == 1 {
+					t.holds(tb.ws(r))
+				}
+				return err
+			})
+			if read != nil {
+				read(b)
+			}
+		})
+		if err != nil || !found {
+			return nil, err
+		}
+		return []baton.WorkspaceID{tb.ws(r)}, nil
+	})
+	if err == nil && found && each != nil {
+		each(r)
+	}
+	return r, found, err
 }
 
 // get reads the record id; store.ErrNotFound if absent.
 func get[R any](t *tx, tb *table[R], id string) (R, error) {
-	var r R
 	if err := t.readable(); err != nil {
-		return r, err
+		var zero R
+		return zero, err
 	}
-	found, err := t.queryRow("get "+tb.kind, tb.getSQL, []any{id}, func(row pgx.Row) error {
-		var err error
-		r, err = tb.scan(row)
-		return err
-	})
+	r, found, err := getLocked(t, tb, id, nil, nil)
 	if err != nil {
 		return r, err
 	}
@@ -196,10 +173,14 @@ func get[R any](t *tx, tb *table[R], id string) (R, error) {
 }
 
 // list runs a query of tb's columns (where and order appended to its
-// SELECT) and returns the records.
-func list[R any](t *tx, tb *table[R], rest string, args ...any) ([]R, error) {
+// SELECT) and returns the records: in an Update, under the lock of ws,
+// or with no lock at all when ws is "" (a list across workspaces).
+func list[R any](t *tx, tb *table[R], ws baton.WorkspaceID, rest string, args ...any) ([]R, error) {
 	if err := t.readable(); err != nil {
 		return nil, err
+	}
+	if ws != "" {
+		t.lock(ws)
 	}
 	var rs []R
 	err := t.query("list "+tb.name, tb.selectSQL+" "+rest, args, func(rows pgx.Rows) error {
@@ -216,55 +197,16 @@ func list[R any](t *tx, tb *table[R], rest string, args ...any) ([]R, error) {
 	return rs, nil
 }
 
-// insert adds r; store.ErrDuplicate if a uniqueness rule refuses it.
-func insert[R any](t *tx, tb *table[R], id string, r R) error {
-	var n int64
-	var err error
-	if tb.scanV != nil {
-		n, err = t.execRow("insert "+tb.kind, recordKey{tb.kind, id}, written(tb, r), tb.insertSQL+tb.returning, tb.args(r)...)
-	} else {
-		n, err = t.exec("insert "+tb.kind, tb.insertSQL, tb.args(r)...)
-	}
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return duplicate(tb.kind, id)
-	}
-	t.see(tb.kind, id)
-	return nil
-}
-
-// put replaces the record id with r; store.ErrNotFound if absent. A
-// record this transaction has seen is queued (its row exists); another is
-// written now, to learn whether it exists.
-func put[R any](t *tx, tb *table[R], id string, r R) error {
-	k, versioned := recordKey{tb.kind, id}, tb.scanV != nil
-	// A versioned table's written row, returned, goes to the
-	// transaction's rows for the cache.
+// put inserts r or replaces the record id with it, under the lock of its
+// workspace, queued: a record this transaction has seen is updated, another
+// upserted on its key, which no other uniqueness rule constrains.
+func put[R any](t *tx, tb *table[R], id string, r R) {
+	sql := tb.upsertSQL
 	if t.known(tb.kind, id) {
-		if versioned {
-			t.queueChecked(k, written(tb, r), tb.updateSQL+tb.returning, tb.checkedSQL, tb.args(r)...)
-		} else {
-			t.queue(tb.updateSQL, tb.args(r)...)
-		}
-		return nil
+		sql = tb.updateSQL
 	}
-	var n int64
-	var err error
-	if versioned {
-		n, err = t.execRow("put "+tb.kind, k, written(tb, r), tb.updateSQL+tb.returning, tb.args(r)...)
-	} else {
-		n, err = t.exec("put "+tb.kind, tb.updateSQL, tb.args(r)...)
-	}
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return notFound(tb.kind, id)
-	}
+	t.queue(tb.ws(r), sql, tb.args(r)...)
 	t.see(tb.kind, id)
-	return nil
 }
 
 // tokenHash converts a scanned bytea back into a TokenHash.
@@ -280,13 +222,11 @@ func tokenHash(b []byte) (baton.TokenHash, error) {
 // Record kinds, also the change feed's kinds where they have one.
 const (
 	kindWorkspace    = "workspace"
-	kindSession      = string(store.ChangeSession)
-	kindHandoff      = string(store.ChangeHandoff)
-	kindInstruction  = string(store.ChangeInstruction)
+	kindSession      = "session"
+	kindHandoff      = "handoff"
+	kindInstruction  = "instruction"
 	kindReservation  = "reservation"
 	kindWakeup       = "wakeup"
 	kindContinuation = "continuation"
 	kindLaunch       = "launch"
-	// kindFeed keys a workspace's last change Seq in the row cache.
-	kindFeed = "feed"
 )

@@ -133,11 +133,9 @@ func relay(dst, src net.Conn, saw func([]byte)) (int64, error) {
 }
 
 // TestRoundTrips counts what the benchmarked operations cost on the wire:
-// once its rows are in the store's row cache, the transition of
-// BenchmarkPGTransition takes one round trip (the check of the cached
-// rows it read, its writes and the change feed, as one implicit
-// transaction), and two without the cache (BEGIN with the reads, then the
-// rest and the COMMIT); and it
+// the transition of BenchmarkPGTransition takes two round trips (BEGIN,
+// the lock and the reads, then the writes, the change feed and the
+// COMMIT); and it
 // logs the round trips of whole transfers through the coordinator (go
 // test -v shows them).
 func TestRoundTrips(t *testing.T) {
@@ -150,13 +148,11 @@ func TestRoundTrips(t *testing.T) {
 		store *pgstore.Store
 		each  int64
 	}{
-		{"transition", s, 1},
-		{"transition/no cache", openAt(t, url, s.Schema(), pgstore.Options{MaxConns: 1, CacheRows: -1}), 2},
+		{"transition", s, 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ws := seedTransfer(t, tt.store, i)
-			// The first one also prepares its statements (pgx caches them)
-			// and fills the row cache.
+			// The first one also prepares its statements (pgx caches them).
 			if err := transition(ctx, tt.store, ws); err != nil {
 				t.Fatal(err)
 			}

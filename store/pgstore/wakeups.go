@@ -19,27 +19,16 @@ var wakeups = newTable(kindWakeup, "wakeups",
 	func(w store.Wakeup) []any {
 		return []any{string(w.ID), string(w.Workspace), string(w.Session), w.Prompt, w.At, string(w.Status), w.Reason,
 			w.CreatedAt, w.UpdatedAt}
-	})
+	},
+	func(w store.Wakeup) baton.WorkspaceID { return w.Workspace })
 
 // GetWakeup returns the wakeup id; store.ErrNotFound if absent.
 func (t *tx) GetWakeup(id baton.WakeupID) (store.Wakeup, error) {
 	return get(t, wakeups, string(id))
 }
 
-// InsertWakeup adds w; store.ErrDuplicate if its id exists, baton.ErrInvalid
-// for an empty ID or Workspace.
-func (t *tx) InsertWakeup(w store.Wakeup) error {
-	if err := t.writable("InsertWakeup"); err != nil {
-		return err
-	}
-	if err := firstErr(required(kindWakeup, "ID", w.ID), required(kindWakeup, "Workspace", w.Workspace)); err != nil {
-		return err
-	}
-	return insert(t, wakeups, string(w.ID), w)
-}
-
-// PutWakeup replaces w; store.ErrNotFound if absent, baton.ErrInvalid for
-// an empty ID or Workspace.
+// PutWakeup inserts or replaces w; baton.ErrInvalid for an empty ID or
+// Workspace.
 func (t *tx) PutWakeup(w store.Wakeup) error {
 	if err := t.writable("PutWakeup"); err != nil {
 		return err
@@ -47,28 +36,38 @@ func (t *tx) PutWakeup(w store.Wakeup) error {
 	if err := firstErr(required(kindWakeup, "ID", w.ID), required(kindWakeup, "Workspace", w.Workspace)); err != nil {
 		return err
 	}
-	return put(t, wakeups, string(w.ID), w)
+	put(t, wakeups, string(w.ID), w)
+	return nil
 }
 
 // WakeupsBySession returns the wakeups pinned to id, any status, ordered
-// by (At, ID); an empty id pins nothing and yields none.
+// by (At, ID); an empty id pins nothing and yields none. In an Update
+// it reads them under the locks of their workspaces (lockedRead).
 func (t *tx) WakeupsBySession(id baton.SessionID) ([]store.Wakeup, error) {
 	if id == "" {
 		return nil, t.readable()
 	}
-	return list(t, wakeups, "WHERE session = $1 ORDER BY at, id", string(id))
+	var out []store.Wakeup
+	err := t.lockedRead(func() (wss []baton.WorkspaceID, err error) {
+		out, err = list(t, wakeups, "", "WHERE session = $1 ORDER BY at, id", string(id))
+		for _, w := range out {
+			wss = append(wss, w.Workspace)
+		}
+		return wss, err
+	})
+	return out, err
 }
 
 // ListWakeups returns the wakeups of ws ordered by (At, ID).
 func (t *tx) ListWakeups(ws baton.WorkspaceID) ([]store.Wakeup, error) {
-	return list(t, wakeups, "WHERE workspace = $1 ORDER BY at, id", string(ws))
+	return list(t, wakeups, ws, "WHERE workspace = $1 ORDER BY at, id", string(ws))
 }
 
 // DueWakeups returns the pending wakeups with At <= now ordered by (At,
 // ID), at most limit (limit <= 0: all), from the index of pending wakeups.
 func (t *tx) DueWakeups(now time.Time, limit int) ([]store.Wakeup, error) {
 	if limit <= 0 {
-		return list(t, wakeups, "WHERE status = 'pending' AND at <= $1 ORDER BY at, id", now)
+		return list(t, wakeups, "", "WHERE status = 'pending' AND at <= $1 ORDER BY at, id", now)
 	}
-	return list(t, wakeups, "WHERE status = 'pending' AND at <= $1 ORDER BY at, id LIMIT $2", now, limit)
+	return list(t, wakeups, "", "WHERE status = 'pending' AND at <= $1 ORDER BY at, id LIMIT $2", now, limit)
 }

@@ -9,19 +9,18 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-var workspaces = newVersionedTable(kindWorkspace, "workspaces",
+var workspaces = newTable(kindWorkspace, "workspaces",
 	[]string{"id", "name", "mission", "root", "config", "current_session", "activation_counter",
-		"running", "rank_head", "ranked", "archived", "created_at", "updated_at"},
-	func(row pgx.Row) (store.Workspace, int64, error) {
+		"running", "rank_head", "ranked", "archived", "created_at", "updated_at", "share"},
+	func(row pgx.Row) (store.Workspace, error) {
 		var w store.Workspace
 		var running []string
-		var version int64
 		err := row.Scan(&w.ID, &w.Name, &w.Mission, &w.Root, &w.Config, &w.CurrentSession,
-			&w.ActivationCounter, &running, &w.RankHead, &w.Ranked, &w.Archived, &w.CreatedAt, &w.UpdatedAt, &version)
+			&w.ActivationCounter, &running, &w.RankHead, &w.Ranked, &w.Archived, &w.CreatedAt, &w.UpdatedAt, &w.Share)
 		for _, id := range running {
 			w.Running = append(w.Running, baton.SessionID(id))
 		}
-		return w, version, err
+		return w, err
 	},
 	func(w store.Workspace) []any {
 		running := make([]string, 0, len(w.Running))
@@ -29,33 +28,23 @@ var workspaces = newVersionedTable(kindWorkspace, "workspaces",
 			running = append(running, string(id))
 		}
 		return []any{string(w.ID), w.Name, w.Mission, w.Root, w.Config, string(w.CurrentSession),
-			w.ActivationCounter, running, string(w.RankHead), w.Ranked, w.Archived, w.CreatedAt, w.UpdatedAt}
+			w.ActivationCounter, running, string(w.RankHead), w.Ranked, w.Archived, w.CreatedAt, w.UpdatedAt, string(w.Share)}
 	},
-	workspaceAsRead)
+	func(w store.Workspace) baton.WorkspaceID { return w.ID })
 
-// GetWorkspace returns the workspace id; store.ErrNotFound if absent.
+// GetWorkspace returns the workspace id; store.ErrNotFound if absent. In
+// an Update it reads ahead the workspace's reservation.
 func (t *tx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
 	if err := t.readable(); err != nil {
 		return store.Workspace{}, err
 	}
-	t.cachedWorkspace(id)
 	if _, have := t.cache.workspaces[id]; !have {
+		t.lock(id)
 		err := t.send("get workspace", func(b *pgx.Batch) {
 			b.Queue(workspaces.getSQL, string(id)).Query(func(rows pgx.Rows) error {
-				found := false
-				for rows.Next() {
-					w, v, err := workspaces.scanV(rows)
-					if err != nil {
-						return err
-					}
-					found = true
-					t.recordWorkspace(w, v)
-					t.seeWorkspace(w)
-				}
-				if !found {
-					remember(&t.cache.workspaces, id, store.Workspace{}, false)
-				}
-				return rows.Err()
+				w, found, err := scanOne(rows, workspaces.scan)
+				remember(&t.cache.workspaces, id, w, found)
+				return err
 			})
 			t.readAhead(b, "$1", string(id), id)
 		})
@@ -72,27 +61,8 @@ func (t *tx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
 	return w, nil
 }
 
-// InsertWorkspace adds w; store.ErrDuplicate if its id exists,
-// baton.ErrInvalid if it is empty.
-func (t *tx) InsertWorkspace(w store.Workspace) error {
-	if err := t.writable("InsertWorkspace"); err != nil {
-		return err
-	}
-	if err := required("workspace", "ID", w.ID); err != nil {
-		return err
-	}
-	if c, have := t.cache.workspaces[w.ID]; (have && c.ok) || (!have && t.rowExists(recordKey{kindWorkspace, string(w.ID)})) {
-		return duplicate(kindWorkspace, w.ID)
-	}
-	if err := insert(t, workspaces, string(w.ID), w); err != nil {
-		return err
-	}
-	t.seeWorkspace(w)
-	return nil
-}
-
-// PutWorkspace replaces w; store.ErrNotFound if absent. A workspace the
-// transaction has read or written is queued.
+// PutWorkspace inserts or replaces w; baton.ErrInvalid if the id is
+// empty. It cannot fail otherwise, so it is queued.
 func (t *tx) PutWorkspace(w store.Workspace) error {
 	if err := t.writable("PutWorkspace"); err != nil {
 		return err
@@ -100,78 +70,53 @@ func (t *tx) PutWorkspace(w store.Workspace) error {
 	if err := required("workspace", "ID", w.ID); err != nil {
 		return err
 	}
-	if c, have := t.cache.workspaces[w.ID]; have {
-		if !c.ok {
-			return notFound(kindWorkspace, w.ID)
-		}
-		t.see(kindWorkspace, string(w.ID))
-	} else if t.rowExists(recordKey{kindWorkspace, string(w.ID)}) {
+	if c := t.cache.workspaces[w.ID]; c.ok {
 		t.see(kindWorkspace, string(w.ID))
 	}
-	if err := put(t, workspaces, string(w.ID), w); err != nil {
-		return err
-	}
+	put(t, workspaces, string(w.ID), w)
 	t.seeWorkspace(w)
 	return nil
 }
 
 // ListWorkspaces returns every workspace in insert order.
 func (t *tx) ListWorkspaces() ([]store.Workspace, error) {
-	return list(t, workspaces, "ORDER BY ord")
+	return list(t, workspaces, "", "ORDER BY ord")
 }
 
 // reservations are keyed by workspace, and written by an upsert
 // (PutReservation inserts or replaces).
-var reservations = newVersionedTable(kindReservation, "reservations",
+var reservations = newTable(kindReservation, "reservations",
 	[]string{"workspace", "held", "handoff", "owner", "epoch", "lease_holder", "lease_expires", "lease_store", "updated_at"},
-	func(row pgx.Row) (store.Reservation, int64, error) {
+	func(row pgx.Row) (store.Reservation, error) {
 		var r store.Reservation
 		var owner []byte
-		var version int64
 		err := row.Scan(&r.Workspace, &r.Held, &r.Handoff, &owner, &r.Epoch, &r.LeaseHolder,
-			&r.LeaseExpires, &r.LeaseStore, &r.UpdatedAt, &version)
+			&r.LeaseExpires, &r.LeaseStore, &r.UpdatedAt)
 		if err != nil {
-			return r, 0, err
+			return r, err
 		}
 		r.Owner, err = tokenHash(owner)
-		return r, version, err
+		return r, err
 	},
 	func(r store.Reservation) []any {
 		return []any{string(r.Workspace), r.Held, string(r.Handoff), r.Owner[:], r.Epoch, r.LeaseHolder,
 			r.LeaseExpires, r.LeaseStore, r.UpdatedAt}
 	},
-	reservationAsRead)
-
-const putReservationSQL = `INSERT INTO reservations (workspace, held, handoff, owner, epoch, lease_holder, lease_expires, lease_store, updated_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-	ON CONFLICT (workspace) DO UPDATE SET held = $2, handoff = $3, owner = $4, epoch = $5,
-		lease_holder = $6, lease_expires = $7, lease_store = $8, updated_at = $9, ` + nextVersion +
-	" RETURNING version"
+	func(r store.Reservation) baton.WorkspaceID { return r.Workspace })
 
 // GetReservation returns the reservation row of ws; store.ErrNotFound if
-// it was never taken.
+// it was never taken. In an Update it reads ahead the workspace row.
 func (t *tx) GetReservation(ws baton.WorkspaceID) (store.Reservation, error) {
 	if err := t.readable(); err != nil {
 		return store.Reservation{}, err
 	}
-	t.cachedReservation(ws)
 	if _, have := t.cache.reservations[ws]; !have {
+		t.lock(ws)
 		err := t.send("get reservation", func(b *pgx.Batch) {
 			b.Queue(reservations.getSQL, string(ws)).Query(func(rows pgx.Rows) error {
-				found := false
-				for rows.Next() {
-					r, v, err := reservations.scanV(rows)
-					if err != nil {
-						return err
-					}
-					found = true
-					t.record(recordKey{kindReservation, string(r.Workspace)}, cachedRow{r, v})
-					t.seeReservation(r)
-				}
-				if !found {
-					remember(&t.cache.reservations, ws, store.Reservation{}, false)
-				}
-				return rows.Err()
+				r, found, err := scanOne(rows, reservations.scan)
+				remember(&t.cache.reservations, ws, r, found)
+				return err
 			})
 			t.readAhead(b, "$1", string(ws), ws)
 		})
@@ -195,7 +140,7 @@ func (t *tx) PutReservation(r store.Reservation) error {
 	if err := required("reservation", "Workspace", r.Workspace); err != nil {
 		return err
 	}
-	t.queueRow(recordKey{kindReservation, string(r.Workspace)}, written(reservations, r), putReservationSQL, reservations.args(r)...)
+	t.queue(r.Workspace, reservations.upsertSQL, reservations.args(r)...)
 	t.seeReservation(r)
 	return nil
 }

@@ -33,14 +33,14 @@ func seed(t *testing.T, s store.Store, ws baton.WorkspaceID) {
 	t.Helper()
 	Update(t, s, func(tx store.Tx) error {
 		return errors.Join(
-			tx.InsertWorkspace(workspace(ws)),
+			tx.PutWorkspace(workspace(ws)),
 			tx.PutReservation(store.Reservation{Workspace: ws, Held: true, Handoff: "h-1", Epoch: 1, UpdatedAt: at(0)}),
-			tx.InsertHandoff(handoff(ws, "h-1", "r-1", store.StateStopping)),
-			func() error { _, err := tx.InsertSession(session(ws, "s-1")); return err }(),
-			tx.InsertWakeup(wakeup(ws, "w-1", "s-1", at(10), store.WakeupPending)),
-			tx.InsertContinuation(continuation(ws, "c-1", store.ContinuationQueued)),
-			tx.InsertLaunch(launch(ws, "l-1", store.LaunchLive, 1)),
-			tx.InsertInstruction(instruction(ws, "i-1", store.InstructionPending)),
+			tx.PutHandoff(handoff(ws, "h-1", "r-1", store.StateStopping)),
+			tx.PutSession(session(ws, "s-1")),
+			tx.PutWakeup(wakeup(ws, "w-1", "s-1", at(10), store.WakeupPending)),
+			tx.PutContinuation(continuation(ws, "c-1", store.ContinuationQueued)),
+			tx.PutLaunch(launch(ws, "l-1", store.LaunchLive, 1)),
+			tx.PutInstruction(instruction(ws, "i-1", store.InstructionPending)),
 		)
 	})
 }
@@ -59,23 +59,23 @@ func testFailedUpdateLeavesNothing(t *testing.T, s store.Store) {
 		w1 := wakeup("ws-a", "w-1", "s-1", at(10), store.WakeupFired)
 		c1 := continuation("ws-a", "c-1", store.ContinuationStarted)
 		errs := []error{
-			tx.InsertWorkspace(workspace("ws-b")),
+			tx.PutWorkspace(workspace("ws-b")),
 			tx.PutWorkspace(w),
 			tx.PutReservation(store.Reservation{Workspace: "ws-a", Epoch: 2}),
 			tx.PutReservation(store.Reservation{Workspace: "ws-b", Held: true, Epoch: 1}),
 			tx.PutHandoff(h1), // frees ws-a's pending slot...
-			tx.InsertHandoff(handoff("ws-a", "h-2", "r-2", store.StateStarting)), // ...which h-2 takes
-			tx.InsertHandoff(handoff("ws-b", "h-3", "r-3", store.StateGenerating)),
+			tx.PutHandoff(handoff("ws-a", "h-2", "r-2", store.StateStarting)), // ...which h-2 takes
+			tx.PutHandoff(handoff("ws-b", "h-3", "r-3", store.StateGenerating)),
 			tx.PutSession(s1),
-			func() error { _, err := tx.InsertSession(session("ws-a", "s-2")); return err }(),
+			tx.PutSession(session("ws-a", "s-2")),
 			tx.PutWakeup(w1),
-			tx.InsertWakeup(wakeup("ws-b", "w-2", "s-2", at(5), store.WakeupPending)),
+			tx.PutWakeup(wakeup("ws-b", "w-2", "s-2", at(5), store.WakeupPending)),
 			tx.PutContinuation(c1),
-			tx.InsertContinuation(continuation("ws-b", "c-2", store.ContinuationQueued)),
+			tx.PutContinuation(continuation("ws-b", "c-2", store.ContinuationQueued)),
 			tx.PutLaunch(launch("ws-a", "l-1", store.LaunchGone, 1)),
-			tx.InsertLaunch(launch("ws-b", "l-2", store.LaunchLive, 2)),
+			tx.PutLaunch(launch("ws-b", "l-2", store.LaunchLive, 2)),
 			tx.PutInstruction(instruction("ws-a", "i-1", store.InstructionDelivered)),
-			tx.InsertInstruction(instruction("ws-b", "i-2", store.InstructionPending)),
+			tx.PutInstruction(instruction("ws-b", "i-2", store.InstructionPending)),
 		}
 		if err := errors.Join(errs...); err != nil {
 			return fmt.Errorf("a write failed, so the test proves nothing: %w", err)
@@ -123,12 +123,12 @@ func testFailedUpdateLeavesNothing(t *testing.T, s store.Store) {
 	// The rolled-back writes reserved nothing: h-1 still holds the slot,
 	// and once it ends, request id r-2 is free for h-2.
 	Update(t, s, func(tx store.Tx) error {
-		wantErr(t, "InsertHandoff(pending h-2) while h-1 is pending", tx.InsertHandoff(handoff("ws-a", "h-2", "r-2", store.StateStarting)), store.ErrDuplicate)
+		wantErr(t, "PutHandoff(pending h-2) while h-1 is pending", tx.PutHandoff(handoff("ws-a", "h-2", "r-2", store.StateStarting)), store.ErrDuplicate)
 		if err := tx.PutHandoff(handoff("ws-a", "h-1", "r-1", store.StateCompleted)); err != nil {
 			return fmt.Errorf("PutHandoff(h-1 completed): %w", err)
 		}
-		if err := tx.InsertHandoff(handoff("ws-a", "h-2", "r-2", store.StateStarting)); err != nil {
-			return fmt.Errorf("InsertHandoff(h-2) after a rolled-back insert of the same record: %w", err)
+		if err := tx.PutHandoff(handoff("ws-a", "h-2", "r-2", store.StateStarting)); err != nil {
+			return fmt.Errorf("PutHandoff(h-2) after a rolled-back insert of the same record: %w", err)
 		}
 		return nil
 	})
@@ -179,18 +179,18 @@ func testFnErrorReturnedAsIs(t *testing.T, s store.Store) {
 // writes before it commits.
 func testReadYourWrites(t *testing.T, s store.Store) {
 	Update(t, s, func(tx store.Tx) error {
-		if err := tx.InsertWorkspace(workspace("ws-a")); err != nil {
+		if err := tx.PutWorkspace(workspace("ws-a")); err != nil {
 			return err
 		}
 		if _, err := tx.GetWorkspace("ws-a"); err != nil {
-			t.Errorf("GetWorkspace after InsertWorkspace: %v", err)
+			t.Errorf("GetWorkspace after PutWorkspace: %v", err)
 		}
 		if ws, err := tx.ListWorkspaces(); err != nil || len(ws) != 1 {
 			t.Errorf("ListWorkspaces = %v, %v; want ws-a", ws, err)
 		}
 
 		h := handoff("ws-a", "h-1", "r-1", store.StateStopping)
-		if err := tx.InsertHandoff(h); err != nil {
+		if err := tx.PutHandoff(h); err != nil {
 			return err
 		}
 		if p, err := tx.PendingHandoff("ws-a"); err != nil || p.ID != h.ID {
@@ -215,13 +215,13 @@ func testReadYourWrites(t *testing.T, s store.Store) {
 			t.Errorf("ListHandoffs = %v, %v; want h-1 completed", l, err)
 		}
 
-		if _, err := tx.InsertSession(session("ws-a", "s-1")); err != nil {
+		if err := tx.PutSession(session("ws-a", "s-1")); err != nil {
 			return err
 		}
 		if l, err := tx.ListSessions("ws-a"); err != nil || len(l) != 1 {
 			t.Errorf("ListSessions = %v, %v; want s-1", l, err)
 		}
-		if err := tx.InsertWakeup(wakeup("ws-a", "w-1", "s-1", at(1), store.WakeupPending)); err != nil {
+		if err := tx.PutWakeup(wakeup("ws-a", "w-1", "s-1", at(1), store.WakeupPending)); err != nil {
 			return err
 		}
 		if l, err := tx.DueWakeups(at(1), 0); err != nil || len(l) != 1 {
@@ -230,7 +230,7 @@ func testReadYourWrites(t *testing.T, s store.Store) {
 		if l, err := tx.WakeupsBySession("s-1"); err != nil || len(l) != 1 {
 			t.Errorf("WakeupsBySession = %v, %v; want w-1", l, err)
 		}
-		if err := tx.InsertContinuation(continuation("ws-a", "c-1", store.ContinuationQueued)); err != nil {
+		if err := tx.PutContinuation(continuation("ws-a", "c-1", store.ContinuationQueued)); err != nil {
 			return err
 		}
 		if l, err := tx.QueuedContinuations(); err != nil || len(l) != 1 {

@@ -13,7 +13,7 @@ import (
 var errorTests = []testCase{
 	{"GettersNotFound", testGettersNotFound},
 	{"PutMissing", testPutMissing},
-	{"InsertExisting", testInsertExisting},
+	{"PutExisting", testPutExisting},
 	{"EmptyKeysInvalid", testEmptyKeysInvalid},
 	{"Closed", testClosed},
 	{"DoneContext", testDoneContext},
@@ -51,68 +51,70 @@ func testGettersNotFound(t *testing.T, s store.Store) {
 	View(t, s, check("View"))
 }
 
+// testPutMissing checks that a Put of a record nothing is stored under
+// inserts it.
 func testPutMissing(t *testing.T, s store.Store) {
 	seed(t, s, "ws-a") // records exist, under other keys
-	before := snapshot(t, s, "ws-a", "ws-b")
+	h := handoff("ws-b", "h-2", "r-2", store.StateCompleted)
+	w := wakeup("ws-a", "w-2", "s-1", at(1), store.WakeupPending)
+	c := continuation("ws-a", "c-2", store.ContinuationQueued)
+	l := launch("ws-a", "l-2", store.LaunchLive, 1)
+	i := instruction("ws-a", "i-2", store.InstructionPending)
 	Update(t, s, func(tx store.Tx) error {
-		for name, err := range map[string]error{
-			"PutWorkspace":    tx.PutWorkspace(workspace("ws-b")),
-			"PutSession":      tx.PutSession(session("ws-a", "s-2")),
-			"PutHandoff":      tx.PutHandoff(handoff("ws-b", "h-2", "r-2", store.StateCompleted)),
-			"PutWakeup":       tx.PutWakeup(wakeup("ws-a", "w-2", "s-1", at(1), store.WakeupPending)),
-			"PutContinuation": tx.PutContinuation(continuation("ws-a", "c-2", store.ContinuationQueued)),
-			"PutLaunch":       tx.PutLaunch(launch("ws-a", "l-2", store.LaunchLive, 1)),
-			"PutInstruction":  tx.PutInstruction(instruction("ws-a", "i-2", store.InstructionPending)),
-		} {
-			wantNotFound(t, name+" of a missing record", err)
-		}
-		return nil
+		return errors.Join(tx.PutWorkspace(workspace("ws-b")), tx.PutSession(session("ws-a", "s-2")), tx.PutHandoff(h),
+			tx.PutWakeup(w), tx.PutContinuation(c), tx.PutLaunch(l), tx.PutInstruction(i))
 	})
-	diff(t, "store after Puts of missing records", before, snapshot(t, s, "ws-a", "ws-b"))
 	View(t, s, func(tx store.Tx) error {
-		for name, err := range map[string]error{
-			"GetSession(s-2)":      func() error { _, err := tx.GetSession("s-2"); return err }(),
-			"GetHandoff(h-2)":      func() error { _, err := tx.GetHandoff("h-2"); return err }(),
-			"GetWakeup(w-2)":       func() error { _, err := tx.GetWakeup("w-2"); return err }(),
-			"GetContinuation(c-2)": func() error { _, err := tx.GetContinuation("c-2"); return err }(),
-			"GetLaunch(l-2)":       func() error { _, err := tx.GetLaunch("l-2"); return err }(),
-			"GetInstruction(i-2)":  func() error { _, err := tx.GetInstruction("i-2"); return err }(),
-		} {
-			wantNotFound(t, name+" after a refused Put", err)
-		}
-		return nil
+		gotH, err := tx.GetHandoff("h-2")
+		diff(t, "GetHandoff after a Put of a new handoff", h, gotH)
+		gotW, err2 := tx.GetWakeup("w-2")
+		diff(t, "GetWakeup after a Put of a new wakeup", w, gotW)
+		gotC, err3 := tx.GetContinuation("c-2")
+		diff(t, "GetContinuation after a Put of a new continuation", c, gotC)
+		gotL, err4 := tx.GetLaunch("l-2")
+		diff(t, "GetLaunch after a Put of a new launch", l, gotL)
+		gotI, err5 := tx.GetInstruction("i-2")
+		diff(t, "GetInstruction after a Put of a new instruction", i, gotI)
+		_, err6 := tx.GetWorkspace("ws-b")
+		_, err7 := tx.GetSession("s-2")
+		return errors.Join(err, err2, err3, err4, err5, err6, err7)
 	})
 }
 
-func testInsertExisting(t *testing.T, s store.Store) {
+// testPutExisting checks that a Put of a stored id replaces the record,
+// which keeps its one place in the lists.
+func testPutExisting(t *testing.T, s store.Store) {
 	seed(t, s, "ws-a")
-	before := snapshot(t, s, "ws-a")
+	sess := session("ws-a", "s-1")
+	sess.NativeID = "other"
 	Update(t, s, func(tx store.Tx) error {
 		w := workspace("ws-a")
 		w.Name = "other"
-		sess := session("ws-a", "s-1")
-		sess.NativeID = "other"
-		// Same id, nothing else in common: a distinct request id and a
-		// terminal state, so only the id collides.
-		h := handoff("ws-a", "h-1", "r-other", store.StateCompleted)
-		for name, err := range map[string]error{
-			"InsertWorkspace":    tx.InsertWorkspace(w),
-			"InsertSession":      func() error { _, err := tx.InsertSession(sess); return err }(),
-			"InsertHandoff":      tx.InsertHandoff(h),
-			"InsertWakeup":       tx.InsertWakeup(wakeup("ws-a", "w-1", "", at(99), store.WakeupFired)),
-			"InsertContinuation": tx.InsertContinuation(continuation("ws-a", "c-1", store.ContinuationRefused)),
-			"InsertLaunch":       tx.InsertLaunch(launch("ws-a", "l-1", store.LaunchGone, 9)),
-			"InsertInstruction":  tx.InsertInstruction(instruction("ws-a", "i-1", store.InstructionCancelled)),
-		} {
-			wantErr(t, name+" of an existing id", err, store.ErrDuplicate, baton.ErrConflict)
-		}
+		return errors.Join(tx.PutWorkspace(w), tx.PutSession(sess),
+			tx.PutWakeup(wakeup("ws-a", "w-1", "", at(99), store.WakeupFired)),
+			tx.PutContinuation(continuation("ws-a", "c-1", store.ContinuationRefused)),
+			tx.PutLaunch(launch("ws-a", "l-1", store.LaunchGone, 9)),
+			tx.PutInstruction(instruction("ws-a", "i-1", store.InstructionCancelled)))
+	})
+	before := snapshot(t, s, "ws-a")
+	// A stored handoff keeps its request id: only the id collides.
+	Update(t, s, func(tx store.Tx) error {
+		wantErr(t, "PutHandoff changing the request id", tx.PutHandoff(handoff("ws-a", "h-1", "r-other", store.StateCompleted)), baton.ErrInvalid)
 		return nil
 	})
-	diff(t, "store after Inserts of existing ids", before, snapshot(t, s, "ws-a"))
+	diff(t, "store after a refused PutHandoff", before, snapshot(t, s, "ws-a"))
 	View(t, s, func(tx store.Tx) error {
-		_, err := tx.HandoffByRequest("ws-a", "r-other")
-		wantNotFound(t, "HandoffByRequest(r-other) after a refused insert", err)
-		return nil
+		got, err := tx.GetSession("s-1")
+		if got.NativeID != "other" {
+			t.Errorf("GetSession after a Put of a stored session: NativeID %q, want %q", got.NativeID, "other")
+		}
+		all, err2 := tx.ListSessions("ws-a")
+		if n := len(all); n != 1 {
+			t.Errorf("ListSessions after a Put of a stored session: %d sessions, want 1", n)
+		}
+		_, err3 := tx.HandoffByRequest("ws-a", "r-other")
+		wantNotFound(t, "HandoffByRequest(r-other) after a refused Put", err3)
+		return errors.Join(err, err2)
 	})
 }
 
@@ -123,48 +125,45 @@ func testInsertExisting(t *testing.T, s store.Store) {
 func testEmptyKeysInvalid(t *testing.T, s store.Store) {
 	seed(t, s, "ws-a")
 	before := snapshot(t, s, "ws-a", "ws-b")
-	insertSession := func(sess store.Session) func(tx store.Tx) error {
-		return func(tx store.Tx) error { _, err := tx.InsertSession(sess); return err }
-	}
 	tests := []struct {
 		name  string
 		write func(tx store.Tx) error
 	}{
-		{"InsertWorkspace without ID", func(tx store.Tx) error { return tx.InsertWorkspace(store.Workspace{}) }},
-		{"InsertSession without ID", insertSession(store.Session{Workspace: "ws-a"})},
-		{"InsertSession without Workspace", insertSession(store.Session{ID: "s-2"})},
+		{"PutWorkspace (new) without ID", func(tx store.Tx) error { return tx.PutWorkspace(store.Workspace{}) }},
+		{"PutSession (new) without ID", func(tx store.Tx) error { return tx.PutSession(store.Session{Workspace: "ws-a"}) }},
+		{"PutSession (new) without Workspace", func(tx store.Tx) error { return tx.PutSession(store.Session{ID: "s-2"}) }},
 		{"PutSession without Workspace", func(tx store.Tx) error { return tx.PutSession(store.Session{ID: "s-1"}) }},
-		{"InsertHandoff without ID", func(tx store.Tx) error {
-			return tx.InsertHandoff(store.Handoff{Workspace: "ws-b", RequestID: "r", State: store.StateStopping})
+		{"PutHandoff (new) without ID", func(tx store.Tx) error {
+			return tx.PutHandoff(store.Handoff{Workspace: "ws-b", RequestID: "r", State: store.StateStopping})
 		}},
-		{"InsertHandoff without Workspace", func(tx store.Tx) error {
-			return tx.InsertHandoff(store.Handoff{ID: "h", RequestID: "r", State: store.StateStopping})
+		{"PutHandoff (new) without Workspace", func(tx store.Tx) error {
+			return tx.PutHandoff(store.Handoff{ID: "h", RequestID: "r", State: store.StateStopping})
 		}},
-		{"InsertHandoff without RequestID", func(tx store.Tx) error {
-			return tx.InsertHandoff(store.Handoff{ID: "h", Workspace: "ws-b", State: store.StateStopping})
+		{"PutHandoff (new) without RequestID", func(tx store.Tx) error {
+			return tx.PutHandoff(store.Handoff{ID: "h", Workspace: "ws-b", State: store.StateStopping})
 		}},
 		{"PutReservation without Workspace", func(tx store.Tx) error {
 			return tx.PutReservation(store.Reservation{Held: true})
 		}},
-		{"InsertWakeup without ID", func(tx store.Tx) error { return tx.InsertWakeup(store.Wakeup{Workspace: "ws-a"}) }},
-		{"InsertWakeup without Workspace", func(tx store.Tx) error { return tx.InsertWakeup(store.Wakeup{ID: "w-2"}) }},
+		{"PutWakeup (new) without ID", func(tx store.Tx) error { return tx.PutWakeup(store.Wakeup{Workspace: "ws-a"}) }},
+		{"PutWakeup (new) without Workspace", func(tx store.Tx) error { return tx.PutWakeup(store.Wakeup{ID: "w-2"}) }},
 		{"PutWakeup without Workspace", func(tx store.Tx) error { return tx.PutWakeup(store.Wakeup{ID: "w-1"}) }},
-		{"InsertContinuation without ID", func(tx store.Tx) error {
-			return tx.InsertContinuation(store.Continuation{Workspace: "ws-a"})
+		{"PutContinuation (new) without ID", func(tx store.Tx) error {
+			return tx.PutContinuation(store.Continuation{Workspace: "ws-a"})
 		}},
-		{"InsertContinuation without Workspace", func(tx store.Tx) error {
-			return tx.InsertContinuation(store.Continuation{ID: "c-2"})
+		{"PutContinuation (new) without Workspace", func(tx store.Tx) error {
+			return tx.PutContinuation(store.Continuation{ID: "c-2"})
 		}},
 		{"PutContinuation without Workspace", func(tx store.Tx) error {
 			return tx.PutContinuation(store.Continuation{ID: "c-1"})
 		}},
-		{"InsertLaunch without ID", func(tx store.Tx) error {
-			return tx.InsertLaunch(store.Launch{Workspace: "ws-a", State: store.LaunchLive})
+		{"PutLaunch (new) without ID", func(tx store.Tx) error {
+			return tx.PutLaunch(store.Launch{Workspace: "ws-a", State: store.LaunchLive})
 		}},
-		{"InsertLaunch without Workspace", func(tx store.Tx) error { return tx.InsertLaunch(store.Launch{ID: "l-2", State: store.LaunchLive}) }},
+		{"PutLaunch (new) without Workspace", func(tx store.Tx) error { return tx.PutLaunch(store.Launch{ID: "l-2", State: store.LaunchLive}) }},
 		{"PutLaunch without Workspace", func(tx store.Tx) error { return tx.PutLaunch(store.Launch{ID: "l-1", State: store.LaunchLive}) }},
-		{"InsertInstruction without ID", func(tx store.Tx) error { return tx.InsertInstruction(store.Instruction{Workspace: "ws-a"}) }},
-		{"InsertInstruction without Workspace", func(tx store.Tx) error { return tx.InsertInstruction(store.Instruction{ID: "i-2"}) }},
+		{"PutInstruction (new) without ID", func(tx store.Tx) error { return tx.PutInstruction(store.Instruction{Workspace: "ws-a"}) }},
+		{"PutInstruction (new) without Workspace", func(tx store.Tx) error { return tx.PutInstruction(store.Instruction{ID: "i-2"}) }},
 		{"PutInstruction without Workspace", func(tx store.Tx) error { return tx.PutInstruction(store.Instruction{ID: "i-1"}) }},
 	}
 	for _, tc := range tests {
@@ -207,7 +206,7 @@ func testDoneContext(t *testing.T, s store.Store) {
 			ran := false
 			fn := func(tx store.Tx) error {
 				ran = true
-				return tx.InsertWorkspace(workspace("ws-a"))
+				return tx.PutWorkspace(workspace("ws-a"))
 			}
 			wantErr(t, "Update", s.Update(c.ctx, fn), c.want)
 			wantErr(t, "View", s.View(c.ctx, fn), c.want)

@@ -27,14 +27,14 @@ func ExampleTakeSnapshot() {
 	s := memstore.New()
 	defer s.Close()
 	_ = s.Update(ctx, func(tx store.Tx) error {
-		return tx.InsertHandoff(store.Handoff{ID: "h-1", Workspace: "ws-1", RequestID: "req-1", State: store.StateStopping})
+		return tx.PutHandoff(store.Handoff{ID: "h-1", Workspace: "ws-1", RequestID: "req-1", State: store.StateStopping})
 	})
 	before, _ := storetest.TakeSnapshot(ctx, s, "ws-1")
 
 	// The request id is taken: the insert is refused, and the Update that
 	// ignores the refusal commits nothing else either.
 	err := s.Update(ctx, func(tx store.Tx) error {
-		fmt.Println("refused:", errors.Is(tx.InsertHandoff(store.Handoff{ID: "h-2", Workspace: "ws-1", RequestID: "req-1"}), store.ErrDuplicate))
+		fmt.Println("refused:", errors.Is(tx.PutHandoff(store.Handoff{ID: "h-2", Workspace: "ws-1", RequestID: "req-1"}), store.ErrDuplicate))
 		return nil
 	})
 	after, _ := storetest.TakeSnapshot(ctx, s, "ws-1")
@@ -57,7 +57,7 @@ func ExampleFaultStore() {
 	s.FailWrite(2, false) // the second write from now fails
 
 	err := s.Update(ctx, func(tx store.Tx) error {
-		if err := tx.InsertWorkspace(store.Workspace{ID: "ws-1"}); err != nil {
+		if err := tx.PutWorkspace(store.Workspace{ID: "ws-1"}); err != nil {
 			return err
 		}
 		return tx.PutReservation(store.Reservation{Workspace: "ws-1", Held: true, Epoch: 1})

@@ -19,7 +19,7 @@ var ErrInjected = baton.NewError(baton.EUNAVAILABLE, "storetest: injected store 
 // Without a fault armed it is the wrapped store (NewFaultStore of a
 // conforming store passes Run).
 //
-// A write is a call of one of the Insert… or Put… methods of store.Tx,
+// A write is a call of one of the Put… methods of store.Tx,
 // counted across transactions from the moment a fault is armed. A failed
 // write returns an error matching ErrInjected and changes nothing; as with
 // a real storage failure, its transaction can no longer commit: if the
@@ -182,27 +182,12 @@ func (t *faultTx) do(op string, write func() error) error {
 	return write()
 }
 
-func (t *faultTx) InsertWorkspace(w store.Workspace) error {
-	return t.do("InsertWorkspace", func() error { return t.Tx.InsertWorkspace(w) })
-}
-
 func (t *faultTx) PutWorkspace(w store.Workspace) error {
 	return t.do("PutWorkspace", func() error { return t.Tx.PutWorkspace(w) })
 }
 
-func (t *faultTx) InsertSession(s store.Session) (store.Session, error) {
-	if err := t.check("InsertSession"); err != nil {
-		return store.Session{}, err
-	}
-	return t.Tx.InsertSession(s)
-}
-
 func (t *faultTx) PutSession(s store.Session) error {
 	return t.do("PutSession", func() error { return t.Tx.PutSession(s) })
-}
-
-func (t *faultTx) InsertHandoff(h store.Handoff) error {
-	return t.do("InsertHandoff", func() error { return t.Tx.InsertHandoff(h) })
 }
 
 func (t *faultTx) PutHandoff(h store.Handoff) error {
@@ -213,32 +198,16 @@ func (t *faultTx) PutReservation(r store.Reservation) error {
 	return t.do("PutReservation", func() error { return t.Tx.PutReservation(r) })
 }
 
-func (t *faultTx) InsertWakeup(w store.Wakeup) error {
-	return t.do("InsertWakeup", func() error { return t.Tx.InsertWakeup(w) })
-}
-
 func (t *faultTx) PutWakeup(w store.Wakeup) error {
 	return t.do("PutWakeup", func() error { return t.Tx.PutWakeup(w) })
-}
-
-func (t *faultTx) InsertContinuation(c store.Continuation) error {
-	return t.do("InsertContinuation", func() error { return t.Tx.InsertContinuation(c) })
 }
 
 func (t *faultTx) PutContinuation(c store.Continuation) error {
 	return t.do("PutContinuation", func() error { return t.Tx.PutContinuation(c) })
 }
 
-func (t *faultTx) InsertLaunch(l store.Launch) error {
-	return t.do("InsertLaunch", func() error { return t.Tx.InsertLaunch(l) })
-}
-
 func (t *faultTx) PutLaunch(l store.Launch) error {
 	return t.do("PutLaunch", func() error { return t.Tx.PutLaunch(l) })
-}
-
-func (t *faultTx) InsertInstruction(i store.Instruction) error {
-	return t.do("InsertInstruction", func() error { return t.Tx.InsertInstruction(i) })
 }
 
 func (t *faultTx) PutInstruction(i store.Instruction) error {

@@ -22,13 +22,13 @@ func TestFaultStoreConforms(t *testing.T) {
 func TestFaultStore(t *testing.T) {
 	insert := func(id baton.InstructionID) func(store.Tx) error {
 		return func(tx store.Tx) error {
-			return tx.InsertInstruction(instruction("ws-a", id, store.InstructionPending))
+			return tx.PutInstruction(instruction("ws-a", id, store.InstructionPending))
 		}
 	}
 	// two writes in one Update; the error of the first is ignored.
 	ignoring := func(tx store.Tx) error {
-		_ = tx.InsertInstruction(instruction("ws-a", "i-x", store.InstructionPending))
-		_, err := tx.InsertSession(session("ws-a", "s-x"))
+		_ = tx.PutInstruction(instruction("ws-a", "i-x", store.InstructionPending))
+		err := tx.PutSession(session("ws-a", "s-x"))
 		return err
 	}
 	tests := []struct {
@@ -86,7 +86,7 @@ func TestFaultStoreCountsWrites(t *testing.T) {
 	defer f.Close()
 	Update(t, f, func(tx store.Tx) error {
 		_, _ = tx.GetWorkspace("ws-a") // reads do not count
-		return errors.Join(tx.InsertWorkspace(workspace("ws-a")), tx.PutReservation(store.Reservation{Workspace: "ws-a"}))
+		return errors.Join(tx.PutWorkspace(workspace("ws-a")), tx.PutReservation(store.Reservation{Workspace: "ws-a"}))
 	})
 	if n := f.Writes(); n != 2 {
 		t.Errorf("Writes() = %d, want 2", n)

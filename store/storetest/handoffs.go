@@ -58,7 +58,7 @@ func testPendingSlotFollowsState(t *testing.T, s store.Store) {
 	for i, st := range allHandoffStates {
 		ws := baton.WorkspaceID(fmt.Sprintf("ws-%d", i))
 		id := baton.HandoffID(fmt.Sprintf("h-%d", i))
-		Update(t, s, func(tx store.Tx) error { return tx.InsertHandoff(handoff(ws, id, "r", st)) })
+		Update(t, s, func(tx store.Tx) error { return tx.PutHandoff(handoff(ws, id, "r", st)) })
 		if st.Pending() {
 			pending = append(pending, id)
 		}
@@ -84,9 +84,9 @@ func testPendingSlotFollowsState(t *testing.T, s store.Store) {
 // terminal one, then checks that writes of the terminal row never bring it
 // back into the slot or the list.
 func testPendingLifecycle(t *testing.T, s store.Store) {
-	Update(t, s, func(tx store.Tx) error { return tx.InsertHandoff(handoff("ws-b", "h-b", "r-b", store.StateStarting)) })
+	Update(t, s, func(tx store.Tx) error { return tx.PutHandoff(handoff("ws-b", "h-b", "r-b", store.StateStarting)) })
 	h := handoff("ws-a", "h-1", "r-1", store.StateStopping)
-	Update(t, s, func(tx store.Tx) error { return tx.InsertHandoff(h) })
+	Update(t, s, func(tx store.Tx) error { return tx.PutHandoff(h) })
 	wantPending(t, s, "ws-a", "h-1", "h-1", "h-b")
 	for _, st := range []store.HandoffState{store.StateGenerating, store.StateFailed, store.StateInterrupted, store.StateStopping, store.StateStarting} {
 		h.State = st
@@ -103,7 +103,7 @@ func testPendingLifecycle(t *testing.T, s store.Store) {
 	h.Report = "written after completion"
 	Update(t, s, func(tx store.Tx) error { return tx.PutHandoff(h) })
 	wantPending(t, s, "ws-a", "", "h-b")
-	Update(t, s, func(tx store.Tx) error { return tx.InsertHandoff(handoff("ws-a", "h-2", "r-2", store.StateStopping)) })
+	Update(t, s, func(tx store.Tx) error { return tx.PutHandoff(handoff("ws-a", "h-2", "r-2", store.StateStopping)) })
 	h.Error = "another late write"
 	Update(t, s, func(tx store.Tx) error { return tx.PutHandoff(h) })
 	wantPending(t, s, "ws-a", "h-2", "h-2", "h-b")
@@ -118,18 +118,18 @@ func testPendingLifecycle(t *testing.T, s store.Store) {
 }
 
 func testPendingSlotUnique(t *testing.T, s store.Store) {
-	Update(t, s, func(tx store.Tx) error { return tx.InsertHandoff(handoff("ws-a", "h-1", "r-1", store.StateGenerating)) })
+	Update(t, s, func(tx store.Tx) error { return tx.PutHandoff(handoff("ws-a", "h-1", "r-1", store.StateGenerating)) })
 	before := snapshot(t, s, "ws-a", "ws-b")
 	Update(t, s, func(tx store.Tx) error {
-		err := tx.InsertHandoff(handoff("ws-a", "h-2", "r-2", store.StateStopping))
-		wantErr(t, "InsertHandoff(second pending)", err, store.ErrDuplicate, baton.ErrConflict)
+		err := tx.PutHandoff(handoff("ws-a", "h-2", "r-2", store.StateStopping))
+		wantErr(t, "PutHandoff(second pending)", err, store.ErrDuplicate, baton.ErrConflict)
 		return nil
 	})
-	diff(t, "store after a refused InsertHandoff", before, snapshot(t, s, "ws-a", "ws-b"))
+	diff(t, "store after a refused PutHandoff", before, snapshot(t, s, "ws-a", "ws-b"))
 
 	// A terminal handoff needs no slot; it cannot become pending by Put.
 	done := handoff("ws-a", "h-3", "r-3", store.StateCancelled)
-	Update(t, s, func(tx store.Tx) error { return tx.InsertHandoff(done) })
+	Update(t, s, func(tx store.Tx) error { return tx.PutHandoff(done) })
 	before = snapshot(t, s, "ws-a", "ws-b")
 	Update(t, s, func(tx store.Tx) error {
 		p := done
@@ -140,14 +140,14 @@ func testPendingSlotUnique(t *testing.T, s store.Store) {
 	diff(t, "store after a refused PutHandoff", before, snapshot(t, s, "ws-a", "ws-b"))
 
 	// Other workspaces have their own slot.
-	Update(t, s, func(tx store.Tx) error { return tx.InsertHandoff(handoff("ws-b", "h-4", "r-1", store.StateStopping)) })
+	Update(t, s, func(tx store.Tx) error { return tx.PutHandoff(handoff("ws-b", "h-4", "r-1", store.StateStopping)) })
 	wantPending(t, s, "ws-b", "h-4", "h-1", "h-4")
 	wantPending(t, s, "ws-a", "h-1", "h-1", "h-4")
 }
 
 func testRequestIDUniqueForever(t *testing.T, s store.Store) {
 	h := handoff("ws-a", "h-1", "r-1", store.StateStopping)
-	Update(t, s, func(tx store.Tx) error { return tx.InsertHandoff(h) })
+	Update(t, s, func(tx store.Tx) error { return tx.PutHandoff(h) })
 	for _, st := range []store.HandoffState{store.StateStopping, store.StateCompleted, store.StateCancelled} {
 		if h.State != st {
 			h.State = st
@@ -156,8 +156,8 @@ func testRequestIDUniqueForever(t *testing.T, s store.Store) {
 		before := snapshot(t, s, "ws-a")
 		Update(t, s, func(tx store.Tx) error {
 			for _, dupState := range []store.HandoffState{store.StateCompleted, store.StateStopping} {
-				err := tx.InsertHandoff(handoff("ws-a", "h-2", "r-1", dupState))
-				wantErr(t, fmt.Sprintf("InsertHandoff(%s, same request id) while the first is %s", dupState, st), err, store.ErrDuplicate, baton.ErrConflict)
+				err := tx.PutHandoff(handoff("ws-a", "h-2", "r-1", dupState))
+				wantErr(t, fmt.Sprintf("PutHandoff(%s, same request id) while the first is %s", dupState, st), err, store.ErrDuplicate, baton.ErrConflict)
 			}
 			got, err := tx.HandoffByRequest("ws-a", "r-1")
 			if err != nil {
@@ -166,12 +166,12 @@ func testRequestIDUniqueForever(t *testing.T, s store.Store) {
 			diff(t, "HandoffByRequest(ws-a, r-1) while "+string(st), h, got)
 			return nil
 		})
-		diff(t, "store after a refused InsertHandoff", before, snapshot(t, s, "ws-a"))
+		diff(t, "store after a refused PutHandoff", before, snapshot(t, s, "ws-a"))
 	}
 	// The same request id in another workspace, and another id in this one,
 	// are free.
-	Update(t, s, func(tx store.Tx) error { return tx.InsertHandoff(handoff("ws-b", "h-2", "r-1", store.StateStopping)) })
-	Update(t, s, func(tx store.Tx) error { return tx.InsertHandoff(handoff("ws-a", "h-3", "r-3", store.StateStopping)) })
+	Update(t, s, func(tx store.Tx) error { return tx.PutHandoff(handoff("ws-b", "h-2", "r-1", store.StateStopping)) })
+	Update(t, s, func(tx store.Tx) error { return tx.PutHandoff(handoff("ws-a", "h-3", "r-3", store.StateStopping)) })
 	View(t, s, func(tx store.Tx) error {
 		for _, c := range []struct {
 			ws   baton.WorkspaceID
@@ -190,7 +190,7 @@ func testRequestIDUniqueForever(t *testing.T, s store.Store) {
 }
 
 func testPutCannotMoveKeys(t *testing.T, s store.Store) {
-	Update(t, s, func(tx store.Tx) error { return tx.InsertHandoff(handoff("ws-a", "h-1", "r-1", store.StateStopping)) })
+	Update(t, s, func(tx store.Tx) error { return tx.PutHandoff(handoff("ws-a", "h-1", "r-1", store.StateStopping)) })
 	before := snapshot(t, s, "ws-a", "ws-b")
 	for _, c := range []struct {
 		name string
@@ -224,11 +224,11 @@ func testListHandoffsOrder(t *testing.T, s store.Store) {
 		want = append(want, h)
 		Update(t, s, func(tx store.Tx) error {
 			if i == 2 { // interleave another workspace
-				if err := tx.InsertHandoff(handoff("ws-b", "h-x", "r-x", store.StateStopping)); err != nil {
+				if err := tx.PutHandoff(handoff("ws-b", "h-x", "r-x", store.StateStopping)); err != nil {
 					return err
 				}
 			}
-			return tx.InsertHandoff(h)
+			return tx.PutHandoff(h)
 		})
 	}
 	// A write keeps a handoff's place.
@@ -254,7 +254,7 @@ func testListPendingAcrossWorkspaces(t *testing.T, s store.Store) {
 		for i := range 4 {
 			ws := baton.WorkspaceID(fmt.Sprintf("ws-%d", i))
 			done := handoff(ws, baton.HandoffID(fmt.Sprintf("h-%d-done", i)), "done", store.StateCompleted)
-			if err := tx.InsertHandoff(done); err != nil {
+			if err := tx.PutHandoff(done); err != nil {
 				return err
 			}
 			if i == 3 {
@@ -262,7 +262,7 @@ func testListPendingAcrossWorkspaces(t *testing.T, s store.Store) {
 			}
 			p := handoff(ws, baton.HandoffID(fmt.Sprintf("h-%d", i)), "live", allHandoffStates[1+i])
 			want = append(want, p)
-			if err := tx.InsertHandoff(p); err != nil {
+			if err := tx.PutHandoff(p); err != nil {
 				return err
 			}
 		}

@@ -34,21 +34,21 @@ func testSessionsOrder(t *testing.T, s store.Store) {
 		in.Seq = int64(100 - i)
 		Update(t, s, func(tx store.Tx) error {
 			if i == 1 { // interleave another workspace
-				if _, err := tx.InsertSession(session("ws-b", "s-x")); err != nil {
+				if err := tx.PutSession(session("ws-b", "s-x")); err != nil {
 					return err
 				}
 			}
-			got, err := tx.InsertSession(in)
+			got, err := putSession(tx, in)
 			if err != nil {
 				return err
 			}
 			in.Seq = got.Seq
-			diff(t, "InsertSession result", in, got)
+			diff(t, "PutSession, then GetSession", in, got)
 			stored, err := tx.GetSession(id)
 			if err != nil {
 				return err
 			}
-			diff(t, "GetSession after InsertSession", got, stored)
+			diff(t, "GetSession after PutSession", got, stored)
 			want = append(want, got)
 			return nil
 		})
@@ -56,7 +56,7 @@ func testSessionsOrder(t *testing.T, s store.Store) {
 	// Two in one transaction keep their order too.
 	Update(t, s, func(tx store.Tx) error {
 		for _, id := range []baton.SessionID{"s-f", "s-e"} {
-			got, err := tx.InsertSession(session("ws-a", id))
+			got, err := putSession(tx, session("ws-a", id))
 			if err != nil {
 				return err
 			}
@@ -117,8 +117,8 @@ func insertWakeups(t *testing.T, s store.Store) {
 			wakeup("ws-a", "w-e", "", at(0), store.WakeupPending),
 			wakeup("ws-b", "w-y", "", at(40), store.WakeupPending),
 		} {
-			if err := tx.InsertWakeup(w); err != nil {
-				return fmt.Errorf("InsertWakeup(%s): %w", w.ID, err)
+			if err := tx.PutWakeup(w); err != nil {
+				return fmt.Errorf("PutWakeup(%s): %w", w.ID, err)
 			}
 		}
 		return nil
@@ -253,7 +253,7 @@ func testContinuations(t *testing.T, s store.Store) {
 		continuation("ws-a", "c-b", store.ContinuationQueued),
 	} {
 		c.CreatedAt, c.UpdatedAt = at(10+i), at(10+i)
-		Update(t, s, func(tx store.Tx) error { return tx.InsertContinuation(c) })
+		Update(t, s, func(tx store.Tx) error { return tx.PutContinuation(c) })
 	}
 	check := func(wantQueued, wantA []baton.ContinuationID) {
 		t.Helper()
@@ -309,7 +309,7 @@ func testListWorkspaces(t *testing.T, s store.Store) {
 	for _, id := range []baton.WorkspaceID{"ws-c", "ws-a", "ws-b"} {
 		w := workspace(id)
 		want = append(want, w)
-		Update(t, s, func(tx store.Tx) error { return tx.InsertWorkspace(w) })
+		Update(t, s, func(tx store.Tx) error { return tx.PutWorkspace(w) })
 	}
 	want[0].Archived, want[0].CurrentSession, want[0].UpdatedAt = true, "s-1", at(9)
 	Update(t, s, func(tx store.Tx) error { return tx.PutWorkspace(want[0]) })
@@ -354,7 +354,7 @@ func testLiveLaunches(t *testing.T, s store.Store) {
 			launch("ws-b", "l-2", store.LaunchLive, 3),
 			launch("ws-a", "l-0", store.LaunchLive, 4),
 		} {
-			if err := tx.InsertLaunch(l); err != nil {
+			if err := tx.PutLaunch(l); err != nil {
 				return err
 			}
 		}
@@ -425,14 +425,14 @@ func insertInstructions(t *testing.T, s store.Store, ids ...baton.InstructionID)
 	for n, id := range ids {
 		Update(t, s, func(tx store.Tx) error {
 			if n == 1 {
-				if err := tx.InsertInstruction(instruction("ws-b", "i-x", store.InstructionPending)); err != nil {
+				if err := tx.PutInstruction(instruction("ws-b", "i-x", store.InstructionPending)); err != nil {
 					return err
 				}
 			}
 			i := instruction("ws-a", id, store.InstructionPending)
 			i.CreatedAt = at(10 + n)
 			out = append(out, i)
-			return tx.InsertInstruction(i)
+			return tx.PutInstruction(i)
 		})
 	}
 	return out

@@ -26,7 +26,7 @@ const (
 // testConcurrentIncrements runs read-modify-write Updates of one counter
 // from several goroutines: any lost update shows in the final value.
 func testConcurrentIncrements(t *testing.T, s store.Store) {
-	Update(t, s, func(tx store.Tx) error { return tx.InsertWorkspace(workspace("ws-a")) })
+	Update(t, s, func(tx store.Tx) error { return tx.PutWorkspace(workspace("ws-a")) })
 	errs := make(chan error, writers)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -107,9 +107,9 @@ func wantOneWinner(t *testing.T, results []error) int {
 }
 
 func testConcurrentPendingInserts(t *testing.T, s store.Store) {
-	Update(t, s, func(tx store.Tx) error { return tx.InsertWorkspace(workspace("ws-a")) })
+	Update(t, s, func(tx store.Tx) error { return tx.PutWorkspace(workspace("ws-a")) })
 	results := race(t, s, func(tx store.Tx, i int) error {
-		return tx.InsertHandoff(handoff("ws-a", baton.HandoffID(fmt.Sprintf("h-%d", i)), fmt.Sprintf("r-%d", i), store.StateStopping))
+		return tx.PutHandoff(handoff("ws-a", baton.HandoffID(fmt.Sprintf("h-%d", i)), fmt.Sprintf("r-%d", i), store.StateStopping))
 	})
 	winner := wantOneWinner(t, results)
 	View(t, s, func(tx store.Tx) error {
@@ -131,7 +131,7 @@ func testConcurrentPendingInserts(t *testing.T, s store.Store) {
 func testConcurrentRequestIDs(t *testing.T, s store.Store) {
 	results := race(t, s, func(tx store.Tx, i int) error {
 		// Terminal handoffs: only the request id can collide.
-		return tx.InsertHandoff(handoff("ws-a", baton.HandoffID(fmt.Sprintf("h-%d", i)), "same-request", store.StateCompleted))
+		return tx.PutHandoff(handoff("ws-a", baton.HandoffID(fmt.Sprintf("h-%d", i)), "same-request", store.StateCompleted))
 	})
 	winner := wantOneWinner(t, results)
 	View(t, s, func(tx store.Tx) error {
@@ -154,7 +154,7 @@ func testConcurrentRequestIDs(t *testing.T, s store.Store) {
 // a View that sees one before and one after some Update is no snapshot.
 func testViewSnapshot(t *testing.T, s store.Store) {
 	Update(t, s, func(tx store.Tx) error {
-		return errors.Join(tx.InsertWorkspace(workspace("ws-a")), tx.InsertWorkspace(workspace("ws-b")))
+		return errors.Join(tx.PutWorkspace(workspace("ws-a")), tx.PutWorkspace(workspace("ws-b")))
 	})
 	const updates = 100
 	done := make(chan error, 1)
@@ -215,29 +215,29 @@ func testViewReadOnly(t *testing.T, s store.Store) {
 		name  string
 		write func(tx store.Tx) error
 	}{
-		{"InsertWorkspace", func(tx store.Tx) error { return tx.InsertWorkspace(workspace("ws-b")) }},
+		{"PutWorkspace", func(tx store.Tx) error { return tx.PutWorkspace(workspace("ws-b")) }},
 		{"PutWorkspace", func(tx store.Tx) error {
 			w := workspace("ws-a")
 			w.Name = "changed"
 			return tx.PutWorkspace(w)
 		}},
-		{"InsertSession", func(tx store.Tx) error { _, err := tx.InsertSession(session("ws-a", "s-2")); return err }},
+		{"PutSession", func(tx store.Tx) error { return tx.PutSession(session("ws-a", "s-2")) }},
 		{"PutSession", func(tx store.Tx) error { return tx.PutSession(session("ws-a", "s-1")) }},
-		{"InsertHandoff", func(tx store.Tx) error {
-			return tx.InsertHandoff(handoff("ws-b", "h-2", "r-2", store.StateStopping))
+		{"PutHandoff", func(tx store.Tx) error {
+			return tx.PutHandoff(handoff("ws-b", "h-2", "r-2", store.StateStopping))
 		}},
 		{"PutHandoff", func(tx store.Tx) error {
 			return tx.PutHandoff(handoff("ws-a", "h-1", "r-1", store.StateCompleted))
 		}},
 		{"PutReservation", func(tx store.Tx) error { return tx.PutReservation(store.Reservation{Workspace: "ws-b", Held: true}) }},
-		{"InsertWakeup", func(tx store.Tx) error {
-			return tx.InsertWakeup(wakeup("ws-a", "w-2", "", at(1), store.WakeupPending))
+		{"PutWakeup", func(tx store.Tx) error {
+			return tx.PutWakeup(wakeup("ws-a", "w-2", "", at(1), store.WakeupPending))
 		}},
 		{"PutWakeup", func(tx store.Tx) error {
 			return tx.PutWakeup(wakeup("ws-a", "w-1", "s-1", at(10), store.WakeupFired))
 		}},
-		{"InsertContinuation", func(tx store.Tx) error {
-			return tx.InsertContinuation(continuation("ws-a", "c-2", store.ContinuationQueued))
+		{"PutContinuation", func(tx store.Tx) error {
+			return tx.PutContinuation(continuation("ws-a", "c-2", store.ContinuationQueued))
 		}},
 		{"PutContinuation", func(tx store.Tx) error {
 			return tx.PutContinuation(continuation("ws-a", "c-1", store.ContinuationStarted))

@@ -143,25 +143,25 @@ func (m *mutant) Subscribe(ws baton.WorkspaceID) (<-chan struct{}, func()) {
 
 // record notes a write for the mutant's feed and notifications, reading
 // the record back as stored.
-func (t *mutantTx) record(kind store.ChangeKind, id string) {
+func (t *mutantTx) record(kind, id string) {
 	if t.p == nil {
 		return
 	}
 	var c store.Change
 	switch kind {
-	case store.ChangeHandoff:
+	case "handoff":
 		h, err := t.Tx.GetHandoff(baton.HandoffID(id))
 		if err != nil {
 			return
 		}
 		c = change(h)
-	case store.ChangeSession:
+	case "session":
 		s, err := t.Tx.GetSession(baton.SessionID(id))
 		if err != nil {
 			return
 		}
 		c = change(s)
-	case store.ChangeInstruction:
+	case "instruction":
 		i, err := t.Tx.GetInstruction(baton.InstructionID(id))
 		if err != nil {
 			return
@@ -172,34 +172,18 @@ func (t *mutantTx) record(kind store.ChangeKind, id string) {
 		if err != nil {
 			return
 		}
-		c = store.Change{Workspace: l.Workspace, Kind: kind}
+		c = store.Change{Workspace: l.Workspace}
 	}
-	t.p.add(string(kind)+"/"+id, c)
+	t.p.add(kind+"/"+id, c)
 	if t.m.name == "notify-on-write" {
 		t.m.hub.Notify([]baton.WorkspaceID{c.Workspace})
 	}
 }
 
-func (t *mutantTx) InsertSession(s store.Session) (store.Session, error) {
-	got, err := t.Tx.InsertSession(s)
-	if err == nil {
-		t.record(store.ChangeSession, string(s.ID))
-	}
-	return got, err
-}
-
 func (t *mutantTx) PutSession(s store.Session) error {
 	err := t.Tx.PutSession(s)
 	if err == nil {
-		t.record(store.ChangeSession, string(s.ID))
-	}
-	return err
-}
-
-func (t *mutantTx) InsertInstruction(i store.Instruction) error {
-	err := t.Tx.InsertInstruction(i)
-	if err == nil {
-		t.record(store.ChangeInstruction, string(i.ID))
+		t.record("session", string(s.ID))
 	}
 	return err
 }
@@ -207,17 +191,8 @@ func (t *mutantTx) InsertInstruction(i store.Instruction) error {
 func (t *mutantTx) PutInstruction(i store.Instruction) error {
 	err := t.Tx.PutInstruction(i)
 	if err == nil {
-		t.record(store.ChangeInstruction, string(i.ID))
+		t.record("instruction", string(i.ID))
 	}
-	return err
-}
-
-func (t *mutantTx) InsertLaunch(l store.Launch) error {
-	err := t.Tx.InsertLaunch(l)
-	if err == nil && t.m.name == "feed-for-other-kinds" {
-		t.record("launch", string(l.ID))
-	}
-	t.m.rememberLaunch(l.ID)
 	return err
 }
 
@@ -226,6 +201,7 @@ func (t *mutantTx) PutLaunch(l store.Launch) error {
 	if err == nil && t.m.name == "feed-for-other-kinds" {
 		t.record("launch", string(l.ID))
 	}
+	t.m.rememberLaunch(l.ID)
 	return err
 }
 

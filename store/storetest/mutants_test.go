@@ -244,11 +244,6 @@ func (r *recordingTx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error
 	return r.Tx.GetWorkspace(id)
 }
 
-func (r *recordingTx) InsertWorkspace(w store.Workspace) error {
-	*r.writes = append(*r.writes, func(tx store.Tx) error { return tx.InsertWorkspace(w) })
-	return nil
-}
-
 func (r *recordingTx) PutWorkspace(w store.Workspace) error {
 	*r.writes = append(*r.writes, func(tx store.Tx) error { return tx.PutWorkspace(w) })
 	return nil
@@ -310,20 +305,11 @@ func (t *mutantTx) GetHandoff(id baton.HandoffID) (store.Handoff, error) {
 	return h, err
 }
 
-func (t *mutantTx) InsertHandoff(h store.Handoff) error {
-	t.forget(h)
-	err := t.Tx.InsertHandoff(h)
-	if err == nil {
-		t.record(store.ChangeHandoff, string(h.ID))
-	}
-	return err
-}
-
 func (t *mutantTx) PutHandoff(h store.Handoff) error {
 	t.forget(h)
 	err := t.Tx.PutHandoff(h)
 	if err == nil {
-		t.record(store.ChangeHandoff, string(h.ID))
+		t.record("handoff", string(h.ID))
 	}
 	return err
 }

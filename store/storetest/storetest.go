@@ -203,3 +203,11 @@ var allHandoffStates = []store.HandoffState{
 	"", store.StateStopping, store.StateGenerating, store.StateStarting,
 	store.StateCompleted, store.StateFailed, store.StateInterrupted, store.StateCancelled,
 }
+
+// putSession puts s and returns it as stored (with the Seq the store gave).
+func putSession(tx store.Tx, s store.Session) (store.Session, error) {
+	if err := tx.PutSession(s); err != nil {
+		return store.Session{}, err
+	}
+	return tx.GetSession(s.ID)
+}

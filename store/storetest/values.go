@@ -29,7 +29,7 @@ func testWorkspaceIsAValue(t *testing.T, s store.Store) {
 		w.Running = append(w.Running, "appended")
 	}
 	Update(t, s, func(tx store.Tx) error {
-		if err := tx.InsertWorkspace(in); err != nil {
+		if err := tx.PutWorkspace(in); err != nil {
 			return err
 		}
 		scribble(&in)
@@ -79,7 +79,7 @@ var fullConfig = baton.EngineConfig{Engine: "claude", Model: "opus", ReasoningEf
 // Records with every field set, so that a backend which forgets one fails.
 func fullWorkspace() store.Workspace {
 	return store.Workspace{
-		ID: "ws-full", Name: "Full", Mission: "ship it", Root: "/srv/ws-full", Config: fullConfig,
+		ID: "ws-full", Name: "Full", Mission: "ship it", Root: "/srv/ws-full", Share: baton.ShareReport, Config: fullConfig,
 		CurrentSession: "s-full", ActivationCounter: 42, Running: []baton.SessionID{"s-run-1", "s-run-2"},
 		RankHead: "s-head", Ranked: true, Archived: true, CreatedAt: zt(1), UpdatedAt: zt(2),
 	}
@@ -87,7 +87,8 @@ func fullWorkspace() store.Workspace {
 
 func fullSession() store.Session {
 	return store.Session{
-		ID: "s-full", Workspace: "ws-full", Config: fullConfig, NativeID: "native-1", Status: store.SessionEnded,
+		ID: "s-full", Workspace: "ws-full", Config: fullConfig, NativeID: "native-1", ActualModel: "opus-4-8",
+		EngineVersion: "2.1.197", Status: store.SessionEnded,
 		ActivationOrder: -1, StartedAt: zt(3), EndedAt: zt(4), EndReason: "rolled back", CreatedAt: zt(5),
 		RankAbove: "s-above", RankBelow: "s-below",
 	}
@@ -98,7 +99,7 @@ func fullHandoff() store.Handoff {
 		ID: "h-full", Workspace: "ws-full", RequestID: "r-full", Fingerprint: "sha256:abc", State: store.StateFailed,
 		Attempt: 3, SourceSession: "s-full", TargetSession: "s-target", SourceConfig: fullConfig,
 		TargetConfig: baton.EngineConfig{Engine: "codex", Model: "gpt", Account: "other"}, GenerateSummary: true,
-		Native: true, Report: "what happened\nand what is next", ReportPath: "/srv/ws-full/handoff.md",
+		Native: true, Share: baton.ShareNone, Report: "what happened\nand what is next", ReportPath: "/srv/ws-full/handoff.md",
 		Facts:           "- branch: main\n- tests: passed",
 		GenerationToken: baton.ParseToken("generation token").Hash(), GenerationDeadline: zt(6), Error: "target failed",
 		StopRequested: true, StopUnconfirmed: true,
@@ -159,28 +160,28 @@ type records struct {
 }
 
 func (r *records) insert(tx store.Tx) (err error) {
-	if err = tx.InsertWorkspace(r.Workspace); err != nil {
+	if err = tx.PutWorkspace(r.Workspace); err != nil {
 		return err
 	}
-	if r.Session, err = tx.InsertSession(r.Session); err != nil {
+	if r.Session, err = putSession(tx, r.Session); err != nil {
 		return err
 	}
-	if err = tx.InsertHandoff(r.Handoff); err != nil {
+	if err = tx.PutHandoff(r.Handoff); err != nil {
 		return err
 	}
 	if err = tx.PutReservation(r.Reservation); err != nil {
 		return err
 	}
-	if err = tx.InsertWakeup(r.Wakeup); err != nil {
+	if err = tx.PutWakeup(r.Wakeup); err != nil {
 		return err
 	}
-	if err = tx.InsertContinuation(r.Continuation); err != nil {
+	if err = tx.PutContinuation(r.Continuation); err != nil {
 		return err
 	}
-	if err = tx.InsertLaunch(r.Launch); err != nil {
+	if err = tx.PutLaunch(r.Launch); err != nil {
 		return err
 	}
-	return tx.InsertInstruction(r.Instruction)
+	return tx.PutInstruction(r.Instruction)
 }
 
 func (r *records) read(tx store.Tx) (got records, err error) {
@@ -235,14 +236,14 @@ func testFullRecordsRoundTrip(t *testing.T, s store.Store) {
 		if err != nil {
 			return err
 		}
-		byKind := map[store.ChangeKind]store.Change{}
+		byKind := map[string]store.Change{}
 		for _, c := range got {
 			c.Seq = 0
-			byKind[c.Kind] = c
+			byKind[kindOf(c)] = c
 		}
 		for _, rec := range []any{want.Session, want.Handoff, want.Instruction} {
 			w := change(rec)
-			diff(t, "the "+string(w.Kind)+" change of a full record (Seq ignored)", w, byKind[w.Kind])
+			diff(t, "the "+kindOf(w)+" change of a full record (Seq ignored)", w, byKind[kindOf(w)])
 		}
 		return nil
 	})
@@ -348,7 +349,7 @@ func testRecordsAreValues(t *testing.T, s store.Store) {
 	}
 
 	Update(t, s, func(tx store.Tx) error {
-		if err := tx.InsertHandoff(in); err != nil {
+		if err := tx.PutHandoff(in); err != nil {
 			return err
 		}
 		scribble(&in)
@@ -364,7 +365,7 @@ func testRecordsAreValues(t *testing.T, s store.Store) {
 		diff(t, "handoff in the inserting Update, after scribbling on the inserted and the read record", want, got)
 		return nil
 	})
-	check("after scribbling on the record given to InsertHandoff")
+	check("after scribbling on the record given to PutHandoff")
 
 	// Every way out returns a copy.
 	View(t, s, func(tx store.Tx) error {

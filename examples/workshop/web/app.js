@@ -23,6 +23,9 @@ async function api(method, path, body) {
 
 function notice(msg) { $("notice").textContent = msg; }
 
+// What a transfer's briefing carries besides the record (baton.Share).
+const shareText = { conversation: "the conversation and the report", report: "the report only", none: "neither" };
+
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -59,6 +62,16 @@ async function select(id) {
   follow(id);
 }
 
+// modelText names the model a session really ran, when its engine said,
+// with the configured one beside it when they differ, and the engine's
+// version.
+function modelText(x) {
+  let t = x.model || "—";
+  if (x.actualModel && x.actualModel !== x.model) t = `${x.actualModel} (configured ${x.model || "—"})`;
+  if (x.engineVersion) t += ` · ${x.engine} ${x.engineVersion}`;
+  return t;
+}
+
 async function refresh() {
   if (!current) return;
   const w = await api("GET", `/api/workspaces/${current}`);
@@ -66,11 +79,13 @@ async function refresh() {
   $("cur-ws-name").textContent = w.workspace.name;
   $("cur-ws-id").textContent = w.workspace.id;
   $("cur-ws-config").textContent = `${w.workspace.engine} / ${w.workspace.model}`;
+  $("ws-share").value = w.workspace.share;
+  $("handoff-share-default").textContent = `the workspace's setting (${shareText[w.workspace.share]})`;
   currentSession = w.workspace.currentSessionId;
   const s = await api("GET", `/api/workspaces/${current}/sessions`);
   $("sessions").replaceChildren(...s.sessions.map((x) => {
     const tr = el("tr", { class: x.current ? "current" : "", "data-session": x.id },
-      el("td", {}, x.id, x.current ? " (current)" : ""), el("td", {}, x.model), el("td", {}, x.status),
+      el("td", {}, x.id, x.current ? " (current)" : ""), el("td", {}, modelText(x)), el("td", {}, x.status),
       el("td", {}, String(x.activationOrder)), el("td", {}, x.nativeId || "—"));
     if (x.current) tr.setAttribute("aria-current", "true");
     return tr;
@@ -117,6 +132,7 @@ function showHandoff(h) {
   $("handoff-id").textContent = h.id;
   $("handoff-attempt").textContent = String(h.attempt);
   $("handoff-state").textContent = h.state;
+  $("handoff-share-shown").textContent = shareText[h.share] || h.share || "";
   const idx = order.indexOf(h.state);
   for (const li of $("steps").children) {
     const i = order.indexOf(li.dataset.step);
@@ -166,6 +182,13 @@ function follow(id) {
     log("session", `${d.session.id} ${d.session.status}`);
     refresh().catch(() => {});
   });
+  // The server is behind what this page saw (its store was reset): the
+  // stream goes on from the server's last sequence; reload everything.
+  source.addEventListener("reset", () => {
+    log("stream", "reset: reloading");
+    refresh().catch(() => {});
+    loadInstructions().catch(() => {});
+  });
   source.addEventListener("instruction", (e) => {
     const d = JSON.parse(e.data);
     log("instruction", `${d.instruction.text} → ${d.instruction.state}`);
@@ -195,7 +218,14 @@ function wire() {
   $("start-form").addEventListener("submit", (e) => { e.preventDefault(); act("POST", "/sessions", { prompt: $("start-prompt").value }); });
   $("message-form").addEventListener("submit", (e) => { e.preventDefault(); act("POST", "/messages", { text: $("message-text").value }); });
   $("stop").addEventListener("click", () => act("POST", "/stop"));
-  $("open-handoff").addEventListener("click", () => $("handoff-dialog").showModal());
+  $("open-handoff").addEventListener("click", () => { $("handoff-share").value = ""; $("handoff-dialog").showModal(); });
+  $("ws-share").addEventListener("change", async () => {
+    try {
+      await api("PUT", `/api/workspaces/${current}/share`, { share: $("ws-share").value });
+      await refresh();
+      notice("");
+    } catch (err) { notice(err.message); }
+  });
   $("close-handoff").addEventListener("click", () => $("handoff-dialog").close());
   $("handoff-form").addEventListener("submit", async (e) => {
     e.preventDefault();
@@ -203,6 +233,7 @@ function wire() {
     try {
       const d = await api("POST", `/api/workspaces/${current}/session-handoffs`, {
         requestId: crypto.randomUUID(), sourceSessionId: currentSession, generateSummary: $("generate-summary").checked,
+        share: $("handoff-share").value,
         target: { engine: $("target-engine").value, model: $("target-model").value },
       });
       showHandoff(d.handoff);
@@ -221,5 +252,21 @@ function wire() {
   }
 }
 
+// checkHealth shows why the server is not ready (/readyz: a store that
+// cannot persist, a shutdown), and hides the notice once it is.
+async function checkHealth() {
+  try {
+    const res = await fetch("/readyz");
+    const d = await res.json();
+    $("health").hidden = res.ok;
+    $("health").textContent = res.ok ? "" : `Not ready: ${d.reason || d.status}. Nothing new is saved.`;
+  } catch (err) {
+    $("health").hidden = false;
+    $("health").textContent = "The server cannot be reached.";
+  }
+}
+
 wire();
+checkHealth();
+setInterval(checkHealth, 5000);
 Promise.all([loadEngines(), loadWorkspaces(), loadMachine()]).catch((e) => notice(e.message));

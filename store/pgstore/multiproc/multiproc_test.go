@@ -79,11 +79,12 @@ type node struct {
 
 // startNode runs the test binary as node id on the schema and waits until
 // it has reconciled. It is ended at cleanup (stdin closed, then killed).
-func startNode(t *testing.T, url, schema, id string) *node {
+func startNode(t *testing.T, url, schema, id string, env ...string) *node {
 	t.Helper()
 	n := &node{t: t, id: id, replies: make(chan reply, 16), logPath: filepath.Join(t.TempDir(), id+".log"), stderr: &strings.Builder{}, done: make(chan struct{})}
 	n.cmd = exec.Command(os.Args[0], "-test.run=^$")
 	n.cmd.Env = append(os.Environ(), envNode+"=1", envURL+"="+url, envSchema+"="+schema, envID+"="+id, envLog+"="+n.logPath, envTTL+"="+leaseTTL.String())
+	n.cmd.Env = append(n.cmd.Env, env...)
 	var err error
 	if n.stdin, err = n.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -506,5 +507,119 @@ func TestStopThroughOtherNode(t *testing.T) {
 	if diff := cmp.Diff([4]int{1, 1, 0, 0}, [4]int{a.count("launch", ws), a.count("stop", ws), b.count("launch", ws), b.count("stop", ws)}); diff != "" {
 		_, raw := a.events()
 		t.Errorf("[A launches, A stops, B launches, B stops] (-want +got):\n%s\nA's log:\n%s", diff, raw)
+	}
+}
+
+// frozenIdle is the IdleInTransactionTimeout of TestFrozenNode's nodes:
+// longer than a lease TTL, so that the frozen node's lease lapses while
+// its transaction still holds its workspace's lock.
+const frozenIdle = 5 * time.Second
+
+// TestFrozenNode: a node is frozen (SIGSTOP) inside an Update, holding the
+// lock of its workspace (the Update that records its target's launch,
+// before the spawn). Transfers of other workspaces on the other node
+// complete while the frozen transaction still holds that lock. Once the
+// server has ended the frozen transaction (its IdleInTransactionTimeout)
+// and the lease has lapsed, the other node fences the frozen workspace's
+// transfer (interrupted, a new epoch). The frozen node, resumed, finds
+// its connection gone: its Update fails, nothing it wrote is kept, and it
+// launches nothing. (Without the server's limit, the fencing would wait
+// for the frozen node for ever.)
+func TestFrozenNode(t *testing.T) {
+	t.Parallel()
+	url, schema := database(t)
+	idle := envIdle + "=" + frozenIdle.String()
+	a, b := startNode(t, url, schema, "node-a", idle), startNode(t, url, schema, "node-b", idle)
+	const ws = frozenPrefix
+	a.must(command{Op: "workspace", WS: ws})
+	h := a.must(command{Op: "create", WS: ws, Req: "r1", Model: modelHold})
+	a.waitLog(func(e logEvent) bool { return e.Ev == "frozen" && e.WS == ws }, "the frozen Update")
+	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	// (Another transaction of node-a, a View say, may be frozen too.)
+	if n := idleInTransaction(t, url, "node-a"); n < 1 {
+		t.Fatalf("%d sessions of node-a idle in a transaction, want the frozen one", n)
+	}
+
+	// Other workspaces' transfers, through the other node.
+	const others = 3
+	var hs []string
+	for i := range others {
+		other := fmt.Sprint("free-", i)
+		b.must(command{Op: "workspace", WS: other})
+		hs = append(hs, b.must(command{Op: "create", WS: other, Req: "r1", Model: modelOK}).Handoff)
+	}
+	for i, id := range hs {
+		b.waitState(fmt.Sprint("free-", i), id, "completed")
+	}
+	if n := idleInTransaction(t, url, "node-a"); n < 1 {
+		t.Fatalf("the frozen transaction ended before the other workspaces' transfers completed (%d left): "+
+			"the machine is too slow for this test's %v IdleInTransactionTimeout", n, frozenIdle)
+	}
+
+	// The frozen workspace's transfer: fenced once the server ended the
+	// frozen transaction and the lease lapsed.
+	got := b.waitState(ws, h.Handoff, "interrupted")
+	if got.Attempt != 1 {
+		t.Errorf("attempt = %d, want 1", got.Attempt)
+	}
+	if n := idleInTransaction(t, url, "node-a"); n != 0 {
+		t.Errorf("%d sessions of node-a still idle in a transaction after the fencing, want 0", n)
+	}
+
+	a.send(command{Op: "release"})
+	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if r := a.recv(); !r.OK {
+		t.Fatalf("release: %+v", r)
+	}
+	var unfrozen logEvent
+	a.waitLog(func(e logEvent) bool { unfrozen = e; return e.Ev == "unfrozen" && e.WS == ws }, "the end of the frozen Update")
+	if !strings.Contains(unfrozen.Outcome, "pgstore: database failure") {
+		t.Errorf("the frozen Update returned %q, want pgstore.ErrDatabase (its connection gone)", unfrozen.Outcome)
+	}
+	if diff := cmp.Diff([2]int{0, 0}, [2]int{a.count("launch", ws), b.count("launch", ws)}); diff != "" {
+		t.Errorf("launches [A B] (-want +got):\n%s", diff)
+	}
+	got = a.must(command{Op: "get", WS: ws, Handoff: h.Handoff})
+	if got.State != "interrupted" || got.Attempt != 1 {
+		t.Errorf("after the frozen node resumed: %+v, want attempt 1 interrupted", got)
+	}
+	if n := liveLaunches(t, url, schema, ws); n != 0 {
+		t.Errorf("%d live launch records in %s, want 0: the frozen Update's is not kept", n, ws)
+	}
+}
+
+// idleInTransaction counts the server's sessions of the application
+// name that are idle inside a transaction.
+func idleInTransaction(t *testing.T, url, app string) int {
+	t.Helper()
+	var n int
+	queryRow(t, url, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND state LIKE 'idle in transaction%'", []any{app}, &n)
+	return n
+}
+
+// liveLaunches counts the live launch records of workspace ws.
+func liveLaunches(t *testing.T, url, schema, ws string) int {
+	t.Helper()
+	var n int
+	queryRow(t, url, "SELECT count(*) FROM "+pgx.Identifier{schema, "launches"}.Sanitize()+" WHERE workspace = $1 AND state = 'live'", []any{ws}, &n)
+	return n
+}
+
+// queryRow runs a one-row query on a connection of its own.
+func queryRow(t *testing.T, url, sql string, args []any, dst ...any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	if err := c.QueryRow(ctx, sql, args...).Scan(dst...); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,7 +32,13 @@ const (
 	envID     = "BATON_MULTIPROC_ID"     // the instance id
 	envLog    = "BATON_MULTIPROC_LOG"    // the node's log file
 	envTTL    = "BATON_MULTIPROC_TTL"    // the lease TTL
+	// envIdle, if set, is the store's IdleInTransactionTimeout.
+	envIdle = "BATON_MULTIPROC_IDLE"
 )
+
+// frozenPrefix names the workspaces whose first launch record the node
+// freezes inside its Update (freezeStore).
+const frozenPrefix = "frozen-node"
 
 // Target models of the scripted engine.
 const (
@@ -75,7 +82,7 @@ type reply struct {
 // logEvent is one line of a node's log file written by the node itself
 // (the coordinator's zap lines sit between them).
 type logEvent struct {
-	Ev      string `json:"ev"` // launch, held, refused, spawning, stop, briefing, ready
+	Ev      string `json:"ev"` // launch, held, refused, spawning, stop, briefing, ready, frozen, unfrozen
 	Node    string `json:"node"`
 	WS      string `json:"ws,omitempty"`
 	Attempt int    `json:"attempt,omitempty"`
@@ -157,6 +164,48 @@ func (p *loggingProcess) Stop(ctx context.Context) (engine.StopOutcome, error) {
 	return out, err
 }
 
+// freezeStore stops, inside the Update, the first PutLaunch of a
+// workspace named with frozenPrefix, once the launch is written and the
+// workspace's lock held: it logs "frozen" and waits for the gate (a
+// "release" command), so that the test can SIGSTOP the process inside an
+// Update. It logs the end of that Update as "unfrozen", with its error
+// (Outcome).
+type freezeStore struct {
+	*pgstore.Store
+	log  *lockedFile
+	node string
+	gate <-chan struct{}
+	once *sync.Once
+}
+
+func (s freezeStore) Update(ctx context.Context, fn func(store.Tx) error) error {
+	var froze logEvent
+	err := s.Store.Update(ctx, func(tx store.Tx) error { return fn(freezeTx{Tx: tx, s: s, froze: &froze}) })
+	if froze.Ev != "" {
+		froze.Ev, froze.Outcome = "unfrozen", fmt.Sprint(err)
+		s.log.event(froze)
+	}
+	return err
+}
+
+type freezeTx struct {
+	store.Tx
+	s     freezeStore
+	froze *logEvent
+}
+
+func (t freezeTx) PutLaunch(l store.Launch) error {
+	err := t.Tx.PutLaunch(l)
+	if err == nil && strings.HasPrefix(string(l.Workspace), frozenPrefix) {
+		t.s.once.Do(func() {
+			*t.froze = logEvent{Ev: "frozen", Node: t.s.node, WS: string(l.Workspace), Attempt: l.Attempt}
+			t.s.log.event(*t.froze)
+			<-t.s.gate
+		})
+	}
+	return err
+}
+
 // runNode is the node program: it serves commands from stdin until EOF,
 // then shuts its coordinator down. It returns the exit code.
 func runNode() int {
@@ -176,14 +225,30 @@ func runNode() int {
 	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), lf, zapcore.DebugLevel)).With(zap.String("node", id))
 
 	ctx := context.Background()
-	st, err := pgstore.Open(ctx, os.Getenv(envURL), pgstore.Options{Schema: os.Getenv(envSchema), Logger: log.Named("pg")})
+	opts := pgstore.Options{Schema: os.Getenv(envSchema), Logger: log.Named("pg")}
+	if v := os.Getenv(envIdle); v != "" {
+		if opts.IdleInTransactionTimeout, err = time.ParseDuration(v); err != nil {
+			fmt.Fprintln(os.Stderr, "node: idle timeout:", err)
+			return 2
+		}
+	}
+	// The node's sessions carry its id, for the test to find them on the
+	// server.
+	url := os.Getenv(envURL)
+	if strings.Contains(url, "?") {
+		url += "&application_name=" + id
+	} else {
+		url += "?application_name=" + id
+	}
+	pg, err := pgstore.Open(ctx, url, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "node:", err)
 		return 1
 	}
-	defer st.Close()
+	defer pg.Close()
 	gate := make(chan struct{})
 	var gateOnce sync.Once
+	st := freezeStore{Store: pg, log: lf, node: id, gate: gate, once: new(sync.Once)}
 	scripted := enginetest.New(enginetest.Options{ScriptFor: func(req engine.StartRequest) (enginetest.Script, bool) {
 		switch req.Config.Model {
 		case modelHold, modelGate, modelSpawnGate, modelConfirm:
@@ -193,7 +258,7 @@ func runNode() int {
 	}})
 	defer scripted.Close()
 	reg := engine.NewRegistry(map[string]engine.Engine{"test": &loggingEngine{inner: scripted, log: lf, node: id, gate: gate}})
-	svc, err := session.New(st, reg, session.WithLogger(log.Named("session")))
+	svc, err := session.New(st, reg, session.WithLogger(log.Named("session")), session.WithInstanceID(id))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "node:", err)
 		return 1
@@ -209,8 +274,7 @@ func runNode() int {
 		}
 		return handoff.DefaultBriefing(ctx, in)
 	}
-	co, err := handoff.New(st, reg, handoff.WithSessions(svc), handoff.WithInstanceID(id), handoff.WithLeaseTTL(ttl),
-		handoff.WithLogger(log.Named("handoff")), handoff.WithBriefing(briefing))
+	co, err := handoff.New(st, reg, handoff.WithSessions(svc), handoff.WithLeaseTTL(ttl), handoff.WithBriefing(briefing))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "node:", err)
 		return 1
@@ -287,7 +351,7 @@ func runNode() int {
 func serve(ctx context.Context, co *handoff.Coordinator, svc *session.Service, cmd command) reply {
 	ws := baton.WorkspaceID(cmd.WS)
 	var (
-		h   handoff.Handoff
+		h   store.Handoff
 		err error
 		r   reply
 	)
@@ -307,7 +371,7 @@ func serve(ctx context.Context, co *handoff.Coordinator, svc *session.Service, c
 		r.Outcome = string(o)
 		return answer(r, err)
 	case "reconcile":
-		var hs []handoff.Handoff
+		var hs []store.Handoff
 		hs, err = co.Reconcile(ctx)
 		r.Reconciled = len(hs)
 		return answer(r, err)

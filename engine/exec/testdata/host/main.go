@@ -37,7 +37,7 @@ func main() {
 			Command: *agent,
 			Fresh:   []string{"-ignore-term", "-fork", "-pidfile", *pidfile, "-prompt", "{prompt}"},
 			Output: exec.Output{
-				Format:   exec.JSON,
+				JSON:     true,
 				NativeID: []exec.Rule{{Fields: map[string]string{"type": "init"}, ID: "session_id"}},
 				Ready:    []exec.Rule{{Fields: map[string]string{"type": "ready"}}},
 			},

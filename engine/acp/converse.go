@@ -1,0 +1,325 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/proc"
+	"github.com/batonhq/baton/transcript"
+)
+
+// JSON-RPC error codes of ACP that readiness errors refine.
+const (
+	codeAuthRequired     = -32000
+	codeResourceNotFound = -32002
+)
+
+// converse runs the launch's conversation: initialize, session/new or
+// session/load, the configuration, and the one turn. Whatever happens, the
+// agent is ended afterwards (endAfterTurn).
+func (p *process) converse() {
+	defer p.e.wg.Done()
+	defer close(p.convDone)
+	defer func() {
+		p.e.wg.Add(1)
+		go p.endAfterTurn()
+	}()
+	// The SDK's connection logs to slog's default logger unless told
+	// otherwise, and its reader may log as soon as it runs: hold its input
+	// until the logger is set.
+	in := &gated{r: p.stdout, open: make(chan struct{})}
+	conn := sdk.NewClientSideConnection(&client{p: p}, p.stdin, in)
+	conn.SetLogger(slog.New(slog.DiscardHandler))
+	close(in.open)
+	p.mu.Lock()
+	p.conn = conn
+	p.mu.Unlock()
+	ctx := p.ctx
+	init, err := conn.Initialize(ctx, sdk.InitializeRequest{
+		ProtocolVersion: sdk.ProtocolVersionNumber,
+		ClientInfo:      &sdk.Implementation{Name: "baton", Version: "0"},
+	})
+	if err != nil {
+		p.refuse("initialize", err)
+		return
+	}
+	if init.AgentInfo != nil {
+		p.mu.Lock()
+		p.actual.Version = init.AgentInfo.Version
+		p.mu.Unlock()
+	}
+	caps := init.AgentCapabilities
+	servers := p.launch.MCPServers
+	if servers == nil {
+		servers = []sdk.McpServer{}
+	}
+	for _, s := range servers {
+		if (s.Http != nil && !caps.McpCapabilities.Http) || (s.Sse != nil && !caps.McpCapabilities.Sse) {
+			p.refuseWith(engine.ErrUnsupportedConfig, "the agent does not take an MCP server over HTTP or SSE (mcpCapabilities)")
+			return
+		}
+	}
+	var (
+		sid     string
+		options []sdk.SessionConfigOption
+		models  *sdk.SessionModelState
+		modes   *sdk.SessionModeState
+	)
+	if p.req.Mode == engine.Resume {
+		if !caps.LoadSession {
+			p.refuseWith(errors.Join(engine.ErrSessionMissing, engine.ErrUnsupportedConfig),
+				"the agent does not advertise loadSession: it cannot resume a session (nor write a report)")
+			return
+		}
+		res, err := conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(p.req.NativeID), Cwd: p.dir, McpServers: servers})
+		if err != nil {
+			p.refuse("session/load", err)
+			return
+		}
+		sid, options, models, modes = p.req.NativeID, res.ConfigOptions, res.Models, res.Modes
+	} else {
+		res, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: p.dir, McpServers: servers})
+		if err != nil {
+			p.refuse("session/new", err)
+			return
+		}
+		sid, options, models, modes = string(res.SessionId), res.ConfigOptions, res.Models, res.Modes
+	}
+	if sid == "" {
+		p.refuseWith(nil, "the agent named no session id")
+		return
+	}
+	p.mu.Lock()
+	p.nativeID = sid
+	if models != nil {
+		p.actual.Model = string(models.CurrentModelId)
+	}
+	if o := option(options, sdk.SessionConfigOptionCategoryModel); o != nil {
+		p.actual.Model = string(o.CurrentValue)
+	}
+	p.mu.Unlock()
+	if err := p.configure(ctx, conn, sid, options, models, modes); err != nil {
+		p.refuse("configuration", err)
+		return
+	}
+	p.mu.Lock()
+	if p.stopRequested {
+		p.mu.Unlock()
+		return
+	}
+	p.prompting = true
+	p.mu.Unlock()
+	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sdk.SessionId(sid), Prompt: []sdk.ContentBlock{sdk.TextBlock(p.req.Prompt)}})
+	gone := false
+	select {
+	case <-conn.Done():
+		gone = true
+	default:
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case err != nil:
+		p.turnErr = "session/prompt: " + err.Error()
+		if p.stopRequested || gone {
+			// The agent is gone: its exit settles readiness, once the
+			// updates it sent before are delivered (the connection hands
+			// them over after the disconnect).
+			return
+		}
+		p.resolveLocked("", readyFailure(engine.ErrReadyRejected, p.turnErr, refinement(err)...))
+	case res.StopReason == sdk.StopReasonRefusal:
+		p.turnErr = "the agent refused the turn"
+		p.resolveLocked("", readyFailure(engine.ErrReadyRejected, p.turnErr))
+	case res.StopReason == sdk.StopReasonCancelled:
+		p.turnErr = "the turn was cancelled"
+	default:
+		// An answer that ends the turn accepted it, even without an
+		// update before it.
+		p.turnOK = true
+		p.resolveLocked(sid, nil)
+	}
+}
+
+// gated is a reader whose first Read waits until open is closed.
+type gated struct {
+	r    io.Reader
+	open chan struct{}
+}
+
+func (g *gated) Read(b []byte) (int, error) {
+	<-g.open
+	return g.r.Read(b)
+}
+
+// configure sets the configuration's model, effort and permission mode on
+// the session. A model or effort the agent offers no way to set is an
+// error; a permission mode the agent does not offer is left to the
+// permission policy alone.
+func (p *process) configure(ctx context.Context, conn *sdk.ClientSideConnection, sid string, options []sdk.SessionConfigOption, models *sdk.SessionModelState, modes *sdk.SessionModeState) error {
+	cfg := p.req.Config.Normalize()
+	set := func(o *sdk.SessionConfigOptionSelect, v string) error {
+		_, err := conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+			SessionId: sdk.SessionId(sid), ConfigId: o.Id, Value: sdk.SessionConfigValueId(v),
+		}})
+		return err
+	}
+	if cfg.Model != "" {
+		var err error
+		switch o := option(options, sdk.SessionConfigOptionCategoryModel); {
+		case o != nil:
+			err = set(o, cfg.Model)
+		case models != nil:
+			_, err = conn.UnstableSetSessionModel(ctx, sdk.UnstableSetSessionModelRequest{SessionId: sdk.SessionId(sid), ModelId: sdk.UnstableModelId(cfg.Model)})
+		default:
+			return baton.Errorf(engine.ErrUnsupportedConfig, "the agent offers no model choice")
+		}
+		if err != nil {
+			return fmt.Errorf("model %q: %w", cfg.Model, err)
+		}
+		p.mu.Lock()
+		p.actual.Model = cfg.Model
+		p.mu.Unlock()
+	}
+	if cfg.ReasoningEffort != "" {
+		o := option(options, sdk.SessionConfigOptionCategoryThoughtLevel)
+		if o == nil {
+			return baton.Errorf(engine.ErrUnsupportedConfig, "the agent offers no reasoning effort choice")
+		}
+		if err := set(o, cfg.ReasoningEffort); err != nil {
+			return fmt.Errorf("reasoning effort %q: %w", cfg.ReasoningEffort, err)
+		}
+	}
+	if mode := cfg.PermissionMode; mode != "" && p.req.Turn != engine.ReportOnly {
+		if modes != nil {
+			for _, m := range modes.AvailableModes {
+				if string(m.Id) == mode {
+					if _, err := conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: sdk.SessionId(sid), ModeId: m.Id}); err != nil {
+						return fmt.Errorf("mode %q: %w", mode, err)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// option returns the select option of category c, nil when none.
+func option(options []sdk.SessionConfigOption, c sdk.SessionConfigOptionCategory) *sdk.SessionConfigOptionSelect {
+	for _, o := range options {
+		if s := o.Select; s != nil && s.Category != nil && *s.Category == c {
+			return s
+		}
+	}
+	return nil
+}
+
+// refuse fails readiness after a refused request of step.
+func (p *process) refuse(step string, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.turnErr = step + ": " + err.Error()
+	if p.stopRequested {
+		// A stop's end of input, not a refusal: the exit settles it.
+		return
+	}
+	also := refinement(err)
+	if step == "session/load" && !errors.Is(err, engine.ErrAuth) {
+		also = append(also, engine.ErrSessionMissing)
+	}
+	p.resolveLocked("", readyFailure(engine.ErrReadyRejected, p.turnErr, also...))
+}
+
+// refuseWith fails readiness for a reason of the engine's own.
+func (p *process) refuseWith(also error, msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.turnErr = msg
+	var extra []error
+	if also != nil {
+		extra = append(extra, also)
+	}
+	p.resolveLocked("", readyFailure(engine.ErrReadyRejected, msg, extra...))
+}
+
+// refinement returns the sentinels an ACP error also means: ErrAuth for
+// auth_required, ErrSessionMissing for resource_not_found, and those a
+// configuration error carries.
+func refinement(err error) []error {
+	var out []error
+	var re *sdk.RequestError
+	if errors.As(err, &re) {
+		switch re.Code {
+		case codeAuthRequired:
+			out = append(out, engine.ErrAuth)
+		case codeResourceNotFound:
+			out = append(out, engine.ErrSessionMissing)
+		}
+	}
+	if errors.Is(err, engine.ErrUnsupportedConfig) {
+		out = append(out, engine.ErrUnsupportedConfig)
+	}
+	return out
+}
+
+// readyFailure builds a readiness error on base that also matches also.
+func readyFailure(base *baton.Error, detail string, also ...error) error {
+	return proc.ReadyFailure(base, detail, also...)
+}
+
+// turnUpdate reports whether u belongs to the agent's work on the turn (its
+// message, thoughts, plan or tool calls), which confirms readiness; the
+// session's own notices (commands, modes, options, usage) do not.
+func turnUpdate(u sdk.SessionUpdate) bool {
+	return u.AgentMessageChunk != nil || u.AgentThoughtChunk != nil || u.ToolCall != nil || u.ToolCallUpdate != nil || u.Plan != nil
+}
+
+// update records a session/update of the turn. Updates before the prompt
+// (session/load replays the conversation) are not recorded: the engine's
+// own transcript already holds them.
+func (p *process) update(n sdk.SessionNotification) {
+	u := n.Update
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.prompting || string(n.SessionId) != p.nativeID {
+		return
+	}
+	if turnUpdate(u) {
+		p.resolveLocked(p.nativeID, nil)
+	}
+	switch {
+	case u.AgentMessageChunk != nil:
+		if t := u.AgentMessageChunk.Content.Text; t != nil && t.Text != "" {
+			p.append(transcript.Event{Speaker: transcript.Agent, Kind: transcript.Message, Text: t.Text})
+		}
+	case u.ToolCall != nil:
+		p.tool = u.ToolCall.Status != sdk.ToolCallStatusCompleted && u.ToolCall.Status != sdk.ToolCallStatusFailed
+		p.append(transcript.Event{Speaker: transcript.Agent, Kind: transcript.ToolCall, Text: toolText(u.ToolCall.Title, string(u.ToolCall.Kind), string(u.ToolCall.ToolCallId))})
+	case u.ToolCallUpdate != nil:
+		if s := u.ToolCallUpdate.Status; s != nil && (*s == sdk.ToolCallStatusCompleted || *s == sdk.ToolCallStatusFailed) {
+			p.tool = false
+			p.append(transcript.Event{Speaker: transcript.Agent, Kind: transcript.ToolCall, Text: fmt.Sprintf("tool %s %s", u.ToolCallUpdate.ToolCallId, *s)})
+		}
+	}
+}
+
+func toolText(title, kind, id string) string {
+	var b strings.Builder
+	b.WriteString("tool ")
+	b.WriteString(id)
+	if title != "" {
+		b.WriteString(": " + title)
+	}
+	if kind != "" {
+		b.WriteString(" (" + kind + ")")
+	}
+	return b.String()
+}

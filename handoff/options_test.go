@@ -1,0 +1,61 @@
+package handoff_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/clock"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/engine/enginetest"
+	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/session"
+	"github.com/batonhq/baton/store/memstore"
+)
+
+// TestOptionConflicts: an option given twice, or one a shared session
+// service decides, is refused at New, never silently dropped.
+func TestOptionConflicts(t *testing.T) {
+	st := memstore.New()
+	eng := enginetest.New(enginetest.Options{})
+	t.Cleanup(eng.Close)
+	reg := engine.NewRegistry(map[string]engine.Engine{"demo": eng})
+	svc, err := session.New(st, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewFake(time.Unix(0, 0))
+	for _, tc := range []struct {
+		name string
+		opts []handoff.Option
+	}{
+		{"WithLeaseTTL twice", []handoff.Option{handoff.WithLeaseTTL(time.Second), handoff.WithLeaseTTL(time.Minute)}},
+		{"WithSessions twice", []handoff.Option{handoff.WithSessions(svc), handoff.WithSessions(svc)}},
+		{"WithClock with WithSessions", []handoff.Option{handoff.WithSessions(svc), handoff.WithClock(clk)}},
+		{"WithLogger with WithSessions", []handoff.Option{handoff.WithLogger(nil), handoff.WithSessions(svc)}},
+		{"WithStopTimeout with WithSessions", []handoff.Option{handoff.WithSessions(svc), handoff.WithStopTimeout(time.Second)}},
+		{"WithInstanceID with WithSessions", []handoff.Option{handoff.WithSessions(svc), handoff.WithInstanceID("n")}},
+	} {
+		if co, err := handoff.New(st, reg, tc.opts...); !errors.Is(err, baton.ErrOptionConflict) || !errors.Is(err, baton.ErrInvalid) {
+			t.Errorf("%s: New = %v, %v; want ErrOptionConflict", tc.name, co, err)
+		}
+	}
+	if _, err := session.New(st, reg, session.WithClock(clk), session.WithClock(clk)); !errors.Is(err, baton.ErrOptionConflict) {
+		t.Errorf("session.New with WithClock twice = %v; want ErrOptionConflict", err)
+	}
+	// A shared service's options are the Coordinator's.
+	shared, err := session.New(st, reg, session.WithClock(clk), session.WithInstanceID("node-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	co, err := handoff.New(st, reg, handoff.WithSessions(shared), handoff.WithReadyTimeout(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = co.Shutdown(context.Background()) }()
+	if co.InstanceID() != "node-1" {
+		t.Errorf("InstanceID = %q, want the shared service's node-1", co.InstanceID())
+	}
+}

@@ -1,0 +1,96 @@
+package handoff_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/engine/enginetest"
+	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/session"
+	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/memstore"
+)
+
+// TestReadyTimeoutPrecedence: one readiness bound per launch, carried to
+// its engine. A transfer's launches (the report-only turn and the target)
+// carry the Coordinator's WithReadyTimeout; ordinary starts carry the
+// session service's, which is the Coordinator's when it creates the
+// service, and the shared service's own with WithSessions; without any,
+// engine.DefaultReadyTimeout.
+func TestReadyTimeoutPrecedence(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		coordinator, shared time.Duration // 0: not set; shared < 0: no shared service
+		wantStart, wantXfer time.Duration
+	}{
+		{"defaults", 0, -1, engine.DefaultReadyTimeout, engine.DefaultReadyTimeout},
+		{"the coordinator's", 3 * time.Minute, -1, 3 * time.Minute, 3 * time.Minute},
+		{"a shared service's", 3 * time.Minute, 9 * time.Minute, 9 * time.Minute, 3 * time.Minute},
+		{"a shared service's default", 3 * time.Minute, 0, engine.DefaultReadyTimeout, 3 * time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			st := memstore.New()
+			var co *handoff.Coordinator
+			eng := enginetest.New(enginetest.Options{Submit: func(ctx context.Context, cred engine.ReportCredentials, text string) error {
+				return co.SubmitReport(ctx, cred.Workspace, cred.Handoff, cred.Token.Reveal(), text)
+			}})
+			t.Cleanup(eng.Close)
+			reg := engine.NewRegistry(map[string]engine.Engine{"demo": eng})
+			var opts []handoff.Option
+			if tc.coordinator > 0 {
+				opts = append(opts, handoff.WithReadyTimeout(tc.coordinator))
+			}
+			if tc.shared >= 0 {
+				var sopts []session.Option
+				if tc.shared > 0 {
+					sopts = append(sopts, session.WithReadyTimeout(tc.shared))
+				}
+				svc, err := session.New(st, reg, sopts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = svc.Close(ctx) })
+				opts = append(opts, handoff.WithSessions(svc))
+			}
+			var err error
+			co, err = handoff.New(st, reg, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = co.Shutdown(ctx) })
+			svc := co.Sessions()
+			cfgA, cfgB := baton.EngineConfig{Engine: "demo", Model: "a"}, baton.EngineConfig{Engine: "demo", Model: "b"}
+			if _, err := svc.CreateWorkspace(ctx, store.Workspace{ID: "ws", Mission: "m", Config: cfgA}); err != nil {
+				t.Fatal(err)
+			}
+			src, err := svc.Start(ctx, session.TurnRequest{Workspace: "ws", Prompt: "hello"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			eng.Push(enginetest.Script{Report: "done", ReportToken: enginetest.RightToken})
+			h, err := co.Create(ctx, handoff.Request{Workspace: "ws", RequestID: "r", SourceSession: src.ID, GenerateSummary: true, Target: cfgB})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h, err = co.Wait(ctx, "ws", h.ID); err != nil || h.State != store.StateCompleted {
+				t.Fatalf("transfer = %+v, %v", h, err)
+			}
+			ls := eng.Launches()
+			if len(ls) != 3 {
+				t.Fatalf("%d launches; want the source, the report-only turn, the target", len(ls))
+			}
+			if got := ls[0].Req.ReadyTimeout; got != tc.wantStart {
+				t.Errorf("an ordinary start carries %s; want %s", got, tc.wantStart)
+			}
+			for _, l := range ls[1:] {
+				if got := l.Req.ReadyTimeout; got != tc.wantXfer {
+					t.Errorf("the transfer's %s launch carries %s; want %s", l.Req.Turn, got, tc.wantXfer)
+				}
+			}
+		})
+	}
+}

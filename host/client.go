@@ -1,0 +1,262 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"strconv"
+	"sync"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/host/internal/wire"
+)
+
+// Client speaks the host protocol over one connection: each method sends
+// one command and waits for its response, and every record the connection
+// receives, events included, goes to the Dial's onRecord in wire order. It
+// is safe for concurrent use; the host handles one connection's commands
+// in order, one at a time.
+//
+// A method returns ctx's error, ErrClosed when the connection ends first,
+// or, for a failed response, an error matching the sentinel of its code
+// (errors.Is(err, ErrPathInUse)) whose ErrorData is the response's.
+type Client struct {
+	nc       net.Conn
+	onRecord func(Record)
+	done     chan struct{}
+
+	wmu sync.Mutex // serializes writes
+
+	mu      sync.Mutex
+	next    uint64
+	pending map[string]chan wire.Record
+	ended   bool
+}
+
+// Record is one line a Client received: the response to a command (Type
+// "response") or an event (Type is the event's: agent_start,
+// agent_settled, message, session_closed, host_superseded, or a
+// runtime's own). Fields a record does not carry are empty.
+type Record struct {
+	Type string
+	// SessionID is the session an event belongs to.
+	SessionID string
+	// Command, Success and Error describe a response: the command it
+	// answers, whether it succeeded, and the wire code of a failure.
+	Command string
+	Success bool
+	Error   string
+	// Reason and SessionPath are those of session_closed.
+	Reason      string
+	SessionPath string
+	// InstanceID, Generation and Successor (its socket, "" when unknown)
+	// are those of host_superseded.
+	InstanceID string
+	Generation int
+	Successor  string
+	// Text is a message event's text.
+	Text string
+	// Raw is the line as received.
+	Raw json.RawMessage
+}
+
+// SessionState is what get_state answers. Activity is nil when the
+// runtime offers no activity snapshot. HostRequests counts the other host
+// requests in flight for the session (this get_state excluded). State is
+// the runtime's own view, decoded from JSON.
+type SessionState struct {
+	SessionID    string
+	SessionPath  string
+	Attachments  int
+	Busy         bool
+	Activity     *engine.Activity
+	HostRequests int
+	Draining     bool
+	State        any
+}
+
+// Dial connects to the host socket at path (a unix socket); onRecord, if
+// not nil, is called for every record received, from the Client's one
+// reader goroutine: it must not block for long, nor wait on a call of
+// this Client (whose answer it would be holding up). A received line over
+// 1 MiB, or one that is not a JSON object, ends the connection. Dial
+// returns ctx's error, or an ErrClosed error when nothing answers there.
+func Dial(ctx context.Context, path string, onRecord func(Record)) (*Client, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, baton.Errorf(ErrClosed, "dial %s: %v", path, err)
+	}
+	c := &Client{nc: nc, onRecord: onRecord, done: make(chan struct{}), pending: map[string]chan wire.Record{}}
+	go c.readLoop()
+	return c, nil
+}
+
+// readLoop delivers records until the connection ends, or a line is over
+// the limit or not a record (a host of another protocol): that ends it too.
+func (c *Client) readLoop() {
+	lr := wire.NewLineReader(c.nc, 0)
+	for {
+		line, err := lr.Next()
+		if err != nil {
+			break
+		}
+		var rec wire.Record
+		if json.Unmarshal(line, &rec) != nil {
+			break
+		}
+		if c.onRecord != nil {
+			c.onRecord(recordOf(rec, line))
+		}
+		if rec.Type == wire.TypeResponse {
+			c.mu.Lock()
+			ch := c.pending[rec.ID]
+			delete(c.pending, rec.ID)
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- rec
+			}
+		}
+	}
+	c.mu.Lock()
+	c.ended = true
+	for id, ch := range c.pending {
+		close(ch)
+		delete(c.pending, id)
+	}
+	c.mu.Unlock()
+	_ = c.nc.Close()
+	close(c.done)
+}
+
+func recordOf(r wire.Record, line []byte) Record {
+	out := Record{Type: r.Type, SessionID: r.SessionID, Command: r.Command, Success: r.Success, Error: r.Error,
+		Reason: r.Reason, SessionPath: r.SessionPath, InstanceID: r.InstanceID, Generation: r.Generation,
+		Text: r.Text, Raw: append(json.RawMessage(nil), line...)}
+	if r.Successor != nil {
+		out.Successor = r.Successor.Socket
+	}
+	return out
+}
+
+// Done is closed once the connection has ended (the host closed it, it
+// broke, or Close was called) and every record was delivered.
+func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Close closes the connection and waits for the reader to end. It returns
+// the error of closing the socket (net.ErrClosed when it already was);
+// calls still waiting return ErrClosed.
+func (c *Client) Close() error {
+	err := c.nc.Close()
+	<-c.done
+	return err
+}
+
+// call sends cmd with a fresh id and waits for its response.
+func (c *Client) call(ctx context.Context, cmd wire.Command) (wire.Record, error) {
+	ch := make(chan wire.Record, 1)
+	c.mu.Lock()
+	if c.ended {
+		c.mu.Unlock()
+		return wire.Record{}, ErrClosed
+	}
+	c.next++
+	cmd.ID = "c" + strconv.FormatUint(c.next, 10)
+	c.pending[cmd.ID] = ch
+	c.mu.Unlock()
+	line, err := wire.MarshalLine(cmd)
+	if err == nil {
+		c.wmu.Lock()
+		_, err = c.nc.Write(line)
+		c.wmu.Unlock()
+	}
+	if err != nil {
+		c.forget(cmd.ID)
+		return wire.Record{}, baton.Errorf(ErrClosed, "write: %v", err)
+	}
+	select {
+	case rec, ok := <-ch:
+		if !ok {
+			return wire.Record{}, ErrClosed
+		}
+		if !rec.Success {
+			return rec, remoteErr(rec)
+		}
+		return rec, nil
+	case <-ctx.Done():
+		c.forget(cmd.ID)
+		return wire.Record{}, ctx.Err()
+	}
+}
+
+func (c *Client) forget(id string) {
+	c.mu.Lock()
+	delete(c.pending, id)
+	c.mu.Unlock()
+}
+
+// callData calls cmd and decodes the data of its response into a T.
+func callData[T any](ctx context.Context, c *Client, cmd wire.Command) (T, error) {
+	var v T
+	rec, err := c.call(ctx, cmd)
+	if err != nil {
+		return v, err
+	}
+	if err := json.Unmarshal(rec.Data, &v); err != nil {
+		return v, baton.Errorf(errRemote, "decode %s data: %v", cmd.Type, err)
+	}
+	return v, nil
+}
+
+// Info calls get_protocol_info.
+func (c *Client) Info(ctx context.Context) (Info, error) {
+	return callData[Info](ctx, c, wire.Command{Type: wire.CmdGetProtocolInfo})
+}
+
+// Open calls open_session for path (and cwd, if not empty) and returns
+// the session's handle on this connection: a new session, or the one
+// already open at the same canonical path, now shared. Notably
+// ErrPathInUse, ErrDraining and ErrInvalidPath.
+func (c *Client) Open(ctx context.Context, path, cwd string) (string, error) {
+	res, err := callData[wire.Opened](ctx, c, wire.Command{Type: wire.CmdOpenSession, SessionPath: path, Cwd: cwd})
+	return res.SessionID, err
+}
+
+// Prompt calls prompt: it returns once the session accepted the prompt
+// (or queued it), not when the turn ends. Notably ErrUnknownSession and
+// ErrSessionClosed.
+func (c *Client) Prompt(ctx context.Context, sessionID, text string) error {
+	_, err := c.call(ctx, wire.Command{Type: wire.CmdPrompt, SessionID: sessionID, Text: text})
+	return err
+}
+
+// Abort calls abort: it ends the session's running turn, if any. Errors
+// as Prompt.
+func (c *Client) Abort(ctx context.Context, sessionID string) error {
+	_, err := c.call(ctx, wire.Command{Type: wire.CmdAbort, SessionID: sessionID})
+	return err
+}
+
+// State calls get_state. Errors as Prompt.
+func (c *Client) State(ctx context.Context, sessionID string) (SessionState, error) {
+	st, err := callData[wire.State](ctx, c, wire.Command{Type: wire.CmdGetState, SessionID: sessionID})
+	out := SessionState{SessionID: st.SessionID, SessionPath: st.SessionPath, Attachments: st.Attachments,
+		Busy: st.Busy, HostRequests: st.HostRequests, Draining: st.Draining, State: st.State}
+	if st.Activity != nil {
+		a := engine.Activity(*st.Activity)
+		out.Activity = &a
+	}
+	return out, err
+}
+
+// CloseSession calls close_session: this connection detaches from the
+// session, and the session itself closes (closed true) when it was its
+// last attachment, even mid-turn. Errors as Prompt.
+func (c *Client) CloseSession(ctx context.Context, sessionID string) (closed bool, err error) {
+	res, err := callData[wire.CloseResult](ctx, c, wire.Command{Type: wire.CmdCloseSession, SessionID: sessionID})
+	return res.Closed, err
+}

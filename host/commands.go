@@ -1,0 +1,176 @@
+package host
+
+import (
+	"encoding/json"
+	"errors"
+
+	"go.uber.org/zap"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/host/internal/wire"
+)
+
+// dispatch handles one command line and returns its response line. after,
+// when set, must run once the response is queued: it ends the command's
+// in-flight hold on its session, so a park that waited for it follows the
+// response on the wire.
+func (h *Host) dispatch(c *conn, line []byte) (resp []byte, after func()) {
+	var cmd wire.Command
+	if err := json.Unmarshal(line, &cmd); err != nil {
+		return h.responseLine(cmd, nil, baton.Errorf(ErrInvalidCommand, "not a command object: %v", err)), nil
+	}
+	var data any
+	var err error
+	switch cmd.Type {
+	case wire.CmdGetProtocolInfo:
+		data = h.Info()
+	case wire.CmdOpenSession:
+		if cmd.SessionPath == "" {
+			err = baton.Errorf(ErrInvalidCommand, "sessionPath is required")
+			break
+		}
+		data, err = h.open(c.ctx, c, cmd.SessionPath, cmd.Cwd)
+	case wire.CmdPrompt, wire.CmdGetState, wire.CmdAbort, wire.CmdCloseSession:
+		var e *entry
+		e, err = h.begin(c, cmd.SessionID)
+		if err != nil {
+			break
+		}
+		after = func() { h.end(e) }
+		data, err = h.sessionCommand(c, e, cmd)
+	case "":
+		err = baton.Errorf(ErrInvalidCommand, "type is required")
+	default:
+		err = baton.Errorf(ErrInvalidCommand, "unknown type %q", cmd.Type)
+	}
+	return h.responseLine(cmd, data, err), after
+}
+
+// begin looks a handle up and holds its session with an in-flight request.
+// A session being parked or closed is waited for, so the answer follows
+// its terminal record: a command that races the park never sees
+// unknown_session.
+func (h *Host) begin(c *conn, sessionID string) (*entry, error) {
+	e, err := h.lookup(c, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	if e.state == stOpen {
+		e.inflight++
+		e.mu.Unlock()
+		return e, nil
+	}
+	e.mu.Unlock()
+	select {
+	case <-e.gone:
+	case <-c.ctx.Done():
+		return nil, ErrClosed
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return nil, h.endedLocked(c, sessionID)
+}
+
+// end releases a command's in-flight hold; on a draining host the session
+// may now be parked.
+func (h *Host) end(e *entry) {
+	e.mu.Lock()
+	e.inflight--
+	e.mu.Unlock()
+	h.mu.Lock()
+	draining := h.draining
+	h.mu.Unlock()
+	if draining {
+		h.tryPark(e)
+	}
+}
+
+func (h *Host) sessionCommand(c *conn, e *entry, cmd wire.Command) (any, error) {
+	switch cmd.Type {
+	case wire.CmdPrompt:
+		if cmd.Text == "" {
+			return nil, baton.Errorf(ErrInvalidCommand, "text is required")
+		}
+		if err := e.sess.Prompt(c.ctx, cmd.Text); err != nil {
+			return nil, runtimeErr(err)
+		}
+		return wire.Accepted{SessionID: e.id}, nil
+	case wire.CmdAbort:
+		if err := e.sess.Abort(c.ctx); err != nil {
+			return nil, runtimeErr(err)
+		}
+		return wire.Accepted{SessionID: e.id}, nil
+	case wire.CmdGetState:
+		return h.state(c, e)
+	default: // close_session
+		return h.closeSession(c, e)
+	}
+}
+
+func (h *Host) state(c *conn, e *entry) (any, error) {
+	st, err := e.sess.State(c.ctx)
+	if err != nil {
+		return nil, runtimeErr(err)
+	}
+	h.mu.Lock()
+	out := wire.State{SessionID: e.id, SessionPath: e.path, Attachments: len(e.conns), Draining: h.draining, State: st}
+	e.mu.Lock()
+	a, known, _ := e.activityLocked()
+	out.HostRequests = e.inflight - 1 // this get_state is not another request
+	e.mu.Unlock()
+	h.mu.Unlock()
+	out.Busy = a.Busy() || out.HostRequests > 0
+	if known {
+		out.Activity = wire.ActivityOf(a)
+	}
+	return out, nil
+}
+
+// closeSession detaches c; the session itself closes (client_close, even
+// mid-turn: the client asked) when c was its last attachment.
+func (h *Host) closeSession(c *conn, e *entry) (any, error) {
+	h.mu.Lock()
+	if len(e.conns) > 1 {
+		delete(e.conns, c)
+		delete(c.sessions, e.id)
+		e.refreshSubsLocked()
+		if (h.draining || h.closed) && len(c.sessions) == 0 {
+			c.closeAfterFlush()
+		}
+		h.mu.Unlock()
+		return wire.CloseResult{SessionID: e.id}, nil
+	}
+	h.mu.Unlock()
+	if !e.markClosing() {
+		<-e.gone
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return nil, h.endedLocked(c, e.id)
+	}
+	h.closeEntry(e, wire.ReasonClientClose)
+	return wire.CloseResult{SessionID: e.id, Closed: true}, nil
+}
+
+// responseLine encodes the response to cmd. Data a runtime supplied that
+// does not encode becomes an internal_error response.
+func (h *Host) responseLine(cmd wire.Command, data any, err error) []byte {
+	r := wire.Response{ID: cmd.ID, Type: wire.TypeResponse, Command: cmd.Type, Success: err == nil, Data: data}
+	if err != nil {
+		r.Data = nil
+		r.Error = codeOf(err)
+		var d *dataError
+		if errors.As(err, &d) {
+			r.ErrorData = d.data
+		}
+		if r.Error == wire.CodeInternal || r.Error == wire.CodeRuntime {
+			h.log.Warn("command failed", zap.String("command", cmd.Type), zap.String("id", cmd.ID), zap.Error(err))
+		}
+	}
+	line, merr := wire.MarshalLine(r)
+	if merr != nil {
+		h.log.Error("response does not encode", zap.String("command", cmd.Type), zap.Error(merr))
+		line = wire.MustLine(wire.Response{ID: cmd.ID, Type: wire.TypeResponse, Command: cmd.Type, Error: wire.CodeInternal})
+	}
+	return line
+}

@@ -1,0 +1,49 @@
+package host
+
+import (
+	"context"
+
+	"github.com/batonhq/baton/clock"
+	"github.com/batonhq/baton/host/internal/wire"
+)
+
+// What the tests of package host_test reach inside the package. They live
+// outside it because they use host/hosttest, which imports it.
+
+// ScriptedSession is the session NewScripted's runtime opens with both
+// optional capabilities, for test runtimes that wrap it.
+type ScriptedSession = scriptedSession
+
+// Hold is one session that still holds the generation.
+type Hold = hold
+
+// DefaultGrace is the grace of a host whose Options leave it zero.
+const DefaultGrace = defaultGrace
+
+// WithClock returns opts with the clock that drives the grace, the sweep
+// and idle eviction.
+func WithClock(opts Options, c clock.Clock) Options {
+	opts.clock = c
+	return opts
+}
+
+// SetOnSettle sets the hook the sessions of rt, a NewScripted runtime,
+// call (under their lock) each time a turn ends.
+func SetOnSettle(rt Runtime, f func()) { rt.(*scripted).onSettle = f }
+
+// Holding lists what still holds the host.
+func (h *Host) Holding() []Hold { return h.holding() }
+
+// Call sends any command on c, malformed ones included, and returns its
+// response.
+func Call(ctx context.Context, c *Client, cmd wire.Command) (wire.Record, error) {
+	return c.call(ctx, cmd)
+}
+
+// Tracked counts the sessions the host tracks: reserved paths and open
+// handles. Both are zero once every session closed.
+func (h *Host) Tracked() (reserved, open int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.byPath), len(h.byID)
+}

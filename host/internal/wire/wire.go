@@ -1,0 +1,276 @@
+// Package wire is the one encoding of the host protocol (documented in
+// package host): the shapes of commands and records, their type names and
+// error codes, and a bounded reader of JSON lines. The host, its Client and
+// their tests share it.
+package wire
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"maps"
+
+	"github.com/batonhq/baton/engine"
+)
+
+// Command types.
+const (
+	CmdGetProtocolInfo = "get_protocol_info"
+	CmdOpenSession     = "open_session"
+	CmdPrompt          = "prompt"
+	CmdGetState        = "get_state"
+	CmdAbort           = "abort"
+	CmdCloseSession    = "close_session"
+)
+
+// Record types: the response to a command, and the events.
+const (
+	TypeResponse        = "response"
+	EventAgentStart     = "agent_start"
+	EventAgentSettled   = "agent_settled"
+	EventMessage        = "message"
+	EventSessionClosed  = "session_closed"
+	EventHostSuperseded = "host_superseded"
+)
+
+// The reasons of session_closed.
+const (
+	ReasonClientClose   = "client_close"
+	ReasonIdleEvicted   = "idle_evicted"
+	ReasonHostShutdown  = "host_shutdown"
+	ReasonHandoffParked = "handoff_parked"
+	ReasonError         = "error"
+)
+
+// Capabilities get_protocol_info lists.
+const (
+	CapMultiSession      = "multi_session"
+	CapGenerationHandoff = "generation_handoff"
+)
+
+// Error codes: the stable "error" strings of a failed response.
+const (
+	CodeInvalidCommand = "invalid_command"
+	CodeInvalidPath    = "invalid_path"
+	CodeUnknownSession = "unknown_session"
+	CodePathInUse      = "session_path_in_use"
+	CodeDraining       = "host_draining"
+	CodeSessionClosed  = "session_closed"
+	CodeRuntime        = "runtime_error"
+	CodeClosed         = "host_closed"
+	CodeInternal       = "internal_error"
+)
+
+// RetryAfterMS is the retry_after_ms of every session_path_in_use answer.
+const RetryAfterMS = 2000
+
+// MaxLineBytes is the longest line read unless told otherwise.
+const MaxLineBytes = 1 << 20
+
+// Command is one command line; fields a command does not use are empty.
+type Command struct {
+	ID          string `json:"id"`
+	Type        string `json:"type"`
+	SessionID   string `json:"sessionId,omitempty"`
+	SessionPath string `json:"sessionPath,omitempty"`
+	Cwd         string `json:"cwd,omitempty"`
+	Text        string `json:"text,omitempty"`
+}
+
+// Response answers one command: Data on success, Error (a code) and
+// optional ErrorData on failure.
+type Response struct {
+	ID        string `json:"id"`
+	Type      string `json:"type"`
+	Command   string `json:"command"`
+	Success   bool   `json:"success"`
+	Data      any    `json:"data,omitempty"`
+	Error     string `json:"error,omitempty"`
+	ErrorData any    `json:"errorData,omitempty"`
+}
+
+// Record is any line a client reads: the union of the fields of responses
+// and events.
+type Record struct {
+	Type        string          `json:"type"`
+	ID          string          `json:"id,omitempty"`
+	Command     string          `json:"command,omitempty"`
+	Success     bool            `json:"success,omitempty"`
+	Data        json.RawMessage `json:"data,omitempty"`
+	Error       string          `json:"error,omitempty"`
+	ErrorData   json.RawMessage `json:"errorData,omitempty"`
+	SessionID   string          `json:"sessionId,omitempty"`
+	SessionPath string          `json:"sessionPath,omitempty"`
+	Reason      string          `json:"reason,omitempty"`
+	InstanceID  string          `json:"instanceId,omitempty"`
+	Generation  int             `json:"generation,omitempty"`
+	Successor   *Successor      `json:"successor,omitempty"`
+	Text        string          `json:"text,omitempty"`
+}
+
+// Successor says where the generation that supersedes a host listens.
+type Successor struct {
+	Socket string `json:"socket"`
+}
+
+// Superseded is host_superseded; Successor encodes as null when unknown.
+type Superseded struct {
+	Type       string     `json:"type"`
+	InstanceID string     `json:"instanceId"`
+	Generation int        `json:"generation"`
+	Successor  *Successor `json:"successor"`
+}
+
+// Closed is session_closed, the terminal record of a session on a
+// connection, and the errorData of a session_closed failure.
+type Closed struct {
+	Type        string `json:"type"`
+	SessionID   string `json:"sessionId"`
+	Reason      string `json:"reason"`
+	SessionPath string `json:"sessionPath"`
+}
+
+// Owner names a host generation.
+type Owner struct {
+	PID        int    `json:"pid"`
+	InstanceID string `json:"instanceId"`
+	Generation int    `json:"generation"`
+}
+
+// PathInUse is the errorData of session_path_in_use.
+type PathInUse struct {
+	Owner        Owner `json:"owner"`
+	RetryAfterMS int   `json:"retry_after_ms"`
+}
+
+// Opened is the data of open_session.
+type Opened struct {
+	SessionID   string `json:"sessionId"`
+	SessionPath string `json:"sessionPath"`
+	Attached    bool   `json:"attached"`
+}
+
+// Accepted is the data of prompt and abort.
+type Accepted struct {
+	SessionID string `json:"sessionId"`
+}
+
+// CloseResult is the data of close_session: Closed is false when only the
+// connection detached, true when the session itself closed.
+type CloseResult struct {
+	SessionID string `json:"sessionId"`
+	Closed    bool   `json:"closed"`
+}
+
+// State is the data of get_state.
+type State struct {
+	SessionID    string    `json:"sessionId"`
+	SessionPath  string    `json:"sessionPath"`
+	Attachments  int       `json:"attachments"`
+	Busy         bool      `json:"busy"`
+	Activity     *Activity `json:"activity,omitempty"`
+	HostRequests int       `json:"hostRequests"`
+	Draining     bool      `json:"draining"`
+	State        any       `json:"state,omitempty"`
+}
+
+// Activity is engine.Activity on the wire.
+type Activity struct {
+	Turn        bool `json:"turn"`
+	Tool        bool `json:"tool"`
+	Compaction  bool `json:"compaction"`
+	Queued      int  `json:"queued"`
+	WakeSources int  `json:"wakeSources"`
+}
+
+// ActivityOf is a on the wire.
+func ActivityOf(a engine.Activity) *Activity {
+	v := Activity(a)
+	return &v
+}
+
+// ErrLineTooLong is what LineReader.Next returns for a line over its limit.
+var ErrLineTooLong = errors.New("line too long")
+
+// LineReader reads JSON lines, refusing lines over a limit. It is not safe
+// for concurrent use.
+type LineReader struct {
+	r   *bufio.Reader
+	max int
+	buf []byte
+}
+
+// NewLineReader reads lines from r; max <= 0 means MaxLineBytes.
+func NewLineReader(r io.Reader, max int) *LineReader {
+	if max <= 0 {
+		max = MaxLineBytes
+	}
+	return &LineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// Next returns the next non-empty line without its newline, valid until the
+// following call. It returns io.EOF at the end of the stream (a last line
+// without a newline is still returned first), ErrLineTooLong for a line
+// over the limit (the stream is then unusable), or the reader's error.
+func (l *LineReader) Next() ([]byte, error) {
+	for {
+		l.buf = l.buf[:0]
+		for {
+			chunk, err := l.r.ReadSlice('\n')
+			if len(l.buf)+len(chunk) > l.max+1 {
+				return nil, ErrLineTooLong
+			}
+			l.buf = append(l.buf, chunk...)
+			if err == nil {
+				break
+			}
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			if errors.Is(err, io.EOF) && len(bytes.TrimSpace(l.buf)) > 0 {
+				break
+			}
+			return nil, err
+		}
+		if line := bytes.TrimSpace(l.buf); len(line) > 0 {
+			return line, nil
+		}
+	}
+}
+
+// MarshalLine encodes v as one JSON line, newline included. HTML characters
+// are not escaped, and encoding/json escapes every newline inside strings,
+// so the result is exactly one line.
+func MarshalLine(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// MustLine is MarshalLine for a record the host built of these types, which
+// always encode: a failure is a bug.
+func MustLine(v any) []byte {
+	b, err := MarshalLine(v)
+	if err != nil {
+		panic("host: encode record: " + err.Error())
+	}
+	return b
+}
+
+// EventLine encodes a runtime's event of session sessionID as one flat
+// line. The fields cannot forge the record: "type", "sessionId" and "id"
+// are the host's.
+func EventLine(typ, sessionID string, fields map[string]any) ([]byte, error) {
+	m := make(map[string]any, len(fields)+2)
+	maps.Copy(m, fields)
+	delete(m, "id")
+	m["type"] = typ
+	m["sessionId"] = sessionID
+	return MarshalLine(m)
+}

@@ -1,0 +1,295 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/host/internal/wire"
+)
+
+// NewScripted returns a Runtime for demos, tests and benchmarks. Its sessions
+// append every prompt to the session file (one JSON line each) and hold it
+// open until closed; a reopened file resumes its turn count. Prompts:
+//
+//   - "sleep <ms>": the turn runs for that many milliseconds
+//     (agent_start, then agent_settled);
+//   - "hold <ms>": the prompt itself takes that long to be accepted, with
+//     no turn running, so only the host's in-flight request holds the
+//     session; then it echoes;
+//   - "wake": registers a durable wake source (it never ends) and echoes;
+//   - anything else settles at once and echoes the text in a message
+//     event (agent_start, message, agent_settled).
+//
+// A prompt that arrives while a turn runs is queued and runs next. Abort
+// ends the running turn (agent_settled with aborted true) and drops the
+// queue. Sessions offer both optional capabilities unless opts removes
+// them. Its sessions' State is {turns, running, queued, wakeSources}, turns
+// counting the prompts in the file, earlier generations' included.
+func NewScripted(opts ScriptedOptions) Runtime { return &scripted{opts: opts} }
+
+type scripted struct {
+	opts ScriptedOptions
+	// onSettle, when set (tests and benchmarks only), is called under the
+	// session's lock each time a turn ends.
+	onSettle func()
+}
+
+// ScriptedOptions tune the runtime of NewScripted. The zero value offers both
+// optional capabilities.
+type ScriptedOptions struct {
+	// NoActivity removes engine.ActivitySnapshotter from its sessions.
+	NoActivity bool
+	// NoSettle removes engine.SettleNotifier from its sessions.
+	NoSettle bool
+}
+
+// scriptedState is the State of a scripted session.
+type scriptedState struct {
+	Turns       int  `json:"turns"`
+	Running     bool `json:"running"`
+	Queued      int  `json:"queued"`
+	WakeSources int  `json:"wakeSources"`
+}
+
+// Open opens or creates the session file at req.Path. It returns an
+// ErrRuntime error when the file cannot be opened or read.
+func (s *scripted) Open(ctx context.Context, req OpenRequest) (Session, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(req.Path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, baton.Errorf(ErrRuntime, "scripted: open %s: %v", req.Path, err)
+	}
+	turns, err := countLines(f)
+	if err != nil {
+		_ = f.Close()
+		return nil, baton.Errorf(ErrRuntime, "scripted: read %s: %v", req.Path, err)
+	}
+	emit := req.Emit
+	if emit == nil {
+		emit = func(string, map[string]any) {}
+	}
+	ss := &scriptedSession{f: f, emit: emit, turns: turns, onSettle: s.onSettle,
+		settled: make(chan struct{}, 1), closing: make(chan struct{})}
+	switch {
+	case s.opts.NoActivity && s.opts.NoSettle:
+		return plainSession{ss}, nil
+	case s.opts.NoActivity:
+		return settleOnlySession{ss, ss}, nil
+	case s.opts.NoSettle:
+		return activityOnlySession{ss, ss}, nil
+	}
+	return ss, nil
+}
+
+type plainSession struct{ Session }
+
+type settleOnlySession struct {
+	Session
+	engine.SettleNotifier
+}
+
+type activityOnlySession struct {
+	Session
+	engine.ActivitySnapshotter
+}
+
+func countLines(f *os.File) (int, error) {
+	b, err := io.ReadAll(f)
+	return bytes.Count(b, []byte{'\n'}), err
+}
+
+type scriptedSession struct {
+	f        *os.File
+	emit     func(string, map[string]any)
+	onSettle func()
+	settled  chan struct{}
+	closing  chan struct{}
+	timers   sync.WaitGroup
+
+	mu      sync.Mutex
+	closed  bool
+	running bool
+	turnID  int
+	timer   *time.Timer
+	queue   []string
+	wake    int
+	turns   int
+}
+
+func parseMillis(text, verb string) (time.Duration, bool) {
+	f := strings.Fields(text)
+	if len(f) != 2 || f[0] != verb {
+		return 0, false
+	}
+	ms, err := strconv.Atoi(f[1])
+	if err != nil || ms < 0 || ms > int(time.Hour/time.Millisecond) {
+		return 0, false
+	}
+	return time.Duration(ms) * time.Millisecond, true
+}
+
+func (s *scriptedSession) Prompt(ctx context.Context, text string) error {
+	if d, ok := parseMillis(text, "hold"); ok {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-s.closing:
+			t.Stop()
+			return ErrSessionClosed
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrSessionClosed
+	}
+	rec, _ := json.Marshal(map[string]string{"prompt": text})
+	if _, err := s.f.Write(append(rec, '\n')); err != nil {
+		return baton.Errorf(ErrRuntime, "scripted: record prompt: %v", err)
+	}
+	s.turns++
+	if s.running {
+		s.queue = append(s.queue, text)
+		return nil
+	}
+	s.startLocked(text)
+	return nil
+}
+
+// startLocked runs text, and then every queued prompt that settles at once,
+// until a timed turn is running or the queue is empty.
+func (s *scriptedSession) startLocked(text string) {
+	for {
+		s.running = true
+		s.turnID++
+		s.emit(wire.EventAgentStart, nil)
+		if d, ok := parseMillis(text, "sleep"); ok {
+			id := s.turnID
+			s.timers.Add(1)
+			s.timer = time.AfterFunc(d, func() {
+				defer s.timers.Done()
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				if s.closed || s.turnID != id || !s.running {
+					return
+				}
+				s.timer = nil
+				s.settleLocked(false)
+			})
+			return
+		}
+		if strings.TrimSpace(text) == "wake" {
+			s.wake++
+		}
+		s.emit(wire.EventMessage, map[string]any{"text": text})
+		s.endTurnLocked(false)
+		if len(s.queue) == 0 {
+			s.notifySettled()
+			return
+		}
+		text, s.queue = s.queue[0], s.queue[1:]
+	}
+}
+
+func (s *scriptedSession) endTurnLocked(aborted bool) {
+	fields := map[string]any(nil)
+	if aborted {
+		fields = map[string]any{"aborted": true}
+	}
+	s.emit(wire.EventAgentSettled, fields)
+	s.running = false
+	if s.onSettle != nil && len(s.queue) == 0 {
+		s.onSettle()
+	}
+}
+
+// settleLocked ends the timed turn and starts the next queued prompt.
+func (s *scriptedSession) settleLocked(aborted bool) {
+	s.endTurnLocked(aborted)
+	if len(s.queue) > 0 {
+		next := s.queue[0]
+		s.queue = s.queue[1:]
+		s.startLocked(next)
+		return
+	}
+	s.notifySettled()
+}
+
+func (s *scriptedSession) notifySettled() {
+	select {
+	case s.settled <- struct{}{}:
+	default:
+	}
+}
+
+// stopTimerLocked cancels a timed turn's timer; the callback, if it already
+// started, sees the turn gone and returns.
+func (s *scriptedSession) stopTimerLocked() {
+	if s.timer != nil && s.timer.Stop() {
+		s.timers.Done()
+	}
+	s.timer = nil
+}
+
+func (s *scriptedSession) Abort(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrSessionClosed
+	}
+	if !s.running {
+		return nil
+	}
+	s.stopTimerLocked()
+	s.queue = nil
+	s.settleLocked(true)
+	return nil
+}
+
+func (s *scriptedSession) State(ctx context.Context) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return scriptedState{Turns: s.turns, Running: s.running, Queued: len(s.queue), WakeSources: s.wake}, nil
+}
+
+func (s *scriptedSession) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	if s.running {
+		s.stopTimerLocked()
+		s.queue = nil
+		s.endTurnLocked(true)
+	}
+	s.closed = true
+	close(s.closing)
+	s.mu.Unlock()
+	s.timers.Wait()
+	return s.f.Close()
+}
+
+// Activity reports the running turn, the queue and the wake sources.
+func (s *scriptedSession) Activity() engine.Activity {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return engine.Activity{Turn: s.running, Queued: len(s.queue), WakeSources: s.wake}
+}
+
+// Settled receives a value each time the session becomes idle.
+func (s *scriptedSession) Settled() <-chan struct{} { return s.settled }

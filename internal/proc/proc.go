@@ -1,0 +1,121 @@
+// Package proc holds what the subprocess engines (engine/exec, engine/acp)
+// share about the processes of a launch: the process group and parent-death
+// signal a child is spawned with, the environment entry that marks every
+// process of a launch, the /proc scan that finds them after their host died,
+// the confirmed reap of them all, and the held start of a two-phase launch.
+package proc
+
+import (
+	"context"
+	"errors"
+	"syscall"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/clock"
+)
+
+// ErrUnsupported: process groups, the parent-death signal and /proc are
+// missing (the system is not Linux).
+var ErrUnsupported = errors.New("process groups, the parent-death signal and /proc are needed (Linux only)")
+
+// LaunchEnv is the environment variable that marks every process of a
+// launch: an engine sets it to the launch id in the child's environment,
+// every descendant inherits it, and Reap finds them by it.
+const LaunchEnv = "BATON_LAUNCH_ID"
+
+// Marker is the environment entry of launch id (LaunchEnv=id).
+func Marker(id baton.LaunchID) []byte { return []byte(LaunchEnv + "=" + string(id)) }
+
+// The held start of a two-phase launch: HeldShell runs HeldScript, which
+// reads one line from descriptor 3 and runs the agent ("$@", the resolved
+// command and its arguments) only if the line is ReleaseWord; end of file
+// (the host closed the gate, or died) ends it. The exec replaces the shell
+// and keeps its pid, process group and environment.
+const (
+	HeldShell   = "/bin/sh"
+	HeldScript  = `IFS= read -r baton_gate <&3; exec 3<&-; [ "$baton_gate" = run ] && exec "$@"; exit 125`
+	HeldArgv0   = "baton-held"
+	ReleaseWord = "run\n"
+)
+
+// Poll bounds of the wait for processes the engine did not spawn itself (an
+// orphan has no parent that could be waited for, so the only confirmation
+// is /proc).
+const (
+	pollMin = time.Millisecond
+	pollMax = 20 * time.Millisecond
+)
+
+// Reap stops every live process of a launch (see Scan for which count)
+// and waits until none runs: SIGTERM first, SIGKILL after grace on clk
+// (zero: SIGKILL at once). It reports whether any ran. Each round rescans,
+// so a process forked meanwhile is caught too. An error is ctx's or the
+// process table's.
+func Reap(ctx context.Context, clk clock.Clock, marker []byte, pgid int, minStart uint64, grace time.Duration) (bool, error) {
+	targets, err := Scan(marker, pgid, minStart)
+	if err != nil || len(targets) == 0 {
+		return false, err
+	}
+	if grace > 0 {
+		signalAll(targets, pgid, syscall.SIGTERM)
+		t := clk.NewTimer(grace)
+		gone, err := waitGone(ctx, targets, t.C())
+		t.Stop()
+		if err != nil {
+			// ctx ended during the grace: not confirmed, but killed.
+			signalAll(targets, pgid, syscall.SIGKILL)
+			return true, err
+		}
+		if gone {
+			// Those are gone; a final scan below catches late forks.
+			if targets, err = Scan(marker, pgid, minStart); err != nil || len(targets) == 0 {
+				return true, err
+			}
+		}
+	}
+	for {
+		signalAll(targets, pgid, syscall.SIGKILL)
+		if _, err := waitGone(ctx, targets, nil); err != nil {
+			return true, err
+		}
+		if targets, err = Scan(marker, pgid, minStart); err != nil || len(targets) == 0 {
+			return true, err
+		}
+	}
+}
+
+func signalAll(targets []Stat, pgid int, sig syscall.Signal) {
+	if pgid > 0 {
+		_ = SignalGroup(pgid, sig)
+	}
+	for _, t := range targets {
+		Signal(t, sig)
+	}
+}
+
+// waitGone polls until none of targets runs (true), until stop fires
+// (false), or until ctx ends (its error).
+func waitGone(ctx context.Context, targets []Stat, stop <-chan time.Time) (bool, error) {
+	d := pollMin
+	tm := time.NewTimer(0)
+	defer tm.Stop()
+	<-tm.C
+	for {
+		for len(targets) > 0 && !Alive(targets[0]) {
+			targets = targets[1:]
+		}
+		if len(targets) == 0 {
+			return true, nil
+		}
+		tm.Reset(d)
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-stop:
+			return false, nil
+		case <-tm.C:
+		}
+		d = min(2*d, pollMax)
+	}
+}

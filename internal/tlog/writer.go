@@ -1,0 +1,182 @@
+package tlog
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/proc"
+	"github.com/batonhq/baton/transcript"
+)
+
+// Writer appends to one session's transcript. It holds the transcript's
+// lock until Close: one Writer per transcript, in any process.
+type Writer struct {
+	mu   sync.Mutex
+	data *os.File
+	idx  *os.File
+	n    int64  // events indexed
+	end  uint64 // end offset of the last indexed event
+	buf  []byte
+	err  error // first write error; later appends are dropped
+}
+
+// Open opens (creating) the transcript at path, takes its lock and
+// repairs what a crash may have torn: index entries that point past the
+// data are dropped, complete lines after the last indexed one are
+// indexed, and a partial last line is cut.
+func Open(path string) (*Writer, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	data, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{data: data}
+	if err := proc.LockFile(data); err != nil {
+		data.Close()
+		return nil, baton.Errorf(ErrBusy, "%s: %v", path, err)
+	}
+	if w.idx, err = os.OpenFile(path+IndexSuffix, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+		data.Close()
+		return nil, err
+	}
+	if err := w.repair(); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *Writer) repair() error {
+	ist, err := w.idx.Stat()
+	if err != nil {
+		return err
+	}
+	dst, err := w.data.Stat()
+	if err != nil {
+		return err
+	}
+	size := uint64(dst.Size())
+	w.n = ist.Size() / 8
+	for w.n > 0 {
+		var e [8]byte
+		if _, err := w.idx.ReadAt(e[:], 8*(w.n-1)); err != nil {
+			return err
+		}
+		if w.end = binary.LittleEndian.Uint64(e[:]); w.end <= size {
+			break
+		}
+		w.n--
+	}
+	if w.n == 0 {
+		w.end = 0
+	}
+	// Index the complete lines written after the last index entry.
+	r := bufio.NewReader(io.NewSectionReader(w.data, int64(w.end), int64(size-w.end)))
+	var ents []byte
+	for {
+		line, err := r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// A long line: keep reading it.
+			n := len(line)
+			for err == bufio.ErrBufferFull {
+				line, err = r.ReadSlice('\n')
+				n += len(line)
+			}
+			if err == nil {
+				w.end += uint64(n)
+				ents = binary.LittleEndian.AppendUint64(ents, w.end)
+			}
+			if err != nil {
+				break
+			}
+			continue
+		}
+		if err != nil {
+			break
+		}
+		w.end += uint64(len(line))
+		ents = binary.LittleEndian.AppendUint64(ents, w.end)
+	}
+	if 8*w.n != ist.Size() || len(ents) > 0 {
+		if err := w.idx.Truncate(8 * w.n); err != nil {
+			return err
+		}
+		if _, err := w.idx.WriteAt(ents, 8*w.n); err != nil {
+			return err
+		}
+	}
+	w.n += int64(len(ents) / 8)
+	if w.end != size {
+		if err := w.data.Truncate(int64(w.end)); err != nil {
+			return err
+		}
+	}
+	if _, err := w.data.Seek(int64(w.end), io.SeekStart); err != nil {
+		return err
+	}
+	if _, err := w.idx.Seek(8*w.n, io.SeekStart); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Append records events of a launch whose first turn is turn (an event
+// that names no turn of its own is stamped with it); write errors are kept
+// (see Sync).
+func (w *Writer) Append(at time.Time, launch baton.LaunchID, turn transcript.Turn, evs ...transcript.Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, ev := range evs {
+		if ev.Turn == "" {
+			ev.Turn = turn
+		}
+		if w.err == nil {
+			w.err = w.writeLocked(at, launch, ev)
+		}
+		w.n++
+	}
+}
+
+func (w *Writer) writeLocked(at time.Time, launch baton.LaunchID, ev transcript.Event) error {
+	var err error
+	if w.buf, err = encodeRecord(w.buf[:0], at, launch, ev); err != nil {
+		return err
+	}
+	if _, err := w.data.Write(w.buf); err != nil {
+		return err
+	}
+	w.end += uint64(len(w.buf))
+	var e [8]byte
+	binary.LittleEndian.PutUint64(e[:], w.end)
+	_, err = w.idx.Write(e[:])
+	return err
+}
+
+// Sync makes the transcript durable and reports the first write error.
+// The fsyncs run outside the lock, so appends never wait for the disk; the
+// caller must not Close meanwhile.
+func (w *Writer) Sync() error {
+	w.mu.Lock()
+	err, data, idx := w.err, w.data, w.idx
+	w.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return errors.Join(data.Sync(), idx.Sync())
+}
+
+// Close syncs and closes the files, releasing the lock.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return errors.Join(w.data.Sync(), w.idx.Sync(), w.data.Close(), w.idx.Close())
+}

@@ -1,0 +1,98 @@
+package workspace
+
+import (
+	"errors"
+	"time"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+// CheckWritable returns nil when the workspace is not reserved, or when
+// token, minted for the take at epoch, is the reservation's current owner
+// (the zero token is "no owner"). Otherwise ErrStaleEpoch (the owner of an
+// older take) or ErrWorkspaceBusy.
+func CheckWritable(tx store.Tx, ws baton.WorkspaceID, token baton.Token, epoch int64) error {
+	r, err := tx.GetReservation(ws)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !r.Held {
+		return nil
+	}
+	if token.IsZero() {
+		return ErrWorkspaceBusy
+	}
+	if epoch != r.Epoch {
+		return baton.Errorf(ErrStaleEpoch, "token of epoch %d, reservation at %d", epoch, r.Epoch)
+	}
+	if !r.Owner.Matches(token) {
+		return ErrWorkspaceBusy
+	}
+	return nil
+}
+
+// Reserved reports whether the workspace's reservation is held.
+func Reserved(tx store.Tx, ws baton.WorkspaceID) (bool, error) {
+	r, err := tx.GetReservation(ws)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return r.Held, err
+}
+
+// Lease names the process that drives a reserved workspace's transfer: its
+// instance id, the Incarnation of the store.Exclusive store it writes
+// through (empty on a shared store), and until when it holds the lease
+// unless renewed.
+type Lease struct {
+	Holder  string
+	Store   string
+	Expires time.Time
+}
+
+// Take takes (or re-takes) the workspace's reservation for handoff h: a new
+// owner token, the epoch incremented, the runtime lease given to lease. It
+// returns the new owner token and its epoch; only the token's hash is
+// stored.
+func Take(tx store.Tx, ws baton.WorkspaceID, h baton.HandoffID, lease Lease, now time.Time) (baton.Token, int64, error) {
+	r, err := tx.GetReservation(ws)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return baton.Token{}, 0, err
+	}
+	tok := baton.NewToken()
+	r.Workspace = ws
+	r.Held = true
+	r.Handoff = h
+	r.Owner = tok.Hash()
+	r.Epoch++
+	r.LeaseHolder, r.LeaseStore, r.LeaseExpires = lease.Holder, lease.Store, lease.Expires
+	r.UpdatedAt = now
+	if err := tx.PutReservation(r); err != nil {
+		return baton.Token{}, 0, err
+	}
+	return tok, r.Epoch, nil
+}
+
+// Release releases the workspace's reservation if handoff h holds it. The
+// row stays, so the epoch keeps growing across takes.
+func Release(tx store.Tx, ws baton.WorkspaceID, h baton.HandoffID, now time.Time) error {
+	r, err := tx.GetReservation(ws)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !r.Held || r.Handoff != h {
+		return nil
+	}
+	r.Held = false
+	r.Owner = baton.TokenHash{}
+	r.LeaseHolder, r.LeaseStore, r.LeaseExpires = "", "", time.Time{}
+	r.UpdatedAt = now
+	return tx.PutReservation(r)
+}
