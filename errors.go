@@ -31,6 +31,8 @@ type Error struct {
 	Message string
 }
 
+// Error returns the message, or "baton: " and the code when the message is
+// empty.
 func (e *Error) Error() string {
 	if e.Message == "" {
 		return "baton: " + e.Code

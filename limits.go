@@ -120,13 +120,6 @@ var limits = map[Field]fieldLimit{
 	FieldAccount:         {Max: MaxIDLen, rule: ruleWord},
 }
 
-// limitOf returns the limit of f; ok is false for a field not in the
-// table.
-func limitOf(f Field) (l fieldLimit, ok bool) {
-	l, ok = limits[f]
-	return l, ok
-}
-
 // CheckField checks v against f's row of the table (see Field) and
 // returns an error matching ErrInvalid that names the field and its limit,
 // or nil. Ids are checked as they are stored: trimmed (callers trim them

@@ -68,7 +68,7 @@ type Config struct {
 	// refused.
 	Engines map[string]engine.Engine
 	// Handoff are more options of the Coordinator (WithObserver,
-	// WithFacts, WithReadyTimeout, ...), applied after New's own, so they
+	// WithFacts, WithTimeouts, ...), applied after New's own, so they
 	// win: WithLogger, WithHistoryTool(read_source_history) (a briefing
 	// without the conversation points the target at the tool it is
 	// granted), and WithBriefingLimits with the Secrets and Markers of

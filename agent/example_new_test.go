@@ -62,7 +62,7 @@ func ExampleNew() {
 		h, err := agent.New(st, agent.Config{Addr: ln.Addr().String(), DataDir: filepath.Join(dir, "data"),
 			Claude: &exec.ClaudeOptions{Command: bin}, Exec: exec.Options{Env: env},
 			// A CLI starts slowly on a busy machine.
-			Handoff: []handoff.Option{handoff.WithReadyTimeout(10 * time.Minute)}})
+			Handoff: []handoff.Option{handoff.WithTimeouts(handoff.Timeouts{Ready: 10 * time.Minute})}})
 		if err != nil {
 			panic(err)
 		}

@@ -158,7 +158,7 @@ func newRig(t testing.TB, o rigOpts) *rig {
 	t.Cleanup(hs.Close)
 	cfg := agent.Config{Addr: hs.Listener.Addr().String(), DataDir: t.TempDir(), Claude: o.claude, Codex: o.codex, Bridge: o.bridge,
 		Exec:    exec.Options{Env: o.env, StopGrace: 2 * time.Second},
-		Handoff: append([]handoff.Option{handoff.WithGenerationTimeout(o.timeout), handoff.WithReadyTimeout(o.timeout)}, o.coOpts...),
+		Handoff: append([]handoff.Option{handoff.WithTimeouts(handoff.Timeouts{Generation: o.timeout, Ready: o.timeout})}, o.coOpts...),
 		MCP:     mcpserver.Config{Limits: o.limits}}
 	if o.profile != nil {
 		cfg.Profiles = map[string]func(*agent.Wiring) exec.Profile{o.engine: o.profile}

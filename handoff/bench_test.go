@@ -63,7 +63,7 @@ func BenchmarkStatelessFire(b *testing.B) {
 	bg := context.Background()
 	for _, tt := range []struct {
 		name    string
-		trigger Trigger
+		trigger machineTrigger
 	}{{"Permit", triggerRetry}, {"PermitReentry", triggerShutdown}} {
 		b.Run(tt.name, func(b *testing.B) {
 			st := &pingState{s: a}

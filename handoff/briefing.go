@@ -21,8 +21,7 @@ import (
 // fails midway is left out the same way. What Handoff.Share withholds (the
 // conversation, the report) is left out, and the prompt says so. Tools that
 // know more (tasks, git state, a conversation of their own) pass their own
-// Briefing that starts from recapInput and fills those in; events they set
-// win over the transcript. Errors: ctx's, when it ended while the
+// function to WithBriefing. Errors: ctx's, when it ended while the
 // transcript was read.
 func DefaultBriefing(ctx context.Context, in BriefingInput) (string, error) {
 	r := recapInput(in)

@@ -262,15 +262,15 @@ func TestTransferShare(t *testing.T) {
 
 func TestRequestShareIsValidatedAndFingerprinted(t *testing.T) {
 	r := handoff.Request{Workspace: "ws", RequestID: "r", Target: baton.EngineConfig{Engine: "demo"}}
-	fp := r.Fingerprint()
+	fp := handoff.Fingerprint(r)
 	r.Share = baton.ShareConversation
-	if r.Fingerprint() == fp {
+	if handoff.Fingerprint(r) == fp {
 		t.Error("the share is not part of the fingerprint")
 	}
 	withReport := r
 	withReport.Share = " report "
 	r.Share = baton.ShareReport
-	if withReport.Fingerprint() != r.Fingerprint() {
+	if handoff.Fingerprint(withReport) != handoff.Fingerprint(r) {
 		t.Error("the share's white space changes the fingerprint")
 	}
 	eng := enginetest.New(enginetest.Options{})

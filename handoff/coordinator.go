@@ -21,15 +21,10 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// DefaultLeaseTTL is how long a reservation's runtime lease lasts without
-// renewal unless WithLeaseTTL says otherwise.
-const DefaultLeaseTTL = 30 * time.Second
-
 const (
+	defaultLeaseTTL          = 30 * time.Second
 	defaultGenerationTimeout = 5 * time.Minute
-	// defaultPollInterval is how often Watch and Wait read the store when
-	// it is not a store.Notifier.
-	defaultPollInterval = time.Second
+	defaultPollInterval      = time.Second
 )
 
 // Coordinator drives session transfers. It is the only writer of handoff
@@ -51,10 +46,10 @@ type Coordinator struct {
 	stopTime    time.Duration
 	leaseTTL    time.Duration
 	poll        time.Duration
-	briefing    Briefing
+	briefing    func(context.Context, BriefingInput) (string, error)
 	historyTool string
 	briefLimits recap.HandoffLimits
-	facts       FactsFunc
+	facts       func(ctx context.Context, root string, since time.Time) string
 	observers   []func(Event)
 	// incarnation is the store's Incarnation when it is store.Exclusive.
 	incarnation string
@@ -83,7 +78,7 @@ type Option func(*Coordinator)
 
 // sharedOptions are the options a session service shared with
 // WithSessions decides: giving one of them too is an error.
-var sharedOptions = []string{"WithClock", "WithLogger", "WithStopTimeout", "WithInstanceID"}
+var sharedOptions = []string{"WithClock", "WithLogger", "Timeouts.Stop", "WithInstanceID"}
 
 // WithClock sets the time source (default: the wall clock). It is also
 // given to the session service the Coordinator creates; with WithSessions
@@ -101,45 +96,51 @@ func WithLogger(l *zap.Logger) Option {
 // WithSessions shares an existing session service (and so its table of
 // running processes) instead of creating one. It must use the same store.
 // The Coordinator then uses the service's clock, logger, stop timeout and
-// instance id: giving WithClock, WithLogger, WithStopTimeout or
+// instance id: giving WithClock, WithLogger, Timeouts.Stop or
 // WithInstanceID as well is an error at New (baton.ErrOptionConflict).
 func WithSessions(s *session.Service) Option {
 	return func(co *Coordinator) { co.given.Add("WithSessions"); co.svc = s }
 }
 
-// WithGenerationTimeout bounds a report-only turn (default 5 minutes).
-func WithGenerationTimeout(d time.Duration) Option {
-	return func(co *Coordinator) { co.given.Add("WithGenerationTimeout"); co.genTimeout = d }
+// Timeouts bound what a Coordinator waits for. A zero field keeps its
+// default. See Timeouts in the package documentation.
+type Timeouts struct {
+	// Generation bounds a report-only turn (default 5 minutes).
+	Generation time.Duration
+	// Ready bounds how long a launch may take to confirm readiness
+	// (default engine.DefaultReadyTimeout): every launch of a transfer
+	// carries it to its engine (engine.StartRequest.ReadyTimeout), and a
+	// target's is also counted from the commit that enters starting; past
+	// it the target is stopped and the attempt fails. It is given to the
+	// session service the Coordinator creates, for ordinary starts too; a
+	// service shared with WithSessions keeps its own for those.
+	Ready time.Duration
+	// Stop bounds every stop the Coordinator asks of an engine (default 30
+	// seconds); a stop not confirmed by then counts as engine.Timeout,
+	// never as stopped. It is given to the session service the Coordinator
+	// creates; with WithSessions the shared service's is used, and setting
+	// it is an error at New.
+	Stop time.Duration
+	// Lease is how long a reservation's runtime lease lasts without
+	// renewal (default 30 seconds). The Coordinator renews the leases it
+	// holds every third of it; Reconcile leaves another live process's
+	// leases alone.
+	Lease time.Duration
+	// Poll is how often Watch and Wait read a store that does not notify
+	// (it is not a store.Notifier), and how often a Stop sent to a process
+	// that does not drive the transfer looks at it (default 1 second).
+	Poll time.Duration
 }
 
-// WithReadyTimeout bounds how long a launch may take to confirm readiness
-// (default engine.DefaultReadyTimeout): every launch of a transfer (the
-// target's, the report-only turn's) carries it to its engine
-// (engine.StartRequest.ReadyTimeout), and a target's is also counted from
-// the commit that enters starting (its launch included); past it the
-// target is stopped and the attempt fails. It is given to the session
-// service the Coordinator creates, for ordinary starts too; a service
-// shared with WithSessions keeps its own for those. See Timeouts in the
-// package documentation.
-func WithReadyTimeout(d time.Duration) Option {
-	return func(co *Coordinator) { co.given.Add("WithReadyTimeout"); co.readyTime = d }
-}
-
-// WithStopTimeout bounds every stop the Coordinator asks of an engine
-// (default 30 seconds); a stop not confirmed by then counts
-// as engine.Timeout, never as stopped. It is given to the session service
-// the Coordinator creates; with WithSessions the shared service's is used.
-// See Timeouts in the package documentation.
-func WithStopTimeout(d time.Duration) Option {
-	return func(co *Coordinator) { co.given.Add("WithStopTimeout"); co.stopTime = d }
-}
-
-// WithPollInterval sets how often Watch and Wait read the store when the
-// store does not notify (it is not a store.Notifier), and how often a
-// Stop sent to a process that does not drive the transfer looks at it
-// (default defaultPollInterval).
-func WithPollInterval(d time.Duration) Option {
-	return func(co *Coordinator) { co.given.Add("WithPollInterval"); co.poll = d }
+// WithTimeouts sets the Coordinator's timeouts (see Timeouts).
+func WithTimeouts(t Timeouts) Option {
+	return func(co *Coordinator) {
+		co.given.Add("WithTimeouts")
+		if t.Stop != 0 {
+			co.given.Add("Timeouts.Stop")
+		}
+		co.genTimeout, co.readyTime, co.stopTime, co.leaseTTL, co.poll = t.Generation, t.Ready, t.Stop, t.Lease, t.Poll
+	}
 }
 
 // WithInstanceID names this coordinator process in reservation leases
@@ -151,13 +152,6 @@ func WithPollInterval(d time.Duration) Option {
 // With WithSessions the shared service's (session.WithInstanceID) is used.
 func WithInstanceID(id string) Option {
 	return func(co *Coordinator) { co.given.Add("WithInstanceID"); co.id = id }
-}
-
-// WithLeaseTTL sets how long a reservation's runtime lease lasts without
-// renewal (default 30 s). The Coordinator renews the leases it holds every
-// third of it; Reconcile leaves another live process's leases alone.
-func WithLeaseTTL(d time.Duration) Option {
-	return func(co *Coordinator) { co.given.Add("WithLeaseTTL"); co.leaseTTL = d }
 }
 
 // WithHistoryTool names the tool a transfer's target can call to read the
@@ -176,10 +170,12 @@ func WithBriefingLimits(l recap.HandoffLimits) Option {
 	return func(co *Coordinator) { co.given.Add("WithBriefingLimits"); co.briefLimits = l }
 }
 
-// WithBriefing sets how the target's opening prompt is built (default:
-// DefaultBriefing, which needs the records and the source engine's
-// transcript, when it keeps one).
-func WithBriefing(b Briefing) Option {
+// WithBriefing sets how the target's opening prompt is built from the
+// transfer's records (default: DefaultBriefing, which also reads the source
+// engine's transcript, when it keeps one). It runs after the transaction
+// that entered starting, before the target is launched; an error fails the
+// attempt. It must be deterministic for the same input.
+func WithBriefing(b func(ctx context.Context, in BriefingInput) (string, error)) Option {
 	return func(co *Coordinator) { co.given.Add("WithBriefing"); co.briefing = b }
 }
 
@@ -192,7 +188,9 @@ func WithObserver(fn func(Event)) Option {
 
 // Event reports one committed transition.
 type Event struct {
-	Trigger Trigger
+	// Trigger names the event of the transfer machine that fired (see
+	// MachineGraph for every name).
+	Trigger string
 	Handoff store.Handoff
 }
 
@@ -209,7 +207,7 @@ func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator
 	c := &Coordinator{
 		store: st, engines: engines, clock: clock.Real{}, log: zap.NewNop(),
 		id: ids.New("coord"), genTimeout: defaultGenerationTimeout, readyTime: engine.DefaultReadyTimeout,
-		leaseTTL: DefaultLeaseTTL, poll: defaultPollInterval, briefing: DefaultBriefing,
+		leaseTTL: defaultLeaseTTL, poll: defaultPollInterval, briefing: DefaultBriefing,
 		drivers: map[baton.HandoffID]*driver{}, stopping: map[baton.HandoffID]bool{}, took: map[baton.HandoffID]context.CancelFunc{},
 	}
 	for _, o := range opts {
@@ -233,7 +231,7 @@ func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator
 	}
 	c.genTimeout = orDefault(c.genTimeout, defaultGenerationTimeout)
 	c.readyTime = orDefault(c.readyTime, engine.DefaultReadyTimeout)
-	c.leaseTTL = orDefault(c.leaseTTL, DefaultLeaseTTL)
+	c.leaseTTL = orDefault(c.leaseTTL, defaultLeaseTTL)
 	c.poll = orDefault(c.poll, defaultPollInterval)
 	if x, ok := st.(store.Exclusive); ok {
 		c.incarnation = x.Incarnation()
@@ -272,30 +270,10 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
-// Stats are counters of what the Coordinator refused.
-type Stats struct {
-	// RejectedReports counts report submissions whose token was not the
-	// current attempt's (unauthenticated: they change nothing).
-	RejectedReports uint64
-	// LateReports counts submissions with the attempt's valid token
-	// refused after the handoff already held its report (a different
-	// text, or an invalid one): they are logged and never written over
-	// the handoff's own outcome.
-	LateReports uint64
-}
-
-// Stats returns the Coordinator's counters.
-func (c *Coordinator) Stats() Stats {
-	return Stats{RejectedReports: c.rejected.Load(), LateReports: c.lateReports.Load()}
-}
-
 // Sessions returns the session service the Coordinator launches through.
 func (c *Coordinator) Sessions() *session.Service { return c.svc }
 
-// InstanceID returns the id this Coordinator writes in reservation leases.
-func (c *Coordinator) InstanceID() string { return c.id }
-
-func (c *Coordinator) observe(t Trigger, h store.Handoff) {
+func (c *Coordinator) observe(t machineTrigger, h store.Handoff) {
 	if ce := c.log.Check(zap.InfoLevel, "handoff transition"); ce != nil {
 		ce.Write(zap.String("handoff", string(h.ID)), zap.String("workspace", string(h.Workspace)),
 			zap.String("trigger", string(t)), zap.String("state", string(h.State)), zap.Int("attempt", h.Attempt))
@@ -303,7 +281,7 @@ func (c *Coordinator) observe(t Trigger, h store.Handoff) {
 	if len(c.observers) == 0 {
 		return
 	}
-	ev := Event{Trigger: t, Handoff: public(h)}
+	ev := Event{Trigger: string(t), Handoff: public(h)}
 	for _, fn := range c.observers {
 		fn(ev)
 	}

@@ -37,7 +37,7 @@ func (c *Coordinator) Create(ctx context.Context, req Request) (store.Handoff, e
 	if err := req.validate(); err != nil {
 		return store.Handoff{}, err
 	}
-	in := input{trigger: triggerCreate, req: req, id: ids.New("hof"), fp: req.Fingerprint()}
+	in := input{trigger: triggerCreate, req: req, id: ids.New("hof"), fp: req.fingerprint()}
 	h, f, err := c.apply(ctx, "", in, c.createCheck(req, in.fp))
 	if errors.Is(err, store.ErrDuplicate) {
 		// A concurrent Create won the race for the request id or the

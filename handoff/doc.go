@@ -11,7 +11,7 @@
 // one store transaction, and engine side effects (stop the source, resume
 // it for a report-only turn, start the target) run only once that
 // transaction has committed; a late engine callback of another attempt is
-// refused (ErrStaleAttempt), never applied:
+// refused, never applied:
 //
 //	stopping -> [generating ->] starting -> completed
 //	             any pending -> failed | interrupted | cancelled
@@ -38,8 +38,8 @@
 //
 // An unconfirmed stop is never taken for a stop: the handoff fails with
 // StopUnconfirmed set and keeps the reservation until a Stop is
-// confirmed, by the process that drives the transfer (WithLeaseTTL). A
-// report-only turn does not survive a restart. WithReadyTimeout and
-// WithStopTimeout bound every launch and stop; DESIGN.md beside this file
+// confirmed, by the process that drives the transfer (Timeouts.Lease). A
+// report-only turn does not survive a restart. Timeouts.Ready and
+// Timeouts.Stop bound every launch and stop; DESIGN.md beside this file
 // counts a transfer's commits and spells out the timeouts.
 package handoff

@@ -105,7 +105,7 @@ func (c *Coordinator) drive(ctx context.Context, d *driver, h store.Handoff, own
 			f, err = c.stepStart(ctx, h, owner, launch)
 		}
 		if err != nil {
-			if ctx.Err() == nil && !errors.Is(err, ErrStaleAttempt) && !errors.Is(err, session.ErrLaunchRefused) && !errors.Is(err, session.ErrStaleEpoch) {
+			if ctx.Err() == nil && !errors.Is(err, errStaleAttempt) && !errors.Is(err, session.ErrLaunchRefused) && !errors.Is(err, session.ErrStaleEpoch) {
 				c.log.Error("handoff driver stopped", zap.String("handoff", string(id)), zap.Int("attempt", attempt), zap.Error(err))
 			}
 			return
@@ -141,7 +141,7 @@ func stillAt(id baton.HandoffID, attempt int, st store.HandoffState) func(store.
 			return err
 		}
 		if h.Attempt != attempt || h.State != st || h.StopRequested {
-			return ErrStaleAttempt
+			return errStaleAttempt
 		}
 		return nil
 	}

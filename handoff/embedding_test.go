@@ -61,7 +61,7 @@ func TestRefusedReportIsKeptAndForgedOnesAreCounted(t *testing.T) {
 	if strings.Contains(h.Error, "refused") || !strings.Contains(h.Error, "ended without a report") {
 		t.Fatalf("error = %q: a forged submission must not reach what the user sees", h.Error)
 	}
-	if got := f.co.Stats().RejectedReports; got != 1 {
+	if got, _ := handoff.ReportCounts(f.co); got != 1 {
 		t.Fatalf("RejectedReports = %d, want 1", got)
 	}
 }
@@ -69,7 +69,7 @@ func TestRefusedReportIsKeptAndForgedOnesAreCounted(t *testing.T) {
 // A target that never confirms readiness fails the attempt once the
 // readiness timeout passes on the coordinator's clock.
 func TestTargetReadinessTimesOut(t *testing.T) {
-	f := newFixture(t, handoff.WithReadyTimeout(time.Minute), handoff.WithLeaseTTL(time.Hour))
+	f := newFixture(t, handoff.WithTimeouts(handoff.Timeouts{Ready: time.Minute, Lease: time.Hour}))
 	f.eng.Push(enginetest.Script{Ready: enginetest.ReadyHold})
 	h := f.create("r1", false)
 	f.wait(h.ID, store.StateStarting)
@@ -295,7 +295,7 @@ func TestStopAfterTheDrivingNodeDiedIsUnconfirmed(t *testing.T) {
 	// Node a sees the store without its notifications: frozen, it would
 	// not hear of the stop request either.
 	mem := memstore.New()
-	f := newFixtureOn(t, silentStore{mem}, handoff.WithInstanceID("node-a"), handoff.WithLeaseTTL(ttl))
+	f := newFixtureOn(t, silentStore{mem}, handoff.WithInstanceID("node-a"), handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
 	f.eng.Push(enginetest.Script{Ready: enginetest.ReadyHold})
 	h := f.create("r1", false)
 	f.wait(h.ID, store.StateStarting)
@@ -305,7 +305,7 @@ func TestStopAfterTheDrivingNodeDiedIsUnconfirmed(t *testing.T) {
 	clkB := clock.NewFake(f.clk.Now().Add(ttl + time.Second))
 	engB := enginetest.New(enginetest.Options{Clock: clkB})
 	t.Cleanup(engB.Close)
-	b, err := handoff.New(mem, engine.NewRegistry(map[string]engine.Engine{"demo": engB}), handoff.WithClock(clkB), handoff.WithInstanceID("node-b"), handoff.WithLeaseTTL(ttl))
+	b, err := handoff.New(mem, engine.NewRegistry(map[string]engine.Engine{"demo": engB}), handoff.WithClock(clkB), handoff.WithInstanceID("node-b"), handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +334,7 @@ func TestFactsAreStoredAndBriefed(t *testing.T) {
 			t.Skipf("git: %v: %s", err, out)
 		}
 	}
-	f := newFixture(t, handoff.WithFacts(handoff.GitFacts(facts.Func(facts.Options{}))))
+	f := newFixture(t, handoff.WithFacts(facts.Func(facts.Options{})))
 	// The fixture's workspace has its own root; point a new one at the
 	// repository.
 	if _, err := f.svc.CreateWorkspace(f.ctx, store.Workspace{ID: "ws-git", Root: root, Config: f.cfgA}); err != nil {
@@ -381,7 +381,7 @@ func (r reaperEngine) ReapLaunch(context.Context, baton.LaunchID) (engine.StopOu
 // unconfirmed: no retry, and the workspace stays held.
 func TestReconcileKeepsUnreapedLaunchesHeld(t *testing.T) {
 	const ttl = 30 * time.Second
-	f := newFixture(t, handoff.WithInstanceID("node-a"), handoff.WithLeaseTTL(ttl))
+	f := newFixture(t, handoff.WithInstanceID("node-a"), handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
 	f.eng.Push(enginetest.Script{Ready: enginetest.ReadyHold})
 	h := f.create("r1", false)
 	f.wait(h.ID, store.StateStarting)
@@ -394,7 +394,7 @@ func TestReconcileKeepsUnreapedLaunchesHeld(t *testing.T) {
 		// Each node starts once the previous one's lease has lapsed.
 		clkB := clock.NewFake(f.clk.Now().Add(time.Duration(i+1) * (ttl + time.Second)))
 		b, err := handoff.New(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": reaperEngine{f.eng, tc.out}}),
-			handoff.WithClock(clkB), handoff.WithInstanceID("node-b-"+string(tc.out)), handoff.WithLeaseTTL(ttl))
+			handoff.WithClock(clkB), handoff.WithInstanceID("node-b-"+string(tc.out)), handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -567,7 +567,7 @@ func TestReadyTimeoutCountsFromEnteringStarting(t *testing.T) {
 	t.Cleanup(eng.Close)
 	slow := slowTargetStart{Engine: eng, entered: make(chan struct{}), release: make(chan struct{})}
 	st := memstore.New()
-	co, err := handoff.New(st, engine.NewRegistry(map[string]engine.Engine{"demo": slow}), handoff.WithClock(clk), handoff.WithReadyTimeout(ready))
+	co, err := handoff.New(st, engine.NewRegistry(map[string]engine.Engine{"demo": slow}), handoff.WithClock(clk), handoff.WithTimeouts(handoff.Timeouts{Ready: ready}))
 	if err != nil {
 		t.Fatal(err)
 	}

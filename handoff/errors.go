@@ -39,10 +39,10 @@ var (
 	// ErrReportConflict: a different report was already stored for this
 	// attempt (the same text again is accepted).
 	ErrReportConflict = baton.NewError(baton.ECONFLICT, "a different report was already submitted")
-	// ErrStaleAttempt: an engine callback of an attempt that is not the
-	// current one, or that arrived after a Stop was requested. Refused,
-	// never applied.
-	ErrStaleAttempt = baton.NewError(baton.ESTALE, "callback of a stale attempt refused")
 	// ErrClosed: the Coordinator was shut down.
 	ErrClosed = baton.NewError(baton.EUNAVAILABLE, "coordinator shut down")
 )
+
+// errStaleAttempt refuses an engine callback of an attempt that is not the
+// current one, or that arrived after a Stop was requested: never applied.
+var errStaleAttempt = baton.NewError(baton.ESTALE, "callback of a stale attempt refused")

@@ -8,3 +8,15 @@ import (
 // Supervise exposes a session service's supervisor (what a Coordinator
 // launches and halts through) to this package's external tests.
 func Supervise(s *session.Service) supervisor { return workspace.Of(s).(supervisor) }
+
+// Fingerprint is r's idempotency fingerprint.
+func Fingerprint(r Request) string { return r.fingerprint() }
+
+// ReportCounts returns how many report submissions c refused for a wrong
+// token (rejected) and after the handoff already held its report (late).
+func ReportCounts(c *Coordinator) (rejected, late uint64) {
+	return c.rejected.Load(), c.lateReports.Load()
+}
+
+// InstanceID returns the id c writes in reservation leases.
+func InstanceID(c *Coordinator) string { return c.id }

@@ -14,12 +14,12 @@ import (
 
 // errNotPermitted is what the machine returns for a trigger its table does
 // not allow in the current state (or whose guards all fail). Callers turn it
-// into the public error that fits (ErrTransferRunning, ErrStaleAttempt, ...).
+// into the public error that fits (ErrTransferRunning, errStaleAttempt, ...).
 var errNotPermitted = errors.New("handoff: transition not permitted")
 
 // input is what a trigger carries.
 type input struct {
-	trigger   Trigger
+	trigger   machineTrigger
 	attempt   int           // engine triggers: the attempt they belong to
 	nativeID  string        // TargetReady
 	actual    engine.Actual // TargetReady, TargetExited: what the target reported it runs
@@ -196,7 +196,7 @@ func (f *fire) src() *store.Session {
 func (c *Coordinator) engineCheck(attempt int) func(*fire) error {
 	return func(f *fire) error {
 		if h := f.row; h.Attempt != attempt || h.StopRequested || !isActive(h.State) {
-			return ErrStaleAttempt
+			return errStaleAttempt
 		}
 		return nil
 	}
@@ -206,7 +206,7 @@ func isActive(s store.HandoffState) bool {
 	return s == store.StateStopping || s == store.StateGenerating || s == store.StateStarting
 }
 
-// event applies an engine trigger of attempt; a refusal is ErrStaleAttempt.
+// event applies an engine trigger of attempt; a refusal is errStaleAttempt.
 // The process end the input carries is finished either way: recorded with
 // the trigger, or committed alone when the trigger is refused.
 func (c *Coordinator) event(ctx context.Context, id string, attempt int, in input) (store.Handoff, *fire, error) {
@@ -214,7 +214,7 @@ func (c *Coordinator) event(ctx context.Context, id string, attempt int, in inpu
 	h, f, err := c.apply(ctx, id, in, c.engineCheck(attempt))
 	in.end.Finish(err == nil)
 	if errors.Is(err, errNotPermitted) {
-		err = ErrStaleAttempt
+		err = errStaleAttempt
 	}
 	return h, f, err
 }

@@ -16,14 +16,14 @@ import (
 // dies and its lease lapses, the second interrupts it, launching nothing.
 func TestReconcileRespectsLiveLeases(t *testing.T) {
 	const ttl = 30 * time.Second
-	f := newFixture(t, handoff.WithInstanceID("node-a"), handoff.WithLeaseTTL(ttl))
+	f := newFixture(t, handoff.WithInstanceID("node-a"), handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
 	f.eng.Push(enginetest.Script{Ready: enginetest.ReadyHold})
 	h := f.create("r1", false)
 	f.wait(h.ID, store.StateStarting)
 	f.launches(2)
 
 	b, err := handoff.New(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": f.eng}),
-		handoff.WithClock(f.clk), handoff.WithInstanceID("node-b"), handoff.WithLeaseTTL(ttl))
+		handoff.WithClock(f.clk), handoff.WithInstanceID("node-b"), handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
 	if err != nil {
 		t.Fatal(err)
 	}

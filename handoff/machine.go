@@ -10,33 +10,33 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// Trigger is an event of the transfer machine, as Event and MachineGraph
-// name it: Create, SourceStopped, SourceStopUnconfirmed, SubmitReport,
+// machineTrigger is an event of the transfer machine, as Event.Trigger and
+// MachineGraph name it: Create, SourceStopped, SourceStopUnconfirmed, SubmitReport,
 // ReportRefused, GenerationEnded, GenerationTimedOut, TargetReady,
 // TargetFailed, TargetExited (engine triggers: they carry the attempt they
 // belong to and are refused for any other attempt or after a stop was
 // requested), Retry, Skip, Cancel, CancelUnconfirmed, Shutdown and
 // Reconcile.
-type Trigger string
+type machineTrigger string
 
 // The triggers of the transfer machine.
 const (
-	triggerCreate                = Trigger("Create")
-	triggerSourceStopped         = Trigger("SourceStopped")
-	triggerSourceStopUnconfirmed = Trigger("SourceStopUnconfirmed")
-	triggerSubmitReport          = Trigger("SubmitReport")
-	triggerReportRefused         = Trigger("ReportRefused")
-	triggerGenerationEnded       = Trigger("GenerationEnded")
-	triggerGenerationTimedOut    = Trigger("GenerationTimedOut")
-	triggerTargetReady           = Trigger("TargetReady")
-	triggerTargetFailed          = Trigger("TargetFailed")
-	triggerTargetExited          = Trigger("TargetExited")
-	triggerRetry                 = Trigger("Retry")
-	triggerSkip                  = Trigger("Skip")
-	triggerCancel                = Trigger("Cancel")
-	triggerCancelUnconfirmed     = Trigger("CancelUnconfirmed")
-	triggerShutdown              = Trigger("Shutdown")
-	triggerReconcile             = Trigger("Reconcile")
+	triggerCreate                = machineTrigger("Create")
+	triggerSourceStopped         = machineTrigger("SourceStopped")
+	triggerSourceStopUnconfirmed = machineTrigger("SourceStopUnconfirmed")
+	triggerSubmitReport          = machineTrigger("SubmitReport")
+	triggerReportRefused         = machineTrigger("ReportRefused")
+	triggerGenerationEnded       = machineTrigger("GenerationEnded")
+	triggerGenerationTimedOut    = machineTrigger("GenerationTimedOut")
+	triggerTargetReady           = machineTrigger("TargetReady")
+	triggerTargetFailed          = machineTrigger("TargetFailed")
+	triggerTargetExited          = machineTrigger("TargetExited")
+	triggerRetry                 = machineTrigger("Retry")
+	triggerSkip                  = machineTrigger("Skip")
+	triggerCancel                = machineTrigger("Cancel")
+	triggerCancelUnconfirmed     = machineTrigger("CancelUnconfirmed")
+	triggerShutdown              = machineTrigger("Shutdown")
+	triggerReconcile             = machineTrigger("Reconcile")
 )
 
 // stateNew is the machine's state of a request not yet inserted.
@@ -53,7 +53,7 @@ var (
 // code.
 type edge struct {
 	from    store.HandoffState
-	trigger Trigger
+	trigger machineTrigger
 	to      store.HandoffState // == from: re-entry; "" internal transition
 	guard   stateless.GuardFunc
 	label   string // guard's description for the picture
@@ -63,7 +63,7 @@ type edge struct {
 
 func edges() []edge {
 	var es []edge
-	add := func(from store.HandoffState, t Trigger, to store.HandoffState, g stateless.GuardFunc, label string) {
+	add := func(from store.HandoffState, t machineTrigger, to store.HandoffState, g stateless.GuardFunc, label string) {
 		es = append(es, edge{from: from, trigger: t, to: to, guard: g, label: label})
 	}
 	add(stateNew, triggerCreate, store.StateStopping, nil, "")
@@ -161,7 +161,7 @@ type Graph struct {
 // transition that stays in its state (re-entry or internal).
 type GraphEdge struct {
 	From    store.HandoffState `json:"from"`
-	Trigger Trigger            `json:"trigger"`
+	Trigger string             `json:"trigger"`
 	To      store.HandoffState `json:"to"`
 	// Guard describes the condition under which the row applies; empty
 	// when it always does.
@@ -175,7 +175,7 @@ func graphEdges() []GraphEdge {
 		if to == "" {
 			to = e.from
 		}
-		out = append(out, GraphEdge{From: e.from, Trigger: e.trigger, To: to, Guard: e.label})
+		out = append(out, GraphEdge{From: e.from, Trigger: string(e.trigger), To: to, Guard: e.label})
 	}
 	return out
 }

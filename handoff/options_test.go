@@ -31,11 +31,11 @@ func TestOptionConflicts(t *testing.T) {
 		name string
 		opts []handoff.Option
 	}{
-		{"WithLeaseTTL twice", []handoff.Option{handoff.WithLeaseTTL(time.Second), handoff.WithLeaseTTL(time.Minute)}},
+		{"WithTimeouts twice", []handoff.Option{handoff.WithTimeouts(handoff.Timeouts{Lease: time.Second}), handoff.WithTimeouts(handoff.Timeouts{Lease: time.Minute})}},
 		{"WithSessions twice", []handoff.Option{handoff.WithSessions(svc), handoff.WithSessions(svc)}},
 		{"WithClock with WithSessions", []handoff.Option{handoff.WithSessions(svc), handoff.WithClock(clk)}},
 		{"WithLogger with WithSessions", []handoff.Option{handoff.WithLogger(nil), handoff.WithSessions(svc)}},
-		{"WithStopTimeout with WithSessions", []handoff.Option{handoff.WithSessions(svc), handoff.WithStopTimeout(time.Second)}},
+		{"Timeouts.Stop with WithSessions", []handoff.Option{handoff.WithSessions(svc), handoff.WithTimeouts(handoff.Timeouts{Stop: time.Second})}},
 		{"WithInstanceID with WithSessions", []handoff.Option{handoff.WithSessions(svc), handoff.WithInstanceID("n")}},
 	} {
 		if co, err := handoff.New(st, reg, tc.opts...); !errors.Is(err, baton.ErrOptionConflict) || !errors.Is(err, baton.ErrInvalid) {
@@ -50,12 +50,12 @@ func TestOptionConflicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	co, err := handoff.New(st, reg, handoff.WithSessions(shared), handoff.WithReadyTimeout(time.Minute))
+	co, err := handoff.New(st, reg, handoff.WithSessions(shared), handoff.WithTimeouts(handoff.Timeouts{Ready: time.Minute}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = co.Shutdown(context.Background()) }()
-	if co.InstanceID() != "node-1" {
-		t.Errorf("InstanceID = %q, want the shared service's node-1", co.InstanceID())
+	if handoff.InstanceID(co) != "node-1" {
+		t.Errorf("InstanceID = %q, want the shared service's node-1", handoff.InstanceID(co))
 	}
 }

@@ -39,10 +39,9 @@ Keep it under 24,000 characters. Read files if you must, but change nothing.`
 // over-long) before a report was stored is recorded in the handoff's
 // Error, so that when the turn ends without a report the user sees why.
 // Once the report is stored, a refused later submission (a different
-// text, or an invalid one) changes nothing: it is logged and counted
-// (Stats().LateReports), so a settled handoff shows only its own outcome. A submission with any other token is unauthenticated: it is
-// logged and counted (Stats().RejectedReports) and never changes what the
-// user sees.
+// text, or an invalid one) changes nothing: it is logged, so a settled
+// handoff shows only its own outcome. A submission with any other token
+// is unauthenticated: it is logged and never changes what the user sees.
 //
 // Errors: ErrInvalidRequest (empty or over-long text), ErrNotFound (unknown
 // handoff or another workspace's), ErrGenerationInactive (the handoff is not
@@ -140,12 +139,7 @@ type BriefingInput struct {
 	Limits recap.HandoffLimits
 }
 
-// Briefing builds the opening prompt of a transfer's target. It runs after
-// the transaction that entered starting, before the target is launched; an
-// error fails the attempt. It must be deterministic for the same input.
-type Briefing func(ctx context.Context, in BriefingInput) (string, error)
-
-// briefingInput reads what a Briefing or a FactsFunc is given for h.
+// briefingInput reads what a briefing is given for h.
 func (c *Coordinator) briefingInput(ctx context.Context, h store.Handoff) (BriefingInput, error) {
 	in := BriefingInput{Handoff: public(h), Limits: c.briefLimits}
 	err := c.store.View(ctx, func(tx store.Tx) error {

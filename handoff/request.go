@@ -77,7 +77,7 @@ func (r Request) validate() error {
 // Fingerprint returns the SHA-256 of the canonical JSON of the normalised
 // request minus its request id: two clients that send the same request with
 // fields in another order, or with extra white space, agree.
-func (r Request) Fingerprint() string {
+func (r Request) fingerprint() string {
 	n := r.normalized()
 	n.RequestID = ""
 	sum := sha256.Sum256(n.canonical())

@@ -77,7 +77,7 @@ func TestFingerprintIsCanonical(t *testing.T) {
 			t.Fatalf("canonical JSON differs from canonicalJSON (-want +got):\n%s", diff)
 		}
 		sum := sha256.Sum256(want)
-		if got, wantFP := r.Fingerprint(), hex.EncodeToString(sum[:]); got != wantFP {
+		if got, wantFP := r.fingerprint(), hex.EncodeToString(sum[:]); got != wantFP {
 			t.Fatalf("Fingerprint = %s, the SHA-256 of canonicalJSON = %s", got, wantFP)
 		}
 	})

@@ -312,7 +312,7 @@ func TestUnconfirmedStopBlocksRetryUntilStopConfirmed(t *testing.T) {
 }
 
 func TestGenerationTimeoutWithoutReportFails(t *testing.T) {
-	f := newFixture(t, handoff.WithGenerationTimeout(time.Minute))
+	f := newFixture(t, handoff.WithTimeouts(handoff.Timeouts{Generation: time.Minute}))
 	f.eng.Push(enginetest.Script{Hang: true})
 	h := f.create("r1", true)
 	f.wait(h.ID, store.StateGenerating)
@@ -390,7 +390,7 @@ func TestDecideValidation(t *testing.T) {
 }
 
 func TestSubmitReportValidation(t *testing.T) {
-	f := newFixture(t, handoff.WithGenerationTimeout(time.Hour))
+	f := newFixture(t, handoff.WithTimeouts(handoff.Timeouts{Generation: time.Hour}))
 	f.eng.Push(enginetest.Script{Hang: true})
 	h := f.create("r1", true)
 	f.wait(h.ID, store.StateGenerating)
@@ -435,8 +435,8 @@ func TestSubmitReportValidation(t *testing.T) {
 	if got, err := f.co.Get(f.ctx, f.ws, h.ID); err != nil || got.Error != "" {
 		t.Fatalf("after refused later submissions the handoff's error is %q (%v), want none", got.Error, err)
 	}
-	if n := f.co.Stats().LateReports; n != 2 {
-		t.Fatalf("Stats().LateReports = %d, want 2", n)
+	if _, n := handoff.ReportCounts(f.co); n != 2 {
+		t.Fatalf("late reports = %d, want 2", n)
 	}
 	if _, err := handoff.New(nil, engine.NewRegistry(nil)); !errors.Is(err, baton.ErrInvalid) {
 		t.Fatalf("New(nil store): %v", err)

@@ -15,7 +15,11 @@ import (
 
 // Stop stops the workspace: with a pending handoff it cancels it (see
 // Decide's Cancel) and returns the stop's outcome; without one it stops the
-// ordinary session this process runs there.
+// ordinary session this process runs there. It is the one way to stop a
+// workspace a Coordinator serves: session.Service.Stop refuses a workspace
+// a transfer holds (session.ErrWorkspaceBusy), and Decide(Cancel) is the
+// same stop aimed at one transfer by id, which leaves the workspace's
+// session alone once that transfer has ended.
 //
 // A stop is confirmed only by the process that drives the transfer (holds
 // its reservation's lease), since only that process knows the engine

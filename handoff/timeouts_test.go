@@ -16,7 +16,7 @@ import (
 
 // TestReadyTimeoutPrecedence: one readiness bound per launch, carried to
 // its engine. A transfer's launches (the report-only turn and the target)
-// carry the Coordinator's WithReadyTimeout; ordinary starts carry the
+// carry the Coordinator's Timeouts.Ready; ordinary starts carry the
 // session service's, which is the Coordinator's when it creates the
 // service, and the shared service's own with WithSessions; without any,
 // engine.DefaultReadyTimeout.
@@ -42,7 +42,7 @@ func TestReadyTimeoutPrecedence(t *testing.T) {
 			reg := engine.NewRegistry(map[string]engine.Engine{"demo": eng})
 			var opts []handoff.Option
 			if tc.coordinator > 0 {
-				opts = append(opts, handoff.WithReadyTimeout(tc.coordinator))
+				opts = append(opts, handoff.WithTimeouts(handoff.Timeouts{Ready: tc.coordinator}))
 			}
 			if tc.shared >= 0 {
 				var sopts []session.Option

@@ -31,7 +31,7 @@ const watchPage = 256
 // ctx ends, when the iteration simply stops. It follows commits of every
 // process sharing the store: at once with a store.Notifier (PostgreSQL's
 // LISTEN/NOTIFY carries them across machines), else by reading the store
-// every poll interval (WithPollInterval). An error (session.ErrNoWorkspace,
+// every poll interval (Timeouts.Poll). An error (session.ErrNoWorkspace,
 // the store's) is yielded once and ends the iteration. Breaking out of the
 // loop releases everything Watch holds.
 func (c *Coordinator) Watch(ctx context.Context, ws baton.WorkspaceID, after int64) iter.Seq2[Change, error] {

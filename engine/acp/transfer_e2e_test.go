@@ -81,7 +81,7 @@ func newMixedRig(t *testing.T, report string) *mixedRig {
 		Claude:  &exec.ClaudeOptions{Command: claudeBin},
 		Exec:    exec.Options{Env: r.api.ClaudeEnv(clitest.Dir(t, root, "home")), StopGrace: 2 * time.Second},
 		Engines: map[string]engine.Engine{acpEngine: r.acp},
-		Handoff: []handoff.Option{handoff.WithGenerationTimeout(timeout), handoff.WithReadyTimeout(timeout)},
+		Handoff: []handoff.Option{handoff.WithTimeouts(handoff.Timeouts{Generation: timeout, Ready: timeout})},
 		// The history tool reads either engine's transcript: both are in
 		// package exec's format.
 		MCP: mcpserver.Config{History: func(ctx context.Context, ws baton.WorkspaceID, id baton.HandoffID) (mcpserver.History, error) {

@@ -17,8 +17,6 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-
-	"github.com/batonhq/baton/handoff"
 )
 
 func main() {
@@ -51,7 +49,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.Data, "data", env("BATON_DATA", "./baton-data"), "data directory: the embedded store and the handoff documents (BATON_DATA)")
 	fs.StringVar(&c.Store, "store", env("BATON_STORE", ""), "store: empty for the embedded badger store in -data, memory, or a postgres:// URL (BATON_STORE)")
 	fs.StringVar(&c.Instance, "instance", env("BATON_INSTANCE", ""), "this replica's instance id on a postgres:// store: distinct per replica, kept across its restarts (default: host name and process id) (BATON_INSTANCE)")
-	fs.DurationVar(&c.LeaseTTL, "lease-ttl", envDur("BATON_LEASE_TTL", handoff.DefaultLeaseTTL), "how long a replica's lease on the transfer it drives lasts unrenewed; a postgres:// store is reconciled this often (BATON_LEASE_TTL)")
+	fs.DurationVar(&c.LeaseTTL, "lease-ttl", envDur("BATON_LEASE_TTL", 30*time.Second), "how long a replica's lease on the transfer it drives lasts unrenewed; a postgres:// store is reconciled this often (BATON_LEASE_TTL)")
 	fs.BoolVar(&c.NoSync, "nosync", getenv("BATON_NOSYNC") == "1", "do not fsync each commit of the embedded store: survives a crash of the process, not of the machine; for demos and benchmarks (BATON_NOSYNC=1)")
 	fs.StringVar(&c.LogLevel, "log-level", env("BATON_LOG_LEVEL", "info"), "debug, info, warn or error (BATON_LOG_LEVEL)")
 	fs.StringVar(&engines, "engine", env("BATON_ENGINE", "demo"), "engines to offer besides demo, comma-separated: claude, codex (agent CLIs run as child processes), acp:NAME=COMMAND (an Agent Client Protocol agent) (BATON_ENGINE)")

@@ -138,7 +138,7 @@ func newServer(ctx context.Context, cfg config, log *zap.Logger) (*server, error
 	s.demo = newDemoEngine(cfg.Demo, s.submitReport)
 	acfg := agent.Config{Addr: cfg.MCPAddr, DataDir: filepath.Join(cfg.Data, "exec"), Logger: log,
 		Engines: map[string]engine.Engine{"demo": s.demo},
-		Handoff: []handoff.Option{handoff.WithInstanceID(id), handoff.WithLeaseTTL(cfg.LeaseTTL), handoff.WithObserver(s.observe)}}
+		Handoff: []handoff.Option{handoff.WithInstanceID(id), handoff.WithTimeouts(handoff.Timeouts{Lease: cfg.LeaseTTL}), handoff.WithObserver(s.observe)}}
 	if cfg.Token != "" {
 		// One door: /mcp takes the API's token too, and each CLI's MCP
 		// configuration carries it.
@@ -328,7 +328,7 @@ func (s *server) leaseTTL() time.Duration {
 	if s.cfg.LeaseTTL > 0 {
 		return s.cfg.LeaseTTL
 	}
-	return handoff.DefaultLeaseTTL
+	return 30 * time.Second
 }
 
 // shutdown ends the server's work: background loops and SSE streams end,

@@ -195,7 +195,7 @@ func run(dir, logPath string, transfers, stopAt int, recover bool) error {
 		},
 	})}
 	defer eng.Close()
-	co, err = handoff.New(st, engine.NewRegistry(map[string]engine.Engine{"demo": eng}), handoff.WithPollInterval(5*time.Millisecond))
+	co, err = handoff.New(st, engine.NewRegistry(map[string]engine.Engine{"demo": eng}), handoff.WithTimeouts(handoff.Timeouts{Poll: 5 * time.Millisecond}))
 	if err != nil {
 		return err
 	}
