@@ -21,12 +21,12 @@ import (
 func BenchmarkHostDrain(b *testing.B) {
 	cases := []struct {
 		name string
-		opts host.ScriptedOptions
+		opts hosttest.ScriptedOptions
 		turn bool
 	}{
-		{"idle-1000", host.ScriptedOptions{}, false},
-		{"last-turn/settle-hook", host.ScriptedOptions{}, true},
-		{"last-turn/sweep-only", host.ScriptedOptions{NoSettle: true}, true},
+		{"idle-1000", hosttest.ScriptedOptions{}, false},
+		{"last-turn/settle-hook", hosttest.ScriptedOptions{}, true},
+		{"last-turn/sweep-only", hosttest.ScriptedOptions{NoSettle: true}, true},
 	}
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {
@@ -39,10 +39,10 @@ func BenchmarkHostDrain(b *testing.B) {
 
 const benchConns, benchPerConn = 100, 10
 
-func drainOnce(b *testing.B, opts host.ScriptedOptions, turn bool) (drain, settleToDone time.Duration) {
-	rt := host.NewScripted(opts)
+func drainOnce(b *testing.B, opts hosttest.ScriptedOptions, turn bool) (drain, settleToDone time.Duration) {
 	var settledAt atomic.Int64
-	host.SetOnSettle(rt, func() { settledAt.Store(time.Now().UnixNano()) })
+	opts.OnSettle = func() { settledAt.Store(time.Now().UnixNano()) }
+	rt := hosttest.NewScripted(opts)
 	s := hosttest.Serve(b, rt, host.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -6,7 +6,7 @@
 // # Basics
 //
 // New builds a Host of a Runtime, the seam to whatever runs the agents
-// (NewScripted is one for demos and tests); Serve serves the JSON Lines
+// (hosttest.NewScripted is one for demos and tests); Serve serves the JSON Lines
 // protocol below on a listener; Client speaks it from the other side.
 // Every session lives at a canonical path (absolute, symlinks resolved):
 // opening an open path attaches the connection to that session, so a

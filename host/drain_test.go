@@ -28,12 +28,12 @@ type gateRuntime struct {
 }
 
 type gateSession struct {
-	*host.ScriptedSession
+	*hosttest.ScriptedSession
 	rt gateRuntime
 }
 
 func newGateRuntime() gateRuntime {
-	return gateRuntime{Runtime: host.NewScripted(host.ScriptedOptions{}), entered: make(chan struct{}, 16), gate: make(chan struct{})}
+	return gateRuntime{Runtime: hosttest.NewScripted(hosttest.ScriptedOptions{}), entered: make(chan struct{}, 16), gate: make(chan struct{})}
 }
 
 func (g gateRuntime) Open(ctx context.Context, req host.OpenRequest) (host.Session, error) {
@@ -41,7 +41,7 @@ func (g gateRuntime) Open(ctx context.Context, req host.OpenRequest) (host.Sessi
 	if err != nil {
 		return nil, err
 	}
-	return gateSession{ScriptedSession: s.(*host.ScriptedSession), rt: g}, nil
+	return gateSession{ScriptedSession: s.(*hosttest.ScriptedSession), rt: g}, nil
 }
 
 func (s gateSession) Prompt(ctx context.Context, text string) error {
@@ -58,8 +58,8 @@ func (s gateSession) Prompt(ctx context.Context, text string) error {
 
 func TestDrainIdleAttachedSession(t *testing.T) {
 	t.Parallel()
-	s := hosttest.Serve(t, host.NewScripted(host.ScriptedOptions{}), host.Options{InstanceID: "host_old", Generation: 3})
-	next := hosttest.Serve(t, host.NewScripted(host.ScriptedOptions{}), host.Options{InstanceID: "host_new", Generation: 4, ClaimDir: s.ClaimDir})
+	s := hosttest.Serve(t, hosttest.NewScripted(hosttest.ScriptedOptions{}), host.Options{InstanceID: "host_old", Generation: 3})
+	next := hosttest.Serve(t, hosttest.NewScripted(hosttest.ScriptedOptions{}), host.Options{InstanceID: "host_new", Generation: 4, ClaimDir: s.ClaimDir})
 	w := hosttest.Dial(t, s.Socket)
 	bare := hosttest.Dial(t, s.Socket) // holds nothing: told, then closed at once
 	bare.Info()
@@ -99,7 +99,7 @@ func TestDrainIdleAttachedSession(t *testing.T) {
 func TestDrainMidTurnWaitsPastGrace(t *testing.T) {
 	t.Parallel()
 	core, logs := observer.New(zap.InfoLevel)
-	s, w, id := serveAndOpen(t, host.NewScripted(host.ScriptedOptions{}), host.Options{Grace: 20e6, Logger: zap.New(core)})
+	s, w, id := serveAndOpen(t, hosttest.NewScripted(hosttest.ScriptedOptions{}), host.Options{Grace: 20e6, Logger: zap.New(core)})
 	w.Prompt(id, "sleep 60000")
 	w.WaitFor("agent_start", hosttest.IsEvent("agent_start", id))
 	if err := s.Host.Drain(""); err != nil {
@@ -135,7 +135,7 @@ func TestDrainMidTurnWaitsPastGrace(t *testing.T) {
 
 func TestDrainIgnoresDurableWakeSources(t *testing.T) {
 	t.Parallel()
-	s, w, id := serveAndOpen(t, host.NewScripted(host.ScriptedOptions{}), host.Options{})
+	s, w, id := serveAndOpen(t, hosttest.NewScripted(hosttest.ScriptedOptions{}), host.Options{})
 	w.Prompt(id, "wake")
 	w.WaitFor("agent_settled", hosttest.IsEvent("agent_settled", id))
 	if st := w.State(id); st.Busy || st.Activity.WakeSources != 1 {
@@ -152,7 +152,7 @@ func TestDrainIgnoresDurableWakeSources(t *testing.T) {
 
 func TestSecondDrainAnnouncesNothing(t *testing.T) {
 	t.Parallel()
-	s, w, id := serveAndOpen(t, host.NewScripted(host.ScriptedOptions{}), host.Options{})
+	s, w, id := serveAndOpen(t, hosttest.NewScripted(hosttest.ScriptedOptions{}), host.Options{})
 	w.Prompt(id, "sleep 60000")
 	if err := s.Host.Drain("/first"); err != nil {
 		t.Fatal(err)
@@ -179,7 +179,7 @@ func TestSecondDrainAnnouncesNothing(t *testing.T) {
 
 func TestDrainKeepsSharedConnectionWhileBusy(t *testing.T) {
 	t.Parallel()
-	s := hosttest.Serve(t, host.NewScripted(host.ScriptedOptions{}), host.Options{})
+	s := hosttest.Serve(t, hosttest.NewScripted(hosttest.ScriptedOptions{}), host.Options{})
 	w := hosttest.Dial(t, s.Socket)
 	busy := w.Open(s.File("busy.jsonl"))
 	idle := w.Open(s.File("idle.jsonl"))
@@ -238,7 +238,7 @@ func TestNoParkWhileHostRequestInFlight(t *testing.T) {
 
 func TestDrainParksUnattachedSessions(t *testing.T) {
 	t.Parallel()
-	s, w, _ := serveAndOpen(t, host.NewScripted(host.ScriptedOptions{}), host.Options{})
+	s, w, _ := serveAndOpen(t, hosttest.NewScripted(hosttest.ScriptedOptions{}), host.Options{})
 	if err := w.Client().Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func TestDrainParksUnattachedSessions(t *testing.T) {
 
 func TestDrainEmptyHostFinishesAtOnce(t *testing.T) {
 	t.Parallel()
-	s := hosttest.Serve(t, host.NewScripted(host.ScriptedOptions{}), host.Options{})
+	s := hosttest.Serve(t, hosttest.NewScripted(hosttest.ScriptedOptions{}), host.Options{})
 	if err := s.Host.Drain(""); err != nil {
 		t.Fatal(err)
 	}
@@ -270,22 +270,22 @@ func TestDrainWithoutRuntimeHooks(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		opts   host.ScriptedOptions
+		opts   hosttest.ScriptedOptions
 		prompt string
 		abort  bool // end the turn once the drain is under way
 		want   []string
 	}{
-		{"no hooks: parked even mid-turn", host.ScriptedOptions{NoActivity: true, NoSettle: true}, "sleep 600000", false,
+		{"no hooks: parked even mid-turn", hosttest.ScriptedOptions{NoActivity: true, NoSettle: true}, "sleep 600000", false,
 			[]string{"host_superseded", "agent_settled", "session_closed:handoff_parked"}},
-		{"activity only: the sweep parks after the turn", host.ScriptedOptions{NoSettle: true}, "sleep 600000", true,
+		{"activity only: the sweep parks after the turn", hosttest.ScriptedOptions{NoSettle: true}, "sleep 600000", true,
 			[]string{"host_superseded", "agent_settled", "session_closed:handoff_parked"}},
-		{"settle only: idle at once", host.ScriptedOptions{NoActivity: true}, "hello", false,
+		{"settle only: idle at once", hosttest.ScriptedOptions{NoActivity: true}, "hello", false,
 			[]string{"host_superseded", "session_closed:handoff_parked"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s, w, id := serveAndOpen(t, host.NewScripted(tt.opts), host.Options{})
+			s, w, id := serveAndOpen(t, hosttest.NewScripted(tt.opts), host.Options{})
 			idle := w.Open(s.File("idle.jsonl"))
 			w.Prompt(id, tt.prompt)
 			w.WaitFor("agent_start", hosttest.IsEvent("agent_start", id))
@@ -336,7 +336,7 @@ func waitLog(t *testing.T, logs *observer.ObservedLogs, msg string) observer.Log
 func TestIdleEvictionCountsWakeSources(t *testing.T) {
 	t.Parallel()
 	fake := clock.NewFake(time.Unix(1_700_000_000, 0))
-	s := hosttest.Serve(t, host.NewScripted(host.ScriptedOptions{}), host.WithClock(host.Options{IdleEvict: time.Minute}, fake))
+	s := hosttest.Serve(t, hosttest.NewScripted(hosttest.ScriptedOptions{}), host.WithClock(host.Options{IdleEvict: time.Minute}, fake))
 	leaving := hosttest.Dial(t, s.Socket)
 	plain := leaving.Open(s.File("plain.jsonl"))
 	woken := leaving.Open(s.File("woken.jsonl"))

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/batonhq/baton/host"
+	"github.com/batonhq/baton/host/hosttest"
 )
 
 // A host serves a scripted session on a unix socket, then hands over: the
@@ -22,7 +23,7 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 
-	h, err := host.New(host.NewScripted(host.ScriptedOptions{}), host.Options{
+	h, err := host.New(hosttest.NewScripted(hosttest.ScriptedOptions{}), host.Options{
 		InstanceID: "host_example",
 		ClaimDir:   filepath.Join(dir, "claims"),
 	})

@@ -10,10 +10,6 @@ import (
 // What the tests of package host_test reach inside the package. They live
 // outside it because they use host/hosttest, which imports it.
 
-// ScriptedSession is the session NewScripted's runtime opens with both
-// optional capabilities, for test runtimes that wrap it.
-type ScriptedSession = scriptedSession
-
 // Hold is one session that still holds the generation.
 type Hold = hold
 
@@ -26,10 +22,6 @@ func WithClock(opts Options, c clock.Clock) Options {
 	opts.clock = c
 	return opts
 }
-
-// SetOnSettle sets the hook the sessions of rt, a NewScripted runtime,
-// call (under their lock) each time a turn ends.
-func SetOnSettle(rt Runtime, f func()) { rt.(*scripted).onSettle = f }
 
 // Holding lists what still holds the host.
 func (h *Host) Holding() []Hold { return h.holding() }

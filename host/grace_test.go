@@ -23,7 +23,7 @@ func TestGraceExpiryReportsAndNeverAborts(t *testing.T) {
 	fake := clock.NewFake(time.Unix(1_700_000_000, 0))
 	var out hosttest.Buffer
 	logger := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), &out, zap.InfoLevel))
-	s := hosttest.Serve(t, host.NewScripted(host.ScriptedOptions{}), host.WithClock(host.Options{Logger: logger}, fake))
+	s := hosttest.Serve(t, hosttest.NewScripted(hosttest.ScriptedOptions{}), host.WithClock(host.Options{Logger: logger}, fake))
 	w := hosttest.Dial(t, s.Socket)
 	busy := w.Open(s.File("busy.jsonl"))
 	idle := w.Open(s.File("idle.jsonl"))

@@ -18,7 +18,7 @@ import (
 
 func TestCommands(t *testing.T) {
 	t.Parallel()
-	s := hosttest.Serve(t, host.NewScripted(host.ScriptedOptions{}), host.Options{InstanceID: "host_cmds", Generation: 2})
+	s := hosttest.Serve(t, hosttest.NewScripted(hosttest.ScriptedOptions{}), host.Options{InstanceID: "host_cmds", Generation: 2})
 	w := hosttest.Dial(t, s.Socket)
 
 	want := host.Info{InstanceID: "host_cmds", Generation: 2, PID: os.Getpid(), Capabilities: []string{"multi_session", "generation_handoff"}}
@@ -112,8 +112,8 @@ func openRaw(t *testing.T, w *hosttest.Conn, path, cwd string) wire.Opened {
 
 func TestPathInUseWhileAnotherHostHoldsIt(t *testing.T) {
 	t.Parallel()
-	a := hosttest.Serve(t, host.NewScripted(host.ScriptedOptions{}), host.Options{InstanceID: "host_a"})
-	b := hosttest.Serve(t, host.NewScripted(host.ScriptedOptions{}), host.Options{InstanceID: "host_b", ClaimDir: a.ClaimDir})
+	a := hosttest.Serve(t, hosttest.NewScripted(hosttest.ScriptedOptions{}), host.Options{InstanceID: "host_a"})
+	b := hosttest.Serve(t, hosttest.NewScripted(hosttest.ScriptedOptions{}), host.Options{InstanceID: "host_b", ClaimDir: a.ClaimDir})
 	path := a.File("shared.jsonl")
 	hosttest.Dial(t, a.Socket).Open(path)
 	_, err := hosttest.Dial(t, b.Socket).Client().Open(hosttest.Context(t), path, "")
@@ -125,7 +125,7 @@ func TestPathInUseWhileAnotherHostHoldsIt(t *testing.T) {
 
 func TestCloseShutsSessionsDown(t *testing.T) {
 	t.Parallel()
-	s, w, id := serveAndOpen(t, host.NewScripted(host.ScriptedOptions{}), host.Options{Logger: zap.NewNop()})
+	s, w, id := serveAndOpen(t, hosttest.NewScripted(hosttest.ScriptedOptions{}), host.Options{Logger: zap.NewNop()})
 	w.Prompt(id, "sleep 60000")
 	w.WaitFor("agent_start", hosttest.IsEvent("agent_start", id))
 	ctx, cancel := context.WithTimeout(context.Background(), hosttest.DefaultTimeout)

@@ -9,9 +9,16 @@ import (
 	"github.com/batonhq/baton"
 )
 
+// nopRuntime is a Runtime that is never asked to open anything.
+type nopRuntime struct{}
+
+func (nopRuntime) Open(context.Context, OpenRequest) (Session, error) {
+	return nil, errors.New("nopRuntime opens nothing")
+}
+
 func TestNewRejectsBadOptions(t *testing.T) {
 	t.Parallel()
-	rt := NewScripted(ScriptedOptions{})
+	rt := nopRuntime{}
 	tests := []struct {
 		name string
 		rt   Runtime
@@ -40,7 +47,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 
 func TestDefaults(t *testing.T) {
 	t.Parallel()
-	h, err := New(NewScripted(ScriptedOptions{}), Options{})
+	h, err := New(nopRuntime{}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,11 +15,11 @@ func TestCommandsRacingTheParkNeverUnknown(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name string
-		opts host.ScriptedOptions
-	}{{"settle-hook", host.ScriptedOptions{}}, {"sweep-only", host.ScriptedOptions{NoSettle: true}}} {
+		opts hosttest.ScriptedOptions
+	}{{"settle-hook", hosttest.ScriptedOptions{}}, {"sweep-only", hosttest.ScriptedOptions{NoSettle: true}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := hosttest.Serve(t, host.NewScripted(tc.opts), host.Options{})
+			s := hosttest.Serve(t, hosttest.NewScripted(tc.opts), host.Options{})
 			storm := hosttest.StartStorm(t, s.Socket, s.Dir, hosttest.StormOptions{
 				Conns: 6, Sessions: 4, Callers: 3, Calls: 20_000, Busy: "sleep 600000"})
 			if err := s.Host.Drain(""); err != nil {

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/batonhq/baton/host"
+	"github.com/batonhq/baton/host/hosttest"
 )
 
 type serveConfig struct {
@@ -226,7 +227,7 @@ func closeHost(h *host.Host, limit time.Duration) {
 }
 
 func newRuntime(hooks string) host.Runtime {
-	return host.NewScripted(host.ScriptedOptions{
+	return hosttest.NewScripted(hosttest.ScriptedOptions{
 		NoActivity: hooks == "settle" || hooks == "none",
 		NoSettle:   hooks == "activity" || hooks == "none",
 	})

@@ -31,6 +31,8 @@
 // scaffolding of a drain benchmark; Build compiles a host program for
 // tests that run it as a real process, with the race detector when the
 // test has it. Buffer collects a process's output or a logger's lines.
+// NewScripted is a Runtime to host: scripted sessions for demos, tests
+// and benchmarks.
 //
 // # Caveats
 //

@@ -69,7 +69,7 @@ func TestWireOrder(t *testing.T) {
 // with the close.
 func TestConnRecordsAHandoff(t *testing.T) {
 	t.Parallel()
-	s := hosttest.Serve(t, host.NewScripted(host.ScriptedOptions{}), host.Options{})
+	s := hosttest.Serve(t, hosttest.NewScripted(hosttest.ScriptedOptions{}), host.Options{})
 	w := hosttest.Dial(t, s.Socket)
 	id := w.Open(s.File("a.jsonl"))
 	w.Prompt(id, "hello")
@@ -129,7 +129,7 @@ func (r *recorder) Fatalf(format string, args ...any) {
 // The helpers fail the test, saying why, rather than hang or go on.
 func TestHelpersFailTheTest(t *testing.T) {
 	t.Parallel()
-	s := hosttest.Serve(t, host.NewScripted(host.ScriptedOptions{}), host.Options{})
+	s := hosttest.Serve(t, hosttest.NewScripted(hosttest.ScriptedOptions{}), host.Options{})
 	tests := []struct {
 		name string
 		f    func(tb testing.TB)
@@ -162,7 +162,7 @@ func TestHelpersFailTheTest(t *testing.T) {
 // without error, and every session gets its terminal record.
 func TestStormEndsWhenTheHostCloses(t *testing.T) {
 	t.Parallel()
-	s := hosttest.Serve(t, host.NewScripted(host.ScriptedOptions{}), host.Options{})
+	s := hosttest.Serve(t, hosttest.NewScripted(hosttest.ScriptedOptions{}), host.Options{})
 	storm := hosttest.StartStorm(t, s.Socket, s.Dir, hosttest.StormOptions{Conns: 2, Sessions: 3, Callers: 2, Calls: 1_000_000, Busy: "sleep 600000"})
 	ctx, cancel := context.WithTimeout(context.Background(), hosttest.DefaultTimeout)
 	defer cancel()

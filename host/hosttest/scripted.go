@@ -1,4 +1,4 @@
-package host
+package hosttest
 
 import (
 	"bytes"
@@ -13,12 +13,13 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/host"
 	"github.com/batonhq/baton/host/internal/wire"
 )
 
-// NewScripted returns a Runtime for demos, tests and benchmarks. Its sessions
-// append every prompt to the session file (one JSON line each) and hold it
-// open until closed; a reopened file resumes its turn count. Prompts:
+// NewScripted returns a host.Runtime for demos, tests and benchmarks. Its
+// sessions append every prompt to the session file (one JSON line each) and
+// hold it open until closed; a reopened file resumes its turn count. Prompts:
 //
 //   - "sleep <ms>": the turn runs for that many milliseconds
 //     (agent_start, then agent_settled);
@@ -34,14 +35,9 @@ import (
 // queue. Sessions offer both optional capabilities unless opts removes
 // them. Its sessions' State is {turns, running, queued, wakeSources}, turns
 // counting the prompts in the file, earlier generations' included.
-func NewScripted(opts ScriptedOptions) Runtime { return &scripted{opts: opts} }
+func NewScripted(opts ScriptedOptions) host.Runtime { return &scripted{opts: opts} }
 
-type scripted struct {
-	opts ScriptedOptions
-	// onSettle, when set (tests and benchmarks only), is called under the
-	// session's lock each time a turn ends.
-	onSettle func()
-}
+type scripted struct{ opts ScriptedOptions }
 
 // ScriptedOptions tune the runtime of NewScripted. The zero value offers both
 // optional capabilities.
@@ -50,6 +46,9 @@ type ScriptedOptions struct {
 	NoActivity bool
 	// NoSettle removes engine.SettleNotifier from its sessions.
 	NoSettle bool
+	// OnSettle, when set, is called under the session's lock each time a
+	// turn ends with nothing queued (a benchmark's timestamp, say).
+	OnSettle func()
 }
 
 // scriptedState is the State of a scripted session.
@@ -60,26 +59,27 @@ type scriptedState struct {
 	WakeSources int  `json:"wakeSources"`
 }
 
-// Open opens or creates the session file at req.Path. It returns an
-// ErrRuntime error when the file cannot be opened or read.
-func (s *scripted) Open(ctx context.Context, req OpenRequest) (Session, error) {
+// Open opens or creates the session file at req.Path. It returns a
+// host.ErrRuntime error when the file cannot be opened or read. With both
+// optional capabilities the session is a *ScriptedSession.
+func (s *scripted) Open(ctx context.Context, req host.OpenRequest) (host.Session, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(req.Path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, baton.Errorf(ErrRuntime, "scripted: open %s: %v", req.Path, err)
+		return nil, baton.Errorf(host.ErrRuntime, "scripted: open %s: %v", req.Path, err)
 	}
 	turns, err := countLines(f)
 	if err != nil {
 		_ = f.Close()
-		return nil, baton.Errorf(ErrRuntime, "scripted: read %s: %v", req.Path, err)
+		return nil, baton.Errorf(host.ErrRuntime, "scripted: read %s: %v", req.Path, err)
 	}
 	emit := req.Emit
 	if emit == nil {
 		emit = func(string, map[string]any) {}
 	}
-	ss := &scriptedSession{f: f, emit: emit, turns: turns, onSettle: s.onSettle,
+	ss := &ScriptedSession{f: f, emit: emit, turns: turns, onSettle: s.opts.OnSettle,
 		settled: make(chan struct{}, 1), closing: make(chan struct{})}
 	switch {
 	case s.opts.NoActivity && s.opts.NoSettle:
@@ -92,15 +92,15 @@ func (s *scripted) Open(ctx context.Context, req OpenRequest) (Session, error) {
 	return ss, nil
 }
 
-type plainSession struct{ Session }
+type plainSession struct{ host.Session }
 
 type settleOnlySession struct {
-	Session
+	host.Session
 	engine.SettleNotifier
 }
 
 type activityOnlySession struct {
-	Session
+	host.Session
 	engine.ActivitySnapshotter
 }
 
@@ -109,7 +109,9 @@ func countLines(f *os.File) (int, error) {
 	return bytes.Count(b, []byte{'\n'}), err
 }
 
-type scriptedSession struct {
+// ScriptedSession is a session of NewScripted's runtime with both optional
+// capabilities, for a test's runtime that wraps it.
+type ScriptedSession struct {
 	f        *os.File
 	emit     func(string, map[string]any)
 	onSettle func()
@@ -139,7 +141,8 @@ func parseMillis(text, verb string) (time.Duration, bool) {
 	return time.Duration(ms) * time.Millisecond, true
 }
 
-func (s *scriptedSession) Prompt(ctx context.Context, text string) error {
+// Prompt records text in the session file and runs or queues it.
+func (s *ScriptedSession) Prompt(ctx context.Context, text string) error {
 	if d, ok := parseMillis(text, "hold"); ok {
 		t := time.NewTimer(d)
 		select {
@@ -149,17 +152,17 @@ func (s *scriptedSession) Prompt(ctx context.Context, text string) error {
 			return ctx.Err()
 		case <-s.closing:
 			t.Stop()
-			return ErrSessionClosed
+			return host.ErrSessionClosed
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return ErrSessionClosed
+		return host.ErrSessionClosed
 	}
 	rec, _ := json.Marshal(map[string]string{"prompt": text})
 	if _, err := s.f.Write(append(rec, '\n')); err != nil {
-		return baton.Errorf(ErrRuntime, "scripted: record prompt: %v", err)
+		return baton.Errorf(host.ErrRuntime, "scripted: record prompt: %v", err)
 	}
 	s.turns++
 	if s.running {
@@ -172,7 +175,7 @@ func (s *scriptedSession) Prompt(ctx context.Context, text string) error {
 
 // startLocked runs text, and then every queued prompt that settles at once,
 // until a timed turn is running or the queue is empty.
-func (s *scriptedSession) startLocked(text string) {
+func (s *ScriptedSession) startLocked(text string) {
 	for {
 		s.running = true
 		s.turnID++
@@ -205,7 +208,7 @@ func (s *scriptedSession) startLocked(text string) {
 	}
 }
 
-func (s *scriptedSession) endTurnLocked(aborted bool) {
+func (s *ScriptedSession) endTurnLocked(aborted bool) {
 	fields := map[string]any(nil)
 	if aborted {
 		fields = map[string]any{"aborted": true}
@@ -218,7 +221,7 @@ func (s *scriptedSession) endTurnLocked(aborted bool) {
 }
 
 // settleLocked ends the timed turn and starts the next queued prompt.
-func (s *scriptedSession) settleLocked(aborted bool) {
+func (s *ScriptedSession) settleLocked(aborted bool) {
 	s.endTurnLocked(aborted)
 	if len(s.queue) > 0 {
 		next := s.queue[0]
@@ -229,7 +232,7 @@ func (s *scriptedSession) settleLocked(aborted bool) {
 	s.notifySettled()
 }
 
-func (s *scriptedSession) notifySettled() {
+func (s *ScriptedSession) notifySettled() {
 	select {
 	case s.settled <- struct{}{}:
 	default:
@@ -238,18 +241,19 @@ func (s *scriptedSession) notifySettled() {
 
 // stopTimerLocked cancels a timed turn's timer; the callback, if it already
 // started, sees the turn gone and returns.
-func (s *scriptedSession) stopTimerLocked() {
+func (s *ScriptedSession) stopTimerLocked() {
 	if s.timer != nil && s.timer.Stop() {
 		s.timers.Done()
 	}
 	s.timer = nil
 }
 
-func (s *scriptedSession) Abort(ctx context.Context) error {
+// Abort ends the running turn and drops the queue.
+func (s *ScriptedSession) Abort(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return ErrSessionClosed
+		return host.ErrSessionClosed
 	}
 	if !s.running {
 		return nil
@@ -260,13 +264,15 @@ func (s *scriptedSession) Abort(ctx context.Context) error {
 	return nil
 }
 
-func (s *scriptedSession) State(ctx context.Context) (any, error) {
+// State returns {turns, running, queued, wakeSources}.
+func (s *ScriptedSession) State(ctx context.Context) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return scriptedState{Turns: s.turns, Running: s.running, Queued: len(s.queue), WakeSources: s.wake}, nil
 }
 
-func (s *scriptedSession) Close(ctx context.Context) error {
+// Close ends a running turn (aborted) and closes the session file.
+func (s *ScriptedSession) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -285,11 +291,11 @@ func (s *scriptedSession) Close(ctx context.Context) error {
 }
 
 // Activity reports the running turn, the queue and the wake sources.
-func (s *scriptedSession) Activity() engine.Activity {
+func (s *ScriptedSession) Activity() engine.Activity {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return engine.Activity{Turn: s.running, Queued: len(s.queue), WakeSources: s.wake}
 }
 
 // Settled receives a value each time the session becomes idle.
-func (s *scriptedSession) Settled() <-chan struct{} { return s.settled }
+func (s *ScriptedSession) Settled() <-chan struct{} { return s.settled }
