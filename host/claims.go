@@ -43,7 +43,6 @@ type claimRecord struct {
 type claim struct {
 	once sync.Once
 	f    *os.File
-	name string
 }
 
 func newClaims(dir string, owner wire.Owner) (*claims, error) {
@@ -96,7 +95,7 @@ func (c *claims) acquire(path string) (*claim, error) {
 			_ = f.Close()
 			return nil, baton.Errorf(ErrRuntime, "write claim for %s: %v", path, err)
 		}
-		return &claim{f: f, name: name}, nil
+		return &claim{f: f}, nil
 	}
 	return nil, baton.Errorf(ErrRuntime, "claim for %s kept changing", path)
 }

@@ -30,7 +30,7 @@ type Client struct {
 
 	mu      sync.Mutex
 	next    uint64
-	pending map[string]chan wire.Record
+	pending map[string]chan received
 	ended   bool
 }
 
@@ -39,26 +39,46 @@ type Client struct {
 // agent_settled, message, session_closed, host_superseded, or a
 // runtime's own). Fields a record does not carry are empty.
 type Record struct {
-	Type string
+	Type string `json:"type"`
 	// SessionID is the session an event belongs to.
-	SessionID string
+	SessionID string `json:"sessionId"`
 	// Command, Success and Error describe a response: the command it
 	// answers, whether it succeeded, and the wire code of a failure.
-	Command string
-	Success bool
-	Error   string
+	Command string `json:"command"`
+	Success bool   `json:"success"`
+	Error   string `json:"error"`
 	// Reason and SessionPath are those of session_closed.
-	Reason      string
-	SessionPath string
+	Reason      string `json:"reason"`
+	SessionPath string `json:"sessionPath"`
 	// InstanceID, Generation and Successor (its socket, "" when unknown)
 	// are those of host_superseded.
-	InstanceID string
-	Generation int
-	Successor  string
+	InstanceID string `json:"instanceId"`
+	Generation int    `json:"generation"`
+	Successor  string `json:"-"`
 	// Text is a message event's text.
-	Text string
+	Text string `json:"text"`
 	// Raw is the line as received.
-	Raw json.RawMessage
+	Raw json.RawMessage `json:"-"`
+}
+
+// received is one line as a Client decodes it: its Record, and what only
+// the Client reads.
+type received struct {
+	Record
+	ID        string          `json:"id"`
+	Data      json.RawMessage `json:"data"`
+	ErrorData json.RawMessage `json:"errorData"`
+	Successor *wire.Successor `json:"successor"`
+}
+
+// record is the Record of r, which was decoded from line.
+func (r received) record(line []byte) Record {
+	out := r.Record
+	out.Raw = append(json.RawMessage(nil), line...)
+	if r.Successor != nil {
+		out.Successor = r.Successor.Socket
+	}
+	return out
 }
 
 // SessionState is what get_state answers. Activity is nil when the
@@ -66,14 +86,16 @@ type Record struct {
 // requests in flight for the session (this get_state excluded). State is
 // the runtime's own view, decoded from JSON.
 type SessionState struct {
-	SessionID    string
-	SessionPath  string
-	Attachments  int
-	Busy         bool
-	Activity     *engine.Activity
-	HostRequests int
-	Draining     bool
-	State        any
+	SessionID   string `json:"sessionId"`
+	SessionPath string `json:"sessionPath"`
+	Attachments int    `json:"attachments"`
+	Busy        bool   `json:"busy"`
+	// Activity decodes from the wire's lower-camel names, which
+	// encoding/json matches to engine.Activity's fields.
+	Activity     *engine.Activity `json:"activity"`
+	HostRequests int              `json:"hostRequests"`
+	Draining     bool             `json:"draining"`
+	State        any              `json:"state"`
 }
 
 // Dial connects to the host socket at path (a unix socket); onRecord, if
@@ -91,7 +113,7 @@ func Dial(ctx context.Context, path string, onRecord func(Record)) (*Client, err
 		}
 		return nil, baton.Errorf(ErrClosed, "dial %s: %v", path, err)
 	}
-	c := &Client{nc: nc, onRecord: onRecord, done: make(chan struct{}), pending: map[string]chan wire.Record{}}
+	c := &Client{nc: nc, onRecord: onRecord, done: make(chan struct{}), pending: map[string]chan received{}}
 	go c.readLoop()
 	return c, nil
 }
@@ -105,12 +127,12 @@ func (c *Client) readLoop() {
 		if err != nil {
 			break
 		}
-		var rec wire.Record
+		var rec received
 		if json.Unmarshal(line, &rec) != nil {
 			break
 		}
 		if c.onRecord != nil {
-			c.onRecord(recordOf(rec, line))
+			c.onRecord(rec.record(line))
 		}
 		if rec.Type == wire.TypeResponse {
 			c.mu.Lock()
@@ -133,16 +155,6 @@ func (c *Client) readLoop() {
 	close(c.done)
 }
 
-func recordOf(r wire.Record, line []byte) Record {
-	out := Record{Type: r.Type, SessionID: r.SessionID, Command: r.Command, Success: r.Success, Error: r.Error,
-		Reason: r.Reason, SessionPath: r.SessionPath, InstanceID: r.InstanceID, Generation: r.Generation,
-		Text: r.Text, Raw: append(json.RawMessage(nil), line...)}
-	if r.Successor != nil {
-		out.Successor = r.Successor.Socket
-	}
-	return out
-}
-
 // Done is closed once the connection has ended (the host closed it, it
 // broke, or Close was called) and every record was delivered.
 func (c *Client) Done() <-chan struct{} { return c.done }
@@ -157,12 +169,12 @@ func (c *Client) Close() error {
 }
 
 // call sends cmd with a fresh id and waits for its response.
-func (c *Client) call(ctx context.Context, cmd wire.Command) (wire.Record, error) {
-	ch := make(chan wire.Record, 1)
+func (c *Client) call(ctx context.Context, cmd wire.Command) (received, error) {
+	ch := make(chan received, 1)
 	c.mu.Lock()
 	if c.ended {
 		c.mu.Unlock()
-		return wire.Record{}, ErrClosed
+		return received{}, ErrClosed
 	}
 	c.next++
 	cmd.ID = "c" + strconv.FormatUint(c.next, 10)
@@ -176,12 +188,12 @@ func (c *Client) call(ctx context.Context, cmd wire.Command) (wire.Record, error
 	}
 	if err != nil {
 		c.forget(cmd.ID)
-		return wire.Record{}, baton.Errorf(ErrClosed, "write: %v", err)
+		return received{}, baton.Errorf(ErrClosed, "write: %v", err)
 	}
 	select {
 	case rec, ok := <-ch:
 		if !ok {
-			return wire.Record{}, ErrClosed
+			return received{}, ErrClosed
 		}
 		if !rec.Success {
 			return rec, remoteErr(rec)
@@ -189,7 +201,7 @@ func (c *Client) call(ctx context.Context, cmd wire.Command) (wire.Record, error
 		return rec, nil
 	case <-ctx.Done():
 		c.forget(cmd.ID)
-		return wire.Record{}, ctx.Err()
+		return received{}, ctx.Err()
 	}
 }
 
@@ -243,14 +255,7 @@ func (c *Client) Abort(ctx context.Context, sessionID string) error {
 
 // State calls get_state. Errors as Prompt.
 func (c *Client) State(ctx context.Context, sessionID string) (SessionState, error) {
-	st, err := callData[wire.State](ctx, c, wire.Command{Type: wire.CmdGetState, SessionID: sessionID})
-	out := SessionState{SessionID: st.SessionID, SessionPath: st.SessionPath, Attachments: st.Attachments,
-		Busy: st.Busy, HostRequests: st.HostRequests, Draining: st.Draining, State: st.State}
-	if st.Activity != nil {
-		a := engine.Activity(*st.Activity)
-		out.Activity = &a
-	}
-	return out, err
+	return callData[SessionState](ctx, c, wire.Command{Type: wire.CmdGetState, SessionID: sessionID})
 }
 
 // CloseSession calls close_session: this connection detaches from the

@@ -87,25 +87,24 @@ func (h *Host) end(e *entry) {
 }
 
 func (h *Host) sessionCommand(c *conn, e *entry, cmd wire.Command) (any, error) {
+	var err error
 	switch cmd.Type {
 	case wire.CmdPrompt:
 		if cmd.Text == "" {
 			return nil, baton.Errorf(ErrInvalidCommand, "text is required")
 		}
-		if err := e.sess.Prompt(c.ctx, cmd.Text); err != nil {
-			return nil, runtimeErr(err)
-		}
-		return wire.Accepted{SessionID: e.id}, nil
+		err = e.sess.Prompt(c.ctx, cmd.Text)
 	case wire.CmdAbort:
-		if err := e.sess.Abort(c.ctx); err != nil {
-			return nil, runtimeErr(err)
-		}
-		return wire.Accepted{SessionID: e.id}, nil
+		err = e.sess.Abort(c.ctx)
 	case wire.CmdGetState:
 		return h.state(c, e)
 	default: // close_session
 		return h.closeSession(c, e)
 	}
+	if err != nil {
+		return nil, runtimeErr(err)
+	}
+	return wire.Accepted{SessionID: e.id}, nil
 }
 
 func (h *Host) state(c *conn, e *entry) (any, error) {
@@ -122,7 +121,8 @@ func (h *Host) state(c *conn, e *entry) (any, error) {
 	h.mu.Unlock()
 	out.Busy = a.Busy() || out.HostRequests > 0
 	if known {
-		out.Activity = wire.ActivityOf(a)
+		act := wire.Activity(a)
+		out.Activity = &act
 	}
 	return out, nil
 }
@@ -132,12 +132,7 @@ func (h *Host) state(c *conn, e *entry) (any, error) {
 func (h *Host) closeSession(c *conn, e *entry) (any, error) {
 	h.mu.Lock()
 	if len(e.conns) > 1 {
-		delete(e.conns, c)
-		delete(c.sessions, e.id)
-		e.refreshSubsLocked()
-		if (h.draining || h.closed) && len(c.sessions) == 0 {
-			c.closeAfterFlush()
-		}
+		h.detachLocked(e, c)
 		h.mu.Unlock()
 		return wire.CloseResult{SessionID: e.id}, nil
 	}

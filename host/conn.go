@@ -77,8 +77,7 @@ func (c *conn) enqueue(line []byte) {
 		return
 	}
 	if len(c.queue) >= c.h.opts.MaxQueuedRecords {
-		c.dead = true
-		c.queue = nil
+		c.killLocked()
 		c.qmu.Unlock()
 		c.h.log.Warn("connection too slow; disconnected", zap.Uint64("conn", c.id))
 		_ = c.nc.Close()
@@ -88,6 +87,12 @@ func (c *conn) enqueue(line []byte) {
 	c.queue = append(c.queue, line)
 	c.qmu.Unlock()
 	c.signal()
+}
+
+// killLocked stops the writer and drops what is queued; conn.qmu held.
+func (c *conn) killLocked() {
+	c.dead = true
+	c.queue = nil
 }
 
 // closeAfterFlush closes the connection once every queued record and every
@@ -156,8 +161,7 @@ func (c *conn) writeLoop() {
 			c.qmu.Lock()
 		}
 		if c.dead || len(c.queue) == 0 {
-			c.dead = true
-			c.queue = nil
+			c.killLocked()
 			c.qmu.Unlock()
 			return
 		}
@@ -168,8 +172,7 @@ func (c *conn) writeLoop() {
 		_ = c.nc.SetWriteDeadline(time.Now().Add(c.h.opts.WriteTimeout))
 		if _, err := batch.WriteTo(c.nc); err != nil {
 			c.qmu.Lock()
-			c.dead = true
-			c.queue = nil
+			c.killLocked()
 			c.qmu.Unlock()
 			c.h.log.Debug("connection write failed", zap.Uint64("conn", c.id), zap.Error(err))
 			return
@@ -182,10 +185,8 @@ func (c *conn) writeLoop() {
 func (h *Host) readerDone(c *conn) {
 	c.cancel()
 	h.mu.Lock()
-	for id, e := range c.sessions {
-		delete(e.conns, c)
-		e.refreshSubsLocked()
-		delete(c.sessions, id)
+	for _, e := range c.sessions {
+		h.detachLocked(e, c)
 	}
 	h.mu.Unlock()
 	c.closeAfterFlush()

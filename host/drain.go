@@ -79,10 +79,7 @@ func (h *Host) drainLoop() {
 	for {
 		tick := clk.NewTimer(h.opts.Sweep)
 		select {
-		case <-h.done:
-			tick.Stop()
-			return
-		case <-h.ctx.Done():
+		case <-h.ctx.Done(): // the drain finished, or the host closed
 			tick.Stop()
 			return
 		case <-tick.C():
@@ -103,12 +100,6 @@ func (h *Host) sweep() {
 	entries := h.openLocked()
 	h.mu.Unlock()
 	workers := min(len(entries), sweepWorkers)
-	if workers <= 1 {
-		for _, e := range entries {
-			h.tryPark(e)
-		}
-		return
-	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {

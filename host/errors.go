@@ -111,7 +111,7 @@ func ErrorData(err error) json.RawMessage {
 }
 
 // remoteErr is the error of a failed response a Client received.
-func remoteErr(r wire.Record) error {
+func remoteErr(r received) error {
 	err := baton.Errorf(sentinelOf(r.Error), "%s failed: %s", r.Command, r.Error)
 	if len(r.ErrorData) == 0 {
 		return err

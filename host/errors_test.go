@@ -30,7 +30,7 @@ func TestRemoteErrorMatchesSentinels(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.code, func(t *testing.T) {
-			var rec wire.Record
+			var rec received
 			line := `{"id":"c1","type":"response","command":"open_session","success":false,"error":"` + tt.code + `","errorData":{"owner":{"pid":9},"retry_after_ms":2000}}`
 			if err := json.Unmarshal([]byte(line), &rec); err != nil {
 				t.Fatal(err)
@@ -58,11 +58,11 @@ func TestRemoteErrorMatchesSentinels(t *testing.T) {
 func TestRecordKeepsTheLine(t *testing.T) {
 	t.Parallel()
 	line := `{"type":"host_superseded","instanceId":"host_a","generation":3,"successor":{"socket":"/s"}}`
-	var w wire.Record
+	var w received
 	if err := json.Unmarshal([]byte(line), &w); err != nil {
 		t.Fatal(err)
 	}
-	r := recordOf(w, []byte(line))
+	r := w.record([]byte(line))
 	if string(r.Raw) != line || r.Successor != "/s" || r.InstanceID != "host_a" || r.Generation != 3 {
 		t.Errorf("record = %+v", r)
 	}

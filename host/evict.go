@@ -26,7 +26,7 @@ func (h *Host) evictLoop() {
 		case <-t.C():
 		}
 		h.mu.Lock()
-		if h.draining || h.closed {
+		if h.stoppingLocked() {
 			h.mu.Unlock()
 			return
 		}

@@ -28,9 +28,12 @@ func (h *Host) Holding() []Hold { return h.holding() }
 
 // Call sends any command on c, malformed ones included, and returns its
 // response.
-func Call(ctx context.Context, c *Client, cmd wire.Command) (wire.Record, error) {
+func Call(ctx context.Context, c *Client, cmd wire.Command) (Received, error) {
 	return c.call(ctx, cmd)
 }
+
+// Received is a decoded response, its data included.
+type Received = received
 
 // Tracked counts the sessions the host tracks: reserved paths and open
 // handles. Both are zero once every session closed.

@@ -3,8 +3,10 @@ package host
 import (
 	"context"
 	"errors"
+	"maps"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -157,7 +159,7 @@ func (h *Host) acceptLoop(ln net.Listener) error {
 		nc, err := ln.Accept()
 		if err != nil {
 			h.mu.Lock()
-			stopping := h.draining || h.closed
+			stopping := h.stoppingLocked()
 			h.mu.Unlock()
 			if stopping {
 				return nil
@@ -183,6 +185,10 @@ func (h *Host) acceptLoop(ln net.Listener) error {
 		h.addConn(nc)
 	}
 }
+
+// stoppingLocked reports whether the host drains or was closed; Host.mu
+// held.
+func (h *Host) stoppingLocked() bool { return h.draining || h.closed }
 
 func (h *Host) finish(err error) {
 	h.doneOnce.Do(func() {
@@ -238,10 +244,4 @@ func (h *Host) Close(ctx context.Context) error {
 }
 
 // openLocked lists the open (or parking) sessions; Host.mu held.
-func (h *Host) openLocked() []*entry {
-	entries := make([]*entry, 0, len(h.byID))
-	for _, e := range h.byID {
-		entries = append(entries, e)
-	}
-	return entries
-}
+func (h *Host) openLocked() []*entry { return slices.Collect(maps.Values(h.byID)) }

@@ -2,7 +2,9 @@ package host
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,10 +71,7 @@ func (e *entry) emit(typ string, fields map[string]any) {
 
 // refreshSubsLocked republishes the attachment snapshot; Host.mu held.
 func (e *entry) refreshSubsLocked() {
-	subs := make([]*conn, 0, len(e.conns))
-	for c := range e.conns {
-		subs = append(subs, c)
-	}
+	subs := slices.Collect(maps.Keys(e.conns))
 	e.subs.Store(&subs)
 }
 
@@ -154,7 +153,7 @@ func (h *Host) open(ctx context.Context, c *conn, path, cwd string) (wire.Opened
 	e.state = stOpen
 	e.mu.Unlock()
 	h.byID[e.id] = e
-	stopping, closed := h.draining || h.closed, h.closed
+	stopping, closed := h.stoppingLocked(), h.closed
 	if !stopping {
 		h.attachLocked(e, c)
 	}
@@ -200,6 +199,17 @@ func (h *Host) attachLocked(e *entry, c *conn) {
 	e.conns[c] = struct{}{}
 	c.sessions[e.id] = e
 	e.refreshSubsLocked()
+}
+
+// detachLocked detaches c from e; Host.mu held. On a draining or closed
+// host a connection left holding nothing is closed after it flushes.
+func (h *Host) detachLocked(e *entry, c *conn) {
+	delete(e.conns, c)
+	delete(c.sessions, e.id)
+	e.refreshSubsLocked()
+	if h.stoppingLocked() && len(c.sessions) == 0 {
+		c.closeAfterFlush()
+	}
 }
 
 // lookup finds the session a handle names on c. A handle parked by the
@@ -248,7 +258,7 @@ func (h *Host) closeEntry(e *entry, reason string) {
 			c.ended[e.id] = rec
 		}
 		c.enqueue(line)
-		if (h.draining || h.closed) && len(c.sessions) == 0 {
+		if h.stoppingLocked() && len(c.sessions) == 0 {
 			c.closeAfterFlush()
 		}
 	}

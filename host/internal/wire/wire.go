@@ -11,8 +11,6 @@ import (
 	"errors"
 	"io"
 	"maps"
-
-	"github.com/batonhq/baton/engine"
 )
 
 // Command types.
@@ -91,25 +89,6 @@ type Response struct {
 	ErrorData any    `json:"errorData,omitempty"`
 }
 
-// Record is any line a client reads: the union of the fields of responses
-// and events.
-type Record struct {
-	Type        string          `json:"type"`
-	ID          string          `json:"id,omitempty"`
-	Command     string          `json:"command,omitempty"`
-	Success     bool            `json:"success,omitempty"`
-	Data        json.RawMessage `json:"data,omitempty"`
-	Error       string          `json:"error,omitempty"`
-	ErrorData   json.RawMessage `json:"errorData,omitempty"`
-	SessionID   string          `json:"sessionId,omitempty"`
-	SessionPath string          `json:"sessionPath,omitempty"`
-	Reason      string          `json:"reason,omitempty"`
-	InstanceID  string          `json:"instanceId,omitempty"`
-	Generation  int             `json:"generation,omitempty"`
-	Successor   *Successor      `json:"successor,omitempty"`
-	Text        string          `json:"text,omitempty"`
-}
-
 // Successor says where the generation that supersedes a host listens.
 type Successor struct {
 	Socket string `json:"socket"`
@@ -185,29 +164,23 @@ type Activity struct {
 	WakeSources int  `json:"wakeSources"`
 }
 
-// ActivityOf is a on the wire.
-func ActivityOf(a engine.Activity) *Activity {
-	v := Activity(a)
-	return &v
-}
-
 // ErrLineTooLong is what LineReader.Next returns for a line over its limit.
 var ErrLineTooLong = errors.New("line too long")
 
 // LineReader reads JSON lines, refusing lines over a limit. It is not safe
 // for concurrent use.
-type LineReader struct {
-	r   *bufio.Reader
-	max int
-	buf []byte
-}
+type LineReader struct{ sc *bufio.Scanner }
 
 // NewLineReader reads lines from r; max <= 0 means MaxLineBytes.
 func NewLineReader(r io.Reader, max int) *LineReader {
 	if max <= 0 {
 		max = MaxLineBytes
 	}
-	return &LineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+	sc := bufio.NewScanner(r)
+	// The buffer holds a line and its newline; its capacity must not exceed
+	// the limit, which the scanner would take instead.
+	sc.Buffer(make([]byte, 0, min(max+1, 64<<10)), max+1)
+	return &LineReader{sc: sc}
 }
 
 // Next returns the next non-empty line without its newline, valid until the
@@ -215,29 +188,18 @@ func NewLineReader(r io.Reader, max int) *LineReader {
 // without a newline is still returned first), ErrLineTooLong for a line
 // over the limit (the stream is then unusable), or the reader's error.
 func (l *LineReader) Next() ([]byte, error) {
-	for {
-		l.buf = l.buf[:0]
-		for {
-			chunk, err := l.r.ReadSlice('\n')
-			if len(l.buf)+len(chunk) > l.max+1 {
-				return nil, ErrLineTooLong
-			}
-			l.buf = append(l.buf, chunk...)
-			if err == nil {
-				break
-			}
-			if errors.Is(err, bufio.ErrBufferFull) {
-				continue
-			}
-			if errors.Is(err, io.EOF) && len(bytes.TrimSpace(l.buf)) > 0 {
-				break
-			}
-			return nil, err
-		}
-		if line := bytes.TrimSpace(l.buf); len(line) > 0 {
+	for l.sc.Scan() {
+		if line := bytes.TrimSpace(l.sc.Bytes()); len(line) > 0 {
 			return line, nil
 		}
 	}
+	switch err := l.sc.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		return nil, ErrLineTooLong
+	case err != nil:
+		return nil, err
+	}
+	return nil, io.EOF
 }
 
 // MarshalLine encodes v as one JSON line, newline included. HTML characters
