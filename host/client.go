@@ -180,12 +180,9 @@ func (c *Client) call(ctx context.Context, cmd wire.Command) (received, error) {
 	cmd.ID = "c" + strconv.FormatUint(c.next, 10)
 	c.pending[cmd.ID] = ch
 	c.mu.Unlock()
-	line, err := wire.MarshalLine(cmd)
-	if err == nil {
-		c.wmu.Lock()
-		_, err = c.nc.Write(line)
-		c.wmu.Unlock()
-	}
+	c.wmu.Lock()
+	_, err := c.nc.Write(wire.MustLine(cmd)) // strings only: it encodes
+	c.wmu.Unlock()
 	if err != nil {
 		c.forget(cmd.ID)
 		return received{}, baton.Errorf(ErrClosed, "write: %v", err)

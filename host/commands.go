@@ -46,30 +46,44 @@ func (h *Host) dispatch(c *conn, line []byte) (resp []byte, after func()) {
 	return h.responseLine(cmd, data, err), after
 }
 
-// begin looks a handle up and holds its session with an in-flight request.
-// A session being parked or closed is waited for, so the answer follows
-// its terminal record: a command that races the park never sees
-// unknown_session.
+// begin looks a handle up on c and holds its session with an in-flight
+// request. A handle parked by the handoff answers ErrSessionClosed with the
+// terminal record as errorData, never ErrUnknownSession: a session being
+// parked or closed is waited for, so the answer follows its terminal record.
 func (h *Host) begin(c *conn, sessionID string) (*entry, error) {
-	e, err := h.lookup(c, sessionID)
-	if err != nil {
-		return nil, err
+	if sessionID == "" {
+		return nil, baton.Errorf(ErrInvalidCommand, "sessionId is required")
+	}
+	h.mu.Lock()
+	e := c.sessions[sessionID]
+	if e == nil {
+		defer h.mu.Unlock()
+		return nil, h.endedLocked(c, sessionID)
 	}
 	e.mu.Lock()
-	if e.state == stOpen {
+	open := e.state == stOpen
+	if open {
 		e.inflight++
-		e.mu.Unlock()
-		return e, nil
 	}
 	e.mu.Unlock()
+	h.mu.Unlock()
+	if !open {
+		return nil, h.waitEnded(c, e)
+	}
+	return e, nil
+}
+
+// waitEnded waits until e, which is being parked or closed, is gone, and
+// returns what a command for it on c then gets; ErrClosed if c ends first.
+func (h *Host) waitEnded(c *conn, e *entry) error {
 	select {
 	case <-e.gone:
 	case <-c.ctx.Done():
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return nil, h.endedLocked(c, sessionID)
+	return h.endedLocked(c, e.id)
 }
 
 // end releases a command's in-flight hold; on a draining host the session
@@ -138,10 +152,7 @@ func (h *Host) closeSession(c *conn, e *entry) (any, error) {
 	}
 	h.mu.Unlock()
 	if !e.markClosing() {
-		<-e.gone
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		return nil, h.endedLocked(c, e.id)
+		return nil, h.waitEnded(c, e)
 	}
 	h.closeEntry(e, wire.ReasonClientClose)
 	return wire.CloseResult{SessionID: e.id, Closed: true}, nil

@@ -56,9 +56,8 @@ func (h *Host) addConn(nc net.Conn) {
 		c.enqueue(h.supersededLineLocked())
 		c.closeAfterFlush()
 	}
-	h.wg.Add(2)
-	go c.readLoop()
-	go c.writeLoop()
+	h.wg.Go(c.readLoop)
+	h.wg.Go(c.writeLoop)
 }
 
 func (c *conn) signal() {
@@ -125,7 +124,6 @@ func (c *conn) endHandling(resp []byte) {
 }
 
 func (c *conn) readLoop() {
-	defer c.h.wg.Done()
 	defer c.h.connPartDone(c)
 	defer c.h.readerDone(c)
 	lr := wire.NewLineReader(c.nc, c.h.opts.MaxLineBytes)
@@ -150,7 +148,6 @@ func (c *conn) readLoop() {
 }
 
 func (c *conn) writeLoop() {
-	defer c.h.wg.Done()
 	defer c.h.connPartDone(c)
 	defer func() { _ = c.nc.Close() }()
 	for {

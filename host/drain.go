@@ -103,13 +103,11 @@ func (h *Host) sweep() {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := next.Add(1) - 1; i < int64(len(entries)); i = next.Add(1) - 1 {
 				h.tryPark(entries[i])
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }
@@ -130,8 +128,7 @@ func (h *Host) tryPark(e *entry) bool {
 	if _, _, busy := e.activityLocked(); busy {
 		if e.notify != nil && !e.watching {
 			e.watching = true
-			h.wg.Add(1)
-			go h.watchSettle(e)
+			h.wg.Go(func() { h.watchSettle(e) })
 		}
 		e.mu.Unlock()
 		return false
@@ -143,7 +140,6 @@ func (h *Host) tryPark(e *entry) bool {
 }
 
 func (h *Host) watchSettle(e *entry) {
-	defer h.wg.Done()
 	for {
 		select {
 		case <-e.notify:

@@ -14,7 +14,6 @@ import (
 // keeps a session open here, though it never holds a handoff. It stops
 // when a drain starts (the drain parks everything) or the host closes.
 func (h *Host) evictLoop() {
-	defer h.wg.Done()
 	clk := h.opts.clock
 	period := min(h.opts.IdleEvict, time.Second)
 	for {

@@ -109,23 +109,18 @@ func (h *Host) Serve(ctx context.Context, ln net.Listener) error {
 		return errAlreadyServing
 	}
 	h.served = true
-	if h.closed || h.draining {
+	if h.stoppingLocked() {
 		h.mu.Unlock()
 		_ = ln.Close()
 		return h.waitServe(ctx, nil)
 	}
 	h.ln = ln
 	if h.opts.IdleEvict > 0 {
-		h.wg.Add(1)
-		go h.evictLoop()
+		h.wg.Go(h.evictLoop)
 	}
 	h.mu.Unlock()
 	acceptErr := make(chan error, 1)
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		acceptErr <- h.acceptLoop(ln)
-	}()
+	h.wg.Go(func() { acceptErr <- h.acceptLoop(ln) })
 	return h.waitServe(ctx, acceptErr)
 }
 

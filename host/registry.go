@@ -212,21 +212,9 @@ func (h *Host) detachLocked(e *entry, c *conn) {
 	}
 }
 
-// lookup finds the session a handle names on c. A handle parked by the
-// handoff answers ErrSessionClosed with the terminal record as errorData,
-// never ErrUnknownSession.
-func (h *Host) lookup(c *conn, sessionID string) (*entry, error) {
-	if sessionID == "" {
-		return nil, baton.Errorf(ErrInvalidCommand, "sessionId is required")
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if e := c.sessions[sessionID]; e != nil {
-		return e, nil
-	}
-	return nil, h.endedLocked(c, sessionID)
-}
-
+// endedLocked is the error of a command for a handle c no longer holds:
+// ErrSessionClosed with the terminal record it remembers, or
+// ErrUnknownSession; Host.mu held.
 func (h *Host) endedLocked(c *conn, sessionID string) error {
 	if rec, ok := c.ended[sessionID]; ok {
 		return &dataError{err: baton.Errorf(ErrSessionClosed, "%s: %s", sessionID, rec.Reason), data: rec}

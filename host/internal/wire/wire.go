@@ -215,8 +215,8 @@ func MarshalLine(v any) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// MustLine is MarshalLine for a record the host built of these types, which
-// always encode: a failure is a bug.
+// MustLine is MarshalLine for a command or record built of these types,
+// which always encode: a failure is a bug.
 func MustLine(v any) []byte {
 	b, err := MarshalLine(v)
 	if err != nil {
