@@ -12,7 +12,6 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/internal/proc"
 	"github.com/batonhq/baton/transcript"
 )
 
@@ -26,22 +25,22 @@ const (
 // session/load, the configuration, and the one turn. Whatever happens, the
 // agent is ended afterwards (endAfterTurn).
 func (p *process) converse() {
-	defer p.e.wg.Done()
+	defer p.e.reg.WG.Done()
 	defer close(p.convDone)
 	defer func() {
-		p.e.wg.Add(1)
+		p.e.reg.WG.Add(1)
 		go p.endAfterTurn()
 	}()
 	// The SDK's connection logs to slog's default logger unless told
 	// otherwise, and its reader may log as soon as it runs: hold its input
 	// until the logger is set.
-	in := &gated{r: p.stdout, open: make(chan struct{})}
-	conn := sdk.NewClientSideConnection(&client{p: p}, p.stdin, in)
+	in := &gated{r: p.Stdout, open: make(chan struct{})}
+	conn := sdk.NewClientSideConnection(&client{p: p}, p.Stdin, in)
 	conn.SetLogger(slog.New(slog.DiscardHandler))
 	close(in.open)
-	p.mu.Lock()
+	p.Mu.Lock()
 	p.conn = conn
-	p.mu.Unlock()
+	p.Mu.Unlock()
 	ctx := p.ctx
 	init, err := conn.Initialize(ctx, sdk.InitializeRequest{
 		ProtocolVersion: sdk.ProtocolVersionNumber,
@@ -52,9 +51,9 @@ func (p *process) converse() {
 		return
 	}
 	if init.AgentInfo != nil {
-		p.mu.Lock()
-		p.actual.Version = init.AgentInfo.Version
-		p.mu.Unlock()
+		p.Mu.Lock()
+		p.Seen.Version = init.AgentInfo.Version
+		p.Mu.Unlock()
 	}
 	caps := init.AgentCapabilities
 	servers := p.launch.MCPServers
@@ -97,26 +96,26 @@ func (p *process) converse() {
 		p.refuseWith(nil, "the agent named no session id")
 		return
 	}
-	p.mu.Lock()
-	p.nativeID = sid
+	p.Mu.Lock()
+	p.NativeID = sid
 	if models != nil {
-		p.actual.Model = string(models.CurrentModelId)
+		p.Seen.Model = string(models.CurrentModelId)
 	}
 	if o := option(options, sdk.SessionConfigOptionCategoryModel); o != nil {
-		p.actual.Model = string(o.CurrentValue)
+		p.Seen.Model = string(o.CurrentValue)
 	}
-	p.mu.Unlock()
+	p.Mu.Unlock()
 	if err := p.configure(ctx, conn, sid, options, models, modes); err != nil {
 		p.refuse("configuration", err)
 		return
 	}
-	p.mu.Lock()
-	if p.stopRequested {
-		p.mu.Unlock()
+	p.Mu.Lock()
+	if p.StopRequested {
+		p.Mu.Unlock()
 		return
 	}
 	p.prompting = true
-	p.mu.Unlock()
+	p.Mu.Unlock()
 	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sdk.SessionId(sid), Prompt: []sdk.ContentBlock{sdk.TextBlock(p.req.Prompt)}})
 	gone := false
 	select {
@@ -124,28 +123,28 @@ func (p *process) converse() {
 		gone = true
 	default:
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.Mu.Lock()
+	defer p.Mu.Unlock()
 	switch {
 	case err != nil:
 		p.turnErr = "session/prompt: " + err.Error()
-		if p.stopRequested || gone {
+		if p.StopRequested || gone {
 			// The agent is gone: its exit settles readiness, once the
 			// updates it sent before are delivered (the connection hands
 			// them over after the disconnect).
 			return
 		}
-		p.resolveLocked("", readyFailure(engine.ErrReadyRejected, p.turnErr, refinement(err)...))
+		p.FailReadyLocked(engine.ErrReadyRejected, p.turnErr, refinement(err)...)
 	case res.StopReason == sdk.StopReasonRefusal:
 		p.turnErr = "the agent refused the turn"
-		p.resolveLocked("", readyFailure(engine.ErrReadyRejected, p.turnErr))
+		p.FailReadyLocked(engine.ErrReadyRejected, p.turnErr)
 	case res.StopReason == sdk.StopReasonCancelled:
 		p.turnErr = "the turn was cancelled"
 	default:
 		// An answer that ends the turn accepted it, even without an
 		// update before it.
 		p.turnOK = true
-		p.resolveLocked(sid, nil)
+		p.ResolveLocked(sid)
 	}
 }
 
@@ -185,9 +184,9 @@ func (p *process) configure(ctx context.Context, conn *sdk.ClientSideConnection,
 		if err != nil {
 			return fmt.Errorf("model %q: %w", cfg.Model, err)
 		}
-		p.mu.Lock()
-		p.actual.Model = cfg.Model
-		p.mu.Unlock()
+		p.Mu.Lock()
+		p.Seen.Model = cfg.Model
+		p.Mu.Unlock()
 	}
 	if cfg.ReasoningEffort != "" {
 		o := option(options, sdk.SessionConfigOptionCategoryThoughtLevel)
@@ -224,10 +223,10 @@ func option(options []sdk.SessionConfigOption, c sdk.SessionConfigOptionCategory
 
 // refuse fails readiness after a refused request of step.
 func (p *process) refuse(step string, err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.Mu.Lock()
+	defer p.Mu.Unlock()
 	p.turnErr = step + ": " + err.Error()
-	if p.stopRequested {
+	if p.StopRequested {
 		// A stop's end of input, not a refusal: the exit settles it.
 		return
 	}
@@ -235,19 +234,19 @@ func (p *process) refuse(step string, err error) {
 	if step == "session/load" && !errors.Is(err, engine.ErrAuth) {
 		also = append(also, engine.ErrSessionMissing)
 	}
-	p.resolveLocked("", readyFailure(engine.ErrReadyRejected, p.turnErr, also...))
+	p.FailReadyLocked(engine.ErrReadyRejected, p.turnErr, also...)
 }
 
 // refuseWith fails readiness for a reason of the engine's own.
 func (p *process) refuseWith(also error, msg string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.Mu.Lock()
+	defer p.Mu.Unlock()
 	p.turnErr = msg
 	var extra []error
 	if also != nil {
 		extra = append(extra, also)
 	}
-	p.resolveLocked("", readyFailure(engine.ErrReadyRejected, msg, extra...))
+	p.FailReadyLocked(engine.ErrReadyRejected, msg, extra...)
 }
 
 // refinement returns the sentinels an ACP error also means: ErrAuth for
@@ -270,11 +269,6 @@ func refinement(err error) []error {
 	return out
 }
 
-// readyFailure builds a readiness error on base that also matches also.
-func readyFailure(base *baton.Error, detail string, also ...error) error {
-	return proc.ReadyFailure(base, detail, also...)
-}
-
 // turnUpdate reports whether u belongs to the agent's work on the turn (its
 // message, thoughts, plan or tool calls), which confirms readiness; the
 // session's own notices (commands, modes, options, usage) do not.
@@ -287,13 +281,13 @@ func turnUpdate(u sdk.SessionUpdate) bool {
 // own transcript already holds them.
 func (p *process) update(n sdk.SessionNotification) {
 	u := n.Update
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.prompting || string(n.SessionId) != p.nativeID {
+	p.Mu.Lock()
+	defer p.Mu.Unlock()
+	if !p.prompting || string(n.SessionId) != p.NativeID {
 		return
 	}
 	if turnUpdate(u) {
-		p.resolveLocked(p.nativeID, nil)
+		p.ResolveLocked(p.NativeID)
 	}
 	switch {
 	case u.AgentMessageChunk != nil:
@@ -301,11 +295,11 @@ func (p *process) update(n sdk.SessionNotification) {
 			p.append(transcript.Event{Speaker: transcript.Agent, Kind: transcript.Message, Text: t.Text})
 		}
 	case u.ToolCall != nil:
-		p.tool = u.ToolCall.Status != sdk.ToolCallStatusCompleted && u.ToolCall.Status != sdk.ToolCallStatusFailed
+		p.Tool = u.ToolCall.Status != sdk.ToolCallStatusCompleted && u.ToolCall.Status != sdk.ToolCallStatusFailed
 		p.append(transcript.Event{Speaker: transcript.Agent, Kind: transcript.ToolCall, Text: toolText(u.ToolCall.Title, string(u.ToolCall.Kind), string(u.ToolCall.ToolCallId))})
 	case u.ToolCallUpdate != nil:
 		if s := u.ToolCallUpdate.Status; s != nil && (*s == sdk.ToolCallStatusCompleted || *s == sdk.ToolCallStatusFailed) {
-			p.tool = false
+			p.Tool = false
 			p.append(transcript.Event{Speaker: transcript.Agent, Kind: transcript.ToolCall, Text: fmt.Sprintf("tool %s %s", u.ToolCallUpdate.ToolCallId, *s)})
 		}
 	}

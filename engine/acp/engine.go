@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -21,18 +20,10 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/internal/ids"
 	"github.com/batonhq/baton/internal/proc"
-	"github.com/batonhq/baton/internal/syncx"
 	"github.com/batonhq/baton/internal/tlog"
 	"github.com/batonhq/baton/transcript"
 )
-
-// ErrClosed is returned by Start once Close was called.
-var ErrClosed = baton.NewError(baton.EUNAVAILABLE, "acp: engine closed")
-
-// defaultStopGrace is Options.StopGrace's default.
-const defaultStopGrace = 5 * time.Second
 
 // PermissionModes are the permission modes an Engine accepts (see
 // Permission): the empty mode is "default".
@@ -98,11 +89,7 @@ type Launch struct {
 // concurrent use.
 type Engine struct {
 	opts Options
-
-	mu     sync.Mutex
-	closed bool
-	procs  map[*process]struct{}
-	wg     sync.WaitGroup
+	reg  proc.Launches[*process]
 }
 
 var (
@@ -124,25 +111,11 @@ func New(opts Options) (*Engine, error) {
 	if opts.Name == "" {
 		opts.Name = filepath.Base(opts.Command)
 	}
-	switch {
-	case opts.StopGrace == 0:
-		opts.StopGrace = defaultStopGrace
-	case opts.StopGrace < 0:
-		opts.StopGrace = 0
-	}
-	if opts.DeathSignal == 0 {
-		opts.DeathSignal = syscall.SIGKILL
-	}
-	if opts.Clock == nil {
-		opts.Clock = clock.Real{}
-	}
-	if opts.Logger == nil {
-		opts.Logger = zap.NewNop()
-	}
+	opts.StopGrace, opts.DeathSignal, opts.Clock, opts.Logger = proc.Defaults(opts.StopGrace, opts.DeathSignal, opts.Clock, opts.Logger)
 	if opts.Permission == nil {
 		opts.Permission = Permission
 	}
-	return &Engine{opts: opts, procs: map[*process]struct{}{}}, nil
+	return &Engine{opts: opts}, nil
 }
 
 // Validate implements engine.Validator: the model and effort against
@@ -197,20 +170,11 @@ func (e *Engine) Transcript(ctx context.Context, sid baton.SessionID) (iter.Seq2
 // error, or an EUNAVAILABLE error when the spawn or the transcript fails.
 // Nothing runs after an error.
 func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Process, error) {
-	if !proc.Supported {
-		return nil, baton.Errorf(engine.ErrUnsupportedConfig, "acp: %v", proc.ErrUnsupported)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := e.Validate(req.Config); err != nil {
+	if err := proc.Precheck(ctx, "acp", &req, e.Validate); err != nil {
 		return nil, err
 	}
 	if req.Mode == engine.Resume && req.NativeID == "" {
 		return nil, baton.Errorf(baton.ErrInvalid, "acp: a resume needs a native id")
-	}
-	if req.LaunchID == "" {
-		req.LaunchID = baton.LaunchID(ids.New("launch"))
 	}
 	dir := req.Dir
 	if dir == "" {
@@ -232,15 +196,15 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 			return nil, err
 		}
 	}
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
+	e.reg.Mu.Lock()
+	if e.reg.ClosedLocked() {
+		e.reg.Mu.Unlock()
 		return nil, ErrClosed
 	}
 	var w *tlog.Writer
 	if req.Session != "" {
 		if w, err = tlog.Open(e.TranscriptPath(req.Session)); err != nil {
-			e.mu.Unlock()
+			e.reg.Mu.Unlock()
 			if errors.Is(err, tlog.ErrBusy) {
 				return nil, err
 			}
@@ -249,15 +213,14 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 	}
 	p, err := e.spawn(req, dir, l, w)
 	if err != nil {
-		e.mu.Unlock()
+		e.reg.Mu.Unlock()
 		if w != nil {
 			_ = w.Close()
 		}
 		return nil, err
 	}
-	e.procs[p] = struct{}{}
-	e.wg.Add(1)
-	e.mu.Unlock()
+	e.reg.AddLocked(p)
+	e.reg.Mu.Unlock()
 	go p.wait()
 	if req.Admit != nil {
 		if err := p.admit(ctx); err != nil {
@@ -293,25 +256,13 @@ func (e *Engine) env(req engine.StartRequest, l Launch) []string {
 // error, engine.Failed with an error (the process table could not be read,
 // or a blank id). Safe to call more than once and concurrently.
 func (e *Engine) ReapLaunch(ctx context.Context, id baton.LaunchID) (engine.StopOutcome, error) {
-	if id == "" {
-		return engine.Failed, baton.Errorf(baton.ErrInvalid, "acp: blank launch id")
-	}
-	found, err := proc.Reap(ctx, e.opts.Clock, proc.Marker(id), 0, 0, e.opts.StopGrace)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return engine.Timeout, err
-	case err != nil:
-		return engine.Failed, baton.Errorf(baton.ErrUnavailable, "acp: reap %s: %v", id, err)
-	case found:
-		return engine.Stopped, nil
-	}
-	return engine.NotRunning, nil
+	return proc.ReapLaunch(ctx, "acp", e.opts.Clock, id, e.opts.StopGrace)
 }
 
 func (e *Engine) release(p *process) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	delete(e.procs, p)
+	e.reg.Mu.Lock()
+	defer e.reg.Mu.Unlock()
+	e.reg.RemoveLocked(p)
 }
 
 // Close stops every running launch (a confirmed stop each) and waits for
@@ -319,19 +270,11 @@ func (e *Engine) release(p *process) {
 // ctx's (some launch still runs), or an error naming the launches whose
 // stop was not confirmed. Safe to call more than once.
 func (e *Engine) Close(ctx context.Context) error {
-	e.mu.Lock()
-	e.closed = true
-	procs := make([]*process, 0, len(e.procs))
-	for p := range e.procs {
-		procs = append(procs, p)
-	}
-	e.mu.Unlock()
-	stopErr := proc.StopAll(ctx, procs, func(p *process) baton.LaunchID { return p.req.LaunchID })
-	if err := syncx.Wait(ctx, &e.wg); err != nil {
-		return err
-	}
-	return stopErr
+	return e.reg.Close(ctx, func(p *process) baton.LaunchID { return p.req.LaunchID }, nil)
 }
+
+// ErrClosed is returned by Start once Close was called.
+var ErrClosed = baton.NewError(baton.EUNAVAILABLE, "acp: engine closed")
 
 // HTTPServer is the MCP server at url, named name, as session/new and
 // session/load take it, with header's fields sent on every request (an

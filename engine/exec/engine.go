@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -19,16 +18,8 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/internal/ids"
 	"github.com/batonhq/baton/internal/proc"
-	"github.com/batonhq/baton/internal/syncx"
 )
-
-// ErrClosed is returned by Start once Close was called.
-var ErrClosed = baton.NewError(baton.EUNAVAILABLE, "exec: engine closed")
-
-// defaultStopGrace is Options.StopGrace's default.
-const defaultStopGrace = 5 * time.Second
 
 // Options configure an Engine.
 type Options struct {
@@ -61,12 +52,9 @@ type Options struct {
 type Engine struct {
 	opts Options
 
-	mu      sync.Mutex
-	closed  bool
+	reg     proc.Launches[*process] // its Mu guards writers and idle too
 	writers map[baton.SessionID]*writer
 	idle    []baton.SessionID // sessions whose writer no launch uses, oldest first
-	procs   map[*process]struct{}
-	wg      sync.WaitGroup
 }
 
 var (
@@ -93,24 +81,8 @@ func New(opts Options) (*Engine, error) {
 	if p.Prompt == "" {
 		p.Prompt = PromptArg
 	}
-	switch {
-	case opts.StopGrace == 0:
-		opts.StopGrace = defaultStopGrace
-	case opts.StopGrace < 0:
-		opts.StopGrace = 0
-	}
-	if opts.DeathSignal == 0 {
-		opts.DeathSignal = syscall.SIGKILL
-	}
-	switch {
-	}
-	if opts.Clock == nil {
-		opts.Clock = clock.Real{}
-	}
-	if opts.Logger == nil {
-		opts.Logger = zap.NewNop()
-	}
-	return &Engine{opts: opts, writers: map[baton.SessionID]*writer{}, procs: map[*process]struct{}{}}, nil
+	opts.StopGrace, opts.DeathSignal, opts.Clock, opts.Logger = proc.Defaults(opts.StopGrace, opts.DeathSignal, opts.Clock, opts.Logger)
+	return &Engine{opts: opts, writers: map[baton.SessionID]*writer{}}, nil
 }
 
 // Validate implements engine.Validator: it checks the model, effort and
@@ -153,33 +125,23 @@ func (e *Engine) TranscriptPath(sid baton.SessionID) string {
 // EUNAVAILABLE error when the spawn or the transcript fails. Nothing runs
 // after an error.
 func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Process, error) {
-	if !proc.Supported {
-		return nil, baton.Errorf(engine.ErrUnsupportedConfig, "exec: %v", proc.ErrUnsupported)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := proc.Precheck(ctx, "exec", &req, e.opts.Profile.validate); err != nil {
 		return nil, err
-	}
-	prof := &e.opts.Profile
-	if err := prof.validate(req.Config); err != nil {
-		return nil, err
-	}
-	if req.LaunchID == "" {
-		req.LaunchID = baton.LaunchID(ids.New("launch"))
 	}
 	l, err := e.prepare(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
+	e.reg.Mu.Lock()
+	if e.reg.ClosedLocked() {
+		e.reg.Mu.Unlock()
 		l.cleanup()
 		return nil, ErrClosed
 	}
 	var w *writer
 	if req.Session != "" {
 		if w, err = e.acquireLocked(req.Session); err != nil {
-			e.mu.Unlock()
+			e.reg.Mu.Unlock()
 			l.cleanup()
 			return nil, err
 		}
@@ -189,13 +151,12 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 		if w != nil {
 			e.releaseLocked(req.Session, w)
 		}
-		e.mu.Unlock()
+		e.reg.Mu.Unlock()
 		l.cleanup()
 		return nil, err
 	}
-	e.procs[p] = struct{}{}
-	e.wg.Add(1)
-	e.mu.Unlock()
+	e.reg.AddLocked(p)
+	e.reg.Mu.Unlock()
 	go p.run()
 	if req.Admit != nil {
 		if err := p.admit(ctx); err != nil {
@@ -360,9 +321,9 @@ func (e *Engine) closeWriterLocked(sid baton.SessionID) {
 }
 
 func (e *Engine) release(p *process) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	delete(e.procs, p)
+	e.reg.Mu.Lock()
+	defer e.reg.Mu.Unlock()
+	e.reg.RemoveLocked(p)
 	if p.w != nil {
 		e.releaseLocked(p.req.Session, p.w)
 	}
@@ -375,22 +336,13 @@ func (e *Engine) release(p *process) {
 // ctx's (some launch still runs), or an error naming the launches whose
 // stop was not confirmed. Safe to call more than once.
 func (e *Engine) Close(ctx context.Context) error {
-	e.mu.Lock()
-	e.closed = true
-	procs := make([]*process, 0, len(e.procs))
-	for p := range e.procs {
-		procs = append(procs, p)
-	}
-	e.mu.Unlock()
-	stopErr := proc.StopAll(ctx, procs, func(p *process) baton.LaunchID { return p.req.LaunchID })
-	if err := syncx.Wait(ctx, &e.wg); err != nil {
-		return err
-	}
-	e.mu.Lock()
-	for _, sid := range e.idle {
-		e.closeWriterLocked(sid)
-	}
-	e.idle = nil
-	e.mu.Unlock()
-	return stopErr
+	return e.reg.Close(ctx, func(p *process) baton.LaunchID { return p.req.LaunchID }, func() {
+		for _, sid := range e.idle {
+			e.closeWriterLocked(sid)
+		}
+		e.idle = nil
+	})
 }
+
+// ErrClosed is returned by Start once Close was called.
+var ErrClosed = baton.NewError(baton.EUNAVAILABLE, "exec: engine closed")

@@ -42,26 +42,24 @@ func readLines(f *os.File, fn func([]byte)) {
 
 func (p *process) readStdout() {
 	defer p.readers.Done()
-	readLines(p.stdout, p.handleLine)
+	readLines(p.Stdout, p.handleLine)
 }
 
 func (p *process) readStderr() {
 	defer p.readers.Done()
 	out := &p.e.opts.Profile.Output
-	readLines(p.stderr, func(line []byte) {
+	readLines(p.Stderr, func(line []byte) {
 		if p.w != nil {
-			p.w.Append(p.clk.Now(), p.req.LaunchID, p.req.Turn, transcript.Event{Kind: transcript.Note, Text: "stderr: " + string(line)})
+			p.w.Append(p.Clock().Now(), p.req.LaunchID, p.req.Turn, transcript.Event{Kind: transcript.Note, Text: "stderr: " + string(line)})
 		}
-		p.mu.Lock()
-		defer p.mu.Unlock()
+		p.Mu.Lock()
+		defer p.Mu.Unlock()
 		p.noteLocked(out, line)
-		p.errTail = append(p.errTail, line...)
-		p.errTail = append(p.errTail, '\n')
-		if n := len(p.errTail); n > tailBytes {
-			p.errTail = append(p.errTail[:0], p.errTail[n-tailBytes:]...)
-		}
+		p.AddTailLocked(line, newline)
 	})
 }
+
+var newline = []byte{'\n'}
 
 func (p *process) noteLocked(out *Output, line []byte) {
 	if out.SessionMissing != nil && out.SessionMissing.Match(line) {
@@ -85,28 +83,28 @@ func (p *process) handleLine(line []byte) {
 		}
 	}
 	unready := false
-	p.mu.Lock()
+	p.Mu.Lock()
 	p.noteLocked(out, line)
-	if p.nativeID == "" {
+	if p.NativeID == "" {
 		if r, ok := matchAny(out.NativeID, line, obj); ok {
-			p.nativeID = r.id(line, obj)
+			p.NativeID = r.id(line, obj)
 		}
 	}
-	if p.actual.Model == "" {
+	if p.Seen.Model == "" {
 		if r, ok := matchAny(out.Model, line, obj); ok {
-			p.actual.Model = r.id(line, obj)
+			p.Seen.Model = r.id(line, obj)
 		}
 	}
-	if p.actual.Version == "" {
+	if p.Seen.Version == "" {
 		if r, ok := matchAny(out.Version, line, obj); ok {
-			p.actual.Version = r.id(line, obj)
+			p.Seen.Version = r.id(line, obj)
 		}
 	}
-	if !p.readyResolved {
+	if !p.ResolvedLocked() {
 		if _, ok := matchAny(out.Reject, line, obj); ok {
-			unready = p.resolveLocked("", p.readyFailure(engine.ErrReadyRejected, "the first turn was refused: "+clip(line, 512)))
+			unready = p.FailReadyLocked(engine.ErrReadyRejected, "the first turn was refused: "+clip(line, 512))
 		} else if r, ok := matchAny(out.Ready, line, obj); ok {
-			id := p.nativeID
+			id := p.NativeID
 			if id == "" {
 				id = r.id(line, obj)
 			}
@@ -114,14 +112,14 @@ func (p *process) handleLine(line []byte) {
 				id = p.req.NativeID
 			}
 			if id == "" {
-				unready = p.resolveLocked("", p.readyFailure(engine.ErrReadyRejected, "ready without a native session id"))
+				unready = p.FailReadyLocked(engine.ErrReadyRejected, "ready without a native session id")
 			} else {
-				p.nativeID = id
-				p.resolveLocked(id, nil)
+				p.NativeID = id
+				p.ResolveLocked(id)
 			}
 		}
 	}
-	p.mu.Unlock()
+	p.Mu.Unlock()
 	// Readiness first, the transcript right after: a confirmation should
 	// not wait for a disk write.
 	if p.w != nil {
@@ -131,7 +129,7 @@ func (p *process) handleLine(line []byte) {
 		} else {
 			evs = []transcript.Event{{Speaker: transcript.Agent, Kind: transcript.Message, Text: string(line)}}
 		}
-		p.w.Append(p.clk.Now(), p.req.LaunchID, p.req.Turn, evs...)
+		p.w.Append(p.Clock().Now(), p.req.LaunchID, p.req.Turn, evs...)
 	}
 	if unready {
 		p.stopUnready()

@@ -27,17 +27,5 @@ const launchEnv = proc.LaunchEnv
 // with an error (the process table could not be read, or a blank id).
 // Safe to call more than once and concurrently.
 func (e *Engine) ReapLaunch(ctx context.Context, id baton.LaunchID) (engine.StopOutcome, error) {
-	if id == "" {
-		return engine.Failed, baton.Errorf(baton.ErrInvalid, "exec: blank launch id")
-	}
-	found, err := proc.Reap(ctx, e.opts.Clock, proc.Marker(id), 0, 0, e.opts.StopGrace)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return engine.Timeout, err
-	case err != nil:
-		return engine.Failed, baton.Errorf(baton.ErrUnavailable, "exec: reap %s: %v", id, err)
-	case found:
-		return engine.Stopped, nil
-	}
-	return engine.NotRunning, nil
+	return proc.ReapLaunch(ctx, "exec", e.opts.Clock, id, e.opts.StopGrace)
 }

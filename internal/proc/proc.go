@@ -2,7 +2,11 @@
 // share about the processes of a launch: the process group and parent-death
 // signal a child is spawned with, the environment entry that marks every
 // process of a launch, the /proc scan that finds them after their host died,
-// the confirmed reap of them all, and the held start of a two-phase launch.
+// the confirmed reap of them all, and the held start of a two-phase launch;
+// and the bookkeeping both engines keep alike: Child, the process of one
+// launch that each engine's process type embeds (spawn, readiness, exit,
+// the accessors of engine.Process), and Launches, an engine's running
+// launches and its Close.
 package proc
 
 import (
