@@ -19,7 +19,7 @@ import (
 
 // countingStore counts the Updates that commit (return nil): each is one
 // durable commit on a store that syncs. It forwards store.Notifier (both
-// backends are one); countingExclusive adds store.Exclusive.
+// backends are one); countingExclusive adds Incarnation.
 type countingStore struct {
 	store.Store
 	commits atomic.Int64
@@ -31,12 +31,16 @@ func (c *countingStore) Subscribe(ws baton.WorkspaceID) (<-chan struct{}, func()
 
 type countingExclusive struct{ *countingStore }
 
-func (c countingExclusive) Incarnation() string { return c.Store.(store.Exclusive).Incarnation() }
+func (c countingExclusive) Incarnation() string { return c.Store.(exclusive).Incarnation() }
+
+// exclusive is the capability of a store one process holds alone (see
+// package store's doc).
+type exclusive interface{ Incarnation() string }
 
 // counting wraps st, keeping its capabilities.
 func counting(st store.Store) (store.Store, *countingStore) {
 	cs := &countingStore{Store: st}
-	if _, ok := st.(store.Exclusive); ok {
+	if _, ok := st.(exclusive); ok {
 		return countingExclusive{cs}, cs
 	}
 	return cs, cs

@@ -51,7 +51,8 @@ type Coordinator struct {
 	briefLimits recap.HandoffLimits
 	facts       func(ctx context.Context, root string, since time.Time) string
 	observers   []func(Event)
-	// incarnation is the store's Incarnation when it is store.Exclusive.
+	// incarnation is the store's Incarnation when it is exclusive
+	// (workspace.Incarnation).
 	incarnation string
 	rejected    atomic.Uint64
 	lateReports atomic.Uint64
@@ -147,7 +148,7 @@ func WithTimeouts(t Timeouts) Option {
 // (default: a random id). On a shared store (PostgreSQL), give a process
 // the same id across its restarts so that its Reconcile takes back its own
 // leases at once; a different id waits for them to lapse. On a
-// store.Exclusive store (badgerstore) this is unnecessary: a lease written
+// store one process holds alone (badgerstore) this is unnecessary: a lease written
 // before the store was opened belongs to a dead process and is taken at once.
 // With WithSessions the shared service's (session.WithInstanceID) is used.
 func WithInstanceID(id string) Option {
@@ -233,9 +234,7 @@ func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator
 	c.readyTime = orDefault(c.readyTime, engine.DefaultReadyTimeout)
 	c.leaseTTL = orDefault(c.leaseTTL, defaultLeaseTTL)
 	c.poll = orDefault(c.poll, defaultPollInterval)
-	if x, ok := st.(store.Exclusive); ok {
-		c.incarnation = x.Incarnation()
-	}
+	c.incarnation = workspace.Incarnation(st)
 	shared := c.svc != nil
 	if !shared {
 		s, err := session.New(st, engines, session.WithClock(c.clock), session.WithLogger(c.log), session.WithStopTimeout(c.stopTime),

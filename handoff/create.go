@@ -75,10 +75,10 @@ func (c *Coordinator) createCheck(req Request, fp string) func(*fire) error {
 		if ws.Archived {
 			return session.ErrArchived
 		}
-		if p, err := tx.PendingHandoff(req.Workspace); err == nil {
-			return baton.Errorf(ErrTransferPending, "handoff %s is %s", p.ID, p.State)
-		} else if !errors.Is(err, store.ErrNotFound) {
+		if p, err := tx.PendingHandoffs(req.Workspace); err != nil {
 			return err
+		} else if len(p) > 0 {
+			return baton.Errorf(ErrTransferPending, "handoff %s is %s", p[0].ID, p[0].State)
 		}
 		if req.SourceSession != ws.CurrentSession {
 			return baton.Errorf(ErrSourceChanged, "current session is %q", ws.CurrentSession)

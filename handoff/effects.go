@@ -147,7 +147,7 @@ func enterCompleted(ctx context.Context, _ ...any) error {
 	if _, err := workspace.Activate(f.tx, t.ID, f.now); err != nil {
 		return err
 	}
-	if _, err := workspace.RebindWakeups(f.tx, f.h.SourceSession, t.ID, f.now); err != nil {
+	if _, err := workspace.RebindWakeups(f.tx, f.h.Workspace, f.h.SourceSession, t.ID, f.now); err != nil {
 		return err
 	}
 	record(f)

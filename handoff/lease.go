@@ -52,7 +52,7 @@ func (c *Coordinator) renewLeases(ctx context.Context) (int, error) {
 	var mine []store.Handoff
 	err := c.store.View(ctx, func(tx store.Tx) error {
 		mine = mine[:0]
-		pend, err := tx.ListPendingHandoffs()
+		pend, err := tx.PendingHandoffs("")
 		for _, h := range pend {
 			if r, rerr := tx.GetReservation(h.Workspace); rerr == nil && c.renews(r, h) {
 				mine = append(mine, h)
@@ -105,8 +105,8 @@ const (
 )
 
 // leaseOf classifies the lease on handoff h's reservation at now, and
-// returns until when a live lease runs. On a store.Exclusive store a lease
-// written under another incarnation belongs to a process that is no longer
+// returns until when a live lease runs. On an exclusive store (badgerstore:
+// see package store's doc) a lease written under another incarnation belongs to a process that is no longer
 // running, however long it had left.
 func (c *Coordinator) leaseOf(tx store.Tx, h store.Handoff, now time.Time) (leaseState, time.Time) {
 	r, err := tx.GetReservation(h.Workspace)

@@ -35,14 +35,11 @@ func (c *Coordinator) Current(ctx context.Context, ws baton.WorkspaceID) (h stor
 		if _, err := workspace.GetWorkspace(tx, ws); err != nil {
 			return err
 		}
-		p, err := tx.PendingHandoff(ws)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
+		p, err := tx.PendingHandoffs(ws)
+		if err != nil || len(p) == 0 {
 			return err
 		}
-		h, ok = public(p), true
+		h, ok = public(p[0]), true
 		return nil
 	})
 	return h, ok, err

@@ -36,7 +36,7 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 	}
 	var mine []store.Handoff
 	err := c.store.View(ctx, func(tx store.Tx) error {
-		all, err := tx.ListPendingHandoffs()
+		all, err := tx.PendingHandoffs("")
 		for _, h := range all {
 			r, rerr := tx.GetReservation(h.Workspace)
 			if rerr == nil && c.holds(r) {
@@ -78,7 +78,7 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 //
 // A transfer whose lease another live process holds is left alone (that
 // process still drives it) and logged with the time its lease runs until.
-// On a store.Exclusive store (badgerstore) a lease written before this
+// On a store one process holds alone (badgerstore) a lease written before this
 // store was opened belongs to a process that is gone and is taken at once;
 // on a shared store (PostgreSQL) another process's lease is taken once it
 // lapses, so run Reconcile again later, or give a restarted process its
@@ -106,7 +106,7 @@ func (c *Coordinator) Reconcile(ctx context.Context) ([]store.Handoff, error) {
 // answer would make Recover wait for it twice).
 func (c *Coordinator) reconcile(ctx context.Context, swept bool, held []session.Reaped) ([]store.Handoff, error) {
 	var pend []store.Handoff
-	if err := c.store.View(ctx, func(tx store.Tx) (err error) { pend, err = tx.ListPendingHandoffs(); return err }); err != nil {
+	if err := c.store.View(ctx, func(tx store.Tx) (err error) { pend, err = tx.PendingHandoffs(""); return err }); err != nil {
 		return nil, err
 	}
 	var out []store.Handoff

@@ -295,7 +295,7 @@ func (c *Coordinator) serveStops(ctx context.Context) {
 	var jobs []job
 	err := c.store.View(ctx, func(tx store.Tx) error {
 		jobs = jobs[:0]
-		pend, err := tx.ListPendingHandoffs()
+		pend, err := tx.PendingHandoffs("")
 		if err != nil {
 			return err
 		}

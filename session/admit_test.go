@@ -177,8 +177,8 @@ func TestAdmission(t *testing.T) {
 				t.Errorf("A's processes running at the end: %d; want %d", running, want)
 			}
 			l := launchOf(t, f, lid)
-			if want := map[bool]store.LaunchState{false: store.LaunchGone, true: store.LaunchLive}[tt.wantLive]; l.State != want {
-				t.Errorf("A's launch record: %+v; want %s", l, want)
+			if l.Gone == tt.wantLive {
+				t.Errorf("A's launch record: %+v; want Gone = %t", l, !tt.wantLive)
 			}
 			if l.Admitted != (tt.admit && tt.duringReap) {
 				t.Errorf("A's launch record Admitted = %t; want %t", l.Admitted, tt.admit && tt.duringReap)

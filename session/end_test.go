@@ -55,12 +55,12 @@ func TestKeepRecordLeavesTheLaunchToItsCaller(t *testing.T) {
 			if _, err := session.Supervise(f.svc).Launch(f.ctx, next); err != nil {
 				t.Fatal(err)
 			}
-			if l := f.launch(id); l.State != store.LaunchLive {
-				t.Fatalf("after the exit the record is %s (%s), want live: its caller closes it", l.State, l.EndReason)
+			if l := f.launch(id); l.Gone {
+				t.Fatalf("after the exit the record is gone %t (%s), want live: its caller closes it", l.Gone, l.EndReason)
 			}
 			tt.close(f, id, p.Exit())
-			if l := f.launch(id); l.State != store.LaunchGone || l.EndReason != "exited" {
-				t.Fatalf("record %s (%q), want gone (exited)", l.State, l.EndReason)
+			if l := f.launch(id); !l.Gone || l.EndReason != "exited" {
+				t.Fatalf("record gone %t (%q), want gone (exited)", l.Gone, l.EndReason)
 			}
 		})
 	}

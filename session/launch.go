@@ -40,7 +40,7 @@ func mayRun(tx store.Tx, req workspace.LaunchRequest) (l store.Launch, found boo
 		return l, false, nil
 	case err != nil:
 		return l, false, err
-	case l.State == store.LaunchGone:
+	case l.Gone:
 		return l, true, reapedError{baton.Errorf(ErrLaunchRefused, "launch %s was closed before its admission (%s)", l.ID, l.EndReason)}
 	}
 	return l, true, nil
@@ -220,7 +220,7 @@ func (s *Service) reapRecord(ctx context.Context, l store.Launch, reason string)
 		if err := s.store.Update(ctx, func(tx store.Tx) (err error) {
 			admitted, ended = nil, false
 			cur, err := tx.GetLaunch(l.ID)
-			if err == nil && cur.Admitted && !l.Admitted && cur.State == store.LaunchLive {
+			if err == nil && cur.Admitted && !l.Admitted && !cur.Gone {
 				admitted = &cur
 				return nil
 			}

@@ -97,10 +97,10 @@ func alive(p engine.Process) bool {
 // So a process frozen between its fence and the spawn, whose launch
 // another process reaped or whose reservation it took meanwhile, never
 // runs its agent. With any other engine the check runs after Start and a
-// fenced-out process is stopped at once: best effort. On a store.Exclusive
-// store (one process holds it) no other process can take the reservation
-// or reap the launch, so neither the admission (a commit) nor the check
-// runs.
+// fenced-out process is stopped at once: best effort. On an exclusive
+// store (one process holds it: workspace.Incarnation) no other process
+// can take the reservation or reap the launch, so neither the admission
+// (a commit) nor the check runs.
 func (sp *supervisor) Launch(ctx context.Context, req workspace.LaunchRequest) (engine.Process, error) {
 	s := sp.svc()
 	if ctx == nil {
@@ -156,7 +156,7 @@ func (s *Service) launch(ctx context.Context, req workspace.LaunchRequest) (engi
 		aerr     error
 	)
 	sreq := req.StartRequest
-	_, alone := s.store.(store.Exclusive)
+	alone := workspace.Incarnation(s.store) != ""
 	if !alone {
 		sreq.Admit = func(actx context.Context) error {
 			err := s.admit(actx, req)

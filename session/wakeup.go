@@ -54,7 +54,7 @@ func (s *Service) Wakeups(ctx context.Context, ws baton.WorkspaceID) (out []stor
 		if _, err := workspace.GetWorkspace(tx, ws); err != nil {
 			return err
 		}
-		out, err = tx.ListWakeups(ws)
+		out, err = tx.ListWakeups(ws, "")
 		return err
 	})
 	return out, err

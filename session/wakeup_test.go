@@ -206,7 +206,7 @@ func TestRebindWakeupsMovesOnlyPendingPinnedToSource(t *testing.T) {
 	})
 	var n int
 	f.update(func(tx store.Tx) (err error) {
-		n, err = workspace.RebindWakeups(tx, src.ID, tgt.ID, f.clk.Now())
+		n, err = workspace.RebindWakeups(tx, f.ws, src.ID, tgt.ID, f.clk.Now())
 		return err
 	})
 	if n != 1 {
@@ -236,7 +236,7 @@ func TestRebindWakeupsMovesOnlyPendingPinnedToSource(t *testing.T) {
 	}
 	for _, noop := range [][2]baton.SessionID{{"", tgt.ID}, {tgt.ID, tgt.ID}} {
 		f.update(func(tx store.Tx) (err error) {
-			n, err = workspace.RebindWakeups(tx, noop[0], noop[1], f.clk.Now())
+			n, err = workspace.RebindWakeups(tx, f.ws, noop[0], noop[1], f.clk.Now())
 			return err
 		})
 		if n != 0 {

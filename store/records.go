@@ -181,9 +181,10 @@ type Reservation struct {
 	// pending handoff and until when (renewable runtime lease).
 	LeaseHolder  string    `json:"leaseHolder,omitempty"`
 	LeaseExpires time.Time `json:"leaseExpires,omitzero"`
-	// LeaseStore is the Incarnation of the Exclusive store the holder wrote
-	// the lease through; empty on a shared store. A lease written under an
-	// earlier incarnation of an exclusive store belongs to a dead process.
+	// LeaseStore is the incarnation of the exclusive store the holder wrote
+	// the lease through (see the package doc); empty on a shared store. A
+	// lease written under an earlier incarnation of an exclusive store
+	// belongs to a dead process.
 	LeaseStore string    `json:"leaseStore,omitempty"`
 	UpdatedAt  time.Time `json:"updatedAt,omitzero"`
 }
@@ -248,16 +249,6 @@ type Continuation struct {
 	UpdatedAt time.Time         `json:"updatedAt,omitzero"`
 }
 
-// LaunchState says whether a launch's processes may still run.
-type LaunchState string
-
-const (
-	// LaunchLive: recorded before the spawn; its processes may run.
-	LaunchLive LaunchState = "live"
-	// LaunchGone: every process of the launch is confirmed gone.
-	LaunchGone LaunchState = "gone"
-)
-
 // Launch is one engine launch, recorded in the transaction that commits
 // before the spawn, so that after a crash the processes of every launch
 // that may still run can be found (engine.Reaper) and confirmed gone
@@ -279,8 +270,11 @@ type Launch struct {
 	Engine string `json:"engine,omitempty"`
 	// Epoch is the reservation epoch the launch was made under (0 outside a
 	// transfer).
-	Epoch int64       `json:"epoch,omitempty"`
-	State LaunchState `json:"state,omitempty"`
+	Epoch int64 `json:"epoch,omitempty"`
+	// Gone is set once every process of the launch is confirmed gone.
+	// Until then the launch is live: recorded before the spawn, its
+	// processes may run (Tx.LiveLaunches).
+	Gone bool `json:"gone,omitempty"`
 	// Admitted is set, after the spawn and before the agent runs, by the
 	// transaction of a two-phase start (engine.StartRequest.Admit) that
 	// found the launch still fenced in: still live and its reservation

@@ -22,15 +22,13 @@ var (
 	ErrTxConflict = baton.NewError(baton.EUNAVAILABLE, "store: transaction conflict, retries exhausted")
 	// ErrClosed: the store was closed.
 	ErrClosed = baton.NewError(baton.EUNAVAILABLE, "store: closed")
-	// ErrReadOnly: a write inside View.
-	ErrReadOnly = baton.NewError(baton.EINTERNAL, "store: write in a read-only transaction")
 )
 
 // Store is a transactional record store. Transactions are serializable: the
 // outcome of concurrent Updates equals some serial order of them. (A
 // backend may serialize per workspace instead, as store/pgstore does: its
 // Updates of one workspace are serializable, and its reads across
-// workspaces, such as ListPendingHandoffs, return what was committed when
+// workspaces, such as PendingHandoffs(""), return what was committed when
 // they ran; a function reads a record they return again by its key
 // before it writes it back.)
 type Store interface {
@@ -41,7 +39,8 @@ type Store interface {
 	// the transaction. The Tx must not be used after fn returns.
 	Update(ctx context.Context, fn func(Tx) error) error
 	// View runs fn in a read-only transaction over a consistent snapshot.
-	// Writes return ErrReadOnly.
+	// Writes change nothing and return an error matching baton.ErrInternal
+	// (a bug of the caller).
 	View(ctx context.Context, fn func(Tx) error) error
 	// Close releases the store. Calls after Close return ErrClosed.
 	Close() error
@@ -81,12 +80,10 @@ type Tx interface {
 	PutHandoff(h Handoff) error
 	// HandoffByRequest is the (workspace, request id) index.
 	HandoffByRequest(ws baton.WorkspaceID, requestID string) (Handoff, error)
-	// PendingHandoff is the workspace's pending slot: the handoff whose
-	// State.Pending() is true, or ErrNotFound.
-	PendingHandoff(ws baton.WorkspaceID) (Handoff, error)
-	// ListPendingHandoffs returns every pending handoff of every workspace,
-	// in O(pending), never O(all handoffs).
-	ListPendingHandoffs() ([]Handoff, error)
+	// PendingHandoffs returns the pending handoffs (State.Pending()) of
+	// every workspace (ws == "") or of one: its pending slot, none or one
+	// handoff. Either way in O(pending), never O(all handoffs).
+	PendingHandoffs(ws baton.WorkspaceID) ([]Handoff, error)
 	// ListHandoffs returns a workspace's handoffs, oldest first.
 	ListHandoffs(ws baton.WorkspaceID) ([]Handoff, error)
 
@@ -100,11 +97,10 @@ type Tx interface {
 	GetWakeup(id baton.WakeupID) (Wakeup, error)
 	// PutWakeup inserts or replaces w.
 	PutWakeup(w Wakeup) error
-	// WakeupsBySession returns the wakeups pinned to a session, any status,
-	// ordered by (At, ID).
-	WakeupsBySession(id baton.SessionID) ([]Wakeup, error)
-	// ListWakeups returns a workspace's wakeups ordered by (At, ID).
-	ListWakeups(ws baton.WorkspaceID) ([]Wakeup, error)
+	// ListWakeups returns a workspace's wakeups, any status, ordered by
+	// (At, ID); with pinned != "" only those pinned to session pinned, in
+	// O(the session's wakeups), never O(the workspace's).
+	ListWakeups(ws baton.WorkspaceID, pinned baton.SessionID) ([]Wakeup, error)
 	// DueWakeups returns pending wakeups of every workspace with At <= now
 	// ordered by (At, ID), at most limit (limit <= 0: no limit).
 	DueWakeups(now time.Time, limit int) ([]Wakeup, error)
@@ -122,7 +118,7 @@ type Tx interface {
 	GetLaunch(id baton.LaunchID) (Launch, error)
 	// PutLaunch inserts or replaces l.
 	PutLaunch(l Launch) error
-	// LiveLaunches returns the launches in state LaunchLive of every
+	// LiveLaunches returns the launches not Gone (live) of every
 	// workspace (ws == "") or of one, oldest first, in O(live launches),
 	// never O(all launches).
 	LiveLaunches(ws baton.WorkspaceID) ([]Launch, error)
@@ -164,15 +160,4 @@ type Notifier interface {
 	// that ends the subscription (idempotent). A notification may be
 	// spurious; none is lost between Subscribe returning and cancel.
 	Subscribe(ws baton.WorkspaceID) (ch <-chan struct{}, cancel func())
-}
-
-// Exclusive is an optional Store capability of a backend that one process
-// holds alone while it is open (badger's directory lock). Incarnation is a
-// random id minted at each open: a runtime lease written under another
-// incarnation was written by a process that is no longer running, so a
-// Reconcile may take it at once instead of waiting for it to lapse.
-// Several coordinators sharing one open store share its incarnation and
-// still respect each other's live leases.
-type Exclusive interface {
-	Incarnation() string
 }

@@ -6,12 +6,13 @@ import (
 )
 
 // withCaps returns w with the optional capabilities of inner (store.Notifier,
-// store.Exclusive) passed through, as a decorator must: a wrapper that hid
-// them would change how the code under test behaves (polling instead of
-// notifications, waiting out leases instead of taking a dead incarnation's).
+// Incarnation: see package store's doc) passed through, as a decorator
+// must: a wrapper that hid them would change how the code under test
+// behaves (polling instead of notifications, waiting out leases instead of
+// taking a dead incarnation's).
 func withCaps(w, inner store.Store) store.Store {
 	n, isN := inner.(store.Notifier)
-	x, isX := inner.(store.Exclusive)
+	x, isX := inner.(exclusiveStore)
 	switch {
 	case isN && isX:
 		return notifierExclusive{w, n, x}
@@ -23,6 +24,9 @@ func withCaps(w, inner store.Store) store.Store {
 	return w
 }
 
+// exclusiveStore is the capability of a store one process holds alone.
+type exclusiveStore interface{ Incarnation() string }
+
 type notifier struct {
 	store.Store
 	n store.Notifier
@@ -32,7 +36,7 @@ func (s notifier) Subscribe(ws baton.WorkspaceID) (<-chan struct{}, func()) { re
 
 type exclusive struct {
 	store.Store
-	x store.Exclusive
+	x exclusiveStore
 }
 
 func (s exclusive) Incarnation() string { return s.x.Incarnation() }
@@ -40,7 +44,7 @@ func (s exclusive) Incarnation() string { return s.x.Incarnation() }
 type notifierExclusive struct {
 	store.Store
 	n store.Notifier
-	x store.Exclusive
+	x exclusiveStore
 }
 
 func (s notifierExclusive) Subscribe(ws baton.WorkspaceID) (<-chan struct{}, func()) {

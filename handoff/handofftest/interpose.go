@@ -132,8 +132,21 @@ func (h *harness) onTargetSpawn(node int, req engine.StartRequest) error {
 }
 
 func (h *harness) pendingHandoff(ws baton.WorkspaceID) (hf store.Handoff, err error) {
-	err = h.raw.View(h.ctx, func(tx store.Tx) error { hf, err = tx.PendingHandoff(ws); return err })
+	err = h.raw.View(h.ctx, func(tx store.Tx) error { hf, err = pendingOf(tx, ws); return err })
 	return hf, err
+}
+
+// pendingOf returns the handoff in the pending slot of ws, or an error
+// matching store.ErrNotFound when the slot is free.
+func pendingOf(tx store.Tx, ws baton.WorkspaceID) (store.Handoff, error) {
+	p, err := tx.PendingHandoffs(ws)
+	switch {
+	case err != nil:
+		return store.Handoff{}, err
+	case len(p) == 0:
+		return store.Handoff{}, fmt.Errorf("no pending handoff in %s: %w", ws, store.ErrNotFound)
+	}
+	return p[0], nil
 }
 
 // interpose makes the request pk's plan scripts land while pk's node is

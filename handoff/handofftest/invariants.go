@@ -35,7 +35,7 @@ func (h *harness) read() world {
 	}
 	err := h.raw.View(h.ctx, func(tx store.Tx) error {
 		var err error
-		if w.pend, err = tx.ListPendingHandoffs(); err != nil {
+		if w.pend, err = tx.PendingHandoffs(""); err != nil {
 			return err
 		}
 		for _, ws := range h.wss {
@@ -57,7 +57,7 @@ func (h *harness) read() world {
 				return err
 			}
 			w.res[ws] = r
-			wks, err := tx.ListWakeups(ws)
+			wks, err := tx.ListWakeups(ws, "")
 			if err != nil {
 				return err
 			}

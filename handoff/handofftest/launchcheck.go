@@ -83,7 +83,7 @@ func (h *harness) checkLaunch(node int, req engine.StartRequest) {
 		case req.Report != nil:
 			hf, hfErr = tx.GetHandoff(req.Report.Handoff)
 		case req.Attempt > 0:
-			hf, hfErr = tx.PendingHandoff(req.Workspace)
+			hf, hfErr = pendingOf(tx, req.Workspace)
 		}
 		sess, sessErr = tx.GetSession(req.Session)
 		return nil

@@ -207,7 +207,7 @@ func mutationBugs() []plantedBug {
 			"\ts.subs.Notify(grown)\n", "\ts.subs.Notify(grown[:0])\n"}),
 		// Anchor: the live index of state.putLaunch (store/memstore/launches.go).
 		mut("MemLaunchStaysLive", "launch records", edit{"store/memstore/launches.go",
-			"if r.l.State == store.LaunchLive {", "if r.l.State == store.LaunchLive || r.l.Workspace != \"\" {"}),
+			"if !r.l.Gone {", "if !r.l.Gone || r.l.Workspace != \"\" {"}),
 		// Anchor: the order of tx.instructionsIn (store/memstore/instructions.go).
 		mut("MemInstructionsNewestFirst", "instruction queue", edit{"store/memstore/instructions.go",
 			"func(a, b instructionRow) int { return cmp.Compare(a.seq, b.seq) })", "func(a, b instructionRow) int { return cmp.Compare(b.seq, a.seq) })"}),

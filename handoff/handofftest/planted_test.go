@@ -79,7 +79,7 @@ func wrapperBugs() []plantedBug {
 		{name: "RebindOnFailure", family: "sessions", how: "store wrapper", wrap: storeBug(func(tx store.Tx) store.Tx {
 			return hookTx{Tx: tx, putHandoff: func(h store.Handoff) error {
 				if h.State == store.StateFailed && h.SourceSession != "" && h.TargetSession != "" {
-					ws, err := tx.WakeupsBySession(h.SourceSession)
+					ws, err := tx.ListWakeups(h.Workspace, h.SourceSession)
 					if err != nil {
 						return err
 					}

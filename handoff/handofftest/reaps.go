@@ -121,7 +121,7 @@ func (h *harness) actReap(t *rapid.T) {
 func launchTable(ls []store.Launch) string {
 	var b strings.Builder
 	for _, l := range ls {
-		fmt.Fprintf(&b, "  %s session %s workspace %s handoff %q holder %s state %s\n", l.ID, l.Session, l.Workspace, l.Handoff, l.Holder, l.State)
+		fmt.Fprintf(&b, "  %s session %s workspace %s handoff %q holder %s gone %t\n", l.ID, l.Session, l.Workspace, l.Handoff, l.Holder, l.Gone)
 	}
 	return b.String()
 }

@@ -10,8 +10,8 @@ import (
 
 // checkLaunchRecords: invariant 2's launch records. The live launches of a
 // workspace (store.Tx.LiveLaunches(ws)) are exactly the live records of
-// the store's whole list (LiveLaunches("")) that belong to it, each in
-// state live; and a record held by a node that runs, of a handoff that no
+// the store's whole list (LiveLaunches("")) that belong to it, none of
+// them gone; and a record held by a node that runs, of a handoff that no
 // longer runs the attempt it was recorded for, is closed unless the
 // process it was for still runs or its node is launching it: an attempt
 // that settles closes the records of its own launches that it never
@@ -49,8 +49,8 @@ func (h *harness) checkLaunchRecords() {
 			}
 		}
 		for _, l := range by[ws] {
-			if l.State != store.LaunchLive || l.Workspace != ws {
-				h.fatalf("invariant 2 (launch records): LiveLaunches(%s) lists launch %s of %s in state %s:\n%s", ws, l.ID, l.Workspace, l.State, launchTable(by[ws]))
+			if l.Gone || l.Workspace != ws {
+				h.fatalf("invariant 2 (launch records): LiveLaunches(%s) lists launch %s of %s, gone %t:\n%s", ws, l.ID, l.Workspace, l.Gone, launchTable(by[ws]))
 			}
 		}
 		if got, want := ids(by[ws]), ids(want); !slices.Equal(got, want) {

@@ -100,7 +100,7 @@ func TestFrozenLauncherFenced(t *testing.T) {
 			if err != nil || len(got) != 1 || got[0].State != store.StateInterrupted {
 				t.Fatalf("B's Reconcile = %+v, %v; want the transfer interrupted", got, err)
 			}
-			if l := launchRecord(t, ctx, st, frozen); l.State != store.LaunchGone {
+			if l := launchRecord(t, ctx, st, frozen); !l.Gone {
 				t.Fatalf("A's launch after B's reconcile: %+v; want gone", l)
 			}
 			retry := func() {
@@ -305,7 +305,7 @@ func TestReapRacesAdmission(t *testing.T) {
 		t.Fatalf("B's Reconcile = %+v, %v; want the transfer interrupted", got, err)
 	}
 	l := launchRecord(t, f.ctx, f.st, f.frozen)
-	if l.State != store.LaunchGone || !l.Admitted {
+	if !l.Gone || !l.Admitted {
 		t.Errorf("A's launch after B's reconcile: %+v; want admitted, then gone", l)
 	}
 	hook.mu.Lock()

@@ -116,10 +116,10 @@ func read(t *testing.T, dir string) state {
 			if r, err := tx.GetReservation(w.ID); err == nil {
 				s.res[w.ID] = r
 			}
-			if p, err := tx.PendingHandoff(w.ID); err == nil {
-				s.pending[w.ID] = p.ID
+			if p, err := tx.PendingHandoffs(w.ID); err == nil && len(p) > 0 {
+				s.pending[w.ID] = p[0].ID
 			}
-			if s.wakeups[w.ID], err = tx.ListWakeups(w.ID); err != nil {
+			if s.wakeups[w.ID], err = tx.ListWakeups(w.ID, ""); err != nil {
 				return err
 			}
 			sess, err := tx.ListSessions(w.ID)

@@ -8,7 +8,7 @@
 //     ranking a workspace keeps so that none of them reads its sessions
 //     (Refresh, Recompute, RankAll);
 //   - reservations and their fencing (Take, Release, CheckWritable,
-//     Reserved);
+//     Reserved), and the incarnation of an exclusive store (Incarnation);
 //   - launch records (NewLaunchID, RecordLaunch, LaunchGone, EndReaped) and
 //     the rebinding of wakeups to a transfer's target (RebindWakeups);
 //   - reading a caller-named workspace and validating a configuration

@@ -18,13 +18,10 @@ func NewLaunchID() baton.LaunchID { return baton.LaunchID(ids.New("lch")) }
 // a crash, every launch that may still run is known (store.Tx.LiveLaunches)
 // and can be reaped (engine.Reaper) before its workspace is released. l.ID
 // must be minted (NewLaunchID) and passed to the engine as
-// engine.StartRequest.LaunchID; State defaults to store.LaunchLive.
+// engine.StartRequest.LaunchID; a record not Gone is live.
 func RecordLaunch(tx store.Tx, l store.Launch) error {
 	if l.ID == "" || l.Workspace == "" {
 		return baton.Errorf(baton.ErrInvalid, "launch record needs an id and a workspace")
-	}
-	if l.State == "" {
-		l.State = store.LaunchLive
 	}
 	return tx.PutLaunch(l)
 }
@@ -53,10 +50,10 @@ func LaunchGone(tx store.Tx, id baton.LaunchID, reason string, now time.Time) er
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
-	if err != nil || l.State == store.LaunchGone {
+	if err != nil || l.Gone {
 		return err
 	}
-	l.State, l.EndReason, l.UpdatedAt = store.LaunchGone, reason, now
+	l.Gone, l.EndReason, l.UpdatedAt = true, reason, now
 	return tx.PutLaunch(l)
 }
 
@@ -115,20 +112,20 @@ func EndReaped(tx store.Tx, l store.Launch, reason string, now time.Time) (bool,
 	return true, RecordEnd(tx, sess, now)
 }
 
-// RebindWakeups moves every pending wakeup pinned to from onto to, keeping
-// prompt and deadline. The transfer coordinator calls it only in the
-// transaction that completes a transfer; a failed or cancelled transfer
-// moves nothing. It returns how many moved.
-func RebindWakeups(tx store.Tx, from, to baton.SessionID, now time.Time) (int, error) {
+// RebindWakeups moves every pending wakeup of workspace ws pinned to from
+// onto to, keeping prompt and deadline. The transfer coordinator calls it
+// only in the transaction that completes a transfer; a failed or cancelled
+// transfer moves nothing. It returns how many moved.
+func RebindWakeups(tx store.Tx, ws baton.WorkspaceID, from, to baton.SessionID, now time.Time) (int, error) {
 	if from == "" || from == to {
 		return 0, nil
 	}
-	ws, err := tx.WakeupsBySession(from)
+	pinned, err := tx.ListWakeups(ws, from)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	for _, w := range ws {
+	for _, w := range pinned {
 		if w.Status != store.WakeupPending {
 			continue
 		}

@@ -45,13 +45,23 @@ func Reserved(tx store.Tx, ws baton.WorkspaceID) (bool, error) {
 }
 
 // Lease names the process that drives a reserved workspace's transfer: its
-// instance id, the Incarnation of the store.Exclusive store it writes
-// through (empty on a shared store), and until when it holds the lease
-// unless renewed.
+// instance id, the Incarnation of the exclusive store it writes through
+// (empty on a shared store), and until when it holds the lease unless
+// renewed.
 type Lease struct {
 	Holder  string
 	Store   string
 	Expires time.Time
+}
+
+// Incarnation returns the incarnation of st if st is exclusive, in the
+// sense of package store's doc (one process holds it alone while it is
+// open: its method Incarnation() string, as badgerstore's), else "".
+func Incarnation(st store.Store) string {
+	if x, ok := st.(interface{ Incarnation() string }); ok {
+		return x.Incarnation()
+	}
+	return ""
 }
 
 // Take takes (or re-takes) the workspace's reservation for handoff h: a new

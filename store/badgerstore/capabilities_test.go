@@ -3,11 +3,10 @@ package badgerstore_test
 import (
 	"testing"
 
-	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/badgerstore"
 )
 
-// TestIncarnation checks store.Exclusive: each Open of a directory mints
+// TestIncarnation checks Incarnation: each Open of a directory mints
 // a new, non-empty incarnation, kept while the store is open.
 func TestIncarnation(t *testing.T) {
 	dir := t.TempDir()
@@ -17,7 +16,7 @@ func TestIncarnation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ex store.Exclusive = s
+		var ex interface{ Incarnation() string } = s
 		inc := ex.Incarnation()
 		if inc == "" || seen[inc] {
 			t.Errorf("Incarnation() = %q after %d opens (seen: %v); want a new non-empty id", inc, len(seen), seen)

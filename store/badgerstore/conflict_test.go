@@ -185,8 +185,8 @@ func TestUniquenessThroughConflicts(t *testing.T) {
 			calls := 0
 			err := s.Update(t.Context(), func(tx store.Tx) error {
 				calls++
-				if _, err := tx.PendingHandoff("ws-a"); calls == 1 && !errors.Is(err, store.ErrNotFound) {
-					return fmt.Errorf("PendingHandoff before the race: %w", err)
+				if hs, err := tx.PendingHandoffs("ws-a"); calls == 1 && (err != nil || len(hs) != 0) {
+					return fmt.Errorf("PendingHandoffs before the race: %v, %w", hs, err)
 				}
 				if calls == 1 {
 					if err := s.Update(t.Context(), func(tx store.Tx) error { return tx.PutHandoff(tc.first) }); err != nil {
@@ -244,31 +244,31 @@ var (
 			add: func(tx store.Tx) error {
 				return tx.PutHandoff(store.Handoff{ID: "h-new", Workspace: "ws-a", RequestID: "r-new", State: store.StateCompleted})
 			}},
-		{name: "ListPendingHandoffs",
-			read: func(tx store.Tx) (int, error) { return count(tx.ListPendingHandoffs()) },
+		{name: "PendingHandoffs(\"\")",
+			read: func(tx store.Tx) (int, error) { return count(tx.PendingHandoffs("")) },
 			add: func(tx store.Tx) error {
 				return tx.PutHandoff(store.Handoff{ID: "h-new", Workspace: "ws-b", RequestID: "r-new", State: store.StateStarting})
 			}},
-		{name: "ListPendingHandoffs, a handoff back to pending",
-			read: func(tx store.Tx) (int, error) { return count(tx.ListPendingHandoffs()) },
+		{name: "PendingHandoffs(\"\"), a handoff back to pending",
+			read: func(tx store.Tx) (int, error) { return count(tx.PendingHandoffs("")) },
 			add: func(tx store.Tx) error {
 				return tx.PutHandoff(store.Handoff{ID: "h-done", Workspace: "ws-c", RequestID: "r-done", State: store.StateFailed})
 			}},
-		{name: "ListPendingHandoffs after writing to it",
-			read: func(tx store.Tx) (int, error) { return count(tx.ListPendingHandoffs()) },
+		{name: "PendingHandoffs(\"\") after writing to it",
+			read: func(tx store.Tx) (int, error) { return count(tx.PendingHandoffs("")) },
 			add: func(tx store.Tx) error {
 				return tx.PutHandoff(store.Handoff{ID: "h-new", Workspace: "ws-b", RequestID: "r-new", State: store.StateStarting})
 			},
 			own: func(tx store.Tx) error {
 				return tx.PutHandoff(store.Handoff{ID: "h-own", Workspace: "ws-d", RequestID: "r-own", State: store.StateStopping})
 			}},
-		{name: "WakeupsBySession",
-			read: func(tx store.Tx) (int, error) { return count(tx.WakeupsBySession("s-a")) },
+		{name: "ListWakeups pinned",
+			read: func(tx store.Tx) (int, error) { return count(tx.ListWakeups("ws-a", "s-a")) },
 			add: func(tx store.Tx) error {
 				return tx.PutWakeup(store.Wakeup{ID: "w-new", Workspace: "ws-a", Session: "s-a", At: now, Status: store.WakeupFired})
 			}},
 		{name: "ListWakeups",
-			read: func(tx store.Tx) (int, error) { return count(tx.ListWakeups("ws-a")) },
+			read: func(tx store.Tx) (int, error) { return count(tx.ListWakeups("ws-a", "")) },
 			add: func(tx store.Tx) error {
 				return tx.PutWakeup(store.Wakeup{ID: "w-new", Workspace: "ws-a", At: now, Status: store.WakeupFired})
 			}},
@@ -298,25 +298,25 @@ var (
 		{name: "LiveLaunches(ws)",
 			read: func(tx store.Tx) (int, error) { return count(tx.LiveLaunches("ws-a")) },
 			add: func(tx store.Tx) error {
-				return tx.PutLaunch(store.Launch{ID: "l-new", Workspace: "ws-a", State: store.LaunchLive})
+				return tx.PutLaunch(store.Launch{ID: "l-new", Workspace: "ws-a"})
 			}},
 		{name: "LiveLaunches(ws), a launch revived",
 			read: func(tx store.Tx) (int, error) { return count(tx.LiveLaunches("ws-a")) },
 			add: func(tx store.Tx) error {
-				return tx.PutLaunch(store.Launch{ID: "l-gone", Workspace: "ws-a", State: store.LaunchLive})
+				return tx.PutLaunch(store.Launch{ID: "l-gone", Workspace: "ws-a"})
 			}},
 		{name: "LiveLaunches(ws) after writing to it",
 			read: func(tx store.Tx) (int, error) { return count(tx.LiveLaunches("ws-a")) },
 			add: func(tx store.Tx) error {
-				return tx.PutLaunch(store.Launch{ID: "l-gone", Workspace: "ws-a", State: store.LaunchLive})
+				return tx.PutLaunch(store.Launch{ID: "l-gone", Workspace: "ws-a"})
 			},
 			own: func(tx store.Tx) error {
-				return tx.PutLaunch(store.Launch{ID: "l-own", Workspace: "ws-a", State: store.LaunchLive})
+				return tx.PutLaunch(store.Launch{ID: "l-own", Workspace: "ws-a"})
 			}},
 		{name: "LiveLaunches of every workspace",
 			read: func(tx store.Tx) (int, error) { return count(tx.LiveLaunches("")) },
 			add: func(tx store.Tx) error {
-				return tx.PutLaunch(store.Launch{ID: "l-new", Workspace: "ws-b", State: store.LaunchLive})
+				return tx.PutLaunch(store.Launch{ID: "l-new", Workspace: "ws-b"})
 			}},
 		{name: "OpenInstructions",
 			read: func(tx store.Tx) (int, error) { return count(tx.OpenInstructions("ws-a")) },
@@ -344,7 +344,7 @@ func TestListReadsAreSerializable(t *testing.T) {
 				return errors.Join(err,
 					tx.PutHandoff(store.Handoff{ID: "h-done", Workspace: "ws-c", RequestID: "r-done", State: store.StateCompleted}),
 					tx.PutWakeup(store.Wakeup{ID: "w-fired", Workspace: "ws-a", At: now, Status: store.WakeupFired}),
-					tx.PutLaunch(store.Launch{ID: "l-gone", Workspace: "ws-a", State: store.LaunchGone}))
+					tx.PutLaunch(store.Launch{ID: "l-gone", Workspace: "ws-a", Gone: true}))
 			})
 			var seen []int
 			err := s.Update(t.Context(), func(tx store.Tx) error {
@@ -384,11 +384,11 @@ func TestListReadsAreSerializable(t *testing.T) {
 func TestLaunchesOfTwoWorkspacesDoNotConflict(t *testing.T) {
 	s := open(t, t.TempDir(), testOptions)
 	launch := func(tx store.Tx, id baton.LaunchID, ws baton.WorkspaceID) error {
-		l := store.Launch{ID: id, Workspace: ws, State: store.LaunchLive}
+		l := store.Launch{ID: id, Workspace: ws}
 		if err := tx.PutLaunch(l); err != nil {
 			return err
 		}
-		l.State = store.LaunchGone
+		l.Gone = true
 		return tx.PutLaunch(l)
 	}
 	storetest.Update(t, s, func(tx store.Tx) error { return launch(tx, "l-b0", "ws-b") })

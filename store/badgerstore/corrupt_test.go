@@ -26,7 +26,7 @@ func seedAll(tx store.Tx) error {
 		tx.PutReservation(store.Reservation{Workspace: "ws-a", Held: true, Epoch: 1}),
 		tx.PutWakeup(store.Wakeup{ID: "w-1", Workspace: "ws-a", At: now, Status: store.WakeupPending}),
 		tx.PutContinuation(store.Continuation{ID: "c-1", Workspace: "ws-a", State: store.ContinuationQueued}),
-		tx.PutLaunch(store.Launch{ID: "l-1", Workspace: "ws-a", State: store.LaunchLive}),
+		tx.PutLaunch(store.Launch{ID: "l-1", Workspace: "ws-a"}),
 		tx.PutInstruction(store.Instruction{ID: "i-1", Workspace: "ws-a", State: store.InstructionPending}),
 	)
 }
@@ -72,11 +72,11 @@ func TestCorruptValues(t *testing.T) {
 			"ListSessions": get(func(tx store.Tx) (any, error) { return tx.ListSessions("ws-a") }),
 		}},
 		{handoffKey("h-1"), map[string]read{
-			"GetHandoff":          get(func(tx store.Tx) (any, error) { return tx.GetHandoff("h-1") }),
-			"HandoffByRequest":    get(func(tx store.Tx) (any, error) { return tx.HandoffByRequest("ws-a", "r-1") }),
-			"PendingHandoff":      get(func(tx store.Tx) (any, error) { return tx.PendingHandoff("ws-a") }),
-			"ListHandoffs":        get(func(tx store.Tx) (any, error) { return tx.ListHandoffs("ws-a") }),
-			"ListPendingHandoffs": get(func(tx store.Tx) (any, error) { return tx.ListPendingHandoffs() }),
+			"GetHandoff":           get(func(tx store.Tx) (any, error) { return tx.GetHandoff("h-1") }),
+			"HandoffByRequest":     get(func(tx store.Tx) (any, error) { return tx.HandoffByRequest("ws-a", "r-1") }),
+			"PendingHandoffs(ws)":  get(func(tx store.Tx) (any, error) { return tx.PendingHandoffs("ws-a") }),
+			"ListHandoffs":         get(func(tx store.Tx) (any, error) { return tx.ListHandoffs("ws-a") }),
+			"PendingHandoffs(all)": get(func(tx store.Tx) (any, error) { return tx.PendingHandoffs("") }),
 		}},
 		{requestKey("ws-a", "r-1"), map[string]read{
 			"HandoffByRequest": get(func(tx store.Tx) (any, error) { return tx.HandoffByRequest("ws-a", "r-1") }),

@@ -26,7 +26,7 @@
 // Options.MaxConflictRetries times (then store.ErrTxConflict). View runs
 // on a read-only snapshot; it never waits for an Update and never
 // retries. Records are the JSON of the store types, times in UTC. The
-// store is a store.Notifier (in process) and a store.Exclusive.
+// store is a store.Notifier (in process) and exclusive (Incarnation).
 //
 // A store that can no longer persist (its directory removed, read-only or
 // full, a failed fsync) fails: from then on every Update and View returns

@@ -50,8 +50,8 @@ func Example() {
 	})
 	fmt.Println("second pending handoff refused:", errors.Is(err, store.ErrDuplicate))
 	_ = s.View(ctx, func(tx store.Tx) error {
-		p, err := tx.PendingHandoff("ws-1")
-		fmt.Println("pending after reopen:", p.ID, err)
+		p, err := tx.PendingHandoffs("ws-1")
+		fmt.Println("pending after reopen:", p[0].ID, err)
 		return nil
 	})
 	// Output:

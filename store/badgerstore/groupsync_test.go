@@ -368,7 +368,7 @@ func TestGroupCommitViewWaitsForSync(t *testing.T) {
 			return err
 		}, true},
 		{"a list the commit changed", nil, func(tx store.Tx) error {
-			ws, err := tx.ListWakeups("ws-a")
+			ws, err := tx.ListWakeups("ws-a", "")
 			if err == nil && len(ws) != 1 {
 				err = fmt.Errorf("listed %d wakeups, want the new one", len(ws))
 			}
@@ -378,7 +378,7 @@ func TestGroupCommitViewWaitsForSync(t *testing.T) {
 			if _, err := tx.GetWakeup("w-0"); err != nil {
 				return err
 			}
-			_, err := tx.ListWakeups("ws-b")
+			_, err := tx.ListWakeups("ws-b", "")
 			return err
 		}, false},
 		// Only the list's guard tells this View that the list changed: it
@@ -388,7 +388,7 @@ func TestGroupCommitViewWaitsForSync(t *testing.T) {
 			done.State = store.StateCompleted
 			return tx.PutHandoff(done)
 		}, func(tx store.Tx) error {
-			hs, err := tx.ListPendingHandoffs()
+			hs, err := tx.PendingHandoffs("")
 			if err == nil && len(hs) != 0 {
 				err = fmt.Errorf("%d pending, want none", len(hs))
 			}

@@ -2,6 +2,7 @@ package badgerstore
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -53,20 +54,22 @@ func (t *tx) HandoffByRequest(ws baton.WorkspaceID, requestID string) (store.Han
 	return t.byPointer(requestKey(ws, requestID), fmt.Sprintf("no handoff with request id %q in workspace %q", requestID, ws))
 }
 
-// PendingHandoff returns the handoff holding the pending slot of ws;
-// store.ErrNotFound if the slot is free.
-func (t *tx) PendingHandoff(ws baton.WorkspaceID) (store.Handoff, error) {
-	if err := t.readable(); err != nil {
-		return store.Handoff{}, err
-	}
-	return t.byPointer(pendingSlotKey(ws), fmt.Sprintf("no pending handoff in workspace %q", ws))
-}
-
-// ListPendingHandoffs returns every pending handoff, oldest (CreatedAt,
-// then ID) first, reading only those.
-func (t *tx) ListPendingHandoffs() ([]store.Handoff, error) {
+// PendingHandoffs returns the handoff holding the pending slot of ws (none
+// if the slot is free: one read of its slot key), or with ws == "" every
+// pending handoff, oldest (CreatedAt, then ID) first, reading only those.
+func (t *tx) PendingHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
 	if err := t.readable(); err != nil {
 		return nil, err
+	}
+	if ws != "" {
+		h, err := t.byPointer(pendingSlotKey(ws), fmt.Sprintf("no pending handoff in workspace %q", ws))
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return nil, nil
+		case err != nil:
+			return nil, err
+		}
+		return []store.Handoff{h}, nil
 	}
 	ids, err := t.ids(pendingList, nil, 0)
 	if err != nil {

@@ -13,7 +13,7 @@ var liveList = globalList(tLive)
 // launch that is not live has none. The live launches of one workspace
 // are a per-workspace set instead (liveLaunches, see tx.moveMember).
 func launchIndexes(l launchRow) []index {
-	if l.State != store.LaunchLive {
+	if l.Gone {
 		return nil
 	}
 	id := string(l.ID)

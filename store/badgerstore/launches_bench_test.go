@@ -50,13 +50,13 @@ func launchHistory(b *testing.B, n int) *badgerstore.Store {
 	id := func(i int) baton.LaunchID { return baton.LaunchID(fmt.Sprintf("l-%06d", i)) }
 	return history(b, n, func(tx store.Tx, i int) error {
 		return tx.PutLaunch(store.Launch{ID: id(i), Workspace: "ws-a", Session: "s-1", Holder: "holder-1",
-			Engine: "demo", State: store.LaunchLive, CreatedAt: now, UpdatedAt: now})
+			Engine: "demo", CreatedAt: now, UpdatedAt: now})
 	}, func(tx store.Tx, i int) error {
 		l, err := tx.GetLaunch(id(i))
 		if err != nil {
 			return err
 		}
-		l.State = store.LaunchGone
+		l.Gone = true
 		return tx.PutLaunch(l)
 	})
 }

@@ -35,7 +35,7 @@ import (
 //   - BenchmarkBadgerReconcile/history=100000 <= 1.2x history=1000.
 
 // countedStore counts the Updates that commit, keeping the store's
-// capabilities (store.Notifier, store.Exclusive). With timed set, it also
+// capabilities (store.Notifier, Incarnation). With timed set, it also
 // adds up the time the Updates spent outside their function (beginning,
 // committing and waiting for the commit to be durable: what a raw commit
 // does), in committing.

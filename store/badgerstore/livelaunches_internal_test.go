@@ -22,12 +22,12 @@ func checkLive(t *testing.T, s *Store, when string, want map[baton.WorkspaceID][
 func TestLiveLaunchesAcrossWorkspaces(t *testing.T) {
 	s := openOrFail(t, t.TempDir())
 	defer closeOrFail(t, s)
-	moved := store.Launch{ID: "l-1", Workspace: "ws-a", State: store.LaunchLive}
-	ended := store.Launch{ID: "l-2", Workspace: "ws-a", State: store.LaunchLive}
+	moved := store.Launch{ID: "l-1", Workspace: "ws-a"}
+	ended := store.Launch{ID: "l-2", Workspace: "ws-a"}
 	for _, step := range []func(tx store.Tx) error{
 		func(tx store.Tx) error { return errors.Join(tx.PutLaunch(moved), tx.PutLaunch(ended)) },
 		func(tx store.Tx) error {
-			moved.Workspace, ended.State = "ws-b", store.LaunchGone
+			moved.Workspace, ended.Gone = "ws-b", true
 			return errors.Join(tx.PutLaunch(moved), tx.PutLaunch(ended))
 		},
 	} {
@@ -55,7 +55,7 @@ func TestCorruptSetBreaksTheWrite(t *testing.T) {
 			func(tx store.Tx, id string) error { _, err := tx.GetInstruction(baton.InstructionID(id)); return err }},
 		{"live launches", liveLaunches,
 			func(tx store.Tx, id string) error {
-				return tx.PutLaunch(store.Launch{ID: baton.LaunchID(id), Workspace: "ws-a", State: store.LaunchLive})
+				return tx.PutLaunch(store.Launch{ID: baton.LaunchID(id), Workspace: "ws-a"})
 			},
 			func(tx store.Tx, id string) error { _, err := tx.GetLaunch(baton.LaunchID(id)); return err }},
 	}

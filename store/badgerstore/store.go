@@ -54,7 +54,7 @@ type Store struct {
 	lock       *dirLock
 	log        *zap.Logger
 	maxRetries int
-	// incarnation is minted by Open (store.Exclusive).
+	// incarnation is minted by Open (see Incarnation).
 	incarnation string
 	subs        notify.Hub
 	// gs is the group commit of a synced store; nil with per-commit
@@ -72,9 +72,8 @@ type Store struct {
 }
 
 var (
-	_ store.Store     = (*Store)(nil)
-	_ store.Notifier  = (*Store)(nil)
-	_ store.Exclusive = (*Store)(nil)
+	_ store.Store    = (*Store)(nil)
+	_ store.Notifier = (*Store)(nil)
 )
 
 // Open opens (creating it if needed) the store in dir, which is locked
@@ -307,7 +306,7 @@ func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
 
 // View runs fn in a read-only badger transaction: a consistent snapshot,
 // never blocked by Updates and never retried. Every write method of the Tx
-// returns store.ErrReadOnly and changes nothing; once ctx is done, every
+// returns an error matching baton.ErrInternal and changes nothing; once ctx is done, every
 // method returns an error wrapping ctx.Err(). With group commit, a View
 // whose snapshot may show a commit whose sync has not ended waits for it
 // before it returns, so that its caller never acts on a commit that is
@@ -457,7 +456,8 @@ func (s *Store) Health() error {
 
 // Incarnation returns the random id this Open minted (26 characters of
 // base32): a runtime lease stamped with another incarnation was written
-// by a process that no longer holds the directory.
+// by a process that no longer holds the directory. It makes the store
+// exclusive, in the sense of package store's doc.
 func (s *Store) Incarnation() string { return s.incarnation }
 
 // pause waits before retry number try+1: a random time up to 100µs·2^try,

@@ -109,7 +109,7 @@ func TestPanicRollsBack(t *testing.T) {
 		}()
 		_ = s.Update(t.Context(), func(tx store.Tx) error {
 			_ = tx.PutWorkspace(store.Workspace{ID: "ws-a", Name: "changed"})
-			_, _ = tx.ListPendingHandoffs()
+			_, _ = tx.PendingHandoffs("")
 			panic("boom")
 		})
 	}()

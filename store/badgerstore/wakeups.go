@@ -1,6 +1,7 @@
 package badgerstore
 
 import (
+	"slices"
 	"time"
 
 	"github.com/batonhq/baton"
@@ -51,21 +52,17 @@ func (t *tx) PutWakeup(w store.Wakeup) error {
 	return firstErrOf(func() error { return t.put(k, v) }, func() error { return t.reindex(old, wakeupIndexes(v)) })
 }
 
-// WakeupsBySession returns the wakeups pinned to id, any status, ordered by
-// (At, ID). Unpinned wakeups are in no session's list.
-func (t *tx) WakeupsBySession(id baton.SessionID) ([]store.Wakeup, error) {
+// ListWakeups returns the wakeups of ws, any status, ordered by (At, ID);
+// with pinned != "" only those pinned to it, from the session's list.
+func (t *tx) ListWakeups(ws baton.WorkspaceID, pinned baton.SessionID) ([]store.Wakeup, error) {
 	if err := t.readable(); err != nil {
 		return nil, err
 	}
-	return t.wakeups(ownedList(tWakeupsBySession, string(id)), nil, 0)
-}
-
-// ListWakeups returns the wakeups of ws, any status, ordered by (At, ID).
-func (t *tx) ListWakeups(ws baton.WorkspaceID) ([]store.Wakeup, error) {
-	if err := t.readable(); err != nil {
-		return nil, err
+	if pinned == "" {
+		return t.wakeups(ownedList(tWakeupsByWS, string(ws)), nil, 0)
 	}
-	return t.wakeups(ownedList(tWakeupsByWS, string(ws)), nil, 0)
+	out, err := t.wakeups(ownedList(tWakeupsBySession, string(pinned)), nil, 0)
+	return slices.DeleteFunc(out, func(w store.Wakeup) bool { return w.Workspace != ws }), err
 }
 
 // DueWakeups returns the pending wakeups with At <= now ordered by (At, ID),

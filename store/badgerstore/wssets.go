@@ -11,7 +11,6 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/store"
 )
 
 // wsSet describes a per-workspace set: one value per workspace (key: the
@@ -38,7 +37,7 @@ func (i instructionRow) member() member {
 }
 
 func (l launchRow) member() member {
-	return member{l.Workspace, l.Seq, string(l.ID), l.State == store.LaunchLive}
+	return member{l.Workspace, l.Seq, string(l.ID), !l.Gone}
 }
 
 var (

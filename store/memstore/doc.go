@@ -39,7 +39,7 @@
 // record whose primary key, Workspace or (handoffs) RequestID is empty, and a
 // PutHandoff that would change a handoff's Workspace or RequestID. PutSession
 // keeps the Seq the store gave on insert. ListWorkspaces is sorted by ID;
-// ListPendingHandoffs is oldest (first inserted) first.
+// PendingHandoffs("") is oldest (first inserted) first.
 //
 // # Caveats
 //

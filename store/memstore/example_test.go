@@ -33,9 +33,9 @@ func Example() {
 	fmt.Println("second handoff refused:", errors.Is(err, store.ErrDuplicate))
 
 	_ = s.View(ctx, func(tx store.Tx) error {
-		p, _ := tx.PendingHandoff("ws-1")
+		p, _ := tx.PendingHandoffs("ws-1")
 		_, err := tx.GetWorkspace("ws-2")
-		fmt.Println("pending:", p.ID)
+		fmt.Println("pending:", p[0].ID)
 		fmt.Println("ws-2 rolled back:", errors.Is(err, store.ErrNotFound))
 		return nil
 	})

@@ -95,24 +95,19 @@ func (t *tx) HandoffByRequest(ws baton.WorkspaceID, requestID string) (store.Han
 	return outHandoff(t.st.handoffs[id].h), nil
 }
 
-// PendingHandoff returns the handoff holding the pending slot of ws;
-// store.ErrNotFound if the slot is free.
-func (t *tx) PendingHandoff(ws baton.WorkspaceID) (store.Handoff, error) {
-	if err := t.readable(); err != nil {
-		return store.Handoff{}, err
-	}
-	id, ok := t.st.pending[ws]
-	if !ok {
-		return store.Handoff{}, notFound("pending handoff of workspace", ws)
-	}
-	return outHandoff(t.st.handoffs[id].h), nil
-}
-
-// ListPendingHandoffs returns every pending handoff, oldest first, reading
-// only those.
-func (t *tx) ListPendingHandoffs() ([]store.Handoff, error) {
+// PendingHandoffs returns the handoff holding the pending slot of ws (none
+// if the slot is free), or with ws == "" every pending handoff, oldest
+// first, reading only those.
+func (t *tx) PendingHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
 	if err := t.readable(); err != nil {
 		return nil, err
+	}
+	if ws != "" {
+		id, ok := t.st.pending[ws]
+		if !ok {
+			return nil, nil
+		}
+		return []store.Handoff{outHandoff(t.st.handoffs[id].h)}, nil
 	}
 	rows := make([]handoffRow, 0, len(t.st.pending))
 	for _, id := range t.st.pending {

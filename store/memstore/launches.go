@@ -19,7 +19,7 @@ func byLaunchSeq(a, b launchRow) int { return cmp.Compare(a.seq, b.seq) }
 func (st *state) putLaunch(r launchRow) {
 	st.deleteLaunch(r.l.ID)
 	st.launches[r.l.ID] = r
-	if r.l.State == store.LaunchLive {
+	if !r.l.Gone {
 		st.live[r.l.ID] = struct{}{}
 		st.liveByWS.add(r.l.Workspace, r.l.ID)
 	}
@@ -67,7 +67,7 @@ func (t *tx) PutLaunch(l store.Launch) error {
 	return nil
 }
 
-// LiveLaunches returns the launches in state live of ws (ws == "": of
+// LiveLaunches returns the launches not gone (live) of ws (ws == "": of
 // every workspace), oldest (first inserted) first, reading only those.
 func (t *tx) LiveLaunches(ws baton.WorkspaceID) ([]store.Launch, error) {
 	if err := t.readable(); err != nil {

@@ -95,8 +95,8 @@ func (s *Store) update(ctx context.Context, fn func(store.Tx) error) ([]baton.Wo
 }
 
 // View runs fn in a read-only transaction over a consistent snapshot: no
-// Update commits while fn runs. Every write method of the Tx returns
-// store.ErrReadOnly and changes nothing.
+// Update commits while fn runs. Every write method of the Tx returns an
+// error matching baton.ErrInternal and changes nothing.
 //
 // fn must not call Update on the same Store (that deadlocks), nor View (a
 // nested read lock deadlocks once an Update is waiting). It must not keep
@@ -179,7 +179,7 @@ func (t *tx) writable(op string) error {
 		return ErrTxDone
 	}
 	if t.readOnly {
-		return baton.Errorf(store.ErrReadOnly, "memstore: %s", op)
+		return baton.Errorf(baton.ErrInternal, "memstore: %s in a read-only transaction", op)
 	}
 	return nil
 }

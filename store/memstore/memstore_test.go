@@ -198,7 +198,7 @@ func TestListOrders(t *testing.T) {
 		if d := storetest.Diff([]baton.WorkspaceID{"ws-a", "ws-b", "ws-c"}, wsIDs); d != "" {
 			t.Errorf("ListWorkspaces not sorted by ID (-want +got):\n%s", d)
 		}
-		hs, err := tx.ListPendingHandoffs()
+		hs, err := tx.PendingHandoffs("")
 		if err != nil {
 			return err
 		}
@@ -207,7 +207,7 @@ func TestListOrders(t *testing.T) {
 			hIDs = append(hIDs, h.ID)
 		}
 		if d := storetest.Diff([]baton.HandoffID{"h-z", "h-y", "h-x"}, hIDs); d != "" {
-			t.Errorf("ListPendingHandoffs not oldest first (-want +got):\n%s", d)
+			t.Errorf("PendingHandoffs(\"\") not oldest first (-want +got):\n%s", d)
 		}
 		return nil
 	})

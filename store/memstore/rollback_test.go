@@ -153,7 +153,11 @@ func checkIndexes(rt *rapid.T, s store.Store) {
 	var pending []store.Handoff
 	var due []store.Wakeup
 	var queued []baton.ContinuationID
-	bySession := map[baton.SessionID][]store.Wakeup{}
+	type pin struct {
+		ws baton.WorkspaceID
+		s  baton.SessionID
+	}
+	bySession := map[pin][]store.Wakeup{}
 	for _, ws := range workspaces {
 		w := snap.ByWorkspace[ws]
 		var slot []store.Handoff
@@ -171,9 +175,9 @@ func checkIndexes(rt *rapid.T, s store.Store) {
 		case len(slot) > 1:
 			rt.Fatalf("%s: %d pending handoffs", ws, len(slot))
 		case len(slot) == 1 && (w.Pending == nil || w.Pending.ID != slot[0].ID):
-			rt.Fatalf("%s: PendingHandoff = %v, want %s", ws, w.Pending, slot[0].ID)
+			rt.Fatalf("%s: PendingHandoffs = %v, want %s", ws, w.Pending, slot[0].ID)
 		case len(slot) == 0 && w.Pending != nil:
-			rt.Fatalf("%s: PendingHandoff = %s, want none", ws, w.Pending.ID)
+			rt.Fatalf("%s: PendingHandoffs = %s, want none", ws, w.Pending.ID)
 		}
 		pending = append(pending, slot...)
 		if !slices.IsSortedFunc(w.Sessions, func(a, b store.Session) int { return cmp.Compare(a.Seq, b.Seq) }) {
@@ -187,7 +191,7 @@ func checkIndexes(rt *rapid.T, s store.Store) {
 				due = append(due, wk)
 			}
 			if wk.Session != "" {
-				bySession[wk.Session] = append(bySession[wk.Session], wk)
+				bySession[pin{ws, wk.Session}] = append(bySession[pin{ws, wk.Session}], wk)
 			}
 		}
 		for _, c := range w.Continuations {
@@ -205,24 +209,26 @@ func checkIndexes(rt *rapid.T, s store.Store) {
 	}
 	slices.Sort(gotQueued)
 	for what, pair := range map[string][2]any{
-		"ListPendingHandoffs": {pending, snap.Pending},
-		"DueWakeups":          {due, snap.Due},
-		"QueuedContinuations": {queued, gotQueued},
+		"PendingHandoffs(\"\")": {pending, snap.Pending},
+		"DueWakeups":            {due, snap.Due},
+		"QueuedContinuations":   {queued, gotQueued},
 	} {
 		if d := storetest.Diff(pair[0], pair[1]); d != "" {
 			rt.Fatalf("%s disagrees with the records (-derived +index):\n%s", what, d)
 		}
 	}
 	err := s.View(rt.Context(), func(tx store.Tx) error {
-		for _, id := range sessionIDs[1:] {
-			want := bySession[id]
-			slices.SortFunc(want, byAtID)
-			got, err := tx.WakeupsBySession(id)
-			if err != nil {
-				return err
-			}
-			if d := storetest.Diff(want, got); d != "" {
-				rt.Fatalf("WakeupsBySession(%s) disagrees with the records (-derived +index):\n%s", id, d)
+		for _, ws := range workspaces {
+			for _, id := range sessionIDs[1:] {
+				want := bySession[pin{ws, id}]
+				slices.SortFunc(want, byAtID)
+				got, err := tx.ListWakeups(ws, id)
+				if err != nil {
+					return err
+				}
+				if d := storetest.Diff(want, got); d != "" {
+					rt.Fatalf("ListWakeups(%s, %s) disagrees with the records (-derived +index):\n%s", ws, id, d)
+				}
 			}
 		}
 		return nil

@@ -89,22 +89,17 @@ func (t *tx) PutWakeup(w store.Wakeup) error {
 	return nil
 }
 
-// WakeupsBySession returns the wakeups pinned to id, any status, ordered by
-// (At, ID). Unpinned wakeups (empty Session) are in no session's list: an
-// empty id yields none.
-func (t *tx) WakeupsBySession(id baton.SessionID) ([]store.Wakeup, error) {
+// ListWakeups returns the wakeups of ws, any status, ordered by (At, ID);
+// with pinned != "" only those pinned to it, from the session's index.
+func (t *tx) ListWakeups(ws baton.WorkspaceID, pinned baton.SessionID) ([]store.Wakeup, error) {
 	if err := t.readable(); err != nil {
 		return nil, err
 	}
-	return collect(t.st.wakeupsBySession[id], t.wakeup, byAtID), nil
-}
-
-// ListWakeups returns the wakeups of ws, any status, ordered by (At, ID).
-func (t *tx) ListWakeups(ws baton.WorkspaceID) ([]store.Wakeup, error) {
-	if err := t.readable(); err != nil {
-		return nil, err
+	if pinned == "" {
+		return collect(t.st.wakeupsByWS[ws], t.wakeup, byAtID), nil
 	}
-	return collect(t.st.wakeupsByWS[ws], t.wakeup, byAtID), nil
+	out := collect(t.st.wakeupsBySession[pinned], t.wakeup, byAtID)
+	return slices.DeleteFunc(out, func(w store.Wakeup) bool { return w.Workspace != ws }), nil
 }
 
 func (t *tx) wakeup(id baton.WakeupID) store.Wakeup { return t.st.wakeups[id] }

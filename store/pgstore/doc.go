@@ -23,7 +23,7 @@
 // on that workspace's rows and holds it until it ends: two Updates of one
 // workspace run one after the other, two of different workspaces never
 // wait for each other. The reads across workspaces (ListWorkspaces,
-// ListPendingHandoffs, DueWakeups, QueuedContinuations, LiveLaunches(""))
+// PendingHandoffs(""), DueWakeups, QueuedContinuations, LiveLaunches(""))
 // take no lock: a function that writes back a record one of them returned
 // reads it again by its key first. A deadlock or a lock wait past
 // Options.LockTimeout re-runs the function, up to

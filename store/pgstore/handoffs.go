@@ -120,16 +120,13 @@ func (t *tx) HandoffByRequest(ws baton.WorkspaceID, requestID string) (store.Han
 		"WHERE workspace = $1 AND request_id = $2", string(ws), requestID)
 }
 
-// PendingHandoff returns the handoff holding the pending slot of ws;
-// store.ErrNotFound if the slot is free.
-func (t *tx) PendingHandoff(ws baton.WorkspaceID) (store.Handoff, error) {
-	return t.oneHandoff(ws, "no pending handoff in workspace "+string(ws),
-		"WHERE workspace = $1 AND "+pendingSQL, string(ws))
-}
-
-// ListPendingHandoffs returns every pending handoff, from the partial
-// index that holds only those: O(pending).
-func (t *tx) ListPendingHandoffs() ([]store.Handoff, error) {
+// PendingHandoffs returns the handoff holding the pending slot of ws (none
+// if the slot is free), or with ws == "" every pending handoff, from the
+// partial index that holds only those: O(pending).
+func (t *tx) PendingHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
+	if ws != "" {
+		return t.handoffList(ws, "WHERE workspace = $1 AND "+pendingSQL, string(ws))
+	}
 	return t.handoffList("", "WHERE "+pendingSQL+" ORDER BY workspace")
 }
 

@@ -8,17 +8,17 @@ import (
 )
 
 var launches = newTable(kindLaunch, "launches",
-	[]string{"id", "workspace", "session", "handoff", "attempt", "holder", "host", "engine", "epoch", "state", "admitted",
+	[]string{"id", "workspace", "session", "handoff", "attempt", "holder", "host", "engine", "epoch", "gone", "admitted",
 		"end_reason", "created_at", "updated_at"},
 	func(row pgx.Row) (store.Launch, error) {
 		var l store.Launch
 		err := row.Scan(&l.ID, &l.Workspace, &l.Session, &l.Handoff, &l.Attempt, &l.Holder, &l.Host, &l.Engine, &l.Epoch,
-			&l.State, &l.Admitted, &l.EndReason, &l.CreatedAt, &l.UpdatedAt)
+			&l.Gone, &l.Admitted, &l.EndReason, &l.CreatedAt, &l.UpdatedAt)
 		return l, err
 	},
 	func(l store.Launch) []any {
 		return []any{string(l.ID), string(l.Workspace), string(l.Session), string(l.Handoff), l.Attempt, l.Holder,
-			l.Host, l.Engine, l.Epoch, string(l.State), l.Admitted, l.EndReason, l.CreatedAt, l.UpdatedAt}
+			l.Host, l.Engine, l.Epoch, l.Gone, l.Admitted, l.EndReason, l.CreatedAt, l.UpdatedAt}
 	},
 	func(l store.Launch) baton.WorkspaceID { return l.Workspace })
 
@@ -44,7 +44,7 @@ func (t *tx) PutLaunch(l store.Launch) error {
 // of ws, oldest first, from the partial indexes that hold only live ones.
 func (t *tx) LiveLaunches(ws baton.WorkspaceID) ([]store.Launch, error) {
 	if ws == "" {
-		return list(t, launches, "", "WHERE state = 'live' ORDER BY ord")
+		return list(t, launches, "", "WHERE NOT gone ORDER BY ord")
 	}
-	return list(t, launches, ws, "WHERE workspace = $1 AND state = 'live' ORDER BY ord", string(ws))
+	return list(t, launches, ws, "WHERE workspace = $1 AND NOT gone ORDER BY ord", string(ws))
 }

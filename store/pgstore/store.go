@@ -174,7 +174,7 @@ func (s *Store) isClosed() bool {
 // Updates of one workspace run one after another, each seeing what the
 // one before committed, and Updates of different workspaces never wait
 // for each other. The lists across workspaces (ListWorkspaces,
-// ListPendingHandoffs, DueWakeups, QueuedContinuations, LiveLaunches(""))
+// PendingHandoffs(""), DueWakeups, QueuedContinuations, LiveLaunches(""))
 // take no lock: they return what was committed when they ran, so fn must
 // read a record they returned again by its key (GetHandoff...) before it
 // writes it back. fn's statements go to the server as it calls the Tx (a
@@ -204,8 +204,8 @@ func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
 }
 
 // View runs fn in a REPEATABLE READ, READ ONLY transaction: every read sees
-// the same snapshot, the one of its first statement. Writes return
-// store.ErrReadOnly. View takes no lock and never retries: it never
+// the same snapshot, the one of its first statement. Writes return an
+// error matching baton.ErrInternal. View takes no lock and never retries: it never
 // waits for an Update, nor an Update for it.
 //
 // Errors: as Update, without store.ErrTxConflict.

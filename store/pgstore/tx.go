@@ -141,13 +141,13 @@ func (t *tx) readable() error {
 	return nil
 }
 
-// writable adds store.ErrReadOnly inside a View.
+// writable refuses a write inside a View (baton.ErrInternal).
 func (t *tx) writable(op string) error {
 	if err := t.readable(); err != nil {
 		return err
 	}
 	if !t.update {
-		return baton.Errorf(store.ErrReadOnly, "pgstore: %s", op)
+		return baton.Errorf(baton.ErrInternal, "pgstore: %s in a read-only transaction", op)
 	}
 	return nil
 }

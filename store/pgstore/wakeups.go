@@ -40,27 +40,13 @@ func (t *tx) PutWakeup(w store.Wakeup) error {
 	return nil
 }
 
-// WakeupsBySession returns the wakeups pinned to id, any status, ordered
-// by (At, ID); an empty id pins nothing and yields none. In an Update
-// it reads them under the locks of their workspaces (lockedRead).
-func (t *tx) WakeupsBySession(id baton.SessionID) ([]store.Wakeup, error) {
-	if id == "" {
-		return nil, t.readable()
+// ListWakeups returns the wakeups of ws ordered by (At, ID); with pinned
+// != "" only those pinned to it, from the index by session.
+func (t *tx) ListWakeups(ws baton.WorkspaceID, pinned baton.SessionID) ([]store.Wakeup, error) {
+	if pinned == "" {
+		return list(t, wakeups, ws, "WHERE workspace = $1 ORDER BY at, id", string(ws))
 	}
-	var out []store.Wakeup
-	err := t.lockedRead(func() (wss []baton.WorkspaceID, err error) {
-		out, err = list(t, wakeups, "", "WHERE session = $1 ORDER BY at, id", string(id))
-		for _, w := range out {
-			wss = append(wss, w.Workspace)
-		}
-		return wss, err
-	})
-	return out, err
-}
-
-// ListWakeups returns the wakeups of ws ordered by (At, ID).
-func (t *tx) ListWakeups(ws baton.WorkspaceID) ([]store.Wakeup, error) {
-	return list(t, wakeups, ws, "WHERE workspace = $1 ORDER BY at, id", string(ws))
+	return list(t, wakeups, ws, "WHERE session = $2 AND workspace = $1 ORDER BY at, id", string(ws), string(pinned))
 }
 
 // DueWakeups returns the pending wakeups with At <= now ordered by (At,

@@ -39,7 +39,7 @@ func seed(t *testing.T, s store.Store, ws baton.WorkspaceID) {
 			tx.PutSession(session(ws, "s-1")),
 			tx.PutWakeup(wakeup(ws, "w-1", "s-1", at(10), store.WakeupPending)),
 			tx.PutContinuation(continuation(ws, "c-1", store.ContinuationQueued)),
-			tx.PutLaunch(launch(ws, "l-1", store.LaunchLive, 1)),
+			tx.PutLaunch(launch(ws, "l-1", live, 1)),
 			tx.PutInstruction(instruction(ws, "i-1", store.InstructionPending)),
 		)
 	})
@@ -72,16 +72,16 @@ func testFailedUpdateLeavesNothing(t *testing.T, s store.Store) {
 			tx.PutWakeup(wakeup("ws-b", "w-2", "s-2", at(5), store.WakeupPending)),
 			tx.PutContinuation(c1),
 			tx.PutContinuation(continuation("ws-b", "c-2", store.ContinuationQueued)),
-			tx.PutLaunch(launch("ws-a", "l-1", store.LaunchGone, 1)),
-			tx.PutLaunch(launch("ws-b", "l-2", store.LaunchLive, 2)),
+			tx.PutLaunch(launch("ws-a", "l-1", gone, 1)),
+			tx.PutLaunch(launch("ws-b", "l-2", live, 2)),
 			tx.PutInstruction(instruction("ws-a", "i-1", store.InstructionDelivered)),
 			tx.PutInstruction(instruction("ws-b", "i-2", store.InstructionPending)),
 		}
 		if err := errors.Join(errs...); err != nil {
 			return fmt.Errorf("a write failed, so the test proves nothing: %w", err)
 		}
-		if p, err := tx.PendingHandoff("ws-a"); err != nil || p.ID != "h-2" {
-			return fmt.Errorf("inside the Update, PendingHandoff(ws-a) = %q, %v; want h-2", p.ID, err)
+		if p, err := pendingOf(tx, "ws-a"); err != nil || p.ID != "h-2" {
+			return fmt.Errorf("inside the Update, PendingHandoffs(ws-a) = %q, %v; want h-2", p.ID, err)
 		}
 		return boom
 	})
@@ -103,13 +103,13 @@ func testFailedUpdateLeavesNothing(t *testing.T, s store.Store) {
 		}
 		_, err = tx.HandoffByRequest("ws-a", "r-2")
 		wantNotFound(t, "HandoffByRequest(ws-a, r-2)", err)
-		_, err = tx.PendingHandoff("ws-b")
-		wantNotFound(t, "PendingHandoff(ws-b)", err)
+		_, err = pendingOf(tx, "ws-b")
+		wantNotFound(t, "PendingHandoffs(ws-b)", err)
 		_, err = tx.GetWakeup("w-2")
 		wantNotFound(t, "GetWakeup(w-2)", err)
-		got, err := tx.WakeupsBySession("s-2")
+		got, err := tx.ListWakeups("ws-b", "s-2")
 		if err != nil || len(got) != 0 {
-			t.Errorf("WakeupsBySession(s-2) = %v, %v; want none", got, err)
+			t.Errorf("ListWakeups(ws-b, s-2) = %v, %v; want none", got, err)
 		}
 		_, err = tx.GetContinuation("c-2")
 		wantNotFound(t, "GetContinuation(c-2)", err)
@@ -193,23 +193,23 @@ func testReadYourWrites(t *testing.T, s store.Store) {
 		if err := tx.PutHandoff(h); err != nil {
 			return err
 		}
-		if p, err := tx.PendingHandoff("ws-a"); err != nil || p.ID != h.ID {
-			t.Errorf("PendingHandoff = %q, %v; want h-1", p.ID, err)
+		if p, err := pendingOf(tx, "ws-a"); err != nil || p.ID != h.ID {
+			t.Errorf("PendingHandoffs = %q, %v; want h-1", p.ID, err)
 		}
 		if p, err := tx.HandoffByRequest("ws-a", "r-1"); err != nil || p.ID != h.ID {
 			t.Errorf("HandoffByRequest = %q, %v; want h-1", p.ID, err)
 		}
-		if l, err := tx.ListPendingHandoffs(); err != nil || len(l) != 1 {
-			t.Errorf("ListPendingHandoffs = %v, %v; want h-1", l, err)
+		if l, err := tx.PendingHandoffs(""); err != nil || len(l) != 1 {
+			t.Errorf("PendingHandoffs(\"\") = %v, %v; want h-1", l, err)
 		}
 		h.State = store.StateCompleted
 		if err := tx.PutHandoff(h); err != nil {
 			return err
 		}
-		_, err := tx.PendingHandoff("ws-a")
-		wantNotFound(t, "PendingHandoff after h-1 completed", err)
-		if l, err := tx.ListPendingHandoffs(); err != nil || len(l) != 0 {
-			t.Errorf("ListPendingHandoffs after h-1 completed = %v, %v; want none", l, err)
+		_, err := pendingOf(tx, "ws-a")
+		wantNotFound(t, "PendingHandoffs after h-1 completed", err)
+		if l, err := tx.PendingHandoffs(""); err != nil || len(l) != 0 {
+			t.Errorf("PendingHandoffs(\"\") after h-1 completed = %v, %v; want none", l, err)
 		}
 		if l, err := tx.ListHandoffs("ws-a"); err != nil || len(l) != 1 || l[0].State != store.StateCompleted {
 			t.Errorf("ListHandoffs = %v, %v; want h-1 completed", l, err)
@@ -227,8 +227,8 @@ func testReadYourWrites(t *testing.T, s store.Store) {
 		if l, err := tx.DueWakeups(at(1), 0); err != nil || len(l) != 1 {
 			t.Errorf("DueWakeups = %v, %v; want w-1", l, err)
 		}
-		if l, err := tx.WakeupsBySession("s-1"); err != nil || len(l) != 1 {
-			t.Errorf("WakeupsBySession = %v, %v; want w-1", l, err)
+		if l, err := tx.ListWakeups("ws-a", "s-1"); err != nil || len(l) != 1 {
+			t.Errorf("ListWakeups(ws-a, s-1) = %v, %v; want w-1", l, err)
 		}
 		if err := tx.PutContinuation(continuation("ws-a", "c-1", store.ContinuationQueued)); err != nil {
 			return err

@@ -27,7 +27,7 @@ func getters(tx store.Tx) map[string]error {
 	_, errs["GetHandoff"] = tx.GetHandoff("h-none")
 	_, errs["HandoffByRequest"] = tx.HandoffByRequest("ws-a", "r-none")
 	_, errs["HandoffByRequest(other workspace)"] = tx.HandoffByRequest("ws-none", "r-1")
-	_, errs["PendingHandoff"] = tx.PendingHandoff("ws-none")
+	_, errs["PendingHandoffs (none listed)"] = pendingOf(tx, "ws-none")
 	_, errs["GetReservation"] = tx.GetReservation("ws-none")
 	_, errs["GetWakeup"] = tx.GetWakeup("w-none")
 	_, errs["GetContinuation"] = tx.GetContinuation("c-none")
@@ -58,7 +58,7 @@ func testPutMissing(t *testing.T, s store.Store) {
 	h := handoff("ws-b", "h-2", "r-2", store.StateCompleted)
 	w := wakeup("ws-a", "w-2", "s-1", at(1), store.WakeupPending)
 	c := continuation("ws-a", "c-2", store.ContinuationQueued)
-	l := launch("ws-a", "l-2", store.LaunchLive, 1)
+	l := launch("ws-a", "l-2", live, 1)
 	i := instruction("ws-a", "i-2", store.InstructionPending)
 	Update(t, s, func(tx store.Tx) error {
 		return errors.Join(tx.PutWorkspace(workspace("ws-b")), tx.PutSession(session("ws-a", "s-2")), tx.PutHandoff(h),
@@ -93,7 +93,7 @@ func testPutExisting(t *testing.T, s store.Store) {
 		return errors.Join(tx.PutWorkspace(w), tx.PutSession(sess),
 			tx.PutWakeup(wakeup("ws-a", "w-1", "", at(99), store.WakeupFired)),
 			tx.PutContinuation(continuation("ws-a", "c-1", store.ContinuationRefused)),
-			tx.PutLaunch(launch("ws-a", "l-1", store.LaunchGone, 9)),
+			tx.PutLaunch(launch("ws-a", "l-1", gone, 9)),
 			tx.PutInstruction(instruction("ws-a", "i-1", store.InstructionCancelled)))
 	})
 	before := snapshot(t, s, "ws-a")
@@ -158,10 +158,10 @@ func testEmptyKeysInvalid(t *testing.T, s store.Store) {
 			return tx.PutContinuation(store.Continuation{ID: "c-1"})
 		}},
 		{"PutLaunch (new) without ID", func(tx store.Tx) error {
-			return tx.PutLaunch(store.Launch{Workspace: "ws-a", State: store.LaunchLive})
+			return tx.PutLaunch(store.Launch{Workspace: "ws-a"})
 		}},
-		{"PutLaunch (new) without Workspace", func(tx store.Tx) error { return tx.PutLaunch(store.Launch{ID: "l-2", State: store.LaunchLive}) }},
-		{"PutLaunch without Workspace", func(tx store.Tx) error { return tx.PutLaunch(store.Launch{ID: "l-1", State: store.LaunchLive}) }},
+		{"PutLaunch (new) without Workspace", func(tx store.Tx) error { return tx.PutLaunch(store.Launch{ID: "l-2"}) }},
+		{"PutLaunch without Workspace", func(tx store.Tx) error { return tx.PutLaunch(store.Launch{ID: "l-1"}) }},
 		{"PutInstruction (new) without ID", func(tx store.Tx) error { return tx.PutInstruction(store.Instruction{Workspace: "ws-a"}) }},
 		{"PutInstruction (new) without Workspace", func(tx store.Tx) error { return tx.PutInstruction(store.Instruction{ID: "i-2"}) }},
 		{"PutInstruction without Workspace", func(tx store.Tx) error { return tx.PutInstruction(store.Instruction{ID: "i-1"}) }},

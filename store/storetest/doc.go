@@ -42,7 +42,7 @@
 //
 // The suite assumes only the store.Store contract. Where that contract
 // leaves a choice open, Run accepts any answer: the order of ListWorkspaces
-// and ListPendingHandoffs, the Location of returned times (compared with
+// and PendingHandoffs(""), the Location of returned times (compared with
 // time.Time.Equal), whether a nil slice comes back empty, what Seq starts at,
 // and whether a second Close returns nil or store.ErrClosed. "Oldest first"
 // means creation (insert) order; the suite inserts with growing CreatedAt,

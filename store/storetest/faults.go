@@ -27,7 +27,7 @@ var ErrInjected = baton.NewError(baton.EUNAVAILABLE, "storetest: injected store 
 // returns the injected error and keeps none of the transaction's writes.
 //
 // FaultStore does not forward optional capabilities (store.Notifier,
-// store.Exclusive) of the wrapped store. It is safe for concurrent use.
+// Incarnation) of the wrapped store. It is safe for concurrent use.
 type FaultStore struct {
 	inner store.Store
 

@@ -42,10 +42,13 @@ func instruction(ws baton.WorkspaceID, id baton.InstructionID, state store.Instr
 	}
 }
 
-func launch(ws baton.WorkspaceID, id baton.LaunchID, state store.LaunchState, created int) store.Launch {
+// live and gone are the values of launch's argument isGone.
+const live, gone = false, true
+
+func launch(ws baton.WorkspaceID, id baton.LaunchID, isGone bool, created int) store.Launch {
 	return store.Launch{
 		ID: id, Workspace: ws, Session: "s-" + baton.SessionID(id), Holder: "holder-1", Engine: "demo",
-		State: state, CreatedAt: at(created), UpdatedAt: at(created),
+		Gone: isGone, CreatedAt: at(created), UpdatedAt: at(created),
 	}
 }
 
@@ -200,14 +203,14 @@ func testOneChangePerRecord(t *testing.T, s store.Store) {
 func testOnlyFeedKinds(t *testing.T, s store.Store) {
 	Update(t, s, func(tx store.Tx) error {
 		w := workspace("ws-a")
-		l := launch("ws-a", "l-1", store.LaunchLive, 1)
+		l := launch("ws-a", "l-1", live, 1)
 		wk := wakeup("ws-a", "w-1", "", at(1), store.WakeupPending)
 		c := continuation("ws-a", "c-1", store.ContinuationQueued)
 		if err := errors.Join(tx.PutWorkspace(w), tx.PutLaunch(l), tx.PutWakeup(wk), tx.PutContinuation(c),
 			tx.PutReservation(store.Reservation{Workspace: "ws-a", Held: true, Epoch: 1})); err != nil {
 			return err
 		}
-		w.Name, l.State, wk.Status, c.State = "renamed", store.LaunchGone, store.WakeupFired, store.ContinuationStarted
+		w.Name, l.Gone, wk.Status, c.State = "renamed", true, store.WakeupFired, store.ContinuationStarted
 		return errors.Join(tx.PutWorkspace(w), tx.PutLaunch(l), tx.PutWakeup(wk), tx.PutContinuation(c))
 	})
 	if got, last := feed(t, s, "ws-a"); len(got) != 0 || last != 0 {

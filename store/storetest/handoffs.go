@@ -20,12 +20,28 @@ var handoffTests = []testCase{
 	{"ListPendingAcrossWorkspaces", testListPendingAcrossWorkspaces},
 }
 
-// pendingIDs returns the ids of ListPendingHandoffs, sorted.
+// pendingOf returns the one handoff PendingHandoffs(ws) lists, or an error
+// matching store.ErrNotFound when it lists none; listing more than one, or
+// one of another workspace, is an error.
+func pendingOf(tx store.Tx, ws baton.WorkspaceID) (store.Handoff, error) {
+	l, err := tx.PendingHandoffs(ws)
+	switch {
+	case err != nil:
+		return store.Handoff{}, err
+	case len(l) == 0:
+		return store.Handoff{}, fmt.Errorf("PendingHandoffs(%s) lists none: %w", ws, store.ErrNotFound)
+	case len(l) > 1 || l[0].Workspace != ws:
+		return store.Handoff{}, fmt.Errorf("PendingHandoffs(%s) = %+v; want at most one, of %s", ws, l, ws)
+	}
+	return l[0], nil
+}
+
+// pendingIDs returns the ids of PendingHandoffs(""), sorted.
 func pendingIDs(t *testing.T, tx store.Tx) []baton.HandoffID {
 	t.Helper()
-	l, err := tx.ListPendingHandoffs()
+	l, err := tx.PendingHandoffs("")
 	if err != nil {
-		t.Fatalf("ListPendingHandoffs: %v", err)
+		t.Fatalf(`PendingHandoffs(""): %v`, err)
 	}
 	ids := make([]baton.HandoffID, len(l))
 	for i, h := range l {
@@ -35,20 +51,20 @@ func pendingIDs(t *testing.T, tx store.Tx) []baton.HandoffID {
 	return ids
 }
 
-// wantPending checks PendingHandoff(ws) (empty want: the slot is free) and
+// wantPending checks PendingHandoffs(ws) (empty want: the slot is free) and
 // the whole pending list.
 func wantPending(t *testing.T, s store.Store, ws baton.WorkspaceID, want baton.HandoffID, list ...baton.HandoffID) {
 	t.Helper()
 	View(t, s, func(tx store.Tx) error {
-		p, err := tx.PendingHandoff(ws)
+		p, err := pendingOf(tx, ws)
 		switch {
 		case want == "":
-			wantNotFound(t, fmt.Sprintf("PendingHandoff(%s)", ws), err)
+			wantNotFound(t, fmt.Sprintf("PendingHandoffs(%s)", ws), err)
 		case err != nil || p.ID != want:
-			t.Errorf("PendingHandoff(%s) = %q, %v; want %q", ws, p.ID, err, want)
+			t.Errorf("PendingHandoffs(%s) = %q, %v; want %q", ws, p.ID, err, want)
 		}
 		slices.Sort(list)
-		diff(t, "ListPendingHandoffs ids", list, pendingIDs(t, tx))
+		diff(t, `PendingHandoffs("") ids`, list, pendingIDs(t, tx))
 		return nil
 	})
 }
@@ -66,16 +82,16 @@ func testPendingSlotFollowsState(t *testing.T, s store.Store) {
 	View(t, s, func(tx store.Tx) error {
 		for i, st := range allHandoffStates {
 			ws := baton.WorkspaceID(fmt.Sprintf("ws-%d", i))
-			p, err := tx.PendingHandoff(ws)
+			p, err := pendingOf(tx, ws)
 			if st.Pending() && (err != nil || p.ID != baton.HandoffID(fmt.Sprintf("h-%d", i))) {
-				t.Errorf("state %q: PendingHandoff = %q, %v; want the handoff (the state is pending)", st, p.ID, err)
+				t.Errorf("state %q: PendingHandoffs = %q, %v; want the handoff (the state is pending)", st, p.ID, err)
 			}
 			if !st.Pending() {
-				wantNotFound(t, fmt.Sprintf("state %q: PendingHandoff", st), err)
+				wantNotFound(t, fmt.Sprintf("state %q: PendingHandoffs", st), err)
 			}
 		}
 		slices.Sort(pending)
-		diff(t, "ListPendingHandoffs ids", pending, pendingIDs(t, tx))
+		diff(t, `PendingHandoffs("") ids`, pending, pendingIDs(t, tx))
 		return nil
 	})
 }
@@ -269,12 +285,12 @@ func testListPendingAcrossWorkspaces(t *testing.T, s store.Store) {
 		return nil
 	})
 	View(t, s, func(tx store.Tx) error {
-		got, err := tx.ListPendingHandoffs()
+		got, err := tx.PendingHandoffs("")
 		if err != nil {
 			return err
 		}
 		slices.SortFunc(got, func(a, b store.Handoff) int { return cmp.Compare(a.ID, b.ID) })
-		diff(t, "ListPendingHandoffs (sorted by id)", want, got)
+		diff(t, `PendingHandoffs("") (sorted by id)`, want, got)
 		return nil
 	})
 }

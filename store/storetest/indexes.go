@@ -133,16 +133,19 @@ func testWakeupsOrder(t *testing.T, s store.Store) {
 			list func() ([]store.Wakeup, error)
 			want []baton.WakeupID
 		}{
-			{"ListWakeups(ws-a)", func() ([]store.Wakeup, error) { return tx.ListWakeups("ws-a") },
+			{"ListWakeups(ws-a, \"\")", func() ([]store.Wakeup, error) { return tx.ListWakeups("ws-a", "") },
 				[]baton.WakeupID{"w-e", "w-f", "w-c", "w-a", "w-b", "w-d"}},
-			{"ListWakeups(ws-b)", func() ([]store.Wakeup, error) { return tx.ListWakeups("ws-b") },
+			{"ListWakeups(ws-b, \"\")", func() ([]store.Wakeup, error) { return tx.ListWakeups("ws-b", "") },
 				[]baton.WakeupID{"w-x", "w-y"}},
-			{"ListWakeups(ws-none)", func() ([]store.Wakeup, error) { return tx.ListWakeups("ws-none") }, nil},
-			{"WakeupsBySession(s-1)", func() ([]store.Wakeup, error) { return tx.WakeupsBySession("s-1") },
+			{"ListWakeups(ws-none, \"\")", func() ([]store.Wakeup, error) { return tx.ListWakeups("ws-none", "") }, nil},
+			{"ListWakeups(ws-a, s-1)", func() ([]store.Wakeup, error) { return tx.ListWakeups("ws-a", "s-1") },
 				[]baton.WakeupID{"w-c", "w-b", "w-d"}},
-			{"WakeupsBySession(s-2)", func() ([]store.Wakeup, error) { return tx.WakeupsBySession("s-2") },
+			{"ListWakeups(ws-a, s-2)", func() ([]store.Wakeup, error) { return tx.ListWakeups("ws-a", "s-2") },
 				[]baton.WakeupID{"w-f", "w-a"}},
-			{"WakeupsBySession(s-none)", func() ([]store.Wakeup, error) { return tx.WakeupsBySession("s-none") }, nil},
+			{"ListWakeups(ws-a, s-none)", func() ([]store.Wakeup, error) { return tx.ListWakeups("ws-a", "s-none") }, nil},
+			{"ListWakeups(ws-b, s-9)", func() ([]store.Wakeup, error) { return tx.ListWakeups("ws-b", "s-9") },
+				[]baton.WakeupID{"w-x"}},
+			{"ListWakeups(ws-a, s-9) (of another workspace)", func() ([]store.Wakeup, error) { return tx.ListWakeups("ws-a", "s-9") }, nil},
 		} {
 			got, err := c.list()
 			if err != nil {
@@ -151,11 +154,11 @@ func testWakeupsOrder(t *testing.T, s store.Store) {
 			}
 			diff(t, c.name+" ids", c.want, wakeupIDs(got))
 		}
-		got, err := tx.WakeupsBySession("s-2")
+		got, err := tx.ListWakeups("ws-a", "s-2")
 		if err != nil {
 			return err
 		}
-		diff(t, "WakeupsBySession(s-2) records", []store.Wakeup{
+		diff(t, "ListWakeups(ws-a, s-2) records", []store.Wakeup{
 			wakeup("ws-a", "w-f", "s-2", at(5), store.WakeupCancelled),
 			wakeup("ws-a", "w-a", "s-2", at(20), store.WakeupPending),
 		}, got)
@@ -217,21 +220,21 @@ func testWakeupIndexesFollowPut(t *testing.T, s store.Store) {
 			return err
 		}
 		diff(t, "DueWakeups ids", []baton.WakeupID{"w-b", "w-d", "w-c", "w-a", "w-x"}, wakeupIDs(due))
-		s1, err := tx.WakeupsBySession("s-1")
+		s1, err := tx.ListWakeups("ws-a", "s-1")
 		if err != nil {
 			return err
 		}
-		diff(t, "WakeupsBySession(s-1) ids", []baton.WakeupID{"w-d", "w-c"}, wakeupIDs(s1))
-		s2, err := tx.WakeupsBySession("s-2")
+		diff(t, "ListWakeups(ws-a, s-1) ids", []baton.WakeupID{"w-d", "w-c"}, wakeupIDs(s1))
+		s2, err := tx.ListWakeups("ws-a", "s-2")
 		if err != nil {
 			return err
 		}
-		diff(t, "WakeupsBySession(s-2) ids", []baton.WakeupID{"w-b", "w-f", "w-a"}, wakeupIDs(s2))
-		all, err := tx.ListWakeups("ws-a")
+		diff(t, "ListWakeups(ws-a, s-2) ids", []baton.WakeupID{"w-b", "w-f", "w-a"}, wakeupIDs(s2))
+		all, err := tx.ListWakeups("ws-a", "")
 		if err != nil {
 			return err
 		}
-		diff(t, "ListWakeups(ws-a) ids", []baton.WakeupID{"w-e", "w-b", "w-d", "w-f", "w-c", "w-a"}, wakeupIDs(all))
+		diff(t, "ListWakeups(ws-a, \"\") ids", []baton.WakeupID{"w-e", "w-b", "w-d", "w-f", "w-c", "w-a"}, wakeupIDs(all))
 		return nil
 	})
 }
@@ -349,10 +352,10 @@ func testLiveLaunches(t *testing.T, s store.Store) {
 	}
 	Update(t, s, func(tx store.Tx) error {
 		for _, l := range []store.Launch{
-			launch("ws-a", "l-3", store.LaunchLive, 1),
-			launch("ws-a", "l-1", store.LaunchGone, 2),
-			launch("ws-b", "l-2", store.LaunchLive, 3),
-			launch("ws-a", "l-0", store.LaunchLive, 4),
+			launch("ws-a", "l-3", live, 1),
+			launch("ws-a", "l-1", gone, 2),
+			launch("ws-b", "l-2", live, 3),
+			launch("ws-a", "l-0", live, 4),
 		} {
 			if err := tx.PutLaunch(l); err != nil {
 				return err
@@ -371,17 +374,17 @@ func testLiveLaunches(t *testing.T, s store.Store) {
 		if err != nil {
 			return err
 		}
-		diff(t, "LiveLaunches(ws-b) records", []store.Launch{launch("ws-b", "l-2", store.LaunchLive, 3)}, got)
+		diff(t, "LiveLaunches(ws-b) records", []store.Launch{launch("ws-b", "l-2", live, 3)}, got)
 		return nil
 	})
 	// l-3 is confirmed gone, l-1 comes back live (in its place: oldest
 	// first), l-0 is rewritten live.
 	Update(t, s, func(tx store.Tx) error {
-		l3 := launch("ws-a", "l-3", store.LaunchGone, 1)
+		l3 := launch("ws-a", "l-3", gone, 1)
 		l3.EndReason = "reaped"
-		l0 := launch("ws-a", "l-0", store.LaunchLive, 4)
+		l0 := launch("ws-a", "l-0", live, 4)
 		l0.Holder = "holder-2"
-		if err := errors.Join(tx.PutLaunch(l3), tx.PutLaunch(launch("ws-a", "l-1", store.LaunchLive, 2)), tx.PutLaunch(l0)); err != nil {
+		if err := errors.Join(tx.PutLaunch(l3), tx.PutLaunch(launch("ws-a", "l-1", live, 2)), tx.PutLaunch(l0)); err != nil {
 			return err
 		}
 		check(tx, "in the Update that put them", map[baton.WorkspaceID][]baton.LaunchID{
@@ -397,13 +400,13 @@ func testLiveLaunches(t *testing.T, s store.Store) {
 		if err != nil {
 			return err
 		}
-		if got.State != store.LaunchGone || got.EndReason != "reaped" {
+		if !got.Gone || got.EndReason != "reaped" {
 			t.Errorf("GetLaunch(l-3) = %+v, want gone, reaped", got)
 		}
 		return nil
 	})
 	Update(t, s, func(tx store.Tx) error {
-		for _, l := range []store.Launch{launch("ws-a", "l-1", store.LaunchGone, 2), launch("ws-a", "l-0", store.LaunchGone, 4), launch("ws-b", "l-2", store.LaunchGone, 3)} {
+		for _, l := range []store.Launch{launch("ws-a", "l-1", gone, 2), launch("ws-a", "l-0", gone, 4), launch("ws-b", "l-2", gone, 3)} {
 			if err := tx.PutLaunch(l); err != nil {
 				return err
 			}

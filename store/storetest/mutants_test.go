@@ -328,9 +328,9 @@ func (t *mutantTx) forget(h store.Handoff) {
 	}
 }
 
-func (t *mutantTx) ListPendingHandoffs() ([]store.Handoff, error) {
-	if t.m.name != "sticky-pending-list" {
-		return t.Tx.ListPendingHandoffs()
+func (t *mutantTx) PendingHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
+	if t.m.name != "sticky-pending-list" || ws != "" {
+		return t.Tx.PendingHandoffs(ws)
 	}
 	t.m.mu.Lock()
 	ids := make([]baton.HandoffID, 0, len(t.m.pending))

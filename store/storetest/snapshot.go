@@ -18,11 +18,11 @@ import (
 // operation changed, or prove that a refused one changed nothing.
 //
 // Lists whose order the store.Tx contract leaves open (ListWorkspaces,
-// ListPendingHandoffs) are sorted by ID; the others keep the store's order.
+// PendingHandoffs("")) are sorted by ID; the others keep the store's order.
 type Snapshot struct {
 	// Workspaces is ListWorkspaces, sorted by ID.
 	Workspaces []store.Workspace
-	// Pending is ListPendingHandoffs, sorted by ID.
+	// Pending is PendingHandoffs(""), sorted by ID.
 	Pending []store.Handoff
 	// Queued is QueuedContinuations.
 	Queued []store.Continuation
@@ -40,7 +40,7 @@ type Snapshot struct {
 type WorkspaceSnapshot struct {
 	Workspace     *store.Workspace   // GetWorkspace; nil if not found
 	Reservation   *store.Reservation // GetReservation; nil if not found
-	Pending       *store.Handoff     // PendingHandoff; nil if the slot is free
+	Pending       *store.Handoff     // PendingHandoffs(ws); nil if the slot is free
 	Sessions      []store.Session    // ListSessions
 	Handoffs      []store.Handoff    // ListHandoffs
 	Wakeups       []store.Wakeup     // ListWakeups
@@ -68,8 +68,8 @@ func TakeSnapshot(ctx context.Context, s store.Store, ws ...baton.WorkspaceID) (
 			return fmt.Errorf("ListWorkspaces: %w", err)
 		}
 		slices.SortFunc(snap.Workspaces, func(a, b store.Workspace) int { return cmp.Compare(a.ID, b.ID) })
-		if snap.Pending, err = tx.ListPendingHandoffs(); err != nil {
-			return fmt.Errorf("ListPendingHandoffs: %w", err)
+		if snap.Pending, err = tx.PendingHandoffs(""); err != nil {
+			return fmt.Errorf("PendingHandoffs(\"\"): %w", err)
 		}
 		slices.SortFunc(snap.Pending, func(a, b store.Handoff) int { return cmp.Compare(a.ID, b.ID) })
 		if snap.Queued, err = tx.QueuedContinuations(); err != nil {
@@ -105,8 +105,8 @@ func snapshotWorkspace(tx store.Tx, id baton.WorkspaceID) (WorkspaceSnapshot, er
 	if w.Reservation, err = optional(tx.GetReservation(id)); err != nil {
 		return w, fmt.Errorf("GetReservation: %w", err)
 	}
-	if w.Pending, err = optional(tx.PendingHandoff(id)); err != nil {
-		return w, fmt.Errorf("PendingHandoff: %w", err)
+	if w.Pending, err = optional(pendingOf(tx, id)); err != nil {
+		return w, fmt.Errorf("PendingHandoffs: %w", err)
 	}
 	if w.Sessions, err = tx.ListSessions(id); err != nil {
 		return w, fmt.Errorf("ListSessions: %w", err)
@@ -114,7 +114,7 @@ func snapshotWorkspace(tx store.Tx, id baton.WorkspaceID) (WorkspaceSnapshot, er
 	if w.Handoffs, err = tx.ListHandoffs(id); err != nil {
 		return w, fmt.Errorf("ListHandoffs: %w", err)
 	}
-	if w.Wakeups, err = tx.ListWakeups(id); err != nil {
+	if w.Wakeups, err = tx.ListWakeups(id, ""); err != nil {
 		return w, fmt.Errorf("ListWakeups: %w", err)
 	}
 	if w.Continuations, err = tx.ListContinuations(id); err != nil {

@@ -136,7 +136,7 @@ func fullContinuation() store.Continuation {
 func fullLaunch() store.Launch {
 	return store.Launch{
 		ID: "l-full", Workspace: "ws-full", Session: "s-full", Handoff: "h-full", Attempt: 3, Holder: "node-1/pid-7",
-		Host: "host-1", Engine: "claude", Epoch: 9, State: store.LaunchGone, Admitted: true, EndReason: "reaped", CreatedAt: zt(18), UpdatedAt: zt(19),
+		Host: "host-1", Engine: "claude", Epoch: 9, Gone: true, Admitted: true, EndReason: "reaped", CreatedAt: zt(18), UpdatedAt: zt(19),
 	}
 }
 
@@ -372,7 +372,7 @@ func testRecordsAreValues(t *testing.T, s store.Store) {
 		reads := map[string]func() (store.Handoff, error){
 			"GetHandoff":       func() (store.Handoff, error) { return tx.GetHandoff(want.ID) },
 			"HandoffByRequest": func() (store.Handoff, error) { return tx.HandoffByRequest(want.Workspace, want.RequestID) },
-			"PendingHandoff":   func() (store.Handoff, error) { return tx.PendingHandoff(want.Workspace) },
+			"PendingHandoffs":  func() (store.Handoff, error) { return pendingOf(tx, want.Workspace) },
 			"ListHandoffs": func() (store.Handoff, error) {
 				l, err := tx.ListHandoffs(want.Workspace)
 				if err != nil || len(l) != 1 {
@@ -381,8 +381,8 @@ func testRecordsAreValues(t *testing.T, s store.Store) {
 				scribble(&l[0])
 				return l[0], nil
 			},
-			"ListPendingHandoffs": func() (store.Handoff, error) {
-				l, err := tx.ListPendingHandoffs()
+			"PendingHandoffs(\"\")": func() (store.Handoff, error) {
+				l, err := tx.PendingHandoffs("")
 				if err != nil || len(l) != 1 {
 					return store.Handoff{}, err
 				}

@@ -141,7 +141,8 @@ CREATE TABLE launches (
 	host       text NOT NULL,
 	engine     text NOT NULL,
 	epoch      bigint NOT NULL,
-	state      text NOT NULL,
+	-- Every process of the launch is confirmed gone (false: live).
+	gone       boolean NOT NULL,
 	-- A launch started in two phases is admitted (after its spawn, before
 	-- its agent runs) by a transaction that finds it still fenced in.
 	admitted   boolean NOT NULL DEFAULT false,
@@ -149,8 +150,8 @@ CREATE TABLE launches (
 	created_at timestamptz NOT NULL,
 	updated_at timestamptz NOT NULL
 ) WITH (fillfactor = 70);
-CREATE INDEX launches_live ON launches (ord) WHERE state = 'live';
-CREATE INDEX launches_live_by_workspace ON launches (workspace, ord) WHERE state = 'live';
+CREATE INDEX launches_live ON launches (ord) WHERE NOT gone;
+CREATE INDEX launches_live_by_workspace ON launches (workspace, ord) WHERE NOT gone;
 
 CREATE TABLE instructions (
 	id         text PRIMARY KEY,

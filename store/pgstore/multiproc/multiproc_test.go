@@ -605,7 +605,7 @@ func idleInTransaction(t *testing.T, url, app string) int {
 func liveLaunches(t *testing.T, url, schema, ws string) int {
 	t.Helper()
 	var n int
-	queryRow(t, url, "SELECT count(*) FROM "+pgx.Identifier{schema, "launches"}.Sanitize()+" WHERE workspace = $1 AND state = 'live'", []any{ws}, &n)
+	queryRow(t, url, "SELECT count(*) FROM "+pgx.Identifier{schema, "launches"}.Sanitize()+" WHERE workspace = $1 AND NOT gone", []any{ws}, &n)
 	return n
 }
 
