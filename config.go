@@ -15,7 +15,7 @@ type EngineConfig struct {
 	PermissionMode  string `json:"permissionMode,omitempty"`
 	// Account names the credentials the engine uses. A native session id
 	// can only be resumed on the same engine and account (see
-	// session.PlanContinue). Empty means the engine's default account.
+	// session.Service.Continue). Empty means the engine's default account.
 	Account string `json:"account,omitempty"`
 }
 

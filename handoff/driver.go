@@ -26,7 +26,7 @@ type driver struct {
 	cancel  context.CancelFunc
 }
 
-func (c *Coordinator) startDriver(h store.Handoff, owner session.Owner) {
+func (c *Coordinator) startDriver(h store.Handoff, owner workspace.Owner) {
 	if !isActive(h.State) || h.StopRequested {
 		return
 	}
@@ -65,7 +65,7 @@ func (c *Coordinator) cancelDriver(id baton.HandoffID) {
 // and by the next transition's check (engineCheck), both inside
 // transactions, or a transition of this attempt, which only this driver
 // fires. Only a step that committed nothing starts again from a read.
-func (c *Coordinator) drive(ctx context.Context, d *driver, h store.Handoff, owner session.Owner) {
+func (c *Coordinator) drive(ctx context.Context, d *driver, h store.Handoff, owner workspace.Owner) {
 	id, attempt := h.ID, h.Attempt
 	defer func() {
 		d.cancel()
@@ -105,7 +105,7 @@ func (c *Coordinator) drive(ctx context.Context, d *driver, h store.Handoff, own
 			f, err = c.stepStart(ctx, h, owner, launch)
 		}
 		if err != nil {
-			if ctx.Err() == nil && !errors.Is(err, errStaleAttempt) && !errors.Is(err, session.ErrLaunchRefused) && !errors.Is(err, session.ErrStaleEpoch) {
+			if ctx.Err() == nil && !errors.Is(err, errStaleAttempt) && !errors.Is(err, session.ErrLaunchRefused) && !errors.Is(err, workspace.ErrStaleEpoch) {
 				c.log.Error("handoff driver stopped", zap.String("handoff", string(id)), zap.Int("attempt", attempt), zap.Error(err))
 			}
 			return
@@ -124,7 +124,7 @@ func (c *Coordinator) drive(ctx context.Context, d *driver, h store.Handoff, own
 // the reservation since this one did (its epoch is stale), and logs it: the
 // transfer is no longer this process's to fail or to stop.
 func (c *Coordinator) fenced(h store.Handoff, err error) bool {
-	if !errors.Is(err, session.ErrStaleEpoch) {
+	if !errors.Is(err, workspace.ErrStaleEpoch) {
 		return false
 	}
 	c.log.Warn("launch refused: another process took the reservation (stale epoch)",
@@ -168,7 +168,7 @@ func (c *Coordinator) stepStop(ctx context.Context, h store.Handoff) (*fire, err
 	return f, err
 }
 
-func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner session.Owner, gen baton.Token, launch baton.LaunchID) (*fire, error) {
+func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner workspace.Owner, gen baton.Token, launch baton.LaunchID) (*fire, error) {
 	ended := func(exit engine.ExitStatus, msg string, end *workspace.End) (*fire, error) {
 		in := input{trigger: triggerGenerationEnded, exit: exit, errMsg: msg, end: end}
 		if exit.Clean() {
@@ -246,7 +246,7 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner s
 	}
 }
 
-func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner session.Owner, launch baton.LaunchID) (*fire, error) {
+func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner workspace.Owner, launch baton.LaunchID) (*fire, error) {
 	failed := func(msg string) (*fire, error) {
 		out, herr := c.sessions.Halt(ctx, h.Workspace)
 		if ctx.Err() != nil {

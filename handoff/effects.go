@@ -9,7 +9,6 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/ids"
 	"github.com/batonhq/baton/internal/workspace"
-	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
 
@@ -42,7 +41,7 @@ func beginCreate(ctx context.Context, _ ...any) error {
 
 func take(f *fire) error {
 	tok, epoch, err := workspace.Take(f.tx, f.h.Workspace, f.h.ID, f.c.lease(f.now), f.now)
-	f.owner = session.Owner{Token: tok, Epoch: epoch}
+	f.owner = workspace.Owner{Token: tok, Epoch: epoch}
 	return err
 }
 

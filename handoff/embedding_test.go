@@ -318,7 +318,7 @@ func TestStopAfterTheDrivingNodeDiedIsUnconfirmed(t *testing.T) {
 	if err != nil || got.State != store.StateFailed || !got.StopUnconfirmed {
 		t.Fatalf("handoff = %+v, %v; want failed, stop unconfirmed", got, err)
 	}
-	if err := b.Sessions().AssertWritable(f.ctx, f.ws, session.Owner{}); !errors.Is(err, session.ErrWorkspaceBusy) {
+	if err := b.Sessions().AssertWritable(f.ctx, f.ws); !errors.Is(err, session.ErrWorkspaceBusy) {
 		t.Fatalf("the workspace must stay reserved: %v", err)
 	}
 }

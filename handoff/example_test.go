@@ -68,7 +68,7 @@ func ExampleCoordinator() {
 	}
 	fmt.Println("settled:", h.State)
 	fmt.Println("current is the target:", cur.ID == h.TargetSession, "on", cur.Config.Model)
-	fmt.Println("workspace writable:", co.Sessions().AssertWritable(ctx, "ws", session.Owner{}) == nil)
+	fmt.Println("workspace writable:", co.Sessions().AssertWritable(ctx, "ws") == nil)
 
 	// Create is idempotent: the same request id and request return the
 	// handoff as it is now, with no side effect.

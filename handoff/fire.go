@@ -8,7 +8,6 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/workspace"
-	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
 
@@ -56,9 +55,9 @@ type fire struct {
 	srcErr    error
 
 	// Outputs, valid once the transaction has committed.
-	owner    session.Owner  // a reservation was (re)taken
-	genToken baton.Token    // a report-only turn was armed
-	launch   baton.LaunchID // the launch recorded for the state entered
+	owner    workspace.Owner // a reservation was (re)taken
+	genToken baton.Token     // a report-only turn was armed
+	launch   baton.LaunchID  // the launch recorded for the state entered
 }
 
 type fireKey struct{}

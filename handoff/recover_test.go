@@ -41,7 +41,7 @@ func (r *failingReaper) ReapLaunch(ctx context.Context, id baton.LaunchID) (engi
 // transfer. The next host's Recover first cannot confirm the target's
 // launch gone: it says so (Held, with the workspace and why), logs it, and
 // the workspace stays held. A second Recover kills it and says so
-// (Reaped, Killed), with an info line naming the workspace and the launch.
+// (Reaped, Outcome engine.Stopped), with an info line naming the workspace and the launch.
 func TestRecoverSaysWhatItReaped(t *testing.T) {
 	f := newFixture(t, handoff.WithInstanceID("node-1"))
 	f.eng.Push(enginetest.Script{Ready: enginetest.ReadyHold})
@@ -99,7 +99,7 @@ func TestRecoverSaysWhatItReaped(t *testing.T) {
 		t.Fatalf("second Recover = %+v; want the target's launch reaped", rec)
 	}
 	got := rec.Reaped[0]
-	if got.ID != target.Req.LaunchID || got.Workspace != f.ws || got.Session != target.Req.Session || !got.Killed() || got.Err != nil {
+	if got.ID != target.Req.LaunchID || got.Workspace != f.ws || got.Session != target.Req.Session || got.Outcome != engine.Stopped || got.Err != nil {
 		t.Fatalf("reaped = %+v; want launch %s of workspace %s, killed", got, target.Req.LaunchID, f.ws)
 	}
 	if target.Proc.Running() {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/syncx"
-	"github.com/batonhq/baton/session"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/store"
 )
 
@@ -104,7 +104,7 @@ func (c *Coordinator) Reconcile(ctx context.Context) ([]store.Handoff, error) {
 // could not confirm gone: a workspace's launches are confirmed gone unless
 // held has one of them, and none is reaped again (a reap that did not
 // answer would make Recover wait for it twice).
-func (c *Coordinator) reconcile(ctx context.Context, swept bool, held []session.Reaped) ([]store.Handoff, error) {
+func (c *Coordinator) reconcile(ctx context.Context, swept bool, held []workspace.Reaped) ([]store.Handoff, error) {
 	var pend []store.Handoff
 	if err := c.store.View(ctx, func(tx store.Tx) (err error) { pend, err = tx.PendingHandoffs(""); return err }); err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func (c *Coordinator) reconcile(ctx context.Context, swept bool, held []session.
 		var rerr error
 		if !swept {
 			_, rerr = c.reapStrays(ctx, p.Workspace, engine.NotRunning, nil)
-		} else if i := slices.IndexFunc(held, func(r session.Reaped) bool { return r.Workspace == p.Workspace }); i >= 0 {
+		} else if i := slices.IndexFunc(held, func(r workspace.Reaped) bool { return r.Workspace == p.Workspace }); i >= 0 {
 			rerr = mayStillRun(held[i].Launch)
 		}
 		if rerr != nil {
@@ -190,17 +190,37 @@ type Recovery struct {
 	Handoffs []store.Handoff
 	// Reaped are the launches earlier processes left live that were
 	// confirmed gone, each with its workspace, session and launch id:
-	// Killed (Outcome engine.Stopped) when processes of it were found
-	// running and were killed, Outcome engine.NotRunning when none ran any
-	// more.
-	Reaped []session.Reaped
+	// Outcome engine.Stopped when processes of it were found running and
+	// were killed, engine.NotRunning when none ran any more.
+	Reaped []Reaped
 	// Held are the launches that could not be confirmed gone (their
 	// engine's reap failed or timed out, see Err; or it ran on another
 	// host): they may still run, so their workspaces stay held (ordinary
 	// starts are refused with session.ErrSessionRunning, and a transfer
 	// there keeps its stop unconfirmed) until a later Recover or Reconcile
 	// confirms them gone.
-	Held []session.Reaped
+	Held []Reaped
+}
+
+// Reaped is a launch an earlier process left live that Recover dealt
+// with: its record (workspace, session, handoff, engine, host, holder)
+// and what the engine answered.
+type Reaped struct {
+	store.Launch
+	// Outcome is the engine's answer: engine.Stopped (processes of the
+	// launch were found running and were killed), engine.NotRunning (none
+	// ran any more), engine.Timeout or engine.Failed (not confirmed gone).
+	Outcome engine.StopOutcome
+	// Err says why a launch was not confirmed gone; nil when it was.
+	Err error
+}
+
+func reaped(rs []workspace.Reaped) []Reaped {
+	out := make([]Reaped, len(rs))
+	for i, r := range rs {
+		out[i] = Reaped(r)
+	}
+	return out
 }
 
 // Recover is the one restart call of a process that serves its store
@@ -226,7 +246,7 @@ func (c *Coordinator) Recover(ctx context.Context) (Recovery, error) {
 		return Recovery{}, err
 	}
 	rec, ended, err := c.sessions.Reconcile(ctx)
-	out := Recovery{EndedSessions: ended, Reaped: rec.Gone, Held: rec.Unconfirmed}
+	out := Recovery{EndedSessions: ended, Reaped: reaped(rec.Gone), Held: reaped(rec.Unconfirmed)}
 	if err == nil {
 		out.Handoffs, err = c.reconcile(ctx, true, rec.Unconfirmed)
 	}
@@ -235,7 +255,7 @@ func (c *Coordinator) Recover(ctx context.Context) (Recovery, error) {
 	}
 	killed := 0
 	for _, r := range out.Reaped {
-		if r.Killed() {
+		if r.Outcome == engine.Stopped {
 			killed++
 		}
 	}

@@ -152,7 +152,7 @@ func TestTransferWithoutSummaryCompletes(t *testing.T) {
 	if len(wakeups) != 1 || wakeups[0].ID != w.ID || wakeups[0].Session != h.TargetSession || wakeups[0].Prompt != w.Prompt || !wakeups[0].At.Equal(w.At) {
 		t.Fatalf("wakeups after completion = %+v", wakeups)
 	}
-	if err := f.co.Sessions().AssertWritable(f.ctx, f.ws, session.Owner{}); err != nil {
+	if err := f.co.Sessions().AssertWritable(f.ctx, f.ws); err != nil {
 		t.Fatalf("reservation still held after completion: %v", err)
 	}
 	if n := len(f.eng.Launches()); n != 2 {
@@ -250,7 +250,7 @@ func TestUnknownEngineAndStaleSourceHaveNoSideEffect(t *testing.T) {
 	if !errors.Is(err, handoff.ErrSourceChanged) {
 		t.Fatalf("stale source: %v", err)
 	}
-	if f.eng.Running(f.ws) != 1 || f.co.Sessions().AssertWritable(f.ctx, f.ws, session.Owner{}) != nil {
+	if f.eng.Running(f.ws) != 1 || f.co.Sessions().AssertWritable(f.ctx, f.ws) != nil {
 		t.Fatal("a refused Create stopped the source or reserved the workspace")
 	}
 }
@@ -263,7 +263,7 @@ func TestTargetFailureRestoresSourceThenRetryCompletes(t *testing.T) {
 	if cur := f.current(); cur.ID != f.src.ID || cur.Config != f.cfgA {
 		t.Fatalf("current after failure = %+v", cur)
 	}
-	if err := f.co.Sessions().AssertWritable(f.ctx, f.ws, session.Owner{}); !errors.Is(err, session.ErrWorkspaceBusy) {
+	if err := f.co.Sessions().AssertWritable(f.ctx, f.ws); !errors.Is(err, session.ErrWorkspaceBusy) {
 		t.Fatalf("failed handoff must keep the reservation: %v", err)
 	}
 	if _, err := f.svc.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: "sneak"}); !errors.Is(err, session.ErrWorkspaceBusy) {
@@ -303,7 +303,7 @@ func TestUnconfirmedStopBlocksRetryUntilStopConfirmed(t *testing.T) {
 		t.Fatalf("stop = %v, %v", out, err)
 	}
 	h = f.wait(h.ID, store.StateCancelled)
-	if f.eng.Running(f.ws) != 0 || f.co.Sessions().AssertWritable(f.ctx, f.ws, session.Owner{}) != nil {
+	if f.eng.Running(f.ws) != 0 || f.co.Sessions().AssertWritable(f.ctx, f.ws) != nil {
 		t.Fatal("cancelled handoff left a process or the reservation")
 	}
 	if again, err := f.co.Decide(f.ctx, f.ws, h.ID, handoff.Retry); err != nil || again.State != store.StateCancelled {
@@ -448,7 +448,7 @@ func TestArchivedWorkspaceTakesNoTransfer(t *testing.T) {
 	if err := f.svc.ArchiveWorkspace(f.ctx, f.ws); !errors.Is(err, session.ErrSessionRunning) {
 		t.Fatalf("archive while a session runs: %v", err)
 	}
-	if _, err := f.svc.Stop(f.ctx, f.ws, session.Owner{}); err != nil {
+	if _, err := f.svc.Stop(f.ctx, f.ws); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.svc.ArchiveWorkspace(f.ctx, f.ws); err != nil {

@@ -11,7 +11,6 @@ import (
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/workspace"
-	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/transcript"
 )
@@ -39,10 +38,10 @@ type supervisor interface {
 	// recorded but is not running.
 	CloseUnspawned(tx store.Tx, ws baton.WorkspaceID, h baton.HandoffID) error
 	// Reap confirms gone the live launches of earlier processes.
-	Reap(ctx context.Context, ws baton.WorkspaceID, keep func(holder string) bool) (session.ReapResult, error)
+	Reap(ctx context.Context, ws baton.WorkspaceID, keep func(holder string) bool) (workspace.ReapResult, error)
 	// Reconcile reaps every earlier launch and ends the rows a crash left
 	// running; it returns what it reaped and how many rows it ended.
-	Reconcile(ctx context.Context) (session.ReapResult, int, error)
+	Reconcile(ctx context.Context) (workspace.ReapResult, int, error)
 	// Conversation is a session's conversation, for a briefing.
 	Conversation(ctx context.Context, sid baton.SessionID) (iter.Seq2[transcript.Event, error], string, error)
 	// InstanceID and Host are what the service writes in launch records.

@@ -13,78 +13,41 @@ import (
 	"github.com/batonhq/baton/transcript"
 )
 
-// PlanAction is what a continuation does.
-type PlanAction int
+// A plan is how a run continues: resume its session byte for byte (the
+// same native id, no briefing, the prompt alone), open a fresh session
+// whose opening prompt is a briefing built from the record followed by
+// the prompt, or refuse (an automated trigger may only resume, and there
+// is nothing to resume). Its reason says why, in words a user can read;
+// a refusal's is the text of the ErrResumeOnly error.
+type plan struct {
+	action  planAction
+	session store.Session // the session to resume (planResume only)
+	reason  string
+}
+
+type planAction string
 
 const (
-	// PlanResume resumes Plan.Session byte for byte: the same native id,
-	// no briefing, the prompt alone.
-	PlanResume PlanAction = iota + 1
-	// PlanFresh opens a fresh session whose opening prompt is a briefing
-	// built from the record, followed by the prompt.
-	PlanFresh
-	// PlanRefuse starts nothing: an automated trigger may only resume, and
-	// there is nothing to resume. Plan.Reason says so for the user.
-	PlanRefuse
+	planResume planAction = "resume"
+	planFresh  planAction = "fresh"
+	planRefuse planAction = "refuse"
 )
 
-// String returns "resume", "fresh", "refuse", or "PlanAction(n)".
-func (a PlanAction) String() string {
-	switch a {
-	case PlanResume:
-		return "resume"
-	case PlanFresh:
-		return "fresh"
-	case PlanRefuse:
-		return "refuse"
-	}
-	return fmt.Sprintf("PlanAction(%d)", int(a))
-}
-
-// Plan is how a run continues.
-type Plan struct {
-	Action PlanAction
-	// Session is the session to resume (PlanResume only).
-	Session store.Session
-	// Reason says why, in words a user can read; for PlanRefuse it is the
-	// text of the ErrResumeOnly error Continue returns.
-	Reason string
-}
-
-// PlanContinue applies the continuation rule to a workspace's sessions. It
-// resumes whenever there is something to resume: the session the
-// implicit-resume rule picks for target (SelectImplicitResume: a native id
-// on the same engine and account, rolled-back sessions excluded, running
-// first, then the highest activation order). Otherwise it opens a fresh
-// session briefed from the record: "nothing recorded" and "an id this
-// engine or account cannot resolve" are the same case. An automated
-// trigger (timer, wakeup, restart recovery without a user) may only
-// resume: where only a fresh session is possible it refuses. PlanContinue
-// is pure; call it again when the trigger fires, not only when it is
-// scheduled.
-func PlanContinue(sessions []store.Session, target baton.EngineConfig, automated bool) Plan {
-	p, _ := planContinue(sessions, target, automated)
-	return p
-}
-
-// planContinue is PlanContinue with the refusal's error.
-func planContinue(sessions []store.Session, target baton.EngineConfig, automated bool) (Plan, error) {
-	s, ok := workspace.SelectImplicitResume(sessions, target)
-	return planResume(s, ok, target, automated)
-}
-
-// planResume is planContinue given the implicit-resume choice s (ok false:
-// none).
-func planResume(s store.Session, ok bool, target baton.EngineConfig, automated bool) (Plan, error) {
+// planFor applies the continuation rule given the implicit-resume choice
+// s for target (ok false: none): resume whenever there is something to
+// resume, else a fresh session briefed from the record, which an
+// automated trigger (timer, wakeup, restart recovery without a user) may
+// not start: it refuses, with the refusal's error.
+func planFor(s store.Session, ok bool, target baton.EngineConfig, automated bool) (plan, error) {
 	if ok {
-		return Plan{Action: PlanResume, Session: s, Reason: fmt.Sprintf("resume session %s (native id %s) on %s", s.ID, s.NativeID, describe(target))}, nil
+		return plan{planResume, s, fmt.Sprintf("resume session %s (native id %s) on %s", s.ID, s.NativeID, describe(target))}, nil
 	}
 	none := "no session with a native id on " + describe(target)
 	if automated {
 		err := baton.Errorf(ErrResumeOnly, "%s; only a user's message may start a fresh briefed session", none)
-		return Plan{Action: PlanRefuse, Reason: err.Error()}, err
+		return plan{action: planRefuse, reason: err.Error()}, err
 	}
-	return Plan{Action: PlanFresh, Reason: none + ": a fresh session briefed from the record"}, nil
+	return plan{action: planFresh, reason: none + ": a fresh session briefed from the record"}, nil
 }
 
 // describe names an engine and account for a reason.
@@ -139,9 +102,12 @@ type ContinueRequest struct {
 
 // ContinueResult says how a continuation ran.
 type ContinueResult struct {
-	// Plan is the plan carried out: after a missing-session retry, the
-	// fresh one (Retried is then true).
-	Plan Plan
+	// Reason says how the run continues and why, in words a user can read:
+	// a resume of a session with a native id on the target's engine and
+	// account, else a fresh session briefed from the record (after a
+	// missing-session retry, the fresh one: Retried is then true). For a
+	// refusal it is the text of the ErrResumeOnly error.
+	Reason string
 	// Session is the session running the continuation, as recorded once the
 	// engine confirmed readiness; the zero Session when none did.
 	Session store.Session
@@ -163,8 +129,13 @@ type ContinueResult struct {
 	Retried bool
 }
 
-// Continue continues a workspace's run by the PlanContinue rule, through
-// Start: a resume is Start{Session: id, Prompt: Prompt}, byte for byte; a
+// Continue continues a workspace's run. The rule: it resumes whenever
+// there is something to resume (the session the implicit-resume rule picks
+// for the target: a native id on the same engine and account, rolled-back
+// sessions excluded, running first, then the highest activation order);
+// otherwise it opens a fresh session briefed from the record ("nothing
+// recorded" and "an id this engine or account cannot resolve" are the same
+// case). An automated trigger may only resume. It runs through Start: a resume is Start{Session: id, Prompt: Prompt}, byte for byte; a
 // fresh session is Start{Fresh: true} with the briefing, then Prompt, as
 // its opening prompt. It waits (until ctx is done) for readiness. A resume
 // that fails with engine.ErrSessionMissing rolls that session back and is
@@ -175,9 +146,9 @@ type ContinueResult struct {
 // Errors: baton.ErrInvalid (bad input; a Target the engine refuses; a
 // prompt too long to follow the briefing), ErrNoWorkspace,
 // ErrArchived, ErrNoSession (req.Session unknown or of another workspace),
-// ErrWorkspaceBusy / ErrStaleEpoch (a transfer is pending),
+// ErrWorkspaceBusy (a transfer is pending),
 // ErrSessionRunning, ErrResumeOnly (automated and nothing to resume: the
-// result's Plan says why, and nothing was written), ErrClosed, and
+// result's Reason says why, and nothing was written), ErrClosed, and
 // whatever Start returns (the engine's errors, after which the session row
 // is marked ended with the reason). Not safe to retry blindly after an
 // engine error: the rows show what happened; safe to call again after a
@@ -195,7 +166,7 @@ func (s *Service) Continue(ctx context.Context, req ContinueRequest) (ContinueRe
 	}
 	j := &contJob{ws: req.Workspace, prompt: req.Prompt, task: req.Task, ending: req.Ending, automated: req.Automated, limits: req.Limits,
 		events: func() iter.Seq[transcript.Event] { return req.Events }, prev: req.Session}
-	var plan Plan
+	var p plan
 	var refusal error
 	err := s.contUpdate(ctx, j, func(tx store.Tx) error {
 		refusal = nil
@@ -212,24 +183,20 @@ func (s *Service) Continue(ctx context.Context, req ContinueRequest) (ContinueRe
 		if err := j.endingFrom(tx, req.Session); err != nil {
 			return err
 		}
-		var target baton.EngineConfig
-		plan, target, err = s.contPlanTx(tx, ws, req.Target, j)
+		p, err = s.contPlanTx(tx, ws, req.Target, j)
 		if errors.Is(err, ErrResumeOnly) {
 			refusal = err // nothing was written: commit the empty transaction
 			return nil
 		}
-		if err != nil {
-			return err
-		}
-		return s.contSwitchTx(tx, ws, target, plan)
+		return err
 	})
 	if err != nil {
 		return ContinueResult{}, err
 	}
 	if refusal != nil {
-		return ContinueResult{Plan: plan}, refusal
+		return ContinueResult{Reason: p.reason}, refusal
 	}
-	return s.contExecute(ctx, j, plan, func() bool { return true })
+	return s.contExecute(ctx, j, p, func() bool { return true })
 }
 
 // checkContinue validates a continuation's inputs, with no side effect.

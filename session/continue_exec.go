@@ -111,50 +111,51 @@ func (s *Service) contUpdate(ctx context.Context, j *contJob, fn func(tx store.T
 	}
 }
 
-// contPlanTx plans j inside tx. It returns the plan and the resolved target;
-// an ErrResumeOnly error for a refusal; errNeedBriefing when the plan is a
-// fresh session and the briefing is not built yet; baton.ErrInvalid when
-// the opening prompt would be too long. It writes nothing.
-func (s *Service) contPlanTx(tx store.Tx, ws store.Workspace, target baton.EngineConfig, j *contJob) (Plan, baton.EngineConfig, error) {
+// contPlanTx plans j inside tx and, unless the plan is a refusal, makes
+// the resolved target (the workspace's configuration when target is zero)
+// the workspace's configuration, so that Start opens a fresh session on it
+// and the next ordinary message resumes the continuation's session, and
+// gives it to the session a resume picks (which shares its engine and
+// account): only those two rows change. It returns an ErrResumeOnly error
+// for a refusal, having written nothing; errNeedBriefing when the plan is
+// a fresh session and the briefing is not built yet; baton.ErrInvalid when
+// the opening prompt would be too long.
+func (s *Service) contPlanTx(tx store.Tx, ws store.Workspace, target baton.EngineConfig, j *contJob) (plan, error) {
 	if target == (baton.EngineConfig{}) {
 		target = ws.Config
 	}
 	target = target.Normalize()
 	sess, ok, err := workspace.ImplicitResume(tx, ws, target)
 	if err != nil {
-		return Plan{}, target, err
+		return plan{}, err
 	}
-	plan, err := planResume(sess, ok, target, j.automated)
+	p, err := planFor(sess, ok, target, j.automated)
 	switch {
-	case err != nil, plan.Action != PlanFresh:
-		return plan, target, err
-	case !j.built:
-		return plan, target, errNeedBriefing
+	case err != nil:
+		return p, err
+	case p.action == planFresh && !j.built:
+		return p, errNeedBriefing
+	case p.action == planFresh:
+		if err := j.tooLong(); err != nil {
+			return p, err
+		}
 	}
-	return plan, target, j.tooLong()
-}
-
-// contSwitchTx makes target the workspace's configuration, so that Start
-// opens a fresh session on it and the next ordinary message resumes the
-// continuation's session, and gives it to the session a resume picks
-// (which shares its engine and account): only those two rows change.
-func (s *Service) contSwitchTx(tx store.Tx, ws store.Workspace, target baton.EngineConfig, plan Plan) error {
 	now := s.clock.Now()
 	if ws.Config != target {
 		ws.Config, ws.UpdatedAt = target, now
 		if err := tx.PutWorkspace(ws); err != nil {
-			return err
+			return p, err
 		}
 	}
-	if plan.Action != PlanResume || plan.Session.Config == target {
-		return nil
+	if p.action != planResume || p.session.Config == target {
+		return p, nil
 	}
-	sess, err := tx.GetSession(plan.Session.ID)
+	sess, err = tx.GetSession(p.session.ID)
 	if err != nil {
-		return err
+		return p, err
 	}
 	sess.Config = target
-	return tx.PutSession(sess)
+	return p, tx.PutSession(sess)
 }
 
 // contExecute starts the planned session and, when a resume finds its
@@ -162,12 +163,12 @@ func (s *Service) contSwitchTx(tx store.Tx, ws store.Workspace, target baton.Eng
 // if allowed: not for an automated trigger, not once ctx is done, not when
 // mayRetry says the continuation was cancelled meanwhile, and not when the
 // opening prompt would be too long.
-func (s *Service) contExecute(ctx context.Context, j *contJob, plan Plan, mayRetry func() bool) (ContinueResult, error) {
-	res, err := s.contStart(ctx, j, plan)
-	if err == nil || plan.Action != PlanResume || !errors.Is(err, engine.ErrSessionMissing) {
+func (s *Service) contExecute(ctx context.Context, j *contJob, p plan, mayRetry func() bool) (ContinueResult, error) {
+	res, err := s.contStart(ctx, j, p)
+	if err == nil || p.action != planResume || !errors.Is(err, engine.ErrSessionMissing) {
 		return res, err
 	}
-	missing := plan.Session
+	missing := p.session
 	res.Missing = missing.ID
 	if rerr := s.store.Update(context.WithoutCancel(ctx), func(tx store.Tx) error {
 		return workspace.Rollback(tx, missing.ID, "native session missing", s.clock.Now())
@@ -180,18 +181,18 @@ func (s *Service) contExecute(ctx context.Context, j *contJob, plan Plan, mayRet
 	if j.build(ctx, s) != nil || j.tooLong() != nil {
 		return res, err
 	}
-	fresh := Plan{Action: PlanFresh, Reason: fmt.Sprintf("the engine could not find native session %s of session %s: a fresh session briefed from the record", missing.NativeID, missing.ID)}
+	fresh := plan{action: planFresh, reason: fmt.Sprintf("the engine could not find native session %s of session %s: a fresh session briefed from the record", missing.NativeID, missing.ID)}
 	res, err = s.contStart(ctx, j, fresh)
 	res.Retried, res.Missing = true, missing.ID
 	return res, err
 }
 
 // contStart carries out one plan through Start.
-func (s *Service) contStart(ctx context.Context, j *contJob, plan Plan) (ContinueResult, error) {
-	res := ContinueResult{Plan: plan, Prompt: j.prompt}
+func (s *Service) contStart(ctx context.Context, j *contJob, p plan) (ContinueResult, error) {
+	res := ContinueResult{Reason: p.reason, Prompt: j.prompt}
 	req := TurnRequest{Workspace: j.ws, Prompt: j.prompt}
-	if plan.Action == PlanResume {
-		req.Session = plan.Session.ID
+	if p.action == planResume {
+		req.Session = p.session.ID
 	} else {
 		req.Fresh, req.Prompt = true, j.opening
 		res.Briefed, res.Briefing, res.Prompt = true, j.briefing, j.opening

@@ -66,7 +66,7 @@ func (f *fixture) continueOK(req session.ContinueRequest) session.ContinueResult
 	}
 	res, err := f.svc.Continue(f.ctx, req)
 	if err != nil {
-		f.t.Fatalf("Continue: %v (plan %+v)", err, res.Plan)
+		f.t.Fatalf("Continue: %v (%s)", err, res.Reason)
 	}
 	return res
 }
@@ -90,7 +90,7 @@ func TestContinueResumesByteForByte(t *testing.T) {
 	if len(l) != 2 || summaries(l)[1] != want {
 		t.Fatalf("launches = %+v, want the second to be %+v", summaries(l), want)
 	}
-	if res.Plan.Action != session.PlanResume || res.Briefed || res.Briefing != "" || res.Prompt != prompt || res.Retried || res.Session.ID != s.ID {
+	if !strings.HasPrefix(res.Reason, "resume session ") || res.Briefed || res.Briefing != "" || res.Prompt != prompt || res.Retried || res.Session.ID != s.ID {
 		t.Fatalf("result = %+v", res)
 	}
 	if n := tr.ranged.Load(); n != 0 {
@@ -109,7 +109,7 @@ func TestContinueFreshIsBriefed(t *testing.T) {
 		t.Fatalf("launches = %+v, want one fresh start of a new session", summaries(l))
 	}
 	got := l[0].Req.Prompt
-	if !res.Briefed || res.Plan.Action != session.PlanFresh || got != res.Prompt {
+	if !res.Briefed || got != res.Prompt {
 		t.Fatalf("result = %+v", res)
 	}
 	if !strings.HasPrefix(got, res.Briefing) || !strings.HasSuffix(got, "\n\n"+prompt) {
@@ -215,7 +215,7 @@ func TestContinueRetriesFreshWhenSessionMissing(t *testing.T) {
 	if !strings.Contains(retry.Prompt, res.Briefing) || res.Briefing == "" || strings.Count(retry.Prompt, prompt) != 1 || strings.Count(retry.Prompt, theTask) != 1 {
 		t.Fatalf("retry prompt does not hold the briefing and the message once:\n%s", retry.Prompt)
 	}
-	if !res.Retried || res.Missing != old.ID || !res.Briefed || res.Plan.Action != session.PlanFresh {
+	if !res.Retried || res.Missing != old.ID || !res.Briefed {
 		t.Fatalf("result = %+v", res)
 	}
 	if got := f.session(old.ID); got.ActivationOrder != workspace.RolledBack || got.Status != store.SessionEnded || got.NativeID != "native-1" {
@@ -281,8 +281,8 @@ func TestContinueAutomatedMayOnlyResume(t *testing.T) {
 	tr := history("wake up")
 	res, err := f.svc.Continue(f.ctx, session.ContinueRequest{Workspace: f.ws, Prompt: "wake up", Task: theTask, Automated: true, Target: cfgAlt, Events: tr.seq()})
 	mustIs(t, err, session.ErrResumeOnly)
-	if res.Plan.Action != session.PlanRefuse || res.Plan.Reason != err.Error() {
-		t.Fatalf("plan = %+v, error %q", res.Plan, err)
+	if res.Reason != err.Error() {
+		t.Fatalf("reason = %q, error %q", res.Reason, err)
 	}
 	after, _ := f.svc.Sessions(f.ctx, f.ws)
 	if d := cmp.Diff(before, after); d != "" || len(f.launches()) != 0 || tr.ranged.Load() != 0 {

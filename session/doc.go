@@ -24,8 +24,8 @@
 // DESIGN.md beside this file spells the rule out.
 //
 // While a transfer holds the reservation, every write without its owner
-// token is refused (ErrWorkspaceBusy; ErrStaleEpoch for an older take's
-// token): AssertWritable is that guard for a host's own writes. Due
+// token is refused (ErrWorkspaceBusy): AssertWritable is that guard for a
+// host's own writes. Due
 // wakeups of a reserved workspace are deferred, never dropped.
 //
 // # Caveats

@@ -172,7 +172,7 @@ func TestStopTimesOut(t *testing.T) {
 	done := make(chan result, 1)
 	timers := f.clk.Pending()
 	go func() {
-		out, err := svc.Stop(f.ctx, f.ws, session.Owner{})
+		out, err := svc.Stop(f.ctx, f.ws)
 		done <- result{out, err}
 	}()
 	<-f.clk.WaitTimers(timers + 1)

@@ -14,8 +14,6 @@ var (
 	// ErrSessionRunning: a process already runs in the workspace; at most
 	// one may.
 	ErrSessionRunning = baton.NewError(baton.ECONFLICT, "a session is already running in the workspace")
-	// ErrStaleEpoch: an owner token of an older reservation was presented.
-	ErrStaleEpoch = workspace.ErrStaleEpoch
 	// ErrWorkspaceExists: CreateWorkspace with an id already in use.
 	ErrWorkspaceExists = baton.NewError(baton.ECONFLICT, "workspace already exists")
 	// ErrArchived: the workspace is archived and takes no new work.

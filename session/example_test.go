@@ -37,7 +37,7 @@ func ExampleService() {
 		return
 	}
 	fmt.Println("native id:", s.NativeID, "order:", s.ActivationOrder)
-	if _, err := svc.Stop(ctx, ws, session.Owner{}); err != nil {
+	if _, err := svc.Stop(ctx, ws); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -52,29 +52,6 @@ func ExampleService() {
 	// native id: native-1 order: 1
 	// fresh "" "Add a --verbose flag."
 	// resume "native-1" "Now document it."
-}
-
-// The continuation rule: resume whenever something can be resumed on the
-// target's engine and account; otherwise a fresh briefed session, which an
-// automated trigger may not start.
-func ExamplePlanContinue() {
-	claude := baton.EngineConfig{Engine: "claude", Account: "personal"}
-	work := baton.EngineConfig{Engine: "claude", Account: "work"}
-	history := []store.Session{
-		{ID: "s1", Config: claude, NativeID: "0b6c-41", ActivationOrder: 1, Status: store.SessionEnded},
-		{ID: "s2", Config: claude, ActivationOrder: 2, Status: store.SessionEnded}, // killed before a native id
-	}
-	for _, c := range []struct {
-		target    baton.EngineConfig
-		automated bool
-	}{{claude, false}, {work, false}, {work, true}} {
-		p := session.PlanContinue(history, c.target, c.automated)
-		fmt.Printf("%s %s: %s\n", c.target.Account, p.Action, p.Reason)
-	}
-	// Output:
-	// personal resume: resume session s1 (native id 0b6c-41) on engine "claude" with account "personal"
-	// work fresh: no session with a native id on engine "claude" with account "work": a fresh session briefed from the record
-	// work refuse: automated trigger may only resume, and there is nothing to resume: no session with a native id on engine "claude" with account "work"; only a user's message may start a fresh briefed session
 }
 
 // A run that never got a native session id continues in a fresh session
@@ -102,12 +79,12 @@ func ExampleService_Continue() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(res.Plan.Action, "briefed:", res.Briefed)
+	fmt.Println("briefed:", res.Briefed)
 	prompt := eng.Launches()[0].Req.Prompt
 	fmt.Println(strings.SplitN(prompt, "\n", 2)[0])
 	fmt.Println(strings.Contains(prompt, "> killed by a restart"), strings.HasSuffix(prompt, "\n\nCarry on, please."))
 	// Output:
-	// fresh briefed: true
+	// briefed: true
 	// # NEW session: you do not remember the previous one
 	// true true
 }

@@ -2,9 +2,11 @@ package session
 
 import (
 	"context"
-)
 
-import ()
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/internal/workspace"
+	"github.com/batonhq/baton/store"
+)
 
 // Supervise exposes a Service's supervisor (its launches, halts, reaps
 // and restart sweep, which package handoff reaches through a
@@ -13,7 +15,7 @@ func Supervise(s *Service) *supervisor { return s.sup() }
 
 // Reconciled is what the restart sweep of a Service did, for the tests.
 type Reconciled struct {
-	ReapResult
+	workspace.ReapResult
 	EndedSessions int
 }
 
@@ -22,4 +24,20 @@ type Reconciled struct {
 func Reconcile(ctx context.Context, s *Service) (Reconciled, error) {
 	r, n, err := s.sup().Reconcile(ctx)
 	return Reconciled{r, n}, err
+}
+
+// Plan is how a run continues, for the tests: Action "resume", "fresh" or
+// "refuse", the session a resume picks, and the reason given.
+type Plan struct {
+	Action  string
+	Session store.Session
+	Reason  string
+}
+
+// PlanContinue applies the continuation rule (Continue's) to a workspace's
+// sessions.
+func PlanContinue(sessions []store.Session, target baton.EngineConfig, automated bool) Plan {
+	s, ok := workspace.SelectImplicitResume(sessions, target)
+	p, _ := planFor(s, ok, target, automated)
+	return Plan{string(p.action), p.session, p.reason}
 }

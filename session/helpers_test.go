@@ -91,7 +91,7 @@ func (f *fixture) start(req session.TurnRequest) store.Session {
 // it ended, so that the next start does not race the exit being recorded.
 func (f *fixture) stop(id baton.SessionID) {
 	f.t.Helper()
-	out, err := f.svc.Stop(f.ctx, f.ws, session.Owner{})
+	out, err := f.svc.Stop(f.ctx, f.ws)
 	if err != nil || !out.Confirmed() {
 		f.t.Fatalf("Stop: %v %v", out, err)
 	}
@@ -169,9 +169,9 @@ func (f *fixture) insertSession(s store.Session) store.Session {
 }
 
 // reserve takes the workspace's reservation for a made-up handoff.
-func (f *fixture) reserve(h baton.HandoffID) session.Owner {
+func (f *fixture) reserve(h baton.HandoffID) workspace.Owner {
 	f.t.Helper()
-	var o session.Owner
+	var o workspace.Owner
 	f.update(func(tx store.Tx) (err error) {
 		o.Token, o.Epoch, err = workspace.Take(tx, f.ws, h, workspace.Lease{Holder: "test", Expires: f.clk.Now().Add(time.Minute)}, f.clk.Now())
 		return err

@@ -43,9 +43,8 @@ var (
 // before anything ran puts it back to pending.
 //
 // Errors: baton.ErrInvalid (empty or over baton.MaxPromptBytes text, malformed
-// workspace id), ErrNoWorkspace, ErrArchived, ErrWorkspaceBusy or
-// ErrStaleEpoch (a transfer holds the workspace: nothing is queued), the
-// store's. An engine failure of the delivery is not an error of Message:
+// workspace id), ErrNoWorkspace, ErrArchived, ErrWorkspaceBusy (a
+// transfer holds the workspace: nothing is queued), the store's. An engine failure of the delivery is not an error of Message:
 // the returned instruction says how it went (pending or unknown).
 func (s *Service) Message(ctx context.Context, ws baton.WorkspaceID, text string) (store.Instruction, error) {
 	if ctx == nil {
@@ -120,8 +119,7 @@ func (s *Service) DeliverPending(ctx context.Context, ws baton.WorkspaceID) (sto
 // pending one stays so), then delivered at once if nothing runs, oldest
 // pending first. It returns the instruction as it is then.
 // Errors: ErrInstructionNotFound, ErrInstructionCancelled,
-// ErrWorkspaceBusy / ErrStaleEpoch while a transfer holds the workspace,
-// the store's.
+// ErrWorkspaceBusy while a transfer holds the workspace, the store's.
 func (s *Service) ResendInstruction(ctx context.Context, ws baton.WorkspaceID, id baton.InstructionID) (store.Instruction, error) {
 	if ctx == nil {
 		return store.Instruction{}, baton.Errorf(baton.ErrInvalid, "nil context")
@@ -157,8 +155,8 @@ func (s *Service) ResendInstruction(ctx context.Context, ws baton.WorkspaceID, i
 // CancelInstruction withdraws an instruction that was not delivered
 // (pending or unknown): it is kept, cancelled, and never delivered.
 // Cancelling a cancelled one returns it unchanged. Errors:
-// ErrInstructionNotFound, ErrInstructionDelivered, ErrWorkspaceBusy /
-// ErrStaleEpoch while a transfer holds the workspace, the store's.
+// ErrInstructionNotFound, ErrInstructionDelivered, ErrWorkspaceBusy
+// while a transfer holds the workspace, the store's.
 func (s *Service) CancelInstruction(ctx context.Context, ws baton.WorkspaceID, id baton.InstructionID) (out store.Instruction, err error) {
 	if ctx == nil {
 		return store.Instruction{}, baton.Errorf(baton.ErrInvalid, "nil context")
@@ -264,7 +262,7 @@ func (s *Service) launchNext(ctx context.Context, ws baton.WorkspaceID) (store.I
 		s.disown(lid)
 		return store.Instruction{}, store.Session{}, nil, err
 	}
-	p, err := s.launchInstruction(ctx, sess, in, dir, lid)
+	p, err := s.launchTurn(ctx, sess, in.Text, dir, lid)
 	if err != nil {
 		// Nothing ran: the instruction waits for the next turn's end.
 		s.endWith(sess.ID, "start failed: "+err.Error(), false, false, lid)
@@ -273,23 +271,6 @@ func (s *Service) launchNext(ctx context.Context, ws baton.WorkspaceID) (store.I
 		return in, sess, nil, err
 	}
 	return in, sess, p, nil
-}
-
-// launchInstruction launches the turn that delivers in; when the turn ends
-// the next pending instruction is delivered.
-func (s *Service) launchInstruction(ctx context.Context, sess store.Session, in store.Instruction, dir string, lid baton.LaunchID) (engine.Process, error) {
-	sreq := engine.StartRequest{
-		Workspace: sess.Workspace, Session: sess.ID, Config: sess.Config,
-		Mode: engine.Fresh, Turn: engine.Normal, Prompt: in.Text, Dir: dir, LaunchID: lid,
-	}
-	if sess.NativeID != "" {
-		sreq.Mode, sreq.NativeID = engine.Resume, sess.NativeID
-	}
-	id, ws := sess.ID, sess.Workspace
-	return s.sup().Launch(ctx, workspace.LaunchRequest{StartRequest: sreq, OnExit: func(st engine.ExitStatus) {
-		s.endWith(id, endReason(st), false, false, lid)
-		s.afterTurn(ws)
-	}})
 }
 
 // afterTurn delivers the next pending instruction once the turn that just

@@ -35,7 +35,7 @@ func ExampleService_Message() {
 	fmt.Println(in.Text, "->", in.State)
 
 	// The first turn ends (here: stopped); the queue moves on.
-	if _, err := svc.Stop(ctx, ws, session.Owner{}); err != nil {
+	if _, err := svc.Stop(ctx, ws); err != nil {
 		fmt.Println(err)
 		return
 	}

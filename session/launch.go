@@ -104,37 +104,6 @@ func (s *Service) owns(id baton.LaunchID) bool {
 	return s.launches[id]
 }
 
-// Reaped is a launch of an earlier process that a reap dealt with: its
-// record (workspace, session, handoff, engine, host, holder) and what the
-// engine answered.
-type Reaped struct {
-	store.Launch
-	// Outcome is the engine's answer: engine.Stopped (processes of the
-	// launch were found running and were killed), engine.NotRunning (none
-	// ran any more), engine.Timeout or engine.Failed (not confirmed gone).
-	Outcome engine.StopOutcome
-	// Err says why a launch was not confirmed gone; nil when it was.
-	Err error
-}
-
-// Killed reports whether processes of the launch were found running and
-// were killed.
-func (r Reaped) Killed() bool { return r.Outcome == engine.Stopped }
-
-// ReapResult says what Reap did with the launches of earlier processes.
-type ReapResult struct {
-	// Gone were confirmed gone (killed, or found not running) and marked
-	// so.
-	Gone []Reaped
-	// Unconfirmed may still run: their engine is not an engine.Reaper, or
-	// its reap was not confirmed. Their workspaces stay held.
-	Unconfirmed []Reaped
-	// Ended are the sessions whose rows still said running and were marked
-	// ended, their process gone: a row left running would stay its
-	// workspace's current session.
-	Ended []baton.SessionID
-}
-
 // Reap confirms gone every live launch in the store (of workspace ws, or
 // of all when ws is "") that this Service did not make and whose holder
 // is not in keep: through the engine's engine.Reaper, which finds the
@@ -148,15 +117,15 @@ type ReapResult struct {
 // are not released). Each launch is logged: at info when it was confirmed
 // gone (killed or found not running), at warn when it was not. Errors: the
 // store's; an engine's reap error leaves that launch unconfirmed.
-func (p *supervisor) Reap(ctx context.Context, ws baton.WorkspaceID, keep func(holder string) bool) (ReapResult, error) {
+func (p *supervisor) Reap(ctx context.Context, ws baton.WorkspaceID, keep func(holder string) bool) (workspace.ReapResult, error) {
 	s := p.svc()
 	return s.reap(ctx, ws, keep, "interrupted: its process is gone")
 }
 
 // reap is Reap, ending the rows of the reaped launches' sessions with
 // reason.
-func (s *Service) reap(ctx context.Context, ws baton.WorkspaceID, keep func(holder string) bool, reason string) (ReapResult, error) {
-	var res ReapResult
+func (s *Service) reap(ctx context.Context, ws baton.WorkspaceID, keep func(holder string) bool, reason string) (workspace.ReapResult, error) {
+	var res workspace.ReapResult
 	var live []store.Launch
 	if err := s.store.View(ctx, func(tx store.Tx) (err error) { live, err = tx.LiveLaunches(ws); return err }); err != nil {
 		return res, err
@@ -176,7 +145,7 @@ func (s *Service) reap(ctx context.Context, ws baton.WorkspaceID, keep func(hold
 			res.Unconfirmed = append(res.Unconfirmed, r)
 			continue
 		}
-		if r.Killed() {
+		if r.Outcome == engine.Stopped {
 			s.log.Info("launch of an earlier process found running and killed", fields...)
 		} else {
 			s.log.Info("launch of an earlier process found gone", fields...)
@@ -201,11 +170,11 @@ func (s *Service) reap(ctx context.Context, ws baton.WorkspaceID, keep func(hold
 // endReaped, with reason). It reports what became of the launch (its
 // Outcome is engine.Stopped when any reap found it running) and whether
 // the row was ended; the error is the store's.
-func (s *Service) reapRecord(ctx context.Context, l store.Launch, reason string) (r Reaped, ended bool, err error) {
+func (s *Service) reapRecord(ctx context.Context, l store.Launch, reason string) (r workspace.Reaped, ended bool, err error) {
 	killed := false
 	for raced := false; ; raced = true {
 		if raced && !s.canReap(l) {
-			return Reaped{Launch: l, Outcome: engine.Failed,
+			return workspace.Reaped{Launch: l, Outcome: engine.Failed,
 				Err: errors.New("admitted while it was being reaped, and no engine.Reaper can confirm it gone")}, false, nil
 		}
 		out, rerr := s.reapOne(ctx, l)
@@ -214,7 +183,7 @@ func (s *Service) reapRecord(ctx context.Context, l store.Launch, reason string)
 			if rerr == nil {
 				rerr = fmt.Errorf("the engine answered %s", out)
 			}
-			return Reaped{Launch: l, Outcome: out, Err: rerr}, false, nil
+			return workspace.Reaped{Launch: l, Outcome: out, Err: rerr}, false, nil
 		}
 		var admitted *store.Launch // admitted since l was read
 		if err := s.store.Update(ctx, func(tx store.Tx) (err error) {
@@ -230,13 +199,13 @@ func (s *Service) reapRecord(ctx context.Context, l store.Launch, reason string)
 			ended, err = workspace.EndReaped(tx, l, reason, s.clock.Now())
 			return err
 		}); err != nil {
-			return Reaped{Launch: l, Outcome: engine.Failed, Err: err}, false, err
+			return workspace.Reaped{Launch: l, Outcome: engine.Failed, Err: err}, false, err
 		}
 		if admitted == nil {
 			if killed {
 				out = engine.Stopped
 			}
-			return Reaped{Launch: l, Outcome: out}, ended, nil
+			return workspace.Reaped{Launch: l, Outcome: out}, ended, nil
 		}
 		l = *admitted
 	}

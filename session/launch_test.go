@@ -85,7 +85,7 @@ func TestLaunchRecordsAndReap(t *testing.T) {
 	if err != nil || rec.EndedSessions != 1 || len(rec.Gone) != 1 || len(rec.Unconfirmed) != 0 {
 		t.Fatalf("Reconcile with a confirmed reap = %+v, %v", rec, err)
 	}
-	if g := rec.Gone[0]; g.ID != live[0].ID || g.Workspace != f.ws || !g.Killed() || g.Err != nil {
+	if g := rec.Gone[0]; g.ID != live[0].ID || g.Workspace != f.ws || g.Outcome != engine.Stopped || g.Err != nil {
 		t.Fatalf("reaped launch = %+v; want launch %s of workspace %s, killed", g, live[0].ID, f.ws)
 	}
 	if live := f.liveLaunches(); len(live) != 0 {
@@ -94,7 +94,7 @@ func TestLaunchRecordsAndReap(t *testing.T) {
 	if _, err := next.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: "again"}); err != nil {
 		t.Fatalf("Start after the reap: %v", err)
 	}
-	if out, err := next.Stop(f.ctx, f.ws, session.Owner{}); err != nil || !out.Confirmed() {
+	if out, err := next.Stop(f.ctx, f.ws); err != nil || !out.Confirmed() {
 		t.Fatalf("Stop = %s, %v", out, err)
 	}
 	if live := f.liveLaunches(); len(live) != 0 {

@@ -24,26 +24,26 @@ func TestPlanContinue(t *testing.T) {
 		sessions  []store.Session
 		target    baton.EngineConfig
 		automated bool
-		want      session.PlanAction
+		want      string
 		resume    baton.SessionID
 	}{
-		{"nothing recorded", nil, cfgA, false, session.PlanFresh, ""},
-		{"nothing recorded, automated", nil, cfgA, true, session.PlanRefuse, ""},
-		{"killed before a native id", []store.Session{noNative}, cfgA, false, session.PlanFresh, ""},
-		{"killed before a native id, automated", []store.Session{noNative}, cfgA, true, session.PlanRefuse, ""},
-		{"same engine and account", []store.Session{row("a", 1, ended, 1, 2)}, cfgA, false, session.PlanResume, "a"},
-		{"same engine and account, automated", []store.Session{row("a", 1, ended, 1, 2)}, cfgA, true, session.PlanResume, "a"},
-		{"another model of the same account resumes", []store.Session{model2}, cfgA, false, session.PlanResume, "m2"},
-		{"the last one with a native id", []store.Session{row("a", 1, ended, 1, 2), noNative}, cfgA, false, session.PlanResume, "a"},
-		{"the highest order among resumable", []store.Session{row("a", 1, ended, 1, 2), row("b", 3, ended, 1, 2)}, cfgA, false, session.PlanResume, "b"},
-		{"running first", []store.Session{row("a", 1, running, 1, never), row("b", 3, ended, 1, 2)}, cfgA, false, session.PlanResume, "a"},
-		{"an id another account minted: fresh", []store.Session{alt}, cfgA, false, session.PlanFresh, ""},
-		{"an id another account minted, automated", []store.Session{alt}, cfgA, true, session.PlanRefuse, ""},
-		{"an id another engine minted: fresh", []store.Session{other}, cfgA, false, session.PlanFresh, ""},
-		{"switching to the account that minted it", []store.Session{row("a", 1, ended, 1, 2), alt}, cfgAlt, false, session.PlanResume, "alt"},
-		{"account spelled with spaces", []store.Session{alt}, baton.EngineConfig{Engine: " demo ", Account: " work "}, false, session.PlanResume, "alt"},
-		{"rolled back only: fresh", []store.Session{row("a", workspace.RolledBack, ended, 1, 2)}, cfgA, false, session.PlanFresh, ""},
-		{"rolled back only, automated", []store.Session{row("a", workspace.RolledBack, ended, 1, 2)}, cfgA, true, session.PlanRefuse, ""},
+		{"nothing recorded", nil, cfgA, false, "fresh", ""},
+		{"nothing recorded, automated", nil, cfgA, true, "refuse", ""},
+		{"killed before a native id", []store.Session{noNative}, cfgA, false, "fresh", ""},
+		{"killed before a native id, automated", []store.Session{noNative}, cfgA, true, "refuse", ""},
+		{"same engine and account", []store.Session{row("a", 1, ended, 1, 2)}, cfgA, false, "resume", "a"},
+		{"same engine and account, automated", []store.Session{row("a", 1, ended, 1, 2)}, cfgA, true, "resume", "a"},
+		{"another model of the same account resumes", []store.Session{model2}, cfgA, false, "resume", "m2"},
+		{"the last one with a native id", []store.Session{row("a", 1, ended, 1, 2), noNative}, cfgA, false, "resume", "a"},
+		{"the highest order among resumable", []store.Session{row("a", 1, ended, 1, 2), row("b", 3, ended, 1, 2)}, cfgA, false, "resume", "b"},
+		{"running first", []store.Session{row("a", 1, running, 1, never), row("b", 3, ended, 1, 2)}, cfgA, false, "resume", "a"},
+		{"an id another account minted: fresh", []store.Session{alt}, cfgA, false, "fresh", ""},
+		{"an id another account minted, automated", []store.Session{alt}, cfgA, true, "refuse", ""},
+		{"an id another engine minted: fresh", []store.Session{other}, cfgA, false, "fresh", ""},
+		{"switching to the account that minted it", []store.Session{row("a", 1, ended, 1, 2), alt}, cfgAlt, false, "resume", "alt"},
+		{"account spelled with spaces", []store.Session{alt}, baton.EngineConfig{Engine: " demo ", Account: " work "}, false, "resume", "alt"},
+		{"rolled back only: fresh", []store.Session{row("a", workspace.RolledBack, ended, 1, 2)}, cfgA, false, "fresh", ""},
+		{"rolled back only, automated", []store.Session{row("a", workspace.RolledBack, ended, 1, 2)}, cfgA, true, "refuse", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,10 +54,10 @@ func TestPlanContinue(t *testing.T) {
 			if p.Reason == "" {
 				t.Fatal("no reason given")
 			}
-			if tt.want == session.PlanResume && p.Session.NativeID == "" {
+			if tt.want == "resume" && p.Session.NativeID == "" {
 				t.Fatalf("resume of a session without a native id: %+v", p.Session)
 			}
-			if tt.want == session.PlanRefuse && !strings.HasPrefix(p.Reason, session.ErrResumeOnly.Error()) {
+			if tt.want == "refuse" && !strings.HasPrefix(p.Reason, session.ErrResumeOnly.Error()) {
 				t.Fatalf("refusal reason %q does not say it may only resume", p.Reason)
 			}
 		})
@@ -82,12 +82,26 @@ func TestPlanContinueOneRule(t *testing.T) {
 	}
 }
 
-func TestPlanActionString(t *testing.T) {
-	for a, want := range map[session.PlanAction]string{
-		session.PlanResume: "resume", session.PlanFresh: "fresh", session.PlanRefuse: "refuse", 0: "PlanAction(0)",
+// The reasons a plan gives, word for word.
+func TestPlanContinueReasons(t *testing.T) {
+	claude := baton.EngineConfig{Engine: "claude", Account: "personal"}
+	work := baton.EngineConfig{Engine: "claude", Account: "work"}
+	history := []store.Session{
+		{ID: "s1", Config: claude, NativeID: "0b6c-41", ActivationOrder: 1, Status: store.SessionEnded},
+		{ID: "s2", Config: claude, ActivationOrder: 2, Status: store.SessionEnded}, // killed before a native id
+	}
+	for _, c := range []struct {
+		target    baton.EngineConfig
+		automated bool
+		want      string
+	}{
+		{claude, false, `personal resume: resume session s1 (native id 0b6c-41) on engine "claude" with account "personal"`},
+		{work, false, `work fresh: no session with a native id on engine "claude" with account "work": a fresh session briefed from the record`},
+		{work, true, `work refuse: automated trigger may only resume, and there is nothing to resume: no session with a native id on engine "claude" with account "work"; only a user's message may start a fresh briefed session`},
 	} {
-		if got := a.String(); got != want {
-			t.Errorf("%d.String() = %q, want %q", int(a), got, want)
+		p := session.PlanContinue(history, c.target, c.automated)
+		if got := c.target.Account + " " + p.Action + ": " + p.Reason; got != c.want {
+			t.Errorf("got  %s\nwant %s", got, c.want)
 		}
 	}
 }

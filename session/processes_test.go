@@ -89,7 +89,7 @@ func TestLaunchChecksReservation(t *testing.T) {
 	req := launchReq("1")
 	mustIs(t, func() error { _, err := session.Supervise(f.svc).Launch(f.ctx, req); return err }(), session.ErrWorkspaceBusy)
 	req.Owner, req.Epoch = o.Token, o.Epoch-1
-	mustIs(t, func() error { _, err := session.Supervise(f.svc).Launch(f.ctx, req); return err }(), session.ErrStaleEpoch)
+	mustIs(t, func() error { _, err := session.Supervise(f.svc).Launch(f.ctx, req); return err }(), workspace.ErrStaleEpoch)
 	if n := len(f.launches()); n != 0 {
 		t.Fatalf("refused launches reached the engine (%d calls)", n)
 	}

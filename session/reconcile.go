@@ -26,7 +26,7 @@ import (
 // launch is logged, see Reap) and how many rows it ended, those of the
 // reaped launches included. Errors: the
 // store's; safe to run again.
-func (p *supervisor) Reconcile(ctx context.Context) (ReapResult, int, error) {
+func (p *supervisor) Reconcile(ctx context.Context) (workspace.ReapResult, int, error) {
 	s := p.svc()
 	reaped, err := s.reap(ctx, "", nil, "interrupted by a restart")
 	if err != nil {

@@ -11,33 +11,33 @@ import (
 )
 
 // checkWritable runs CheckWritable in a read transaction.
-func (f *fixture) checkWritable(o session.Owner) error {
+func (f *fixture) checkWritable(o workspace.Owner) error {
 	f.t.Helper()
 	return f.st.View(f.ctx, func(tx store.Tx) error { return workspace.CheckWritable(tx, f.ws, o.Token, o.Epoch) })
 }
 
 func TestCheckWritable(t *testing.T) {
 	f := newFixture(t)
-	if err := f.checkWritable(session.Owner{}); err != nil {
+	if err := f.checkWritable(workspace.Owner{}); err != nil {
 		t.Fatalf("never reserved: %v", err)
 	}
 	old := f.reserve("h1")
 	f.release("h1")
-	if err := f.checkWritable(session.Owner{}); err != nil {
+	if err := f.checkWritable(workspace.Owner{}); err != nil {
 		t.Fatalf("released: %v", err)
 	}
 	cur := f.reserve("h2")
 	tests := []struct {
 		name  string
-		owner session.Owner
+		owner workspace.Owner
 		want  error // nil: writable
 	}{
 		{"the owner", cur, nil},
-		{"no token", session.Owner{}, session.ErrWorkspaceBusy},
-		{"no token, right epoch", session.Owner{Epoch: cur.Epoch}, session.ErrWorkspaceBusy},
-		{"another token, right epoch", session.Owner{Token: baton.NewToken(), Epoch: cur.Epoch}, session.ErrWorkspaceBusy},
-		{"token of an older take", old, session.ErrStaleEpoch},
-		{"right token, wrong epoch", session.Owner{Token: cur.Token, Epoch: cur.Epoch - 1}, session.ErrStaleEpoch},
+		{"no token", workspace.Owner{}, session.ErrWorkspaceBusy},
+		{"no token, right epoch", workspace.Owner{Epoch: cur.Epoch}, session.ErrWorkspaceBusy},
+		{"another token, right epoch", workspace.Owner{Token: baton.NewToken(), Epoch: cur.Epoch}, session.ErrWorkspaceBusy},
+		{"token of an older take", old, workspace.ErrStaleEpoch},
+		{"right token, wrong epoch", workspace.Owner{Token: cur.Token, Epoch: cur.Epoch - 1}, workspace.ErrStaleEpoch},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,7 +52,7 @@ func TestCheckWritable(t *testing.T) {
 		})
 	}
 	// Each sentinel carries its code.
-	mustIs(t, f.checkWritable(session.Owner{}), baton.ErrBusy)
+	mustIs(t, f.checkWritable(workspace.Owner{}), baton.ErrBusy)
 	mustIs(t, f.checkWritable(old), baton.ErrStale)
 }
 
@@ -84,7 +84,7 @@ func TestReleaseByAnotherHandoffKeepsIt(t *testing.T) {
 	f := newFixture(t)
 	o := f.reserve("h1")
 	f.release("someone-else")
-	if err := f.checkWritable(session.Owner{}); !errors.Is(err, session.ErrWorkspaceBusy) {
+	if err := f.checkWritable(workspace.Owner{}); !errors.Is(err, session.ErrWorkspaceBusy) {
 		t.Fatalf("after a foreign release: %v, want still busy", err)
 	}
 	if err := f.checkWritable(o); err != nil {
@@ -102,10 +102,11 @@ func TestReleaseByAnotherHandoffKeepsIt(t *testing.T) {
 
 func TestAssertWritable(t *testing.T) {
 	f := newFixture(t)
-	o := f.reserve("h1")
-	mustIs(t, f.svc.AssertWritable(f.ctx, f.ws, session.Owner{}), session.ErrWorkspaceBusy)
-	if err := f.svc.AssertWritable(f.ctx, f.ws, o); err != nil {
-		t.Fatalf("owner: %v", err)
+	f.reserve("h1")
+	mustIs(t, f.svc.AssertWritable(f.ctx, f.ws), session.ErrWorkspaceBusy)
+	f.release("h1")
+	if err := f.svc.AssertWritable(f.ctx, f.ws); err != nil {
+		t.Fatalf("released: %v", err)
 	}
-	mustIs(t, f.svc.AssertWritable(f.ctx, "nope", session.Owner{}), session.ErrNoWorkspace)
+	mustIs(t, f.svc.AssertWritable(f.ctx, "nope"), session.ErrNoWorkspace)
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // RunQueued runs the queued continuations, oldest first, each with its
-// stored inputs and the PlanContinue rule applied now: the check is made
+// stored inputs and the continuation rule (see Continue) applied now: the check is made
 // when a continuation runs, not only when it was queued, and an automated
 // one that could only start fresh is refused with its Reason stored. Each
 // is marked started or refused in the transaction that records its start,
@@ -56,7 +56,7 @@ func (s *Service) RunQueued(ctx context.Context, opts RunQueuedOptions) (RunQueu
 		if opts.Events != nil {
 			j.events = func() iter.Seq[transcript.Event] { return opts.Events(c) }
 		}
-		out, cur, plan, err := s.claim(ctx, c.ID, j)
+		out, cur, p, err := s.claim(ctx, c.ID, j)
 		if err != nil {
 			return res, err
 		}
@@ -70,7 +70,7 @@ func (s *Service) RunQueued(ctx context.Context, opts RunQueuedOptions) (RunQueu
 		case claimGone:
 			continue
 		}
-		r, err := s.contExecute(ctx, j, plan, func() bool { return s.stillStarted(ctx, c.ID) })
+		r, err := s.contExecute(ctx, j, p, func() bool { return s.stillStarted(ctx, c.ID) })
 		if err != nil && r.Missing == "" && notLaunched(err) {
 			// Nothing reached the engine: the continuation may run later.
 			if uerr := s.settle(ctx, c.ID, store.ContinuationQueued, "deferred: "+err.Error()); uerr != nil {
@@ -82,7 +82,7 @@ func (s *Service) RunQueued(ctx context.Context, opts RunQueuedOptions) (RunQueu
 			}
 			continue
 		}
-		reason := r.Plan.Reason
+		reason := r.Reason
 		if err != nil {
 			reason += "; start failed: " + err.Error()
 		}
@@ -111,9 +111,9 @@ const (
 // claim plans a queued continuation and, in one transaction, marks it
 // refused with its reason, or started (with the workspace switched to its
 // target), before anything is launched.
-func (s *Service) claim(ctx context.Context, id baton.ContinuationID, j *contJob) (out claimOutcome, c store.Continuation, plan Plan, err error) {
+func (s *Service) claim(ctx context.Context, id baton.ContinuationID, j *contJob) (out claimOutcome, c store.Continuation, p plan, err error) {
 	err = s.contUpdate(ctx, j, func(tx store.Tx) error {
-		out, plan = claimGone, Plan{}
+		out, p = claimGone, plan{}
 		cur, err := tx.GetContinuation(id)
 		if err != nil || cur.State != store.ContinuationQueued {
 			return err
@@ -144,22 +144,18 @@ func (s *Service) claim(ctx context.Context, id baton.ContinuationID, j *contJob
 			return err
 		}
 		c.Ending = j.ending
-		var target baton.EngineConfig
-		plan, target, err = s.contPlanTx(tx, ws, c.Target, j)
+		p, err = s.contPlanTx(tx, ws, c.Target, j)
 		switch {
 		case errors.Is(err, ErrResumeOnly):
-			return mark(claimRefused, store.ContinuationRefused, plan.Reason)
+			return mark(claimRefused, store.ContinuationRefused, p.reason)
 		case errors.Is(err, baton.ErrInvalid):
 			return mark(claimRefused, store.ContinuationRefused, err.Error())
 		case err != nil:
 			return err
 		}
-		if err := s.contSwitchTx(tx, ws, target, plan); err != nil {
-			return err
-		}
-		return mark(claimStarted, store.ContinuationStarted, plan.Reason)
+		return mark(claimStarted, store.ContinuationStarted, p.reason)
 	})
-	return out, c, plan, err
+	return out, c, p, err
 }
 
 // notLaunched reports errors Launch returns before calling the engine.

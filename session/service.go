@@ -50,13 +50,6 @@ type Service struct {
 	wg     sync.WaitGroup
 }
 
-// Owner is the credential of a reservation's holder: the owner token and
-// the epoch of the take it was minted for. The zero Owner is "no owner".
-type Owner struct {
-	Token baton.Token
-	Epoch int64
-}
-
 // Option configures a Service.
 type Option func(*Service)
 
@@ -324,15 +317,15 @@ func (s *Service) Current(ctx context.Context, ws baton.WorkspaceID) (cur store.
 }
 
 // AssertWritable returns nil when a launch, message or other write may
-// proceed in the workspace with owner (the zero Owner for callers outside a
-// transfer): ErrWorkspaceBusy or ErrStaleEpoch while a reservation is held by
-// someone else. Call it before any write a host makes on its own.
-func (s *Service) AssertWritable(ctx context.Context, ws baton.WorkspaceID, owner Owner) error {
+// proceed in the workspace: ErrWorkspaceBusy while a transfer holds its
+// reservation. Call it before any write a host makes on its own. Errors:
+// also ErrNoWorkspace.
+func (s *Service) AssertWritable(ctx context.Context, ws baton.WorkspaceID) error {
 	return s.store.View(ctx, func(tx store.Tx) error {
 		if _, err := workspace.GetWorkspace(tx, ws); err != nil {
 			return err
 		}
-		return workspace.CheckWritable(tx, ws, owner.Token, owner.Epoch)
+		return workspace.CheckWritable(tx, ws, baton.Token{}, 0)
 	})
 }
 

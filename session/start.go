@@ -23,15 +23,12 @@ type TurnRequest struct {
 	Session baton.SessionID
 	// Fresh forces a new session even when one could be resumed.
 	Fresh bool
-	// Owner is the reservation's owner, for the SDK's own launches; the
-	// zero value for everyone else.
-	Owner Owner
 }
 
 // Start starts or resumes a session and waits (until ctx is done) for the
 // engine to confirm readiness; it returns the session as recorded then.
 // Errors: baton.ErrInvalid (bad input), ErrNoWorkspace,
-// ErrArchived, ErrWorkspaceBusy / ErrStaleEpoch (reserved),
+// ErrArchived, ErrWorkspaceBusy (reserved),
 // ErrSessionRunning, ErrNoSession (explicit session unknown),
 // ErrLaunchRefused (another process reaped the launch before the engine
 // let it run: see Launch), and the
@@ -59,7 +56,7 @@ func (s *Service) Start(ctx context.Context, req TurnRequest) (store.Session, er
 func (s *Service) launchStart(ctx context.Context, req TurnRequest) (engine.Process, store.Session, error) {
 	// A reserved workspace answers busy before anything else (and again in
 	// the transaction below, which is what counts).
-	if err := s.AssertWritable(ctx, req.Workspace, req.Owner); err != nil {
+	if err := s.AssertWritable(ctx, req.Workspace); err != nil {
 		return nil, store.Session{}, err
 	}
 	sl := s.slot(req.Workspace)
@@ -84,7 +81,7 @@ func (s *Service) launchStart(ctx context.Context, req TurnRequest) (engine.Proc
 		if ws.Archived {
 			return ErrArchived
 		}
-		if err := workspace.CheckWritable(tx, ws.ID, req.Owner.Token, req.Owner.Epoch); err != nil {
+		if err := workspace.CheckWritable(tx, ws.ID, baton.Token{}, 0); err != nil {
 			return err
 		}
 		if err := s.strayLaunch(tx, ws.ID); err != nil {
@@ -96,43 +93,36 @@ func (s *Service) launchStart(ctx context.Context, req TurnRequest) (engine.Proc
 		}
 		now := s.clock.Now()
 		return workspace.RecordLaunch(tx, store.Launch{ID: lid, Workspace: ws.ID, Session: sess.ID, Holder: s.id, Host: s.host,
-			Engine: sess.Config.Engine, Epoch: req.Owner.Epoch, CreatedAt: now, UpdatedAt: now})
+			Engine: sess.Config.Engine, CreatedAt: now, UpdatedAt: now})
 	})
 	if err != nil {
 		s.disown(lid)
 		return nil, store.Session{}, err
 	}
-	p, err := s.launchRecorded(ctx, sess, req, dir, lid)
+	p, err := s.launchTurn(ctx, sess, req.Prompt, dir, lid)
+	// A launch another process reaped before it could run is that
+	// process's to settle: this row may be its run by now.
+	if err != nil && !errors.As(err, new(reapedError)) {
+		s.endWith(sess.ID, "start failed: "+err.Error(), false, false, lid)
+	}
 	return p, sess, err
 }
 
-// launchRecorded launches a session recorded as running: a resume when it
-// has a native id, fresh otherwise. Its end is recorded when it exits; a
-// failed launch is recorded at once.
-func (s *Service) launchRecorded(ctx context.Context, sess store.Session, req TurnRequest, dir string, lid baton.LaunchID) (engine.Process, error) {
+// launchTurn launches a session recorded as running, with prompt: a
+// resume when it has a native id, fresh otherwise. When it exits its end
+// is recorded and the next queued instruction delivered.
+func (s *Service) launchTurn(ctx context.Context, sess store.Session, prompt, dir string, lid baton.LaunchID) (engine.Process, error) {
 	sreq := engine.StartRequest{
 		Workspace: sess.Workspace, Session: sess.ID, Config: sess.Config,
-		Mode: engine.Fresh, Turn: engine.Normal, Prompt: req.Prompt, Dir: dir, Owner: req.Owner.Token,
-		LaunchID: lid,
+		Mode: engine.Fresh, Turn: engine.Normal, Prompt: prompt, Dir: dir, LaunchID: lid,
 	}
 	if sess.NativeID != "" {
 		sreq.Mode, sreq.NativeID = engine.Resume, sess.NativeID
 	}
-	id := sess.ID
-	p, err := s.sup().Launch(ctx, workspace.LaunchRequest{StartRequest: sreq, Epoch: req.Owner.Epoch, OnExit: func(st engine.ExitStatus) {
-		s.endWith(id, endReason(st), false, false, lid)
+	return s.sup().Launch(ctx, workspace.LaunchRequest{StartRequest: sreq, OnExit: func(st engine.ExitStatus) {
+		s.endWith(sess.ID, endReason(st), false, false, lid)
 		s.afterTurn(sess.Workspace) // the next queued instruction, if any
 	}})
-	if err != nil {
-		if errors.As(err, new(reapedError)) {
-			// Another process reaped the launch before it could run and
-			// settles what it was for: this row may be its run by now.
-			return nil, err
-		}
-		s.endWith(id, "start failed: "+err.Error(), false, false, lid)
-		return nil, err
-	}
-	return p, nil
 }
 
 // choose picks the session to run and records it as running and activated.
@@ -265,11 +255,11 @@ func endReason(st engine.ExitStatus) string {
 }
 
 // Stop stops the process running in the workspace and returns the confirmed
-// outcome (engine.NotRunning when nothing runs). Errors: ErrWorkspaceBusy /
-// ErrStaleEpoch while reserved by someone else (a pending transfer is
+// outcome (engine.NotRunning when nothing runs). Errors: ErrWorkspaceBusy
+// while reserved (a pending transfer is
 // stopped through its coordinator), ErrNoWorkspace.
-func (s *Service) Stop(ctx context.Context, ws baton.WorkspaceID, owner Owner) (engine.StopOutcome, error) {
-	if err := s.AssertWritable(ctx, ws, owner); err != nil {
+func (s *Service) Stop(ctx context.Context, ws baton.WorkspaceID) (engine.StopOutcome, error) {
+	if err := s.AssertWritable(ctx, ws); err != nil {
 		return "", err
 	}
 	return s.sup().Halt(ctx, ws)

@@ -41,7 +41,7 @@ func TestLaunchesCarryTheReadyTimeout(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := svc.Stop(f.ctx, f.ws, session.Owner{}); err != nil {
+			if _, err := svc.Stop(f.ctx, f.ws); err != nil {
 				t.Fatal(err)
 			}
 			<-p.Done()

@@ -135,7 +135,7 @@ func TestCrashAndRecover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.Reaped) != 1 || !rec.Reaped[0].Killed() || len(rec.Held) != 0 {
+	if len(rec.Reaped) != 1 || rec.Reaped[0].Outcome != engine.Stopped || len(rec.Held) != 0 {
 		t.Fatalf("Recover = reaped %+v, held %+v; want the one launch killed", rec.Reaped, rec.Held)
 	}
 	if left := marked(marker); len(left) > 0 {

@@ -143,12 +143,12 @@ func process2(ctx context.Context, w io.Writer, st store.Store, tr transcripts) 
 		if !ok {
 			return fmt.Errorf("no engine start for session %s", r.Session.ID)
 		}
-		fmt.Fprintf(w, "  %s: %s\n", qs.Continuation.Workspace, r.Plan.Action)
 		if !r.Briefed {
+			fmt.Fprintf(w, "  %s: resume\n", qs.Continuation.Workspace)
 			fmt.Fprintf(w, "    briefing sent: no\n    the engine received (mode %s, native id %s): %q\n", req.Mode, req.NativeID, req.Prompt)
 			continue
 		}
-		fmt.Fprintf(w, "    why: %s\n    briefing sent: yes\n    the engine received (mode %s):\n", r.Plan.Reason, req.Mode)
+		fmt.Fprintf(w, "  %s: fresh\n    why: %s\n    briefing sent: yes\n    the engine received (mode %s):\n", qs.Continuation.Workspace, r.Reason, req.Mode)
 		for line := range strings.SplitSeq(req.Prompt, "\n") {
 			fmt.Fprintln(w, strings.TrimRight("    | "+line, " "))
 		}

@@ -85,7 +85,7 @@ func (d *demo) transferWithReport(ctx context.Context) error {
 	moved := len(wakeups) == 1 && wakeups[0].ID == wk.ID && wakeups[0].Session == h.TargetSession &&
 		wakeups[0].Prompt == wk.Prompt && wakeups[0].At.Equal(wk.At)
 	fmt.Fprintf(d.w, "    wakeup %q moved to the target, prompt and time unchanged: %t\n", wk.Prompt, moved)
-	free := d.co.Sessions().AssertWritable(ctx, reportWS, session.Owner{}) == nil
+	free := d.co.Sessions().AssertWritable(ctx, reportWS) == nil
 	fmt.Fprintf(d.w, "    reservation released: %t\n", free)
 	fmt.Fprintf(d.w, "    report stored: %t (%d lines)\n", h.Report != "", strings.Count(h.Report, "\n")+1)
 	if err := d.printDocument(h); err != nil {
@@ -146,7 +146,7 @@ func (d *demo) rejectedThenRetried(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	busy := d.co.Sessions().AssertWritable(ctx, retryWS, session.Owner{}) != nil
+	busy := d.co.Sessions().AssertWritable(ctx, retryWS) != nil
 	fmt.Fprintf(d.w, "  attempt 1: %s: %s\n", h.State, h.Error)
 	fmt.Fprintf(d.w, "    source is current again: %t (model %s); workspace still reserved: %t\n", cur.ID == src.ID, cur.Config.Model, busy)
 	if err := check(cur.ID == src.ID && busy, "after the failure: current %s, reserved %t", cur.ID, busy); err != nil {

@@ -105,7 +105,7 @@ func storeReason(err error) string {
 // workspace-busy before it does anything.
 func (s *server) guard(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if err := s.svc.AssertWritable(r.Context(), baton.WorkspaceID(r.PathValue("ws")), session.Owner{}); err != nil {
+		if err := s.svc.AssertWritable(r.Context(), baton.WorkspaceID(r.PathValue("ws"))); err != nil {
 			writeErr(w, r, err)
 			return
 		}

@@ -45,7 +45,6 @@ var errorMapping = []struct {
 	{handoff.ErrReportConflict, http.StatusConflict, "report-conflict"},
 	{session.ErrArchived, http.StatusConflict, "workspace-archived"},
 	{session.ErrWorkspaceBusy, http.StatusConflict, "workspace-busy"},
-	{session.ErrStaleEpoch, http.StatusConflict, "workspace-busy"},
 	{session.ErrSessionRunning, http.StatusConflict, "session-running"},
 	{session.ErrInstructionCancelled, http.StatusConflict, "instruction-cancelled"},
 	{session.ErrInstructionDelivered, http.StatusConflict, "instruction-delivered"},

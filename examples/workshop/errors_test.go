@@ -28,7 +28,6 @@ func TestHTTPError(t *testing.T) {
 		{handoff.ErrGenerationInactive, 409, "generation-inactive"},
 		{handoff.ErrReportConflict, 409, "report-conflict"},
 		{fmt.Errorf("wrapped: %w", session.ErrWorkspaceBusy), 409, "workspace-busy"},
-		{session.ErrStaleEpoch, 409, "workspace-busy"},
 		{baton.Errorf(handoff.ErrNotFound, "x"), 404, "not-found"},
 		{store.ErrNotFound, 404, "not-found"},
 		{fmt.Errorf("%w: %w", handoff.ErrInvalidRequest, engine.ErrUnknownEngine), 400, "invalid-request"},

@@ -138,7 +138,7 @@ func mutationBugs() []plantedBug {
 		// Anchor: the cancelled case of Service.ResendInstruction (session/instructions.go).
 		mut("ResendCancelled", "instruction queue", edit{"session/instructions.go",
 			"\t\tcase store.InstructionCancelled:\n\t\t\treturn baton.Errorf(ErrInstructionCancelled, \"%s\", id)\n", ""}),
-		// Anchor: the OnExit of Service.launchRecorded (session/start.go).
+		// Anchor: the OnExit of Service.launchTurn (session/start.go).
 		mut("QueueNotDrainedAfterTurn", "instruction queue", edit{"session/start.go",
 			"\t\ts.afterTurn(sess.Workspace) // the next queued instruction, if any\n", ""}),
 		// Anchor: the loop of nextPending (session/instructions.go).
@@ -239,8 +239,8 @@ func mutationBugs() []plantedBug {
 			"if w.Archived || workspace.CheckWritable(tx, ws, baton.Token{}, 0) != nil {", "if w.Archived {"}),
 		// Anchors: both reservation checks of Service.launchStart (session/start.go).
 		mut("StartSkipsReservation", "refusal reasons",
-			edit{"session/start.go", "if err := s.AssertWritable(ctx, req.Workspace, req.Owner); err != nil {", "if err := s.AssertWritable(ctx, req.Workspace, req.Owner); false {"},
-			edit{"session/start.go", "if err := workspace.CheckWritable(tx, ws.ID, req.Owner.Token, req.Owner.Epoch); err != nil {", "if err := workspace.CheckWritable(tx, ws.ID, req.Owner.Token, req.Owner.Epoch); false {"}),
+			edit{"session/start.go", "if err := s.AssertWritable(ctx, req.Workspace); err != nil {", "if err := s.AssertWritable(ctx, req.Workspace); false {"},
+			edit{"session/start.go", "if err := workspace.CheckWritable(tx, ws.ID, baton.Token{}, 0); err != nil {", "if err := workspace.CheckWritable(tx, ws.ID, baton.Token{}, 0); false {"}),
 		// Anchor: the holder test of Service.CloseUnspawned (session/launch.go).
 		mut("CloseUnspawnedOthers", "launch records", edit{"session/launch.go",
 			"l.Holder != s.id || s.owns(l.ID)", "l.Holder == s.id || s.owns(l.ID)"}),

@@ -229,11 +229,11 @@ func (h *harness) anyRunning(held map[baton.WorkspaceID][]baton.LaunchID) bool {
 // this module reaches (see workspace.Link): the harness reaps and records
 // the end of a process that died with its node through it.
 func supervisorOf(co *handoff.Coordinator) interface {
-	Reap(ctx context.Context, ws baton.WorkspaceID, keep func(holder string) bool) (session.ReapResult, error)
+	Reap(ctx context.Context, ws baton.WorkspaceID, keep func(holder string) bool) (workspace.ReapResult, error)
 	RecordEnd(id baton.SessionID, launch baton.LaunchID, st engine.ExitStatus)
 } {
 	return workspace.Of(co.Sessions()).(interface {
-		Reap(ctx context.Context, ws baton.WorkspaceID, keep func(holder string) bool) (session.ReapResult, error)
+		Reap(ctx context.Context, ws baton.WorkspaceID, keep func(holder string) bool) (workspace.ReapResult, error)
 		RecordEnd(id baton.SessionID, launch baton.LaunchID, st engine.ExitStatus)
 	})
 }

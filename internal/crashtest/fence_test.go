@@ -17,6 +17,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/exec"
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
@@ -84,7 +85,7 @@ func TestFrozenLauncherFenced(t *testing.T) {
 		afterRetry  bool  // wake A after B's retry completed (reservation released)
 		wantRefusal error // A's Start error (with two-phase starts)
 	}{
-		{"woken-after-takeover", false, false, session.ErrStaleEpoch},
+		{"woken-after-takeover", false, false, workspace.ErrStaleEpoch},
 		{"woken-after-retry", false, true, session.ErrLaunchRefused},
 		{"no-two-phase/woken-after-takeover", true, false, nil},
 		{"no-two-phase/woken-after-retry", true, true, nil},

@@ -35,6 +35,13 @@ func CheckWritable(tx store.Tx, ws baton.WorkspaceID, token baton.Token, epoch i
 	return nil
 }
 
+// Owner is the credential of a reservation's holder: the owner token and
+// the epoch of the take it was minted for. The zero Owner is "no owner".
+type Owner struct {
+	Token baton.Token
+	Epoch int64
+}
+
 // Reserved reports whether the workspace's reservation is held.
 func Reserved(tx store.Tx, ws baton.WorkspaceID) (bool, error) {
 	r, err := tx.GetReservation(ws)

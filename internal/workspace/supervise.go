@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/store"
 )
@@ -65,4 +66,31 @@ func (e *End) Finish(recorded bool) {
 	if e != nil {
 		e.finish(recorded)
 	}
+}
+
+// Reaped is a launch of an earlier process that a reap dealt with: its
+// record and what the engine answered (handoff.Reaped is its public view).
+type Reaped struct {
+	store.Launch
+	// Outcome is the engine's answer: engine.Stopped (processes of the
+	// launch were found running and were killed), engine.NotRunning (none
+	// ran any more), engine.Timeout or engine.Failed (not confirmed gone).
+	Outcome engine.StopOutcome
+	// Err says why a launch was not confirmed gone; nil when it was.
+	Err error
+}
+
+// ReapResult says what the supervisor's Reap did with the launches of
+// earlier processes.
+type ReapResult struct {
+	// Gone were confirmed gone (killed, or found not running) and marked
+	// so.
+	Gone []Reaped
+	// Unconfirmed may still run: their engine is not an engine.Reaper, or
+	// its reap was not confirmed. Their workspaces stay held.
+	Unconfirmed []Reaped
+	// Ended are the sessions whose rows still said running and were marked
+	// ended, their process gone: a row left running would stay its
+	// workspace's current session.
+	Ended []baton.SessionID
 }

@@ -393,7 +393,7 @@ func answer(r reply, err error) reply {
 	switch {
 	case errors.Is(err, handoff.ErrTransferPending):
 		r.Kind = "pending"
-	case errors.Is(err, session.ErrStaleEpoch):
+	case errors.Is(err, baton.ErrStale):
 		r.Kind = "stale_epoch"
 	case errors.Is(err, handoff.ErrNotFound):
 		r.Kind = "not_found"
