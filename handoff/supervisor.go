@@ -3,7 +3,6 @@ package handoff
 import (
 	"context"
 	"iter"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -49,12 +48,11 @@ type supervisor interface {
 	Host() string
 	// Store is the store the service writes to.
 	Store() store.Store
-	// Clock, Logger, StopTimeout and BaseID are the service's options
+	// Clock, Logger and BaseID are the service's options
 	// (BaseID its instance id without the suffix of its own): a
 	// Coordinator sharing the service uses them.
 	Clock() clock.Clock
 	Logger() *zap.Logger
-	StopTimeout() time.Duration
 	BaseID() string
 	// Close closes the service.
 	Close(ctx context.Context) error

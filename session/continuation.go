@@ -56,10 +56,7 @@ func (s *Service) QueueContinuation(ctx context.Context, c store.Continuation) (
 			return ErrArchived
 		}
 		if c.Session != "" {
-			prev, err := tx.GetSession(c.Session)
-			if errors.Is(err, store.ErrNotFound) || (err == nil && prev.Workspace != ws.ID) {
-				return baton.Errorf(workspace.ErrNoSession, "%s", c.Session)
-			}
+			prev, err := sessionOf(tx, ws.ID, c.Session, "")
 			if err != nil {
 				return err
 			}
@@ -104,15 +101,8 @@ func (s *Service) CancelContinuation(ctx context.Context, id baton.ContinuationI
 
 // Continuations returns a workspace's continuations, oldest first.
 // Errors: ErrNoWorkspace.
-func (s *Service) Continuations(ctx context.Context, ws baton.WorkspaceID) (out []store.Continuation, err error) {
-	err = s.store.View(ctx, func(tx store.Tx) error {
-		if _, err := workspace.GetWorkspace(tx, ws); err != nil {
-			return err
-		}
-		out, err = tx.ListContinuations(ws)
-		return err
-	})
-	return out, err
+func (s *Service) Continuations(ctx context.Context, ws baton.WorkspaceID) ([]store.Continuation, error) {
+	return list(ctx, s, ws, store.Tx.ListContinuations)
 }
 
 // RunQueuedOptions say how RunQueued briefs the fresh sessions it opens.
@@ -147,4 +137,184 @@ type RunQueuedResult struct {
 	Refused []store.Continuation
 	// Deferred stay queued: their workspace is reserved or runs a process.
 	Deferred []baton.ContinuationID
+}
+
+// RunQueued runs the queued continuations, oldest first, each with its
+// stored inputs and the continuation rule (see Continue) applied now: the check is made
+// when a continuation runs, not only when it was queued, and an automated
+// one that could only start fresh is refused with its Reason stored. Each
+// is marked started or refused in the transaction that records its start,
+// before any launch, so a crash never runs one twice (it may leave one
+// started that never launched: at most once). One whose workspace is
+// reserved or runs a process stays queued (Deferred), as does one whose
+// launch was refused before reaching the engine. Each start waits (until
+// ctx is done) for readiness before the next one; an engine failure of one
+// does not stop the others: it is in its QueuedStart and its Reason. Call
+// it on a new Service after a restart, and again when capacity frees.
+// Errors: baton.ErrInvalid (nil ctx), ErrClosed, ctx's error (checked
+// between continuations), and the store's.
+func (s *Service) RunQueued(ctx context.Context, opts RunQueuedOptions) (RunQueuedResult, error) {
+	var res RunQueuedResult
+	if ctx == nil {
+		return res, baton.Errorf(baton.ErrInvalid, "nil context")
+	}
+	if err := s.enter(); err != nil {
+		return res, err
+	}
+	defer s.wg.Done()
+	var queued []store.Continuation
+	if err := s.store.View(ctx, func(tx store.Tx) (err error) {
+		queued, err = tx.QueuedContinuations()
+		return err
+	}); err != nil {
+		return res, err
+	}
+	if opts.Max > 0 && len(queued) > opts.Max {
+		queued = queued[:opts.Max]
+	}
+	for _, c := range queued {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		if _, busy := s.Running(c.Workspace); busy {
+			res.Deferred = append(res.Deferred, c.ID)
+			continue
+		}
+		j := &contJob{ws: c.Workspace, prompt: c.Prompt, task: c.Task, ending: c.Ending, automated: c.Automated, limits: opts.Limits, prev: c.Session}
+		if opts.Events != nil {
+			j.events = func() iter.Seq[transcript.Event] { return opts.Events(c) }
+		}
+		out, cur, p, err := s.claim(ctx, c.ID, j)
+		if err != nil {
+			return res, err
+		}
+		switch out {
+		case claimDeferred:
+			res.Deferred = append(res.Deferred, c.ID)
+			continue
+		case claimRefused:
+			res.Refused = append(res.Refused, cur)
+			continue
+		case claimGone:
+			continue
+		}
+		r, err := s.contExecute(ctx, j, p, func() bool { return s.stillStarted(ctx, c.ID) })
+		if err != nil && r.Missing == "" && notLaunched(err) {
+			// Nothing reached the engine: the continuation may run later.
+			if uerr := s.settle(ctx, c.ID, store.ContinuationQueued, "deferred: "+err.Error()); uerr != nil {
+				return res, uerr
+			}
+			res.Deferred = append(res.Deferred, c.ID)
+			if errors.Is(err, ErrClosed) {
+				return res, err
+			}
+			continue
+		}
+		reason := r.Reason
+		if err != nil {
+			reason += "; start failed: " + err.Error()
+		}
+		if uerr := s.settle(ctx, c.ID, store.ContinuationStarted, reason); uerr != nil {
+			return res, uerr
+		}
+		final, uerr := s.continuation(ctx, c.ID)
+		if uerr != nil {
+			return res, uerr
+		}
+		res.Started = append(res.Started, QueuedStart{Continuation: final, Result: r, Err: err})
+	}
+	return res, nil
+}
+
+// claimOutcome is what claim did with a queued continuation.
+type claimOutcome int
+
+const (
+	claimGone     claimOutcome = iota // no longer queued: nothing to do
+	claimDeferred                     // its workspace is reserved: left queued
+	claimRefused                      // refused, with its reason stored
+	claimStarted                      // marked started, its session recorded as running
+)
+
+// claim plans a queued continuation and, in one transaction, marks it
+// refused with its reason, or started (with the workspace switched to its
+// target), before anything is launched.
+func (s *Service) claim(ctx context.Context, id baton.ContinuationID, j *contJob) (out claimOutcome, c store.Continuation, p plan, err error) {
+	err = s.contUpdate(ctx, j, func(tx store.Tx) error {
+		out, p = claimGone, plan{}
+		cur, err := tx.GetContinuation(id)
+		if err != nil || cur.State != store.ContinuationQueued {
+			return err
+		}
+		c = cur
+		mark := func(o claimOutcome, state store.ContinuationState, reason string) error {
+			out = o
+			c.State, c.Reason, c.UpdatedAt = state, reason, s.clock.Now()
+			return tx.PutContinuation(c)
+		}
+		ws, err := workspace.GetWorkspace(tx, c.Workspace)
+		if errors.Is(err, workspace.ErrNoWorkspace) {
+			return mark(claimRefused, store.ContinuationRefused, "the workspace no longer exists")
+		}
+		if err != nil {
+			return err
+		}
+		if ws.Archived {
+			return mark(claimRefused, store.ContinuationRefused, ErrArchived.Error())
+		}
+		if r, err := workspace.Reserved(tx, ws.ID); err != nil || r {
+			out = claimDeferred
+			return err
+		}
+		// The session it follows may have ended after it was queued: its
+		// ending briefs the fresh session and is kept on the record.
+		if err := j.endingFrom(tx, c.Session); err != nil && !errors.Is(err, workspace.ErrNoSession) {
+			return err
+		}
+		c.Ending = j.ending
+		p, err = s.contPlanTx(tx, ws, c.Target, j)
+		switch {
+		case errors.Is(err, ErrResumeOnly):
+			return mark(claimRefused, store.ContinuationRefused, p.reason)
+		case errors.Is(err, baton.ErrInvalid):
+			return mark(claimRefused, store.ContinuationRefused, err.Error())
+		case err != nil:
+			return err
+		}
+		return mark(claimStarted, store.ContinuationStarted, p.reason)
+	})
+	return out, c, p, err
+}
+
+// notLaunched reports errors Launch returns before calling the engine.
+func notLaunched(err error) bool {
+	return errors.Is(err, ErrSessionRunning) || errors.Is(err, workspace.ErrWorkspaceBusy) ||
+		errors.Is(err, workspace.ErrStaleEpoch) || errors.Is(err, ErrClosed)
+}
+
+// settle moves a started continuation to state with reason; a continuation
+// cancelled meanwhile keeps its state. It writes even once ctx is done: the
+// record must say what happened.
+func (s *Service) settle(ctx context.Context, id baton.ContinuationID, state store.ContinuationState, reason string) error {
+	return s.store.Update(context.WithoutCancel(ctx), func(tx store.Tx) error {
+		c, err := tx.GetContinuation(id)
+		if err != nil || c.State != store.ContinuationStarted {
+			return err
+		}
+		c.State, c.Reason, c.UpdatedAt = state, reason, s.clock.Now()
+		return tx.PutContinuation(c)
+	})
+}
+
+// stillStarted reports whether continuation id is still started (not
+// cancelled): a missing-session retry is made only then.
+func (s *Service) stillStarted(ctx context.Context, id baton.ContinuationID) bool {
+	c, err := s.continuation(ctx, id)
+	return err == nil && c.State == store.ContinuationStarted
+}
+
+// continuation reads a continuation, even once ctx is done.
+func (s *Service) continuation(ctx context.Context, id baton.ContinuationID) (c store.Continuation, err error) {
+	err = s.store.View(context.WithoutCancel(ctx), func(tx store.Tx) error { c, err = tx.GetContinuation(id); return err })
+	return c, err
 }

@@ -88,15 +88,8 @@ func (s *Service) Message(ctx context.Context, ws baton.WorkspaceID, text string
 
 // Instructions returns a workspace's instructions, oldest first, in every
 // state. Errors: ErrNoWorkspace, the store's.
-func (s *Service) Instructions(ctx context.Context, ws baton.WorkspaceID) (out []store.Instruction, err error) {
-	err = s.store.View(ctx, func(tx store.Tx) error {
-		if _, err := workspace.GetWorkspace(tx, ws); err != nil {
-			return err
-		}
-		out, err = tx.ListInstructions(ws)
-		return err
-	})
-	return out, err
+func (s *Service) Instructions(ctx context.Context, ws baton.WorkspaceID) ([]store.Instruction, error) {
+	return list(ctx, s, ws, store.Tx.ListInstructions)
 }
 
 // DeliverPending delivers the workspace's oldest pending instruction when
@@ -204,71 +197,52 @@ func (s *Service) deliverNext(ctx context.Context, ws baton.WorkspaceID) (store.
 // never pick the same instruction nor race for the process slot. A nil
 // process means nothing was launched.
 func (s *Service) launchNext(ctx context.Context, ws baton.WorkspaceID) (store.Instruction, store.Session, engine.Process, error) {
-	sl := s.slot(ws)
-	sl.start.Lock()
-	defer sl.start.Unlock()
-	if err := sl.acquire(ctx); err != nil {
-		if errors.Is(err, ErrSessionRunning) {
-			err = nil // the running turn's end delivers it
-		}
-		return store.Instruction{}, store.Session{}, nil, err
-	}
-	sl.mu.Unlock()
 	var (
-		in   store.Instruction
-		sess store.Session
-		dir  string
+		in      store.Instruction
+		refused bool  // the engine refused the launch
+		settled error // putting the instruction back to pending then
 	)
-	lid := workspace.NewLaunchID()
-	s.own(lid) // before its record exists, as in launchStart
-	err := s.store.Update(ctx, func(tx store.Tx) error {
+	p, sess, err := s.launchPicked(ctx, ws, func(tx store.Tx, w store.Workspace) (store.Session, string, error) {
 		in = store.Instruction{}
-		w, err := workspace.GetWorkspace(tx, ws)
-		if err != nil {
-			return err
-		}
 		if w.Archived || workspace.CheckWritable(tx, ws, baton.Token{}, 0) != nil {
-			return nil // a transfer keeps the queue as it is
+			return store.Session{}, "", nil // a transfer keeps the queue as it is
 		}
 		if err := s.strayLaunch(tx, ws); errors.Is(err, ErrSessionRunning) {
-			return nil // an earlier process's launch may still run
+			return store.Session{}, "", nil // an earlier process's launch may still run
 		} else if err != nil {
-			return err
+			return store.Session{}, "", err
 		}
 		open, err := tx.OpenInstructions(ws)
 		if err != nil {
-			return err
+			return store.Session{}, "", err
 		}
 		i := nextPending(open)
 		if i < 0 {
-			return nil
+			return store.Session{}, "", nil
 		}
-		sess, err = s.choose(tx, w, TurnRequest{Workspace: ws, Prompt: open[i].Text})
+		sess, err := s.choose(tx, w, TurnRequest{Workspace: ws, Prompt: open[i].Text})
 		if err != nil {
-			return err
+			return store.Session{}, "", err
 		}
-		dir = w.Root
 		in = open[i]
 		// Write-ahead: from here a crash leaves it unknown, never pending.
-		now := s.clock.Now()
-		in.State, in.Session, in.UpdatedAt = store.InstructionUnknown, sess.ID, now
-		if err := tx.PutInstruction(in); err != nil {
-			return err
-		}
-		return workspace.RecordLaunch(tx, store.Launch{ID: lid, Workspace: ws, Session: sess.ID, Holder: s.id, Host: s.host,
-			Engine: sess.Config.Engine, CreatedAt: now, UpdatedAt: now})
-	})
-	if err != nil || in.ID == "" {
-		s.disown(lid)
-		return store.Instruction{}, store.Session{}, nil, err
-	}
-	p, err := s.launchTurn(ctx, sess, in.Text, dir, lid)
-	if err != nil {
+		in.State, in.Session, in.UpdatedAt = store.InstructionUnknown, sess.ID, s.clock.Now()
+		return sess, in.Text, tx.PutInstruction(in)
+	}, func(sess store.Session, lid baton.LaunchID, err error) {
 		// Nothing ran: the instruction waits for the next turn's end.
 		s.endWith(sess.ID, "start failed: "+err.Error(), false, false, lid)
 		s.log.Warn("instruction delivery refused", zapSession(sess.ID), zapErr(err))
-		in, err = s.settleInstruction(ctx, in, store.InstructionPending)
-		return in, sess, nil, err
+		refused = true
+		in, settled = s.settleInstruction(ctx, in, store.InstructionPending)
+	})
+	switch {
+	case refused:
+		return in, sess, nil, settled
+	case errors.Is(err, ErrSessionRunning):
+		err = nil // the running turn's end delivers it
+	}
+	if err != nil || p == nil {
+		return store.Instruction{}, store.Session{}, nil, err
 	}
 	return in, sess, p, nil
 }

@@ -145,15 +145,8 @@ func (p *supervisor) Store() store.Store { return p.store }
 // Clock returns the Service's time source.
 func (p *supervisor) Clock() clock.Clock { return p.clock }
 
-// Engine returns the engine the Service launches with.
-func (p *supervisor) Engine() engine.Engine { return p.engine }
-
 // Logger returns the Service's logger.
 func (p *supervisor) Logger() *zap.Logger { return p.log }
-
-// StopTimeout returns the bound of every stop the Service asks of an
-// engine.
-func (p *supervisor) StopTimeout() time.Duration { return p.stopTime }
 
 // BaseID returns the id the Service was given (WithInstanceID), or the
 // random one it chose: its InstanceID without the suffix of its own.
@@ -297,13 +290,20 @@ func (s *Service) Workspace(ctx context.Context, ws baton.WorkspaceID) (w store.
 	return w, err
 }
 
-// Sessions returns a workspace's sessions in creation order.
-func (s *Service) Sessions(ctx context.Context, ws baton.WorkspaceID) (out []store.Session, err error) {
+// Sessions returns a workspace's sessions in creation order. Errors:
+// ErrNoWorkspace.
+func (s *Service) Sessions(ctx context.Context, ws baton.WorkspaceID) ([]store.Session, error) {
+	return list(ctx, s, ws, store.Tx.ListSessions)
+}
+
+// list returns what read lists of workspace ws, after checking that ws
+// exists (ErrNoWorkspace).
+func list[T any](ctx context.Context, s *Service, ws baton.WorkspaceID, read func(store.Tx, baton.WorkspaceID) ([]T, error)) (out []T, err error) {
 	err = s.store.View(ctx, func(tx store.Tx) error {
 		if _, err := workspace.GetWorkspace(tx, ws); err != nil {
 			return err
 		}
-		out, err = tx.ListSessions(ws)
+		out, err = read(tx, ws)
 		return err
 	})
 	return out, err
@@ -331,3 +331,55 @@ func (s *Service) AssertWritable(ctx context.Context, ws baton.WorkspaceID) erro
 
 // newSessionID mints a session id.
 func newSessionID() baton.SessionID { return baton.SessionID(ids.New("ses")) }
+
+// supervisor is a Service as the transfer coordinator (package handoff)
+// uses it: it launches and halts the processes of transfers through the
+// Service's table of processes, reaps the launches of earlier processes
+// and settles their records. Its methods are exported only to the
+// interface package handoff declares, which reaches a Service's
+// supervisor through the workspace.Link the Service embeds; no user of
+// the module can name them.
+type supervisor Service
+
+// link carries a Service's supervisor (see workspace.Link); embedded under
+// this unexported name, it adds no exported field to Service.
+type link = workspace.Link
+
+func (p *supervisor) svc() *Service { return (*Service)(p) }
+
+func (s *Service) sup() *supervisor { return (*supervisor)(s) }
+
+// Close is the Service's Close.
+func (p *supervisor) Close(ctx context.Context) error { return p.svc().Close(ctx) }
+
+func zapSession(id baton.SessionID) zap.Field { return zap.String("session", string(id)) }
+func zapErr(err error) zap.Field              { return zap.Error(err) }
+
+func zapLaunch(id baton.LaunchID) zap.Field { return zap.String("launch", string(id)) }
+
+func zapWorkspace(id baton.WorkspaceID) zap.Field { return zap.String("workspace", string(id)) }
+
+// Errors returned by this package. Match them with errors.Is; each is also
+// matched by its code-level sentinel (baton.ErrBusy, ...).
+var (
+	// ErrWorkspaceBusy: the workspace is reserved (a session transfer is
+	// pending) and the caller did not present the owner token.
+	ErrWorkspaceBusy = workspace.ErrWorkspaceBusy
+	// ErrSessionRunning: a process already runs in the workspace; at most
+	// one may.
+	ErrSessionRunning = baton.NewError(baton.ECONFLICT, "a session is already running in the workspace")
+	// ErrWorkspaceExists: CreateWorkspace with an id already in use.
+	ErrWorkspaceExists = baton.NewError(baton.ECONFLICT, "workspace already exists")
+	// ErrArchived: the workspace is archived and takes no new work.
+	ErrArchived = baton.NewError(baton.ECONFLICT, "workspace is archived")
+	// ErrNoWorkspace: no workspace has that id.
+	ErrNoWorkspace = workspace.ErrNoWorkspace
+	// ErrNoSession: there is no session to resume or message.
+	ErrNoSession = workspace.ErrNoSession
+	// ErrLaunchRefused: a launch's precondition (supplied by the caller,
+	// for example "the transfer is still at this attempt") no longer holds.
+	ErrLaunchRefused = baton.NewError(baton.ESTALE, "launch refused: its precondition no longer holds")
+	// ErrResumeOnly: an automated trigger found nothing it may resume; it
+	// never starts a briefed fresh session on its own.
+	ErrResumeOnly = baton.NewError(baton.ECONFLICT, "automated trigger may only resume, and there is nothing to resume")
+)

@@ -59,53 +59,73 @@ func (s *Service) launchStart(ctx context.Context, req TurnRequest) (engine.Proc
 	if err := s.AssertWritable(ctx, req.Workspace); err != nil {
 		return nil, store.Session{}, err
 	}
-	sl := s.slot(req.Workspace)
+	return s.launchPicked(ctx, req.Workspace, func(tx store.Tx, ws store.Workspace) (store.Session, string, error) {
+		if ws.Archived {
+			return store.Session{}, "", ErrArchived
+		}
+		if err := workspace.CheckWritable(tx, ws.ID, baton.Token{}, 0); err != nil {
+			return store.Session{}, "", err
+		}
+		if err := s.strayLaunch(tx, ws.ID); err != nil {
+			return store.Session{}, "", err
+		}
+		sess, err := s.choose(tx, ws, req)
+		return sess, req.Prompt, err
+	}, func(sess store.Session, lid baton.LaunchID, err error) {
+		// A launch another process reaped before it could run is that
+		// process's to settle: this row may be its run by now.
+		if !errors.As(err, new(reapedError)) {
+			s.endWith(sess.ID, "start failed: "+err.Error(), false, false, lid)
+		}
+	})
+}
+
+// launchPicked launches a turn in workspace ws under its start lock, once
+// its slot is free: pick, inside the transaction that records the launch,
+// checks the workspace and chooses the session (recorded as running) and
+// the prompt; a zero session launches nothing. When the engine refuses the
+// launch, failed runs, still under the lock.
+func (s *Service) launchPicked(ctx context.Context, ws baton.WorkspaceID, pick func(store.Tx, store.Workspace) (store.Session, string, error),
+	failed func(store.Session, baton.LaunchID, error)) (engine.Process, store.Session, error) {
+	sl := s.slot(ws)
 	sl.start.Lock()
 	defer sl.start.Unlock()
 	if err := sl.acquire(ctx); err != nil {
 		return nil, store.Session{}, err
 	}
 	sl.mu.Unlock()
-	var sess store.Session
-	var dir string
+	var (
+		sess        store.Session
+		prompt, dir string
+	)
 	lid := workspace.NewLaunchID()
 	// Owned before its record commits: a reap by this Service meanwhile
 	// (Reconcile while a queued instruction is delivered) must not take
 	// the record for an earlier process's and end the row it runs.
 	s.own(lid)
 	err := s.store.Update(ctx, func(tx store.Tx) error {
-		ws, err := workspace.GetWorkspace(tx, req.Workspace)
+		w, err := workspace.GetWorkspace(tx, ws)
 		if err != nil {
 			return err
 		}
-		if ws.Archived {
-			return ErrArchived
-		}
-		if err := workspace.CheckWritable(tx, ws.ID, baton.Token{}, 0); err != nil {
+		if sess, prompt, err = pick(tx, w); err != nil || sess.ID == "" {
 			return err
 		}
-		if err := s.strayLaunch(tx, ws.ID); err != nil {
-			return err
-		}
-		dir = ws.Root
-		if sess, err = s.choose(tx, ws, req); err != nil {
-			return err
-		}
+		dir = w.Root
 		now := s.clock.Now()
-		return workspace.RecordLaunch(tx, store.Launch{ID: lid, Workspace: ws.ID, Session: sess.ID, Holder: s.id, Host: s.host,
+		return workspace.RecordLaunch(tx, store.Launch{ID: lid, Workspace: ws, Session: sess.ID, Holder: s.id, Host: s.host,
 			Engine: sess.Config.Engine, CreatedAt: now, UpdatedAt: now})
 	})
-	if err != nil {
+	if err != nil || sess.ID == "" {
 		s.disown(lid)
 		return nil, store.Session{}, err
 	}
-	p, err := s.launchTurn(ctx, sess, req.Prompt, dir, lid)
-	// A launch another process reaped before it could run is that
-	// process's to settle: this row may be its run by now.
-	if err != nil && !errors.As(err, new(reapedError)) {
-		s.endWith(sess.ID, "start failed: "+err.Error(), false, false, lid)
+	p, err := s.launchTurn(ctx, sess, prompt, dir, lid)
+	if err != nil {
+		failed(sess, lid, err)
+		return nil, sess, err
 	}
-	return p, sess, err
+	return p, sess, nil
 }
 
 // launchTurn launches a session recorded as running, with prompt: a
@@ -125,16 +145,23 @@ func (s *Service) launchTurn(ctx context.Context, sess store.Session, prompt, di
 	}})
 }
 
+// sessionOf reads session id of workspace ws: ErrNoSession (what says
+// which session) when there is none, or it is another workspace's.
+func sessionOf(tx store.Tx, ws baton.WorkspaceID, id baton.SessionID, what string) (store.Session, error) {
+	s, err := tx.GetSession(id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && s.Workspace != ws) {
+		return store.Session{}, baton.Errorf(workspace.ErrNoSession, "%s%s", what, id)
+	}
+	return s, err
+}
+
 // choose picks the session to run and records it as running and activated.
 func (s *Service) choose(tx store.Tx, ws store.Workspace, req TurnRequest) (store.Session, error) {
 	now := s.clock.Now()
 	var sess store.Session
 	switch {
 	case req.Session != "":
-		got, err := tx.GetSession(req.Session)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && got.Workspace != ws.ID) {
-			return store.Session{}, baton.Errorf(workspace.ErrNoSession, "%s", req.Session)
-		}
+		got, err := sessionOf(tx, ws.ID, req.Session, "")
 		if err != nil {
 			return store.Session{}, err
 		}
@@ -208,9 +235,9 @@ func (s *Service) awaitReady(ctx context.Context, p engine.Process, sess store.S
 // With launch, the launch's record is closed in the same transaction, and
 // a row that runs again for a later launch of the session (another node
 // relaunched it after reaping this one) is left as it is.
-func (s *Service) endWith(id baton.SessionID, reason string, overwrite, idle bool, launch baton.LaunchID) {
-	ctx := context.Background()
-	err := s.store.Update(ctx, func(tx store.Tx) error {
+// It returns the session's workspace ("" when the row could not be read).
+func (s *Service) endWith(id baton.SessionID, reason string, overwrite, idle bool, launch baton.LaunchID) (ws baton.WorkspaceID) {
+	err := s.store.Update(context.Background(), func(tx store.Tx) error {
 		if err := workspace.LaunchGone(tx, launch, reason, s.clock.Now()); err != nil {
 			return err
 		}
@@ -218,6 +245,7 @@ func (s *Service) endWith(id baton.SessionID, reason string, overwrite, idle boo
 		if err != nil {
 			return err
 		}
+		ws = cur.Workspace
 		if cur.Status == store.SessionEnded && overwrite {
 			cur.EndReason = reason
 			return tx.PutSession(cur)
@@ -234,11 +262,12 @@ func (s *Service) endWith(id baton.SessionID, reason string, overwrite, idle boo
 	})
 	if err != nil {
 		s.log.Warn("recording session end failed", zapSession(id), zapErr(err))
-		return
+		return ws
 	}
 	if launch != "" {
 		s.disown(launch)
 	}
+	return ws
 }
 
 func endReason(st engine.ExitStatus) string {
@@ -278,13 +307,7 @@ func (s *Service) Stop(ctx context.Context, ws baton.WorkspaceID) (engine.StopOu
 // delivered (see Message).
 func (p *supervisor) RecordEnd(id baton.SessionID, launch baton.LaunchID, st engine.ExitStatus) {
 	s := p.svc()
-	s.endWith(id, endReason(st), false, true, launch)
-	var ws baton.WorkspaceID
-	if err := s.store.View(context.Background(), func(tx store.Tx) error {
-		sess, err := tx.GetSession(id)
-		ws = sess.Workspace
-		return err
-	}); err == nil {
+	if ws := s.endWith(id, endReason(st), false, true, launch); ws != "" {
 		s.afterTurn(ws)
 	}
 }

@@ -32,11 +32,7 @@ func (s *Service) ScheduleWakeup(ctx context.Context, w store.Wakeup) (store.Wak
 			return err
 		}
 		if w.Session != "" {
-			ps, err := tx.GetSession(w.Session)
-			if errors.Is(err, store.ErrNotFound) || (err == nil && ps.Workspace != w.Workspace) {
-				return baton.Errorf(workspace.ErrNoSession, "pinned session %s", w.Session)
-			}
-			if err != nil {
+			if _, err := sessionOf(tx, w.Workspace, w.Session, "pinned session "); err != nil {
 				return err
 			}
 		}
@@ -49,15 +45,8 @@ func (s *Service) ScheduleWakeup(ctx context.Context, w store.Wakeup) (store.Wak
 }
 
 // Wakeups returns a workspace's wakeups ordered by time.
-func (s *Service) Wakeups(ctx context.Context, ws baton.WorkspaceID) (out []store.Wakeup, err error) {
-	err = s.store.View(ctx, func(tx store.Tx) error {
-		if _, err := workspace.GetWorkspace(tx, ws); err != nil {
-			return err
-		}
-		out, err = tx.ListWakeups(ws, "")
-		return err
-	})
-	return out, err
+func (s *Service) Wakeups(ctx context.Context, ws baton.WorkspaceID) ([]store.Wakeup, error) {
+	return list(ctx, s, ws, func(tx store.Tx, ws baton.WorkspaceID) ([]store.Wakeup, error) { return tx.ListWakeups(ws, "") })
 }
 
 // FireResult says what FireDue did with each due wakeup.
