@@ -7,8 +7,11 @@ import (
 	"iter"
 	"strings"
 
+	"go.uber.org/zap"
+
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/ids"
 	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/store"
@@ -169,9 +172,7 @@ func (s *Service) Continue(ctx context.Context, req ContinueRequest) (ContinueRe
 	j := &contJob{ws: req.Workspace, prompt: req.Prompt, task: req.Task, ending: req.Ending, automated: req.Automated, limits: req.Limits,
 		events: func() iter.Seq[transcript.Event] { return req.Events }, prev: req.Session}
 	var p plan
-	var refusal error
-	err := s.contUpdate(ctx, j, func(tx store.Tx) error {
-		refusal = nil
+	err := s.contUpdate(ctx, j, func(tx store.Tx) (err error) {
 		ws, err := workspace.GetWorkspace(tx, req.Workspace)
 		if err != nil {
 			return err
@@ -185,18 +186,14 @@ func (s *Service) Continue(ctx context.Context, req ContinueRequest) (ContinueRe
 		if err := j.endingFrom(tx, req.Session); err != nil {
 			return err
 		}
-		p, err = s.contPlanTx(tx, ws, req.Target, j)
-		if errors.Is(err, ErrResumeOnly) {
-			refusal = err // nothing was written: commit the empty transaction
-			return nil
-		}
+		p, err = s.contPlanTx(tx, ws, req.Target, j) // a refusal writes nothing
 		return err
 	})
+	if errors.Is(err, ErrResumeOnly) {
+		return ContinueResult{Reason: p.reason}, err
+	}
 	if err != nil {
 		return ContinueResult{}, err
-	}
-	if refusal != nil {
-		return ContinueResult{Reason: p.reason}, refusal
 	}
 	return s.contExecute(ctx, j, p, func() bool { return true })
 }
@@ -206,14 +203,13 @@ func (s *Service) checkContinue(ctx context.Context, prompt, task, ending string
 	if ctx == nil {
 		return baton.Errorf(baton.ErrInvalid, "nil context")
 	}
-	if err := baton.CheckField(baton.FieldPrompt, prompt); err != nil {
-		return err
-	}
-	if err := baton.CheckField(baton.FieldTask, task); err != nil {
-		return err
-	}
-	if err := baton.CheckField(baton.FieldEnding, ending); err != nil {
-		return err
+	for _, f := range [...]struct {
+		field baton.Field
+		v     string
+	}{{baton.FieldPrompt, prompt}, {baton.FieldTask, task}, {baton.FieldEnding, ending}} {
+		if err := baton.CheckField(f.field, f.v); err != nil {
+			return err
+		}
 	}
 	if target == (baton.EngineConfig{}) {
 		return nil
@@ -403,4 +399,512 @@ func (s *Service) contStart(ctx context.Context, j *contJob, p plan) (ContinueRe
 	out, err := s.Start(ctx, req)
 	res.Session = out
 	return res, err
+}
+
+// ErrContinuationSettled: CancelContinuation of a continuation that was
+// refused; only queued and started continuations can be cancelled.
+var ErrContinuationSettled = baton.NewError(baton.ECONFLICT, "the continuation was refused already")
+
+// QueueContinuation stores c durably as queued, with everything its
+// briefing needs: Task, Prompt, Target, Automated and, above all, Ending,
+// how the previous attempt ended. When Ending is blank and c.Session names
+// an ended session, that session's EndReason is copied into it now, so that
+// clearing the run's error later (or resuming that session, which clears
+// its end reason) cannot erase it from the briefing; when that session is
+// still starting or running, RunQueued copies its end reason once it has
+// ended (a crash before ready, or handoff.Coordinator.Recover after a restart). A zero Target means
+// the workspace's configuration when the continuation runs. An automated
+// continuation is not refused here even when nothing could be resumed
+// now: a session may get its native id before it runs, and RunQueued
+// applies the rule then. ID, State, Reason and the times are set here;
+// the stored record is returned. Not idempotent: each call queues one more
+// continuation. Errors: baton.ErrInvalid (bad input, with no side effect),
+// ErrNoWorkspace, ErrArchived, ErrNoSession (c.Session
+// unknown or of another workspace).
+func (s *Service) QueueContinuation(ctx context.Context, c store.Continuation) (store.Continuation, error) {
+	if err := s.checkContinue(ctx, c.Prompt, c.Task, c.Ending, c.Target); err != nil {
+		return store.Continuation{}, err
+	}
+	now := s.clock.Now()
+	c.ID = baton.ContinuationID(ids.New("cnt"))
+	c.State, c.Reason = store.ContinuationQueued, ""
+	c.CreatedAt, c.UpdatedAt = now, now
+	if c.Target != (baton.EngineConfig{}) {
+		c.Target = c.Target.Normalize()
+	}
+	out := c
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		out = c
+		ws, err := workspace.GetWorkspace(tx, c.Workspace)
+		if err != nil {
+			return err
+		}
+		if ws.Archived {
+			return ErrArchived
+		}
+		if c.Session != "" {
+			prev, err := sessionOf(tx, ws.ID, c.Session, "")
+			if err != nil {
+				return err
+			}
+			if strings.TrimSpace(out.Ending) == "" && prev.Status == store.SessionEnded {
+				out.Ending = prev.EndReason
+			}
+		}
+		return tx.PutContinuation(out)
+	})
+	if err != nil {
+		return store.Continuation{}, err
+	}
+	return out, nil
+}
+
+// CancelContinuation cancels a queued continuation, so that RunQueued
+// never runs it, or a started one, so that no missing-session retry
+// follows its resume (a process already launched is not stopped: Stop
+// does that). reason is stored for the user. Cancelling a cancelled
+// continuation returns it unchanged. Errors: store.ErrNotFound,
+// ErrContinuationSettled (it was refused).
+func (s *Service) CancelContinuation(ctx context.Context, id baton.ContinuationID, reason string) (c store.Continuation, err error) {
+	if ctx == nil {
+		return store.Continuation{}, baton.Errorf(baton.ErrInvalid, "nil context")
+	}
+	if strings.TrimSpace(reason) == "" {
+		reason = "cancelled"
+	}
+	err = s.store.Update(ctx, func(tx store.Tx) error {
+		c, err = tx.GetContinuation(id)
+		switch {
+		case err != nil, c.State == store.ContinuationCancelled:
+			return err
+		case c.State == store.ContinuationRefused:
+			return baton.Errorf(ErrContinuationSettled, "%s: %s", id, c.Reason)
+		}
+		c.State, c.Reason, c.UpdatedAt = store.ContinuationCancelled, reason, s.clock.Now()
+		return tx.PutContinuation(c)
+	})
+	return c, err
+}
+
+// Continuations returns a workspace's continuations, oldest first.
+// Errors: ErrNoWorkspace.
+func (s *Service) Continuations(ctx context.Context, ws baton.WorkspaceID) ([]store.Continuation, error) {
+	return list(ctx, s, ws, store.Tx.ListContinuations)
+}
+
+// RunQueuedOptions say how RunQueued briefs the fresh sessions it opens.
+type RunQueuedOptions struct {
+	// Events returns the previous conversation of a continuation's run (a
+	// transcript source), given the continuation as queued; it is called
+	// only when a briefing is built, and its sequence is ranged over once.
+	// Nil means nothing was recorded.
+	Events func(store.Continuation) iter.Seq[transcript.Event]
+	// Limits bound the conversation replay (see recap.Conversation).
+	Limits recap.Limits
+	// Max is the most continuations to run; <= 0 means all.
+	Max int
+}
+
+// QueuedStart is a continuation RunQueued started.
+type QueuedStart struct {
+	// Continuation is the record after the start: state started (or
+	// cancelled meanwhile), Reason saying how it went.
+	Continuation store.Continuation
+	Result       ContinueResult
+	// Err is the start's error (the engine's, or ctx's); nil once ready.
+	Err error
+}
+
+// RunQueuedResult says what RunQueued did with each queued continuation.
+type RunQueuedResult struct {
+	Started []QueuedStart
+	// Refused are automated continuations with nothing to resume, those
+	// whose prompt is too long to follow a briefing, and those whose
+	// workspace is gone or archived; each stores its Reason.
+	Refused []store.Continuation
+	// Deferred stay queued: their workspace is reserved or runs a process.
+	Deferred []baton.ContinuationID
+}
+
+// RunQueued runs the queued continuations, oldest first, each with its
+// stored inputs and the continuation rule (see Continue) applied now: the check is made
+// when a continuation runs, not only when it was queued, and an automated
+// one that could only start fresh is refused with its Reason stored. Each
+// is marked started or refused in the transaction that records its start,
+// before any launch, so a crash never runs one twice (it may leave one
+// started that never launched: at most once). One whose workspace is
+// reserved or runs a process stays queued (Deferred), as does one whose
+// launch was refused before reaching the engine. Each start waits (until
+// ctx is done) for readiness before the next one; an engine failure of one
+// does not stop the others: it is in its QueuedStart and its Reason. Call
+// it on a new Service after a restart, and again when capacity frees.
+// Errors: baton.ErrInvalid (nil ctx), ErrClosed, ctx's error (checked
+// between continuations), and the store's.
+func (s *Service) RunQueued(ctx context.Context, opts RunQueuedOptions) (RunQueuedResult, error) {
+	var res RunQueuedResult
+	if ctx == nil {
+		return res, baton.Errorf(baton.ErrInvalid, "nil context")
+	}
+	if err := s.enter(); err != nil {
+		return res, err
+	}
+	defer s.wg.Done()
+	var queued []store.Continuation
+	if err := s.store.View(ctx, func(tx store.Tx) (err error) { queued, err = tx.QueuedContinuations(); return err }); err != nil {
+		return res, err
+	}
+	if opts.Max > 0 && len(queued) > opts.Max {
+		queued = queued[:opts.Max]
+	}
+	for _, c := range queued {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		if _, busy := s.Running(c.Workspace); busy {
+			res.Deferred = append(res.Deferred, c.ID)
+			continue
+		}
+		j := &contJob{ws: c.Workspace, prompt: c.Prompt, task: c.Task, ending: c.Ending, automated: c.Automated, limits: opts.Limits, prev: c.Session}
+		if opts.Events != nil {
+			j.events = func() iter.Seq[transcript.Event] { return opts.Events(c) }
+		}
+		out, cur, p, err := s.claim(ctx, c.ID, j)
+		if err != nil {
+			return res, err
+		}
+		switch out {
+		case claimDeferred:
+			res.Deferred = append(res.Deferred, c.ID)
+			continue
+		case claimRefused:
+			res.Refused = append(res.Refused, cur)
+			continue
+		case claimGone:
+			continue
+		}
+		r, err := s.contExecute(ctx, j, p, func() bool { return s.stillStarted(ctx, c.ID) })
+		if err != nil && r.Missing == "" && notLaunched(err) {
+			// Nothing reached the engine: the continuation may run later.
+			if uerr := s.settle(ctx, c.ID, store.ContinuationQueued, "deferred: "+err.Error()); uerr != nil {
+				return res, uerr
+			}
+			res.Deferred = append(res.Deferred, c.ID)
+			if errors.Is(err, ErrClosed) {
+				return res, err
+			}
+			continue
+		}
+		reason := r.Reason
+		if err != nil {
+			reason += "; start failed: " + err.Error()
+		}
+		if uerr := s.settle(ctx, c.ID, store.ContinuationStarted, reason); uerr != nil {
+			return res, uerr
+		}
+		final, uerr := s.continuation(ctx, c.ID)
+		if uerr != nil {
+			return res, uerr
+		}
+		res.Started = append(res.Started, QueuedStart{Continuation: final, Result: r, Err: err})
+	}
+	return res, nil
+}
+
+// claimOutcome is what claim did with a queued continuation.
+type claimOutcome int
+
+const (
+	claimGone     claimOutcome = iota // no longer queued: nothing to do
+	claimDeferred                     // its workspace is reserved: left queued
+	claimRefused                      // refused, with its reason stored
+	claimStarted                      // marked started, its session recorded as running
+)
+
+// claim plans a queued continuation and, in one transaction, marks it
+// refused with its reason, or started (with the workspace switched to its
+// target), before anything is launched.
+func (s *Service) claim(ctx context.Context, id baton.ContinuationID, j *contJob) (out claimOutcome, c store.Continuation, p plan, err error) {
+	err = s.contUpdate(ctx, j, func(tx store.Tx) error {
+		out, p = claimGone, plan{}
+		cur, err := tx.GetContinuation(id)
+		if err != nil || cur.State != store.ContinuationQueued {
+			return err
+		}
+		c = cur
+		mark := func(o claimOutcome, state store.ContinuationState, reason string) error {
+			out = o
+			c.State, c.Reason, c.UpdatedAt = state, reason, s.clock.Now()
+			return tx.PutContinuation(c)
+		}
+		ws, err := workspace.GetWorkspace(tx, c.Workspace)
+		if errors.Is(err, workspace.ErrNoWorkspace) {
+			return mark(claimRefused, store.ContinuationRefused, "the workspace no longer exists")
+		}
+		if err != nil {
+			return err
+		}
+		if ws.Archived {
+			return mark(claimRefused, store.ContinuationRefused, ErrArchived.Error())
+		}
+		if r, err := workspace.Reserved(tx, ws.ID); err != nil || r {
+			out = claimDeferred
+			return err
+		}
+		// The session it follows may have ended after it was queued: its
+		// ending briefs the fresh session and is kept on the record.
+		if err := j.endingFrom(tx, c.Session); err != nil && !errors.Is(err, workspace.ErrNoSession) {
+			return err
+		}
+		c.Ending = j.ending
+		p, err = s.contPlanTx(tx, ws, c.Target, j)
+		switch {
+		case errors.Is(err, ErrResumeOnly):
+			return mark(claimRefused, store.ContinuationRefused, p.reason)
+		case errors.Is(err, baton.ErrInvalid):
+			return mark(claimRefused, store.ContinuationRefused, err.Error())
+		case err != nil:
+			return err
+		}
+		return mark(claimStarted, store.ContinuationStarted, p.reason)
+	})
+	return out, c, p, err
+}
+
+// notLaunched reports errors Launch returns before calling the engine.
+func notLaunched(err error) bool {
+	return errors.Is(err, ErrSessionRunning) || errors.Is(err, workspace.ErrWorkspaceBusy) ||
+		errors.Is(err, workspace.ErrStaleEpoch) || errors.Is(err, ErrClosed)
+}
+
+// settle moves a started continuation to state with reason; a continuation
+// cancelled meanwhile keeps its state. It writes even once ctx is done: the
+// record must say what happened.
+func (s *Service) settle(ctx context.Context, id baton.ContinuationID, state store.ContinuationState, reason string) error {
+	return s.store.Update(context.WithoutCancel(ctx), func(tx store.Tx) error {
+		c, err := tx.GetContinuation(id)
+		if err != nil || c.State != store.ContinuationStarted {
+			return err
+		}
+		c.State, c.Reason, c.UpdatedAt = state, reason, s.clock.Now()
+		return tx.PutContinuation(c)
+	})
+}
+
+// stillStarted reports whether continuation id is still started (not
+// cancelled): a missing-session retry is made only then.
+func (s *Service) stillStarted(ctx context.Context, id baton.ContinuationID) bool {
+	c, err := s.continuation(ctx, id)
+	return err == nil && c.State == store.ContinuationStarted
+}
+
+// continuation reads a continuation, even once ctx is done.
+func (s *Service) continuation(ctx context.Context, id baton.ContinuationID) (c store.Continuation, err error) {
+	err = s.store.View(context.WithoutCancel(ctx), func(tx store.Tx) error { c, err = tx.GetContinuation(id); return err })
+	return c, err
+}
+
+// The text around the new message in a fresh session's opening prompt. The
+// briefing tells the agent to read what follows it as history; this heading
+// marks where the history stops and the message to act on starts.
+const (
+	newMessageHeading = "\n\n## New message\n\nEverything above is history. This is the message to act on now:\n\n"
+	// taskStandIn replaces a new message that is the original task itself,
+	// so that the task appears once.
+	taskStandIn = "Carry on with the original task, quoted above."
+)
+
+// briefing replays the record for a fresh session, without a trailing
+// echo of the new message, and without the briefing's final line break.
+// in.Events is ranged over once; nil means the conversation is not
+// included (see recap.Input).
+func briefing(in recap.Input, prompt string, lim recap.Limits) string {
+	in.Events = withoutEcho(in.Events, prompt)
+	return strings.TrimRight(recap.Conversation(in, lim), "\n")
+}
+
+// opening is a fresh session's opening prompt: the briefing, then the new
+// message under its heading. A message that is the task, when the briefing
+// quotes that task whole, is replaced by a line pointing at it, so the task
+// appears once; otherwise the message is delivered as written.
+func opening(briefing, prompt, task string) string {
+	msg := prompt
+	if t := strings.TrimSpace(task); t != "" && strings.TrimSpace(prompt) == t && strings.Contains(briefing, quoted(t)) {
+		msg = taskStandIn
+	}
+	return briefing + newMessageHeading + msg
+}
+
+// quoted renders text as recap quotes it: each line behind "> ", an empty
+// line as ">". If recap altered the text (clipped, redacted, stripped), the
+// result is not found in the briefing and the message is sent in full.
+func quoted(text string) string {
+	var b strings.Builder
+	for line := range strings.SplitSeq(text, "\n") {
+		if line != "" {
+			line = " " + line
+		}
+		b.WriteString(">" + line + "\n")
+	}
+	return b.String()
+}
+
+// Bounds of what withoutEcho holds back: user text beyond the prompt's own
+// length plus echoSlack cannot be its echo, nor can more than echoEvents
+// events.
+const (
+	echoSlack  = 1024
+	echoEvents = 256
+)
+
+// withoutEcho yields events except a trailing user message whose text (its
+// chunks joined, surrounding white space ignored) is prompt: the host may
+// have appended the continuation's own message before the briefing is
+// built, and a briefing must never replay the message it precedes. It
+// holds back at most the trailing user text that could be that echo, so
+// its memory stays O(len(prompt)) whatever the transcript's length.
+func withoutEcho(events iter.Seq[transcript.Event], prompt string) iter.Seq[transcript.Event] {
+	want := strings.TrimSpace(prompt)
+	if events == nil || want == "" {
+		return events
+	}
+	limit := len(prompt) + echoSlack
+	return func(yield func(transcript.Event) bool) {
+		var held []transcript.Event
+		size := 0 // bytes of user message text in held
+		pop := func() bool {
+			ev := held[0]
+			held = held[1:]
+			if userText(ev) {
+				size -= len(ev.Text)
+			}
+			return yield(ev)
+		}
+		for ev := range events {
+			switch {
+			case userText(ev):
+				held = append(held, ev)
+				size += len(ev.Text)
+			case ev.Kind == transcript.Message:
+				// Another speaker's message: no trailing user message yet.
+				for len(held) > 0 {
+					if !pop() {
+						return
+					}
+				}
+				if !yield(ev) {
+					return
+				}
+				continue
+			case len(held) == 0:
+				if !yield(ev) {
+					return
+				}
+				continue
+			default:
+				held = append(held, ev) // a note or tool call inside the trailing run
+			}
+			for len(held) > 0 && (size > limit || len(held) > echoEvents) {
+				if !pop() {
+					return
+				}
+			}
+		}
+		for _, ev := range held[:echoStart(held, want)] {
+			if !yield(ev) {
+				return
+			}
+		}
+	}
+}
+
+func userText(ev transcript.Event) bool {
+	return ev.Kind == transcript.Message && ev.Speaker == transcript.User
+}
+
+// echoStart returns the index of the user event of held where a suffix
+// whose user text is want begins, or len(held) when there is none.
+func echoStart(held []transcript.Event, want string) int {
+	var all strings.Builder
+	starts := make([]int, len(held))
+	for i, ev := range held {
+		starts[i] = all.Len()
+		if userText(ev) {
+			all.WriteString(ev.Text)
+		}
+	}
+	text := all.String()
+	for i := len(held) - 1; i >= 0; i-- {
+		if !userText(held[i]) {
+			continue
+		}
+		suffix := strings.TrimSpace(text[starts[i]:])
+		if suffix == want {
+			return i
+		}
+		if len(suffix) > len(want) {
+			break
+		}
+	}
+	return len(held)
+}
+
+// Transcript returns the conversation of session sid as the engine it ran
+// on recorded it: the Service's engine, or the one an *engine.Registry
+// names in the session's configuration, when that engine is an
+// engine.Transcriber (see it for the sequence: lazy, bounded batches,
+// every event marked with its turn, at most one error, last). Errors:
+// baton.ErrInvalid for a nil context, ErrNoSession (unknown),
+// engine.ErrNoTranscript (the engine keeps no transcripts, is not
+// registered, or holds none of sid), the store's.
+func (s *Service) Transcript(ctx context.Context, sid baton.SessionID) (iter.Seq2[transcript.Event, error], error) {
+	if ctx == nil {
+		return nil, baton.Errorf(baton.ErrInvalid, "nil context")
+	}
+	var sess store.Session
+	err := s.store.View(ctx, func(tx store.Tx) (err error) { sess, err = tx.GetSession(sid); return err })
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, baton.Errorf(workspace.ErrNoSession, "%s", sid)
+	}
+	if err != nil {
+		return nil, err
+	}
+	e, err := s.engineOf(sess.Config.Engine)
+	if err != nil {
+		return nil, baton.Errorf(engine.ErrNoTranscript, "%v (session %s)", err, sid)
+	}
+	t, ok := e.(engine.Transcriber)
+	if !ok {
+		return nil, baton.Errorf(engine.ErrNoTranscript, "engine %q keeps no transcripts", sess.Config.Engine)
+	}
+	return t.Transcript(ctx, sid)
+}
+
+// Reasons a briefing gives for a conversation it does not include.
+const (
+	omitNoTranscript = "no transcript of it is available here"
+	omitNoSession    = "no previous session is known"
+)
+
+// Conversation returns what a briefing replays of session sid: its
+// engine's transcript (Transcript), or, when none is to be had (no session
+// named, an engine that keeps no transcripts, none of sid, a read that
+// failed), a nil sequence and the reason a briefing gives for leaving the
+// conversation out. Errors: ctx's, and only ctx's.
+func (p *supervisor) Conversation(ctx context.Context, sid baton.SessionID) (iter.Seq2[transcript.Event, error], string, error) {
+	s := p.svc()
+	if sid == "" {
+		return nil, omitNoSession, nil
+	}
+	seq, err := s.Transcript(ctx, sid)
+	switch {
+	case err == nil:
+		return seq, "", nil
+	case ctx != nil && ctx.Err() != nil:
+		return nil, "", ctx.Err()
+	case errors.Is(err, engine.ErrNoTranscript), errors.Is(err, workspace.ErrNoSession):
+		return nil, omitNoTranscript, nil
+	}
+	s.log.Warn("a briefing leaves out a conversation whose transcript could not be opened",
+		zap.String("session", string(sid)), zap.Error(err))
+	return nil, workspace.OmitUnreadable + err.Error(), nil
 }

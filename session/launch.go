@@ -74,7 +74,7 @@ func (s *Service) recheck(ctx context.Context, req workspace.LaunchRequest) erro
 		return err
 	})
 	if err != nil && !errors.Is(err, workspace.ErrStaleEpoch) && !errors.Is(err, workspace.ErrWorkspaceBusy) && !errors.Is(err, ErrLaunchRefused) {
-		s.log.Warn("the fence could not be checked again after a start", zapLaunch(req.LaunchID), zapErr(err))
+		s.log.Warn("the fence could not be checked again after a start", zapLaunch(req.LaunchID), zap.Error(err))
 		return nil
 	}
 	return err
@@ -118,8 +118,7 @@ func (s *Service) owns(id baton.LaunchID) bool {
 // gone (killed or found not running), at warn when it was not. Errors: the
 // store's; an engine's reap error leaves that launch unconfirmed.
 func (p *supervisor) Reap(ctx context.Context, ws baton.WorkspaceID, keep func(holder string) bool) (workspace.ReapResult, error) {
-	s := p.svc()
-	return s.reap(ctx, ws, keep, "interrupted: its process is gone")
+	return p.svc().reap(ctx, ws, keep, "interrupted: its process is gone")
 }
 
 // reap is Reap, ending the rows of the reaped launches' sessions with
@@ -141,15 +140,15 @@ func (s *Service) reap(ctx context.Context, ws baton.WorkspaceID, keep func(hold
 		fields := []zap.Field{zapWorkspace(r.Workspace), zapSession(r.Session), zapLaunch(r.ID), zap.String("engine", r.Engine),
 			zap.String("holder", r.Holder), zap.String("outcome", string(r.Outcome))}
 		if !r.Outcome.Confirmed() {
-			s.log.Warn("launch of an earlier process not confirmed gone; its workspace stays held", append(fields, zapErr(r.Err))...)
+			s.log.Warn("launch of an earlier process not confirmed gone; its workspace stays held", append(fields, zap.Error(r.Err))...)
 			res.Unconfirmed = append(res.Unconfirmed, r)
 			continue
 		}
+		msg := "launch of an earlier process found gone"
 		if r.Outcome == engine.Stopped {
-			s.log.Info("launch of an earlier process found running and killed", fields...)
-		} else {
-			s.log.Info("launch of an earlier process found gone", fields...)
+			msg = "launch of an earlier process found running and killed"
 		}
+		s.log.Info(msg, fields...)
 		res.Gone = append(res.Gone, r)
 		if ended {
 			res.Ended = append(res.Ended, l.Session)

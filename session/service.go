@@ -1,9 +1,12 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -108,23 +111,15 @@ func New(st store.Store, eng engine.Engine, opts ...Option) (*Service, error) {
 	if err := s.given.Err(); err != nil {
 		return nil, err
 	}
-	if s.clock == nil {
-		s.clock = clock.Real{}
-	}
-	if s.log == nil {
-		s.log = zap.NewNop()
-	}
+	s.clock, s.log = cmp.Or[clock.Clock](s.clock, clock.Real{}), cmp.Or(s.log, zap.NewNop())
 	if s.stopTime <= 0 {
 		s.stopTime = defaultStopTimeout
 	}
 	if s.readyTime <= 0 {
 		s.readyTime = engine.DefaultReadyTimeout
 	}
-	if s.id == "" {
-		s.id = ids.New("svc")
-	}
-	s.base = s.id
-	s.id += "/" + ids.New("run")
+	s.base = cmp.Or(s.id, ids.New("svc"))
+	s.id = s.base + "/" + ids.New("run")
 	if h, err := os.Hostname(); err == nil {
 		s.host = h
 	}
@@ -169,10 +164,7 @@ func (s *Service) enter() error {
 func (s *Service) Close(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
-	slots := make([]*slot, 0, len(s.slots))
-	for _, sl := range s.slots {
-		slots = append(slots, sl)
-	}
+	slots := slices.Collect(maps.Values(s.slots))
 	s.mu.Unlock()
 	for _, sl := range slots {
 		sl.mu.Lock()
@@ -180,7 +172,7 @@ func (s *Service) Close(ctx context.Context) error {
 		sl.mu.Unlock()
 		if r != nil && alive(r.proc) {
 			if out, err := s.stopProc(ctx, r.proc); !out.Confirmed() {
-				s.log.Warn("stop at close not confirmed", zapSession(r.session), zap.String("outcome", string(out)), zapErr(err))
+				s.log.Warn("stop at close not confirmed", zapSession(r.session), zap.String("outcome", string(out)), zap.Error(err))
 			}
 		}
 	}
@@ -328,9 +320,6 @@ func (s *Service) AssertWritable(ctx context.Context, ws baton.WorkspaceID) erro
 		return workspace.CheckWritable(tx, ws, baton.Token{}, 0)
 	})
 }
-
-// newSessionID mints a session id.
-func newSessionID() baton.SessionID { return baton.SessionID(ids.New("ses")) }
 
 // supervisor is a Service as the transfer coordinator (package handoff)
 // uses it: it launches and halts the processes of transfers through the

@@ -38,7 +38,7 @@ func mutationBugs() []plantedBug {
 		// The three bugs found in the code before this harness, kept planted.
 		mut("StopOnAnyNodeConfirmed", "fencing", edit{"handoff/stop.go",
 			"\tcase lease == leaseLive:\n\t\treturn c.awaitStop(ctx, row, seq)\n", ""}),
-		mut("EarlyEndBeforeReadyLost", "launch races", edit{"session/start.go",
+		mut("EarlyEndBeforeReadyLost", "launch races", edit{"session/processes.go",
 			"s.endWith(id, endReason(st), false, true, launch)", "s.endWith(id, endReason(st), false, false, launch)"}),
 		mut("ShutdownKeepsUnconfirmed", "shutdown", edit{"handoff/effects.go",
 			"stop was confirmed is now the whole truth.\n\t\tf.h.StopUnconfirmed = !f.confirmed\n",
@@ -76,7 +76,7 @@ func mutationBugs() []plantedBug {
 		mut("ShutdownNoSettle", "shutdown", edit{"handoff/restart.go",
 			"\t\tin := input{trigger: triggerShutdown, confirmed: out.Confirmed(), errMsg: msg}\n",
 			"\t\tin := input{trigger: triggerShutdown, confirmed: out.Confirmed(), errMsg: msg}\n\t\tcontinue\n"}),
-		mut("WakeupFiredWhileReserved", "sessions", edit{"session/wakeup.go",
+		mut("WakeupFiredWhileReserved", "sessions", edit{"session/instructions.go",
 			"Reserved(tx, cur.Workspace); err != nil || r {", "Reserved(tx, cur.Workspace); err != nil || r && cur.ID == \"\" {"}),
 
 		// Refusal reasons: each is refused, for the wrong reason.
@@ -138,8 +138,8 @@ func mutationBugs() []plantedBug {
 		// Anchor: the cancelled case of Service.ResendInstruction (session/instructions.go).
 		mut("ResendCancelled", "instruction queue", edit{"session/instructions.go",
 			"\t\tcase store.InstructionCancelled:\n\t\t\treturn baton.Errorf(ErrInstructionCancelled, \"%s\", id)\n", ""}),
-		// Anchor: the OnExit of Service.launchTurn (session/start.go).
-		mut("QueueNotDrainedAfterTurn", "instruction queue", edit{"session/start.go",
+		// Anchor: the OnExit of Service.launchTurn (session/processes.go).
+		mut("QueueNotDrainedAfterTurn", "instruction queue", edit{"session/processes.go",
 			"\t\ts.afterTurn(sess.Workspace) // the next queued instruction, if any\n", ""}),
 		// Anchor: the loop of nextPending (session/instructions.go).
 		mut("QueueNewestFirst", "instruction queue", edit{"session/instructions.go",
@@ -230,17 +230,17 @@ func mutationBugs() []plantedBug {
 		// Anchor: the skip test of Service.reap (session/launch.go).
 		mut("ReapOwnLaunches", "reaps", edit{"session/launch.go",
 			"if s.owns(l.ID) || (keep != nil && keep(l.Holder)) {", "if keep != nil && keep(l.Holder) {"}),
-		// Anchor: the stray-launch check of Service.Start (session/start.go).
-		mut("StartBesideStray", "reaps", edit{"session/start.go",
+		// Anchor: the stray-launch check of Service.Start (session/processes.go).
+		mut("StartBesideStray", "reaps", edit{"session/processes.go",
 			"if err := s.strayLaunch(tx, ws.ID); err != nil {", "if err := s.strayLaunch(tx, ws.ID); err != nil && req.Session != \"\" {"}),
 		// The bugs the harness used not to catch.
 		// Anchor: the reservation test of Service.launchNext (session/instructions.go).
 		mut("DeliverWhileReserved", "instruction queue", edit{"session/instructions.go",
 			"if w.Archived || workspace.CheckWritable(tx, ws, baton.Token{}, 0) != nil {", "if w.Archived {"}),
-		// Anchors: both reservation checks of Service.launchStart (session/start.go).
+		// Anchors: both reservation checks of Service.launchStart (session/processes.go).
 		mut("StartSkipsReservation", "refusal reasons",
-			edit{"session/start.go", "if err := s.AssertWritable(ctx, req.Workspace); err != nil {", "if err := s.AssertWritable(ctx, req.Workspace); false {"},
-			edit{"session/start.go", "if err := workspace.CheckWritable(tx, ws.ID, baton.Token{}, 0); err != nil {", "if err := workspace.CheckWritable(tx, ws.ID, baton.Token{}, 0); false {"}),
+			edit{"session/processes.go", "if err := s.AssertWritable(ctx, req.Workspace); err != nil {", "if err := s.AssertWritable(ctx, req.Workspace); false {"},
+			edit{"session/processes.go", "if err := workspace.CheckWritable(tx, ws.ID, baton.Token{}, 0); err != nil {", "if err := workspace.CheckWritable(tx, ws.ID, baton.Token{}, 0); false {"}),
 		// Anchor: the holder test of Service.CloseUnspawned (session/launch.go).
 		mut("CloseUnspawnedOthers", "launch records", edit{"session/launch.go",
 			"l.Holder != s.id || s.owns(l.ID)", "l.Holder == s.id || s.owns(l.ID)"}),

@@ -8,7 +8,8 @@
 //     ranking a workspace keeps so that none of them reads its sessions
 //     (Refresh, Recompute, RankAll);
 //   - reservations and their fencing (Take, Release, CheckWritable,
-//     Reserved), and the incarnation of an exclusive store (Incarnation);
+//     Reserved, and Owner, the credential of a take), and the incarnation
+//     of an exclusive store (Incarnation);
 //   - launch records (NewLaunchID, RecordLaunch, LaunchGone, EndReaped) and
 //     the rebinding of wakeups to a transfer's target (RebindWakeups);
 //   - reading a caller-named workspace and validating a configuration
@@ -16,5 +17,6 @@
 //     gets the same answer everywhere.
 //
 // It also carries what package session's Service lends package handoff
-// (Link, LaunchRequest, End), which neither exports.
+// (Link, LaunchRequest, End, ReapResult and Reaped), which neither
+// exports (handoff.Reaped is the public view of a Reaped).
 package workspace
