@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/exec"
 	"github.com/batonhq/baton/store/memstore"
+	"github.com/batonhq/baton/transcript"
 )
 
 // TestBearerOneDoor: with Config.Bearer, the Handler refuses a request
@@ -64,7 +65,7 @@ func TestBearerInConfigurations(t *testing.T) {
 	}
 	ctx := testCtx(t, 10*time.Second)
 	cred := &engine.ReportCredentials{Workspace: "ws", Handoff: "h1", Attempt: 1, Token: baton.NewToken()}
-	req := engine.StartRequest{Workspace: "ws", Session: "s1", Turn: engine.ReportOnly, Report: cred}
+	req := engine.StartRequest{Workspace: "ws", Session: "s1", Turn: transcript.ReportOnly, Report: cred}
 	l, ok, err := w.For(ctx, req)
 	if !ok || err != nil {
 		t.Fatalf("For = %v, %v", ok, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/transcript"
 )
 
 // BenchmarkFor measures what wiring adds to a launch before the spawn: a
@@ -21,7 +22,7 @@ func BenchmarkFor(b *testing.B) {
 		req  engine.StartRequest
 		ok   bool
 	}{
-		{"report", engine.StartRequest{Workspace: r.ws, Session: h.SourceSession, Turn: engine.ReportOnly, Report: cred}, true},
+		{"report", engine.StartRequest{Workspace: r.ws, Session: h.SourceSession, Turn: transcript.ReportOnly, Report: cred}, true},
 		{"target", engine.StartRequest{Workspace: r.ws, Session: h.TargetSession}, true},
 		{"ordinary", engine.StartRequest{Workspace: r.ws, Session: h.SourceSession}, false},
 	} {

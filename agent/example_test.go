@@ -8,6 +8,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/agent"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/transcript"
 )
 
 // The MCP side of a report-only turn: the report scope's tools, and a
@@ -19,7 +20,7 @@ func ExampleWiring_For() {
 		fmt.Println(err)
 		return
 	}
-	req := engine.StartRequest{Workspace: "ws", Session: "s1", Turn: engine.ReportOnly,
+	req := engine.StartRequest{Workspace: "ws", Session: "s1", Turn: transcript.ReportOnly,
 		Report: &engine.ReportCredentials{Workspace: "ws", Handoff: "h1", Attempt: 1, Token: baton.NewToken()}}
 	l, ok, err := w.For(context.Background(), req)
 	if err != nil || !ok {

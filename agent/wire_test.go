@@ -21,6 +21,7 @@ import (
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/handoff/mcpserver"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/transcript"
 )
 
 func TestNewOptions(t *testing.T) {
@@ -99,8 +100,8 @@ func TestFor(t *testing.T) {
 		ok    bool
 		scope mcpserver.Scope
 	}{
-		{"report-only turn", engine.StartRequest{Workspace: r.ws, Session: h.SourceSession, Turn: engine.ReportOnly, Report: cred}, true, mcpserver.ScopeReport},
-		{"report-only turn without credentials", engine.StartRequest{Workspace: r.ws, Session: h.SourceSession, Turn: engine.ReportOnly}, false, ""},
+		{"report-only turn", engine.StartRequest{Workspace: r.ws, Session: h.SourceSession, Turn: transcript.ReportOnly, Report: cred}, true, mcpserver.ScopeReport},
+		{"report-only turn without credentials", engine.StartRequest{Workspace: r.ws, Session: h.SourceSession, Turn: transcript.ReportOnly}, false, ""},
 		{"the source's ordinary turn", engine.StartRequest{Workspace: r.ws, Session: h.SourceSession}, false, ""},
 		{"another session's turn", engine.StartRequest{Workspace: r.ws, Session: "s-other"}, false, ""},
 		{"the target's turn", engine.StartRequest{Workspace: r.ws, Session: h.TargetSession}, true, mcpserver.ScopeTarget},
@@ -167,7 +168,7 @@ func TestForBeforeAttach(t *testing.T) {
 		t.Errorf("For an ordinary turn = %v, %v; want none", ok, err)
 	}
 	cred := &engine.ReportCredentials{Workspace: "ws", Handoff: "h1", Attempt: 2, Token: baton.NewToken()}
-	if l, ok, err := w.For(ctx, engine.StartRequest{Workspace: "ws", Session: "s1", Turn: engine.ReportOnly, Report: cred}); !ok || err != nil || l.Access != mcpserver.ReportAccess(*cred) {
+	if l, ok, err := w.For(ctx, engine.StartRequest{Workspace: "ws", Session: "s1", Turn: transcript.ReportOnly, Report: cred}); !ok || err != nil || l.Access != mcpserver.ReportAccess(*cred) {
 		t.Errorf("For a report-only turn = %+v, %v, %v; want its credentials", l.Access, ok, err)
 	}
 }
@@ -182,7 +183,7 @@ func TestClaudeFlags(t *testing.T) {
 	}
 	bridged.Attach(r.co, r.srv)
 	cred := &engine.ReportCredentials{Workspace: r.ws, Handoff: h.ID, Attempt: 1, Token: baton.NewToken()}
-	report := engine.StartRequest{Workspace: r.ws, Session: h.SourceSession, Turn: engine.ReportOnly, Report: cred}
+	report := engine.StartRequest{Workspace: r.ws, Session: h.SourceSession, Turn: transcript.ReportOnly, Report: cred}
 	tgt := engine.StartRequest{Workspace: r.ws, Session: h.TargetSession}
 	for _, w := range []*agent.Wiring{r.w, bridged} {
 		p := w.Claude(exec.ClaudeOptions{Command: "claude"})
@@ -312,7 +313,7 @@ func TestCodexFlags(t *testing.T) {
 		req   engine.StartRequest
 		scope mcpserver.Scope
 	}{
-		{"report-only", engine.StartRequest{Workspace: r.ws, Session: h.SourceSession, Turn: engine.ReportOnly,
+		{"report-only", engine.StartRequest{Workspace: r.ws, Session: h.SourceSession, Turn: transcript.ReportOnly,
 			Report: &engine.ReportCredentials{Workspace: r.ws, Handoff: h.ID, Attempt: 1, Token: baton.NewToken()}}, mcpserver.ScopeReport},
 		{"target", engine.StartRequest{Workspace: r.ws, Session: h.TargetSession}, mcpserver.ScopeTarget},
 	} {

@@ -14,6 +14,7 @@ import (
 	"github.com/batonhq/baton/engine/exec"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/handoff/mcpserver"
+	"github.com/batonhq/baton/transcript"
 )
 
 // ConfigFile is the name of the launch file that holds the MCP
@@ -112,7 +113,7 @@ type Launch struct {
 func (w *Wiring) For(ctx context.Context, req engine.StartRequest) (l Launch, ok bool, err error) {
 	var a mcpserver.Access
 	switch {
-	case req.Turn == engine.ReportOnly:
+	case req.Turn == transcript.ReportOnly:
 		if req.Report == nil {
 			return Launch{}, false, nil
 		}

@@ -14,16 +14,17 @@
 // ReportCredentials). Every start carries the workspace's owner token when a
 // reservation is held, and the handoff attempt it belongs to.
 //
-// Optional capabilities are separate small interfaces found by type
-// assertion: Validator, Reaper, Reconfigurer and Transcriber on an Engine;
-// ActivitySnapshotter, SettleNotifier and ActualReporter on a Process. A
-// Transcriber reads back a session's conversation as transcript events,
-// each marked with the turn it belongs to (Normal, or ReportOnly for the
-// prompt and answer of a report-only turn, which are not conversation): the
-// briefings of a transfer's target and of a fresh continuation replay it,
-// and say the conversation was not included without it. An ActualReporter
-// says which model the agent really ran and its version. baton works
-// without them, more slowly (periodic sweeps), later (an unsupported
+// A Process also reports what the agent said it really runs (Actual: the
+// model and the agent's version).
+//
+// Optional Engine capabilities are separate small interfaces found by type
+// assertion: Validator, Reaper, Reconfigurer and Transcriber. A Transcriber
+// reads back a session's conversation as transcript events, each marked
+// with the turn it belongs to (transcript.Normal, or transcript.ReportOnly
+// for the prompt and answer of a report-only turn, which are not
+// conversation): the briefings of a transfer's target and of a fresh
+// continuation replay it, and say the conversation was not included
+// without it. baton works without them, later (an unsupported
 // configuration fails at Start instead of at Create), or knowing less.
 //
 // A start may be two-phase (StartRequest.Admit): the engine spawns the
@@ -38,7 +39,7 @@
 // Registry maps engine names to engines and is itself an Engine.
 // engine/enginetest has a scripted engine for tests and demos. The
 // multi-session host with generation handoff (package host, a product of its
-// own) reads its sessions' Activity through ActivitySnapshotter.
+// own) reads its sessions' Activity when they report it.
 //
 // # Caveats
 //

@@ -38,33 +38,10 @@ const (
 	Resume Mode = "resume" // the native session StartRequest.NativeID
 )
 
-// Turn says what the first turn of a start is for. It is the turn every
-// transcript event carries, so an engine that records one marks each event
-// with the turn of the launch that wrote it.
-type Turn = transcript.Turn
-
-const (
-	// Normal: an ordinary turn with the session's full tool set.
-	Normal = transcript.Normal
-	// ReportOnly: one turn that may only read and submit a handoff report;
-	// the engine must scope the tools to read-only plus report submission.
-	// Its events are not conversation.
-	ReportOnly = transcript.ReportOnly
-)
-
 // DefaultReadyTimeout is how long a launch may take to confirm readiness
 // when nothing says otherwise (StartRequest.ReadyTimeout zero): the one
 // default of every engine and of baton's own waits.
 const DefaultReadyTimeout = 5 * time.Minute
-
-// ReadyTimeoutOf returns req's readiness bound: its ReadyTimeout, or
-// DefaultReadyTimeout when that is zero or negative.
-func ReadyTimeoutOf(req StartRequest) time.Duration {
-	if req.ReadyTimeout <= 0 {
-		return DefaultReadyTimeout
-	}
-	return req.ReadyTimeout
-}
 
 // StartRequest asks an engine to start or resume a session.
 type StartRequest struct {
@@ -74,7 +51,13 @@ type StartRequest struct {
 	Mode      Mode
 	// NativeID is the native session to resume (Mode Resume only).
 	NativeID string
-	Turn     Turn
+	// Turn says what the first turn is for: transcript.Normal, an ordinary
+	// turn with the session's full tool set, or transcript.ReportOnly, one
+	// turn that may only read and submit a handoff report (the engine must
+	// scope the tools to read-only plus report submission; its events are
+	// not conversation). An engine that records a transcript marks each
+	// event with the turn of the launch that wrote it.
+	Turn transcript.Turn
 	// Prompt is the opening prompt of the turn.
 	Prompt string
 	// Dir is the working directory, when the workspace has one.
@@ -186,6 +169,13 @@ type Process interface {
 	Done() <-chan struct{}
 	// Exit reports how the process ended; valid once Done is closed.
 	Exit() ExitStatus
+	// Actual reports what the agent has said so far that it really runs
+	// (the zero Actual when it said nothing, or the engine cannot tell);
+	// safe to call at any time, concurrently with Ready. baton records it
+	// on the session's row (store.Session.ActualModel and EngineVersion)
+	// once Ready returned, and again if the first turn ended before
+	// readiness.
+	Actual() Actual
 }
 
 // Actual is what a process reported it really runs, as the agent said so
@@ -197,25 +187,6 @@ type Actual struct {
 	Model string
 	// Version is the agent's own version (the agent CLI's).
 	Version string
-}
-
-// ActualReporter is an optional Process capability: what the agent
-// reported it really runs. baton records it on the session's row
-// (store.Session.ActualModel and EngineVersion) once Ready returned, and
-// again if the first turn ended before readiness.
-type ActualReporter interface {
-	// Actual reports what the process has said so far; safe to call at
-	// any time, concurrently with Ready.
-	Actual() Actual
-}
-
-// ActualOf returns what p reported it runs: its Actual when p is an
-// ActualReporter, the zero Actual otherwise.
-func ActualOf(p Process) Actual {
-	if r, ok := p.(ActualReporter); ok {
-		return r.Actual()
-	}
-	return Actual{}
 }
 
 // Reaper is an optional Engine capability: it finds every live process of
@@ -251,7 +222,9 @@ type Validator interface {
 	Validate(cfg baton.EngineConfig) error
 }
 
-// Activity is a snapshot of what a session is doing.
+// Activity is a snapshot of what a session is doing. A Process may report
+// it through an Activity() Activity method (the exec, acp and enginetest
+// processes do); package host reads it from the sessions it holds.
 type Activity struct {
 	Turn       bool // an agent turn runs
 	Tool       bool // a tool or shell command runs
@@ -261,24 +234,4 @@ type Activity struct {
 	// scheduled continuations). They resume from the session file and never
 	// hold a generation handoff.
 	WakeSources int
-}
-
-// Busy reports whether the activity holds a session from being parked by a
-// generation handoff: turns, tools, compaction, queued work. Durable wake
-// sources do not count.
-func (a Activity) Busy() bool { return a.Turn || a.Tool || a.Compaction || a.Queued > 0 }
-
-// BusyForEviction is the broader idle-eviction predicate: wake sources too.
-func (a Activity) BusyForEviction() bool { return a.Busy() || a.WakeSources > 0 }
-
-// ActivitySnapshotter is an optional Process capability.
-type ActivitySnapshotter interface {
-	Activity() Activity
-}
-
-// SettleNotifier is an optional Process capability: Settled returns a
-// channel that receives a value each time the session becomes idle. Without
-// it, callers poll (a periodic sweep).
-type SettleNotifier interface {
-	Settled() <-chan struct{}
 }

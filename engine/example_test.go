@@ -47,9 +47,3 @@ func ExampleRegistry() {
 	// native-1 <nil>
 	// stopped true true
 }
-
-func ExampleActivity() {
-	watching := engine.Activity{WakeSources: 1}
-	fmt.Println(watching.Busy(), watching.BusyForEviction())
-	// Output: false true
-}

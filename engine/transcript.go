@@ -19,8 +19,9 @@ var ErrNoTranscript = baton.NewError(baton.ENOTFOUND, "engine: no transcript of 
 // conversation was not included.
 type Transcriber interface {
 	// Transcript returns the events of session sid, oldest first, each
-	// marked with the turn it belongs to (Normal, or ReportOnly for the
-	// prompt and answer of a report-only turn). The sequence reads lazily
+	// marked with the turn it belongs to (transcript.Normal, or
+	// transcript.ReportOnly for the prompt and answer of a report-only
+	// turn). The sequence reads lazily
 	// and in bounded batches, so ranging over a long transcript never
 	// holds it whole; it may be ranged over more than once, each time from
 	// the start. It yields a non-nil error at most once, as its last pair:

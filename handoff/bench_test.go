@@ -14,6 +14,7 @@ import (
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
+	"github.com/batonhq/baton/transcript"
 )
 
 // The target these benchmarks check (by reading them, never by a timed
@@ -96,9 +97,9 @@ func newBenchEnv(b *testing.B, hang bool, opts ...Option) *benchEnv {
 	e.eng = enginetest.New(enginetest.Options{
 		ScriptFor: func(req engine.StartRequest) (enginetest.Script, bool) {
 			switch {
-			case req.Turn == engine.ReportOnly && hang:
+			case req.Turn == transcript.ReportOnly && hang:
 				return enginetest.Script{Hang: true}, true
-			case req.Turn == engine.ReportOnly:
+			case req.Turn == transcript.ReportOnly:
 				return enginetest.Script{Report: "# Report\nbenchmark", ReportToken: enginetest.RightToken}, true
 			}
 			return enginetest.Script{}, true

@@ -44,7 +44,7 @@ func golden(t *testing.T, name, got string) {
 // streamed answers, a tool call, a token, and the report-only turn that
 // asked for the handoff report, with its answer.
 func sourceTalk() []transcript.Event {
-	n, r := engine.Normal, engine.ReportOnly
+	n, r := transcript.Normal, transcript.ReportOnly
 	return []transcript.Event{
 		{Kind: transcript.Lifecycle, Text: "claude launch started (fresh, normal turn)", Turn: n},
 		{Speaker: transcript.User, Kind: transcript.Message, Text: "Make the parser accept trailing commas.", Turn: n},

@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/badgerstore"
 	"github.com/batonhq/baton/store/memstore"
+	"github.com/batonhq/baton/transcript"
 )
 
 // countingStore counts the Updates that commit (return nil): each is one
@@ -98,7 +99,7 @@ func transferCommits(t *testing.T, st store.Store, summary bool, want int64) int
 	var co *handoff.Coordinator
 	eng := enginetest.New(enginetest.Options{
 		ScriptFor: func(req engine.StartRequest) (enginetest.Script, bool) {
-			if req.Turn == engine.ReportOnly {
+			if req.Turn == transcript.ReportOnly {
 				return enginetest.Script{Report: "# Report\ncounted", ReportToken: enginetest.RightToken}, true
 			}
 			return enginetest.Script{}, true

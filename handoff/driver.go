@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/transcript"
 )
 
 // A driver performs the engine side effects of one attempt, after the
@@ -201,7 +202,7 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner w
 	p, err := c.sessions.Launch(ctx, workspace.LaunchRequest{
 		StartRequest: engine.StartRequest{
 			Workspace: h.Workspace, Session: src.ID, Config: h.SourceConfig, Mode: engine.Resume,
-			NativeID: src.NativeID, Turn: engine.ReportOnly, Prompt: ReportPrompt, Owner: owner.Token, Dir: ws.Root,
+			NativeID: src.NativeID, Turn: transcript.ReportOnly, Prompt: ReportPrompt, Owner: owner.Token, Dir: ws.Root,
 			Report:  &engine.ReportCredentials{Workspace: h.Workspace, Handoff: h.ID, Attempt: h.Attempt, Token: gen},
 			Attempt: h.Attempt, LaunchID: launch, ReadyTimeout: c.readyTime,
 		},
@@ -278,7 +279,7 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner work
 	target := h.TargetSession
 	req := engine.StartRequest{
 		Workspace: h.Workspace, Session: target, Config: h.TargetConfig, Mode: engine.Fresh,
-		Turn: engine.Normal, Prompt: prompt, Owner: owner.Token, Attempt: h.Attempt, Dir: ws.Root,
+		Turn: transcript.Normal, Prompt: prompt, Owner: owner.Token, Attempt: h.Attempt, Dir: ws.Root,
 		LaunchID: launch, ReadyTimeout: c.readyTime,
 	}
 	if h.Native {
@@ -315,7 +316,7 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner work
 		return failed(fmt.Sprintf("the target did not confirm readiness within %s", c.readyTime))
 	}
 	if err == nil {
-		_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: triggerTargetReady, nativeID: native, actual: engine.ActualOf(p)})
+		_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: triggerTargetReady, nativeID: native, actual: p.Actual()})
 		return f, err
 	}
 	if errors.Is(err, engine.ErrExitedBeforeReady) {
@@ -328,7 +329,7 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner work
 		// transfer; a target stopped before it was ready (by a stop not of
 		// this driver's making) did not finish its first turn.
 		if exit := p.Exit(); exit.Clean() && !exit.Stopped {
-			_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: triggerTargetExited, exit: exit, actual: engine.ActualOf(p)})
+			_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: triggerTargetExited, exit: exit, actual: p.Actual()})
 			return f, err
 		}
 		return failed("the target exited before it was ready: " + describeExit(p.Exit()))

@@ -17,6 +17,7 @@ import (
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
+	"github.com/batonhq/baton/transcript"
 )
 
 // The report-only turn runs in the workspace's root, like every other
@@ -31,7 +32,7 @@ func TestReportOnlyTurnRunsInTheWorkspaceRoot(t *testing.T) {
 		if l.Req.Dir != f.root {
 			t.Errorf("launch %d (%s, %s): Dir = %q, want %q", l.N, l.Req.Mode, l.Req.Turn, l.Req.Dir, f.root)
 		}
-		saw = saw || l.Req.Turn == engine.ReportOnly
+		saw = saw || l.Req.Turn == transcript.ReportOnly
 	}
 	if !saw {
 		t.Fatal("no report-only turn was launched")
@@ -550,7 +551,7 @@ type slowTargetStart struct {
 }
 
 func (s slowTargetStart) Start(ctx context.Context, req engine.StartRequest) (engine.Process, error) {
-	if req.Attempt > 0 && req.Turn == engine.Normal {
+	if req.Attempt > 0 && req.Turn == transcript.Normal {
 		s.entered <- struct{}{}
 		<-s.release
 	}

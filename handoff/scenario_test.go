@@ -18,6 +18,7 @@ import (
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
+	"github.com/batonhq/baton/transcript"
 )
 
 type fixture struct {
@@ -179,7 +180,7 @@ func TestTransferWithSummaryStoresReport(t *testing.T) {
 		t.Fatalf("report = %q", h.Report)
 	}
 	ls := f.eng.Launches()
-	if len(ls) != 3 || ls[1].Req.Turn != engine.ReportOnly || ls[1].Req.NativeID != f.src.NativeID {
+	if len(ls) != 3 || ls[1].Req.Turn != transcript.ReportOnly || ls[1].Req.NativeID != f.src.NativeID {
 		t.Fatalf("launches = %+v", ls)
 	}
 	doc, err := os.ReadFile(h.ReportPath)

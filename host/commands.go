@@ -133,7 +133,7 @@ func (h *Host) state(c *conn, e *entry) (any, error) {
 	out.HostRequests = e.inflight - 1 // this get_state is not another request
 	e.mu.Unlock()
 	h.mu.Unlock()
-	out.Busy = a.Busy() || out.HostRequests > 0
+	out.Busy = busyForParking(a) || out.HostRequests > 0
 	if known {
 		act := wire.Activity(a)
 		out.Activity = &act

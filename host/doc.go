@@ -23,11 +23,11 @@
 // reopens the path on the successor finds it free. A connection is closed
 // once it holds no open session. When nothing is left Serve returns nil and
 // the process may exit, even with clients still connected. A session is
-// busy for parking while engine.Activity's Busy holds (a turn, a tool,
-// compaction, queued work) or a host request for it is in flight; durable
-// wake sources do not hold it. engine.ActivitySnapshotter and
-// engine.SettleNotifier are detected on each Session; without the latter a
-// sweep finds settled sessions.
+// busy for parking while its engine.Activity shows a turn, a tool,
+// compaction or queued work, or a host request for it is in flight;
+// durable wake sources do not hold it. Activity and Settled methods are
+// detected on each Session (see Session); without the latter a sweep finds
+// settled sessions.
 //
 // # Protocol
 //

@@ -10,7 +10,7 @@ import (
 
 // evictLoop closes sessions nobody is attached to once they have been idle
 // for Options.IdleEvict, with reason idle_evicted. Its predicate is the
-// broader one (engine.Activity.BusyForEviction): a durable wake source
+// broader one (busyForEviction): a durable wake source
 // keeps a session open here, though it never holds a handoff. It stops
 // when a drain starts (the drain parks everything) or the host closes.
 func (h *Host) evictLoop() {
@@ -50,7 +50,7 @@ func (h *Host) tryEvict(e *entry, now time.Time) {
 	if e.state == stOpen {
 		a, _, busy := e.activityLocked()
 		switch {
-		case len(e.conns) > 0 || busy || a.BusyForEviction():
+		case len(e.conns) > 0 || busy || busyForEviction(a):
 			e.idleSince = time.Time{}
 		case e.idleSince.IsZero():
 			e.idleSince = now

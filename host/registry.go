@@ -80,12 +80,29 @@ func (e *entry) refreshSubsLocked() {
 // idle apart from the host's own requests: waiting on a signal that never
 // comes would strand it.
 func (e *entry) activityLocked() (a engine.Activity, known, busy bool) {
-	if s, ok := e.sess.(engine.ActivitySnapshotter); ok {
+	if s, ok := e.sess.(activitySnapshotter); ok {
 		a = s.Activity()
 		known = true
 	}
-	return a, known, a.Busy() || e.inflight > 0
+	return a, known, busyForParking(a) || e.inflight > 0
 }
+
+// activitySnapshotter and settleNotifier are a Session's optional
+// capabilities (see Session).
+type (
+	activitySnapshotter interface{ Activity() engine.Activity }
+	settleNotifier      interface{ Settled() <-chan struct{} }
+)
+
+// busyForParking reports whether a holds a session from being parked by a
+// generation handoff: turns, tools, compaction, queued work. Durable wake
+// sources do not count.
+func busyForParking(a engine.Activity) bool {
+	return a.Turn || a.Tool || a.Compaction || a.Queued > 0
+}
+
+// busyForEviction is the broader idle-eviction predicate: wake sources too.
+func busyForEviction(a engine.Activity) bool { return busyForParking(a) || a.WakeSources > 0 }
 
 // markClosing moves an open entry to stClosing; it reports whether it did
 // (false if someone else is already closing it).
@@ -145,7 +162,7 @@ func (h *Host) open(ctx context.Context, c *conn, path, cwd string) (wire.Opened
 		return wire.Opened{}, runtimeErr(err)
 	}
 	e.sess, e.claim = sess, cl
-	if n, ok := sess.(engine.SettleNotifier); ok {
+	if n, ok := sess.(settleNotifier); ok {
 		e.notify = n.Settled()
 	}
 	h.mu.Lock()

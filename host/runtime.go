@@ -38,10 +38,10 @@ type OpenRequest struct {
 
 // Session is one open agent session.
 //
-// Optional capabilities are found by type assertion on the Session:
-// engine.ActivitySnapshotter (what the session is doing, read under no
-// host-visible lock) and engine.SettleNotifier (a value each time it
-// becomes idle). Without a snapshot the host treats the session as idle
+// Optional capabilities are found by type assertion on the Session: a
+// method Activity() engine.Activity (what the session is doing, read under
+// no host-visible lock) and a method Settled() <-chan struct{} (a channel
+// that receives a value each time the session becomes idle). Without a snapshot the host treats the session as idle
 // apart from its own in-flight requests; without a settle subscription it
 // finds settled sessions by a periodic sweep.
 type Session interface {

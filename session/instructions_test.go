@@ -12,6 +12,7 @@ import (
 	"github.com/batonhq/baton/engine/enginetest"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/transcript"
 )
 
 // insState is an instruction reduced to what these tests compare.
@@ -76,7 +77,7 @@ func TestMessageIdleDeliversAtOnce(t *testing.T) {
 	if diff := cmp.Diff([]string{"fix the build"}, prompts(ls)); diff != "" {
 		t.Fatalf("prompts (-want +got):\n%s", diff)
 	}
-	if ls[0].Req.Session != in.Session || ls[0].Req.Turn != engine.Normal {
+	if ls[0].Req.Session != in.Session || ls[0].Req.Turn != transcript.Normal {
 		t.Fatalf("launch = %+v, want a normal turn of %s", ls[0].Req, in.Session)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/batonhq/baton/internal/ids"
 	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/transcript"
 )
 
 // slot is a workspace's launch lock and its process. Invariant: at most one
@@ -593,7 +594,7 @@ func (s *Service) launchPicked(ctx context.Context, ws baton.WorkspaceID, pick f
 func (s *Service) launchTurn(ctx context.Context, sess store.Session, prompt, dir string, lid baton.LaunchID) (engine.Process, error) {
 	sreq := engine.StartRequest{
 		Workspace: sess.Workspace, Session: sess.ID, Config: sess.Config,
-		Mode: engine.Fresh, Turn: engine.Normal, Prompt: prompt, Dir: dir, LaunchID: lid,
+		Mode: engine.Fresh, Turn: transcript.Normal, Prompt: prompt, Dir: dir, LaunchID: lid,
 	}
 	if sess.NativeID != "" {
 		sreq.Mode, sreq.NativeID = engine.Resume, sess.NativeID
@@ -671,7 +672,7 @@ func (s *Service) awaitReady(ctx context.Context, p engine.Process, sess store.S
 		if err != nil {
 			return err
 		}
-		changed := workspace.RecordActual(&cur, engine.ActualOf(p)) || cur.NativeID != native
+		changed := workspace.RecordActual(&cur, p.Actual()) || cur.NativeID != native
 		cur.NativeID = native
 		out = cur
 		if !changed {

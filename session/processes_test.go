@@ -9,11 +9,12 @@ import (
 	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/transcript"
 )
 
 // launchReq is a plain launch request in ws.
 func launchReq(ws string) workspace.LaunchRequest {
-	return workspace.LaunchRequest{StartRequest: engine.StartRequest{Workspace: baton.WorkspaceID("ws-" + ws), Session: baton.SessionID("s-" + ws), Config: cfgA, Mode: engine.Fresh, Turn: engine.Normal, Prompt: "p"}}
+	return workspace.LaunchRequest{StartRequest: engine.StartRequest{Workspace: baton.WorkspaceID("ws-" + ws), Session: baton.SessionID("s-" + ws), Config: cfgA, Mode: engine.Fresh, Turn: transcript.Normal, Prompt: "p"}}
 }
 
 func TestLaunchOneProcessPerWorkspace(t *testing.T) {

@@ -67,8 +67,8 @@ func (k Kind) String() string {
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Turn says what a turn of a session is for. The engine package names the
-// same values (engine.Normal, engine.ReportOnly) for the turn a start opens.
+// Turn says what a turn of a session is for; an engine start
+// (engine.StartRequest.Turn) says it of the turn it opens.
 type Turn string
 
 const (

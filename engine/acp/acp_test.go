@@ -33,7 +33,7 @@ func TestFreshThenResume(t *testing.T) {
 	if x := waitDone(t, p); !x.Clean() || x.Stopped {
 		t.Fatalf("Exit = %+v; want clean", x)
 	}
-	if a := engine.ActualOf(p); a.Version != "1.2.3" || a.Model != "scripted-default" {
+	if a := p.Actual(); a.Version != "1.2.3" || a.Model != "scripted-default" {
 		t.Errorf("Actual = %+v", a)
 	}
 	if got, err := p.Ready(ctx); got != id || err != nil {
@@ -136,7 +136,7 @@ func TestStopMidTurn(t *testing.T) {
 			if _, err := p.Ready(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if a := p.(engine.ActivitySnapshotter).Activity(); !a.Turn {
+			if a := activityOf(p); !a.Turn {
 				t.Errorf("Activity = %+v; want a turn", a)
 			}
 			t0 := time.Now()
@@ -153,7 +153,7 @@ func TestStopMidTurn(t *testing.T) {
 			if o, err := e.ReapLaunch(ctx, launch); o != engine.NotRunning || err != nil {
 				t.Errorf("ReapLaunch after the stop = %s, %v", o, err)
 			}
-			if a := p.(engine.ActivitySnapshotter).Activity(); a.Busy() {
+			if a := activityOf(p); a != (engine.Activity{}) {
 				t.Errorf("Activity after the stop = %+v", a)
 			}
 		})
@@ -248,7 +248,7 @@ func TestReportOnlyTurn(t *testing.T) {
 	var seen []engine.StartRequest
 	e, _ := scripted(t, acp.Options{Launch: func(_ context.Context, req engine.StartRequest) (acp.Launch, error) {
 		seen = append(seen, req)
-		if req.Turn != engine.ReportOnly {
+		if req.Turn != transcript.ReportOnly {
 			return acp.Launch{}, nil
 		}
 		return acp.Launch{
@@ -260,7 +260,7 @@ func TestReportOnlyTurn(t *testing.T) {
 	id := turn(t, ctx, e, engine.StartRequest{Mode: engine.Fresh, Prompt: "mcp"})
 	cred := &engine.ReportCredentials{Workspace: "ws", Handoff: "h1", Attempt: 1, Token: baton.ParseToken("tok-1")}
 	for _, prompt := range []string{"mcp", "tool:other:mcp__baton__submit_session_handoff", "tool:edit:Write", "tool:read:Read"} {
-		turn(t, ctx, e, engine.StartRequest{Mode: engine.Resume, NativeID: id, Turn: engine.ReportOnly, Report: cred, Prompt: prompt})
+		turn(t, ctx, e, engine.StartRequest{Mode: engine.Resume, NativeID: id, Turn: transcript.ReportOnly, Report: cred, Prompt: prompt})
 	}
 	got := replies(t, e, "s1")
 	want := []string{"mcp: ", "mcp: http baton http://127.0.0.1:1/mcp Authorization=Bearer tok-1", "allowed", "rejected", "allowed"}
@@ -311,7 +311,7 @@ func TestConfiguration(t *testing.T) {
 	if got := replies(t, e, "s1"); len(got) != 1 || got[0] != "model=m1 effort=high mode=acceptEdits" {
 		t.Errorf("replies = %v", got)
 	}
-	if a := engine.ActualOf(p); a.Model != "m1" {
+	if a := p.Actual(); a.Model != "m1" {
 		t.Errorf("Actual = %+v", a)
 	}
 	for _, cfg := range []baton.EngineConfig{{Engine: "acp", Model: "m2"}, {Engine: "acp", PermissionMode: "yolo"}} {

@@ -9,6 +9,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/transcript"
 )
 
 // client is the engine's side of one launch's connection. It advertises no
@@ -94,7 +95,7 @@ func Permission(req engine.StartRequest, allow []string, r sdk.RequestPermission
 	if names(r.ToolCall, allow) {
 		return true
 	}
-	if req.Turn == engine.ReportOnly {
+	if req.Turn == transcript.ReportOnly {
 		return false
 	}
 	switch req.Config.Normalize().PermissionMode {

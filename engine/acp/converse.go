@@ -197,7 +197,7 @@ func (p *process) configure(ctx context.Context, conn *sdk.ClientSideConnection,
 			return fmt.Errorf("reasoning effort %q: %w", cfg.ReasoningEffort, err)
 		}
 	}
-	if mode := cfg.PermissionMode; mode != "" && p.req.Turn != engine.ReportOnly {
+	if mode := cfg.PermissionMode; mode != "" && p.req.Turn != transcript.ReportOnly {
 		if modes != nil {
 			for _, m := range modes.AvailableModes {
 				if string(m.Id) == mode {

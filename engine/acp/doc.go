@@ -44,7 +44,7 @@
 // The transcript of a session is kept under Options.DataDir in package
 // exec's format: the start, the prompt, the agent's message chunks, its tool
 // calls and their ends, and the exit, each event marked with the launch's
-// turn (a report-only turn's prompt and answer are engine.ReportOnly). The
+// turn (a report-only turn's prompt and answer are transcript.ReportOnly). The
 // Engine is an engine.Transcriber.
 //
 // # Configuration and permissions

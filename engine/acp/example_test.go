@@ -30,7 +30,7 @@ func Example() {
 		panic(err)
 	}
 	defer e.Close(ctx)
-	p, err := e.Start(ctx, engine.StartRequest{Workspace: "ws", Session: "s1", Mode: engine.Fresh, Turn: engine.Normal,
+	p, err := e.Start(ctx, engine.StartRequest{Workspace: "ws", Session: "s1", Mode: engine.Fresh, Turn: transcript.Normal,
 		Config: baton.EngineConfig{Engine: "scripted"}, Dir: data, Prompt: "hello"})
 	if err != nil {
 		panic(err)

@@ -81,7 +81,7 @@ func start(t *testing.T, ctx context.Context, e *acp.Engine, req engine.StartReq
 		req.Session = "s1"
 	}
 	if req.Turn == "" {
-		req.Turn = engine.Normal
+		req.Turn = transcript.Normal
 	}
 	if req.LaunchID == "" {
 		req.LaunchID = newLaunchID("acp")
@@ -172,4 +172,9 @@ func running(pid int) bool {
 	s := string(b)
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
 	return f[0] != "Z" && f[0] != "X"
+}
+
+// activityOf returns what p says it is doing.
+func activityOf(p engine.Process) engine.Activity {
+	return p.(interface{ Activity() engine.Activity }).Activity()
 }

@@ -31,8 +31,7 @@ const turnEndGrace = 250 * time.Millisecond
 // max_tokens, max_turn_requests) and no stop was asked, whatever signal
 // then ended the agent; otherwise the agent's exit code (1 when it exited
 // 0, -1 when a signal ended it), and Err says why unless Stop asked. It
-// implements engine.Process, engine.ActivitySnapshotter and
-// engine.ActualReporter.
+// implements engine.Process and reports its engine.Activity.
 type process struct {
 	proc.Child
 	e      *Engine
@@ -54,11 +53,10 @@ type process struct {
 	turnErr   string // why the conversation failed, "" when it did not
 }
 
-var (
-	_ engine.Process             = (*process)(nil)
-	_ engine.ActivitySnapshotter = (*process)(nil)
-	_ engine.ActualReporter      = (*process)(nil)
-)
+var _ interface {
+	engine.Process
+	Activity() engine.Activity
+} = (*process)(nil)
 
 // spawn starts the agent (or the held shell); called with e.reg.Mu held.
 func (e *Engine) spawn(req engine.StartRequest, dir string, l Launch, w *tlog.Writer) (*process, error) {
@@ -73,11 +71,8 @@ func (e *Engine) spawn(req engine.StartRequest, dir string, l Launch, w *tlog.Wr
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	e.opts.Logger.Debug("acp: spawned", zap.String("agent", e.opts.Name), zap.String("launch", string(req.LaunchID)),
 		zap.Int("pid", p.PID()), zap.Bool("held", req.Admit != nil))
-	// Armed before Start returns, so that a test on a fake clock can count
-	// on it.
-	timer := p.Clock().NewTimer(engine.ReadyTimeoutOf(req))
-	e.reg.WG.Add(2)
-	go p.WatchReady(&e.reg.WG, timer, engine.ReadyTimeoutOf(req), func() { _, _ = p.Stop(context.Background()) })
+	p.WatchReady(&e.reg.WG, req, func() { _, _ = p.Stop(context.Background()) })
+	e.reg.WG.Add(1)
 	go p.readStderr()
 	return p, nil
 }

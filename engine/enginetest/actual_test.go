@@ -18,14 +18,14 @@ func TestScriptedActual(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := engine.ActualOf(p); got != want {
+	if got := p.Actual(); got != want {
 		t.Errorf("Actual = %+v; want %+v", got, want)
 	}
 	q, err := e.Start(ctx, engine.StartRequest{Workspace: "ws2", Session: "s2", Prompt: "hi"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := engine.ActualOf(q); got != (engine.Actual{}) {
+	if got := q.Actual(); got != (engine.Actual{}) {
 		t.Errorf("a script without one reports %+v", got)
 	}
 }

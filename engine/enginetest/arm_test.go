@@ -8,6 +8,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/transcript"
 )
 
 // armClock notes how many launches the engine had recorded when each timer
@@ -33,7 +34,7 @@ func TestReadinessTimerArmedBeforeTheLaunchIsVisible(t *testing.T) {
 	e := New(Options{Clock: clk, Default: Script{ReadyDelay: time.Second}})
 	t.Cleanup(e.Close)
 	clk.e = e
-	req := engine.StartRequest{Workspace: "w", Config: baton.EngineConfig{Engine: "demo"}, Mode: engine.Fresh, Turn: engine.Normal}
+	req := engine.StartRequest{Workspace: "w", Config: baton.EngineConfig{Engine: "demo"}, Mode: engine.Fresh, Turn: transcript.Normal}
 	if _, err := e.Start(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func (c stuckClock) NewTimer(d time.Duration) clock.Timer { return c.never.NewTi
 
 func TestReadyDue(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	req := engine.StartRequest{Workspace: "w", Config: baton.EngineConfig{Engine: "demo"}, Mode: engine.Fresh, Turn: engine.Normal}
+	req := engine.StartRequest{Workspace: "w", Config: baton.EngineConfig{Engine: "demo"}, Mode: engine.Fresh, Turn: transcript.Normal}
 	for _, tt := range []struct {
 		name    string
 		script  Script

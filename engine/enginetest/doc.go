@@ -29,7 +29,7 @@
 // too: a session's transcript holds, for each of its starts, the prompt (the
 // user's message) and the script's Reply (the agent's), marked with the
 // start's turn, so a report-only turn's prompt and answer are marked
-// engine.ReportOnly as a real engine's are.
+// transcript.ReportOnly as a real engine's are.
 //
 // # Caveats
 //

@@ -382,8 +382,8 @@ func checkRequest(req engine.StartRequest) error {
 		return baton.Errorf(ErrBadRequest, "unknown mode %q", req.Mode)
 	}
 	switch req.Turn {
-	case "", engine.Normal:
-	case engine.ReportOnly:
+	case "", transcript.Normal:
+	case transcript.ReportOnly:
 		if req.Report == nil {
 			return baton.Errorf(ErrBadRequest, "report-only turn without report credentials")
 		}

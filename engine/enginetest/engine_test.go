@@ -10,6 +10,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
+	"github.com/batonhq/baton/transcript"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -62,7 +63,7 @@ func TestStartFailuresAreRecordedAndLaunchNothing(t *testing.T) {
 	resumeNoID := req("w")
 	resumeNoID.Mode = engine.Resume
 	reportNoCred := req("w")
-	reportNoCred.Turn = engine.ReportOnly
+	reportNoCred.Turn = transcript.ReportOnly
 	badMode := req("w")
 	badMode.Mode = "sideways"
 	badTurn := req("w")

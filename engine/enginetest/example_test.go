@@ -7,6 +7,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
+	"github.com/batonhq/baton/transcript"
 )
 
 func Example() {
@@ -16,7 +17,7 @@ func Example() {
 
 	// The first start's readiness is rejected; the second one works.
 	e.Push(enginetest.Script{Ready: enginetest.ReadyReject}, enginetest.Script{NativeID: "sess-42"})
-	req := engine.StartRequest{Workspace: "ws", Config: baton.EngineConfig{Engine: "demo"}, Mode: engine.Fresh, Turn: engine.Normal}
+	req := engine.StartRequest{Workspace: "ws", Config: baton.EngineConfig{Engine: "demo"}, Mode: engine.Fresh, Turn: transcript.Normal}
 
 	for range 2 {
 		p, err := e.Start(ctx, req)
@@ -59,7 +60,7 @@ func Example_reportOnly() {
 	cred := &engine.ReportCredentials{Workspace: "ws", Handoff: "hof_1", Attempt: 1, Token: baton.NewToken()}
 	p, err := e.Start(ctx, engine.StartRequest{
 		Workspace: "ws", Config: baton.EngineConfig{Engine: "demo"},
-		Mode: engine.Resume, NativeID: "sess-42", Turn: engine.ReportOnly, Report: cred, Attempt: 1,
+		Mode: engine.Resume, NativeID: "sess-42", Turn: transcript.ReportOnly, Report: cred, Attempt: 1,
 	})
 	if err != nil {
 		fmt.Println(err)

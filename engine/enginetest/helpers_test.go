@@ -9,6 +9,7 @@ import (
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
+	"github.com/batonhq/baton/transcript"
 )
 
 // bound is how long a test waits for something that should happen promptly
@@ -30,13 +31,13 @@ func newEngine(t *testing.T, opts enginetest.Options) (*enginetest.Engine, *cloc
 }
 
 func req(ws baton.WorkspaceID) engine.StartRequest {
-	return engine.StartRequest{Workspace: ws, Config: baton.EngineConfig{Engine: "demo"}, Mode: engine.Fresh, Turn: engine.Normal}
+	return engine.StartRequest{Workspace: ws, Config: baton.EngineConfig{Engine: "demo"}, Mode: engine.Fresh, Turn: transcript.Normal}
 }
 
 func reportReq(ws baton.WorkspaceID) (engine.StartRequest, engine.ReportCredentials) {
 	cred := engine.ReportCredentials{Workspace: ws, Handoff: "h1", Attempt: 2, Token: baton.NewToken()}
 	r := req(ws)
-	r.Mode, r.NativeID, r.Turn, r.Report, r.Attempt = engine.Resume, "src-native", engine.ReportOnly, &cred, 2
+	r.Mode, r.NativeID, r.Turn, r.Report, r.Attempt = engine.Resume, "src-native", transcript.ReportOnly, &cred, 2
 	return r, cred
 }
 

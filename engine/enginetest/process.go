@@ -13,7 +13,8 @@ import (
 )
 
 // Process is one scripted process. It implements engine.Process and
-// engine.ActivitySnapshotter; its other methods let a test drive it by hand.
+// reports its engine.Activity; its other methods let a test drive it by
+// hand.
 // All methods are safe for concurrent use.
 type Process struct {
 	e        *Engine
@@ -40,13 +41,9 @@ type Process struct {
 	reportErr     error
 }
 
-var (
-	_ engine.Process             = (*Process)(nil)
-	_ engine.ActivitySnapshotter = (*Process)(nil)
-	_ engine.ActualReporter      = (*Process)(nil)
-)
+var _ engine.Process = (*Process)(nil)
 
-// Actual implements engine.ActualReporter: the script's Actual.
+// Actual implements engine.Process: the script's Actual.
 func (p *Process) Actual() engine.Actual { return p.script.Actual }
 
 func newProcess(e *Engine, rec *Launch, req engine.StartRequest, s Script) *Process {
@@ -125,7 +122,7 @@ func (p *Process) Exit() engine.ExitStatus {
 	return p.exit
 }
 
-// Activity implements engine.ActivitySnapshotter. Turn is true while the
+// Activity reports what the process is doing. Turn is true while the
 // process runs a report-only turn or an EndAfterReady turn (from Start until
 // it exits); the other fields are what SetActivity set. An exited process
 // reports no activity.
@@ -136,7 +133,7 @@ func (p *Process) Activity() engine.Activity {
 		return engine.Activity{}
 	}
 	a := p.extra
-	if p.req.Turn == engine.ReportOnly || p.script.EndAfterReady {
+	if p.req.Turn == transcript.ReportOnly || p.script.EndAfterReady {
 		a.Turn = true
 	}
 	return a
@@ -342,7 +339,7 @@ func (p *Process) run(timer clock.Timer) {
 		return
 	}
 	switch {
-	case p.req.Turn == engine.ReportOnly:
+	case p.req.Turn == transcript.ReportOnly:
 		p.report()
 		close(p.reported)
 		if !p.script.Hang {

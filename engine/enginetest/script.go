@@ -91,7 +91,7 @@ type Script struct {
 	// running (and counted by Engine.Running).
 	StopOutcome engine.StopOutcome
 	// Report and ReportToken script a report-only turn (req.Turn ==
-	// engine.ReportOnly): after readiness, when Report != "" and ReportToken
+	// transcript.ReportOnly): after readiness, when Report != "" and ReportToken
 	// != NoReport, the process calls Options.Submit with the chosen
 	// credentials and records the returned error in Launch.ReportErr; then
 	// the turn ends.
@@ -109,7 +109,7 @@ type Script struct {
 	// after readiness; without it a normal turn runs until stopped.
 	EndAfterReady bool
 	// Actual is what the process reports it really runs
-	// (engine.ActualReporter), from its start, as an agent CLI says so in
+	// (engine.Process.Actual), from its start, as an agent CLI says so in
 	// its first line; the zero value reports nothing.
 	Actual engine.Actual
 }

@@ -15,7 +15,7 @@ import (
 func (e *Engine) recordEventLocked(req engine.StartRequest, ev transcript.Event) {
 	ev.Turn = req.Turn
 	if ev.Turn == "" {
-		ev.Turn = engine.Normal
+		ev.Turn = transcript.Normal
 	}
 	e.talk[req.Session] = append(e.talk[req.Session], ev)
 }

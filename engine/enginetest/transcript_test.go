@@ -45,10 +45,10 @@ func TestTranscriptFromScripts(t *testing.T) {
 		return transcript.Event{Speaker: sp, Kind: transcript.Message, Text: text, Turn: turn}
 	}
 	want := []transcript.Event{
-		msg(transcript.User, "fix the parser", engine.Normal),
-		msg(transcript.Agent, "fixed", engine.Normal),
-		msg(transcript.User, "write the report", engine.ReportOnly),
-		msg(transcript.Agent, "report submitted", engine.ReportOnly),
+		msg(transcript.User, "fix the parser", transcript.Normal),
+		msg(transcript.Agent, "fixed", transcript.Normal),
+		msg(transcript.User, "write the report", transcript.ReportOnly),
+		msg(transcript.Agent, "report submitted", transcript.ReportOnly),
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("transcript (-want +got):\n%s", d)

@@ -17,6 +17,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/exec"
 	"github.com/batonhq/baton/engine/exec/clitest"
+	"github.com/batonhq/baton/transcript"
 )
 
 // newScriptedAPI is the stand-in for the Messages API: its reply names
@@ -117,7 +118,7 @@ func TestClaudeReportsWhatRan(t *testing.T) {
 		if len(reqs) == 0 {
 			t.Fatalf("--model %s: the API got no streamed request", asked)
 		}
-		got := engine.ActualOf(p)
+		got := p.Actual()
 		if got.Model == "" || got.Model != reqs[0].Model {
 			t.Errorf("--model %s: the process reports model %q; the API was asked for %q", asked, got.Model, reqs[0].Model)
 		}
@@ -185,7 +186,7 @@ func TestClaudeReportOnlyEndToEnd(t *testing.T) {
 	}
 	id := run(engine.StartRequest{Prompt: "work on the task"})
 	token := baton.NewToken()
-	run(engine.StartRequest{Mode: engine.Resume, NativeID: id, Turn: engine.ReportOnly, Prompt: "REPORT on your work",
+	run(engine.StartRequest{Mode: engine.Resume, NativeID: id, Turn: transcript.ReportOnly, Prompt: "REPORT on your work",
 		Report: &engine.ReportCredentials{Workspace: "ws", Handoff: "h1", Attempt: 1, Token: token}})
 
 	mcpSrv.mu.Lock()

@@ -79,7 +79,7 @@ func TestCodexEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitDone(t, q)
-	if got := engine.ActualOf(q); got != (engine.Actual{}) {
+	if got := q.Actual(); got != (engine.Actual{}) {
 		t.Errorf("the Codex CLI now says what runs (%+v): read it in the profile (Output.Model, Output.Version)", got)
 	}
 	replies := agentReplies(t, e, "s1")

@@ -19,6 +19,7 @@ import (
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/proc"
+	"github.com/batonhq/baton/transcript"
 )
 
 // Options configure an Engine.
@@ -208,7 +209,7 @@ func (e *Engine) prepare(ctx context.Context, req engine.StartRequest) (*launch,
 		"workspace": string(req.Workspace), "session": string(req.Session),
 		"launch": string(req.LaunchID), "dir": req.Dir,
 	}
-	if c := req.Report; c != nil && req.Turn == engine.ReportOnly {
+	if c := req.Report; c != nil && req.Turn == transcript.ReportOnly {
 		v["handoff"], v["attempt"], v["report_token"] = string(c.Handoff), strconv.Itoa(c.Attempt), c.Token.Reveal()
 	}
 	var extra Extra

@@ -404,7 +404,7 @@ func TestConcurrentStopAndClose(t *testing.T) {
 func TestMissingDirIsNamed(t *testing.T) {
 	e := newEngine(t, exec.Options{Profile: agentProfile()})
 	_, err := e.Start(context.Background(), engine.StartRequest{Workspace: "ws", Session: "s", Config: baton.EngineConfig{Engine: "agent"},
-		Mode: engine.Fresh, Turn: engine.Normal, Prompt: "p", Dir: filepath.Join(t.TempDir(), "nope"), LaunchID: newLaunchID("dir")})
+		Mode: engine.Fresh, Turn: transcript.Normal, Prompt: "p", Dir: filepath.Join(t.TempDir(), "nope"), LaunchID: newLaunchID("dir")})
 	if err == nil || !strings.Contains(err.Error(), "working directory") {
 		t.Fatalf("Start in a missing directory: %v", err)
 	}

@@ -221,7 +221,7 @@ func cliEngine(t *testing.T, prof exec.Profile, env func(home string) []string) 
 // --allowedTools. Other turns get nothing.
 func reportMCP(url string) func(context.Context, engine.StartRequest) (exec.Extra, error) {
 	return func(_ context.Context, req engine.StartRequest) (exec.Extra, error) {
-		if req.Turn != engine.ReportOnly || req.Report == nil {
+		if req.Turn != transcript.ReportOnly || req.Report == nil {
 			return exec.Extra{}, nil
 		}
 		cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"baton": map[string]any{

@@ -23,8 +23,8 @@ const maxLine = 16 << 20
 // process is one launch: its proc.Child (readiness, exit, Done, Exit,
 // Activity, Actual: the model and version the child's output named,
 // Output.Model and Output.Version, as far as it was read) and what the
-// profile's output says. It implements engine.Process,
-// engine.ActivitySnapshotter and engine.ActualReporter.
+// profile's output says. It implements engine.Process and reports its
+// engine.Activity.
 type process struct {
 	proc.Child
 	e   *Engine
@@ -42,11 +42,10 @@ type process struct {
 	missing, auth bool
 }
 
-var (
-	_ engine.Process             = (*process)(nil)
-	_ engine.ActivitySnapshotter = (*process)(nil)
-	_ engine.ActualReporter      = (*process)(nil)
-)
+var _ interface {
+	engine.Process
+	Activity() engine.Activity
+} = (*process)(nil)
 
 // spawn starts the child; called with e.reg.Mu held.
 func (e *Engine) spawn(req engine.StartRequest, l *launch, w *writer) (*process, error) {
@@ -65,12 +64,8 @@ func (e *Engine) spawn(req engine.StartRequest, l *launch, w *writer) (*process,
 	}
 	e.opts.Logger.Debug("exec: spawned", zap.String("profile", prof.Name), zap.String("launch", string(req.LaunchID)),
 		zap.Int("pid", p.PID()), zap.Bool("held", req.Admit != nil))
-	// Arm the readiness timeout before Start returns, so that a test on a
-	// fake clock can count on it.
-	timer := p.Clock().NewTimer(engine.ReadyTimeoutOf(req))
+	p.WatchReady(&e.reg.WG, req, p.stop)
 	p.readers.Add(2)
-	e.reg.WG.Add(1)
-	go p.WatchReady(&e.reg.WG, timer, engine.ReadyTimeoutOf(req), p.stop)
 	go p.readStdout()
 	go p.readStderr()
 	if p.Stdin != nil {

@@ -60,8 +60,8 @@ type Output struct {
 	// The first id seen wins.
 	NativeID []Rule
 	// Model and Version rules recognise the line that says which model the
-	// CLI really uses and its own version (the process is then an
-	// engine.ActualReporter that says so). The first value seen wins;
+	// CLI really uses and its own version (the process's Actual then
+	// says so). The first value seen wins;
 	// none means the CLI does not say.
 	Model, Version []Rule
 	// Ready rules recognise the line that confirms the session accepted its
@@ -251,7 +251,7 @@ func (p *Profile) argv(req engine.StartRequest, v vars, extra []string) ([]strin
 	if cfg.ReasoningEffort != "" {
 		flags = v.expandAll(flags, p.Effort)
 	}
-	if req.Turn == engine.ReportOnly {
+	if req.Turn == transcript.ReportOnly {
 		flags = v.expandAll(flags, p.ReportOnly)
 	} else if cfg.PermissionMode != "" {
 		flags = v.expandAll(flags, p.Permission)

@@ -60,7 +60,7 @@ func runReplay(t *testing.T, prof exec.Profile, tc replayCase) {
 	if len(tc.wantErr) == 0 && (err != nil || id != tc.wantID) {
 		t.Errorf("Ready = %q, %v; want %q", id, err, tc.wantID)
 	}
-	if got := engine.ActualOf(p); got != tc.wantActual {
+	if got := p.Actual(); got != tc.wantActual {
 		t.Errorf("Actual = %+v; want %+v", got, tc.wantActual)
 	}
 	for _, w := range tc.wantErr {
@@ -132,7 +132,7 @@ func TestClaudeProfile(t *testing.T) {
 		},
 		{
 			name: "resume report-only under another model",
-			req: engine.StartRequest{Prompt: "report", Mode: engine.Resume, NativeID: sid, Turn: engine.ReportOnly,
+			req: engine.StartRequest{Prompt: "report", Mode: engine.Resume, NativeID: sid, Turn: transcript.ReportOnly,
 				Config: baton.EngineConfig{Engine: "claude", Model: "claude-other-2", PermissionMode: "bypassPermissions"},
 				Report: &engine.ReportCredentials{Handoff: "h1", Attempt: 2, Token: baton.ParseToken(`tok"en`)}},
 			stdout: "testdata/claude/resume.jsonl",
@@ -206,7 +206,7 @@ func TestCodexProfile(t *testing.T) {
 		},
 		{
 			name:   "resume report-only",
-			req:    engine.StartRequest{Prompt: "report", Mode: engine.Resume, NativeID: "01a22d54-df57-7b12-9507-0cf52c1d2aad", Turn: engine.ReportOnly, Config: baton.EngineConfig{Engine: "codex", PermissionMode: "danger-full-access"}},
+			req:    engine.StartRequest{Prompt: "report", Mode: engine.Resume, NativeID: "01a22d54-df57-7b12-9507-0cf52c1d2aad", Turn: transcript.ReportOnly, Config: baton.EngineConfig{Engine: "codex", PermissionMode: "danger-full-access"}},
 			stdout: "testdata/codex/resume-offline.jsonl",
 			exit:   "1",
 			wantArgs: []string{"exec", "resume", "--json", "--skip-git-repo-check", "-c", "model_provider=mock", "-c", "sandbox_mode=read-only",
@@ -259,7 +259,7 @@ func TestLaunchExtra(t *testing.T) {
 	const sid = "92fecc85-b97f-4daa-b84c-ebc3a8dfdea7"
 	prof := exec.Claude(exec.ClaudeOptions{})
 	prof.LaunchExtra = func(ctx context.Context, req engine.StartRequest) (exec.Extra, error) {
-		if req.Turn == engine.ReportOnly {
+		if req.Turn == transcript.ReportOnly {
 			return exec.Extra{}, nil
 		}
 		return exec.Extra{
@@ -277,7 +277,7 @@ func TestLaunchExtra(t *testing.T) {
 		},
 		{
 			name: "report-only turn",
-			req: engine.StartRequest{Prompt: "report", Mode: engine.Resume, NativeID: sid, Turn: engine.ReportOnly,
+			req: engine.StartRequest{Prompt: "report", Mode: engine.Resume, NativeID: sid, Turn: transcript.ReportOnly,
 				Report: &engine.ReportCredentials{Handoff: "h7", Attempt: 1, Token: baton.ParseToken("secret-token")}},
 			wantArgs: []string{"-p", "--output-format", "stream-json", "--verbose", "--resume", sid,
 				"--tools", "Read,Grep,Glob", "--allowedTools", "Read,Grep,Glob", "--", "report"},

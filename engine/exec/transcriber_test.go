@@ -33,9 +33,9 @@ func collect(t *testing.T, seq func(func(transcript.Event, error) bool)) []trans
 // capability yields what the file holds, in order.
 func TestTranscriberMarksTurns(t *testing.T) {
 	e := newEngine(t, exec.Options{Profile: agentProfile("-after", "exit")})
-	runTurn(t, e, engine.StartRequest{Session: "s1", Prompt: "fix the parser", Turn: engine.Normal})
-	runTurn(t, e, engine.StartRequest{Session: "s1", Prompt: "REPORT now", Turn: engine.ReportOnly, Mode: engine.Resume, NativeID: "native-1"})
-	runTurn(t, e, engine.StartRequest{Session: "s1", Prompt: "go on", Turn: engine.Normal, Mode: engine.Resume, NativeID: "native-1"})
+	runTurn(t, e, engine.StartRequest{Session: "s1", Prompt: "fix the parser", Turn: transcript.Normal})
+	runTurn(t, e, engine.StartRequest{Session: "s1", Prompt: "REPORT now", Turn: transcript.ReportOnly, Mode: engine.Resume, NativeID: "native-1"})
+	runTurn(t, e, engine.StartRequest{Session: "s1", Prompt: "go on", Turn: transcript.Normal, Mode: engine.Resume, NativeID: "native-1"})
 	var tr engine.Transcriber = e
 	seq, err := tr.Transcript(testCtx(t), "s1")
 	if err != nil {
@@ -49,15 +49,15 @@ func TestTranscriberMarksTurns(t *testing.T) {
 		t.Fatalf("%d events; want 21 (7 per launch)", len(got))
 	}
 	for i, ev := range got {
-		want := engine.Normal
+		want := transcript.Normal
 		if i/7 == 1 {
-			want = engine.ReportOnly
+			want = transcript.ReportOnly
 		}
 		if ev.Turn != want {
 			t.Errorf("event %d (%v %q) has turn %q; want %q", i, ev.Kind, ev.Text, ev.Turn, want)
 		}
 	}
-	if got[8].Text != "REPORT now" || got[8].Turn != engine.ReportOnly {
+	if got[8].Text != "REPORT now" || got[8].Turn != transcript.ReportOnly {
 		t.Errorf("event 8 = %+v; want the report prompt, report-only", got[8])
 	}
 	// A second range reads from the start again.
@@ -72,7 +72,7 @@ func TestTranscriberMarksTurns(t *testing.T) {
 func TestTranscriberReadsInBatches(t *testing.T) {
 	e := newEngine(t, exec.Options{Profile: agentProfile("-after", "exit")})
 	for range 40 { // 7 events a launch: 280 events, more than one batch
-		runTurn(t, e, engine.StartRequest{Session: "s1", Prompt: "again", Turn: engine.Normal})
+		runTurn(t, e, engine.StartRequest{Session: "s1", Prompt: "again", Turn: transcript.Normal})
 	}
 	want := events(t, e, "s1")
 	seq, err := e.Transcript(testCtx(t), "s1")

@@ -14,6 +14,7 @@ import (
 	"github.com/batonhq/baton/engine/enginetest"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/store/badgerstore"
+	"github.com/batonhq/baton/transcript"
 )
 
 // The engine configurations of the demo: every session starts on small,
@@ -107,7 +108,7 @@ func (d *demo) submit(ctx context.Context, cred engine.ReportCredentials, text s
 // at once and runs until stopped.
 func script(req engine.StartRequest) (enginetest.Script, bool) {
 	switch {
-	case req.Turn == engine.ReportOnly:
+	case req.Turn == transcript.ReportOnly:
 		return enginetest.Script{Report: report, ReportToken: enginetest.RightToken}, true
 	case req.Workspace == retryWS && req.Attempt == 1:
 		return enginetest.Script{Ready: enginetest.ReadyReject}, true

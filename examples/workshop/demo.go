@@ -10,6 +10,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
+	"github.com/batonhq/baton/transcript"
 )
 
 // Demo model names: each scripts one path of the SDK (any other name is an
@@ -80,7 +81,7 @@ func (d *demoEngine) Validate(cfg baton.EngineConfig) error { return d.inner.Val
 
 func (d *demoEngine) script(req engine.StartRequest) (enginetest.Script, bool) {
 	s := enginetest.Script{ReadyDelay: d.t.Ready, Actual: engine.Actual{Model: strings.TrimSpace(req.Config.Model), Version: demoVersion}}
-	report := req.Turn == engine.ReportOnly
+	report := req.Turn == transcript.ReportOnly
 	if report {
 		s.ReadyDelay = d.t.Report
 		s.Report, s.ReportToken = demoReport(req), enginetest.RightToken
@@ -114,7 +115,7 @@ func (d *demoEngine) Start(ctx context.Context, req engine.StartRequest) (engine
 		return nil, err
 	}
 	proc := p.(*enginetest.Process)
-	if req.Turn != engine.ReportOnly && strings.TrimSpace(req.Config.Model) != modelHangStop {
+	if req.Turn != transcript.ReportOnly && strings.TrimSpace(req.Config.Model) != modelHangStop {
 		d.wg.Add(1)
 		go d.endTurn(proc)
 	}

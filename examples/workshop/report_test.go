@@ -10,8 +10,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
+	"github.com/batonhq/baton/transcript"
 )
 
 // TestReportRouteWithTheToken drives the report route with the attempt's
@@ -87,7 +87,7 @@ func reportToken(t *testing.T, e *enginetest.Engine, hid string) string {
 			t.Fatalf("no report-only launch of %s recorded: %v", hid, err)
 		}
 		for _, l := range ls {
-			if l.Req.Turn == engine.ReportOnly && l.Req.Report != nil && string(l.Req.Report.Handoff) == hid {
+			if l.Req.Turn == transcript.ReportOnly && l.Req.Report != nil && string(l.Req.Report.Handoff) == hid {
 				return l.Req.Report.Token.Reveal()
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/storetest"
+	"github.com/batonhq/baton/transcript"
 )
 
 func (h *harness) actions() map[string]func(*rapid.T) {
@@ -172,7 +173,7 @@ func (h *harness) unchanged(what string, fn func()) {
 	late := map[baton.WorkspaceID]bool{}
 	n := 0
 	for _, l := range h.eng.Launches()[launches:] {
-		if ws := l.Req.Workspace; h.instrUncertain[ws] && l.Req.Turn == engine.Normal && l.Req.Attempt == 0 {
+		if ws := l.Req.Workspace; h.instrUncertain[ws] && l.Req.Turn == transcript.Normal && l.Req.Attempt == 0 {
 			late[ws] = true
 			h.log.add(fmt.Sprintf("   a queued delivery landed in %s during %s", ws, what))
 			continue

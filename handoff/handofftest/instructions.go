@@ -8,10 +8,10 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/transcript"
 )
 
 // instr is the model of one queued instruction (session.Service.Message).
@@ -319,7 +319,7 @@ func (h *harness) deliveryInFlight(ws baton.WorkspaceID) string {
 		}
 		for i := len(ls) - 1; i >= 0; i-- {
 			l := ls[i]
-			if l.Failed || l.Req.Turn != engine.Normal || l.Req.Session != in.Session || l.Req.Prompt != in.Text {
+			if l.Failed || l.Req.Turn != transcript.Normal || l.Req.Session != in.Session || l.Req.Prompt != in.Text {
 				continue
 			}
 			if n := h.launchedBy(l.N); n != nil && n.gate.get() == nodeUp && readySucceeded(l.Proc) {
@@ -447,7 +447,7 @@ func (h *harness) actTurnEnds(t *rapid.T) {
 func (h *harness) endableTurns(ws baton.WorkspaceID) []*enginetest.Process {
 	var procs []*enginetest.Process
 	for _, p := range h.runningProcs(ws) {
-		if n := h.launchedBy(p.N()); n != nil && n.gate.get() == nodeUp && p.Request().Turn == engine.Normal {
+		if n := h.launchedBy(p.N()); n != nil && n.gate.get() == nodeUp && p.Request().Turn == transcript.Normal {
 			procs = append(procs, p)
 		}
 	}

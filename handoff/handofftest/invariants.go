@@ -9,12 +9,12 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/transcript"
 )
 
 // world is everything the invariants read, in one View of the store plus
@@ -238,7 +238,7 @@ func (h *harness) rowsMatchProcesses(w world) string {
 	live := map[baton.SessionID]baton.WorkspaceID{}
 	launch := map[baton.SessionID]enginetest.Launch{}
 	for _, l := range h.eng.Launches() {
-		if l.Proc != nil && l.Proc.Running() && l.Req.Turn == engine.Normal {
+		if l.Proc != nil && l.Proc.Running() && l.Req.Turn == transcript.Normal {
 			live[l.Req.Session] = l.Req.Workspace
 			launch[l.Req.Session] = l
 		}
@@ -282,7 +282,7 @@ func (h *harness) sessionNodeUp(id baton.SessionID) bool {
 func (h *harness) lastLauncher(id baton.SessionID) *node {
 	ls := h.eng.Launches()
 	for i := len(ls) - 1; i >= 0; i-- {
-		if ls[i].Req.Session != id || ls[i].Failed || ls[i].Req.Turn == engine.ReportOnly {
+		if ls[i].Req.Session != id || ls[i].Failed || ls[i].Req.Turn == transcript.ReportOnly {
 			continue
 		}
 		return h.launchedBy(ls[i].N)
@@ -318,7 +318,7 @@ func (h *harness) checkLaunchCounts() {
 		switch {
 		case l.Req.Report != nil:
 			seen[key{string(l.Req.Report.Handoff), l.Req.Attempt, true}]++
-		case l.Req.Attempt > 0 && l.Req.Turn == engine.Normal:
+		case l.Req.Attempt > 0 && l.Req.Turn == transcript.Normal:
 			seen[key{string(l.Req.Session), l.Req.Attempt, false}]++
 			if prev, ok := targets[l.Req.Session]; ok && prev != l.Req.Attempt {
 				h.fatalf("invariant 3: session %s was the target of attempts %d and %d", l.Req.Session, prev, l.Req.Attempt)

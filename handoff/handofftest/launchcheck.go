@@ -8,6 +8,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/transcript"
 )
 
 // checkedEngine sits right above the scripted engine, below every node and
@@ -18,7 +19,7 @@ type checkedEngine struct{ h *harness }
 func (e checkedEngine) Start(ctx context.Context, req engine.StartRequest) (engine.Process, error) {
 	n := nodeOf(ctx)
 	e.h.checkLaunch(n, req)
-	if n >= 0 && req.Attempt > 0 && req.Turn == engine.Normal {
+	if n >= 0 && req.Attempt > 0 && req.Turn == transcript.Normal {
 		// A request the plan makes land between the target's launch
 		// record and its spawn.
 		if err := e.h.onTargetSpawn(n, req); err != nil {
@@ -121,7 +122,7 @@ func (h *harness) checkLaunch(node int, req engine.StartRequest) {
 		return
 	}
 	switch {
-	case req.Turn == engine.ReportOnly:
+	case req.Turn == transcript.ReportOnly:
 		h.checkReportLaunch(req, hf, hfErr, sess, bad)
 	case req.Attempt > 0:
 		h.checkTargetLaunch(req, hf, hfErr, bad)

@@ -14,6 +14,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/transcript"
 )
 
 var zeroTime time.Time
@@ -554,7 +555,7 @@ func (h *harness) endRowsOfPreviousLife(n *node) {
 	}
 	lasts := map[baton.SessionID]last{}
 	for _, l := range h.eng.Launches() {
-		if l.Failed || l.Req.Turn != engine.Normal {
+		if l.Failed || l.Req.Turn != transcript.Normal {
 			continue
 		}
 		li, ok := h.launchOf(l.N)

@@ -13,6 +13,7 @@ import (
 	"github.com/batonhq/baton/engine/enginetest"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/transcript"
 )
 
 // reportPlan scripts a report-only turn.
@@ -86,7 +87,7 @@ func (h *harness) scriptFor(req engine.StartRequest) (enginetest.Script, bool) {
 	h.mu.Lock()
 	p := h.plan[req.Workspace]
 	h.mu.Unlock()
-	if req.Turn == engine.ReportOnly {
+	if req.Turn == transcript.ReportOnly {
 		s := enginetest.Script{Report: p.reportText, ReportToken: enginetest.RightToken}
 		switch p.report {
 		case reportHang:
@@ -599,7 +600,7 @@ func (h *harness) reportLaunchOf(id baton.HandoffID, attempt int) *enginetest.La
 // targetLaunch returns the launch of target session id.
 func (h *harness) targetLaunch(m *model, id baton.SessionID) *enginetest.Launch {
 	for _, l := range h.eng.Launches() {
-		if l.Req.Session == id && l.Req.Turn == engine.Normal && l.Req.Attempt == m.attempt {
+		if l.Req.Session == id && l.Req.Turn == transcript.Normal && l.Req.Attempt == m.attempt {
 			return &l
 		}
 	}

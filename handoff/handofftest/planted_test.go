@@ -22,6 +22,7 @@ import (
 	"github.com/batonhq/baton/handoff/handofftest"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/badgerstore"
+	"github.com/batonhq/baton/transcript"
 )
 
 // plantedBug is a realistic bug planted in the code under test, through a
@@ -129,13 +130,13 @@ func wrapperBugs() []plantedBug {
 			}}
 		})},
 		{name: "ReportTurnFresh", family: "launch shape", how: "engine wrapper", wrap: engineBug(func(req engine.StartRequest) engine.StartRequest {
-			if req.Turn == engine.ReportOnly {
+			if req.Turn == transcript.ReportOnly {
 				req.Mode, req.NativeID = engine.Fresh, "" // the report-only turn does not resume the source
 			}
 			return req
 		})},
 		{name: "TargetOnSourceConfig", family: "launch shape", how: "engine wrapper", wrap: engineBug(func(req engine.StartRequest) engine.StartRequest {
-			if req.Attempt > 0 && req.Turn == engine.Normal && req.Config.Model != "" {
+			if req.Attempt > 0 && req.Turn == transcript.Normal && req.Config.Model != "" {
 				req.Config.Model += "-previous" // the target launched on another configuration than asked
 			}
 			return req

@@ -25,6 +25,7 @@ import (
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
+	"github.com/batonhq/baton/transcript"
 )
 
 // envBridge makes the test binary run the stdio bridge instead of the
@@ -127,7 +128,7 @@ func (f *fixture) reportTurn(t testing.TB, ws baton.WorkspaceID, src baton.Sessi
 		t.Fatal(err)
 	}
 	l := f.launch(t, before+1)
-	if l.Req.Turn != engine.ReportOnly || l.Req.Report == nil {
+	if l.Req.Turn != transcript.ReportOnly || l.Req.Report == nil {
 		t.Fatalf("launch %d is not a report-only turn: %+v", before+1, l.Req)
 	}
 	f.waitState(t, ws, h.ID, store.StateGenerating)

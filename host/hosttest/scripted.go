@@ -42,9 +42,9 @@ type scripted struct{ opts ScriptedOptions }
 // ScriptedOptions tune the runtime of NewScripted. The zero value offers both
 // optional capabilities.
 type ScriptedOptions struct {
-	// NoActivity removes engine.ActivitySnapshotter from its sessions.
+	// NoActivity removes the Activity method from its sessions.
 	NoActivity bool
-	// NoSettle removes engine.SettleNotifier from its sessions.
+	// NoSettle removes the Settled method from its sessions.
 	NoSettle bool
 	// OnSettle, when set, is called under the session's lock each time a
 	// turn ends with nothing queued (a benchmark's timestamp, say).
@@ -96,13 +96,20 @@ type plainSession struct{ host.Session }
 
 type settleOnlySession struct {
 	host.Session
-	engine.SettleNotifier
+	settler
 }
 
 type activityOnlySession struct {
 	host.Session
-	engine.ActivitySnapshotter
+	activityReporter
 }
+
+// settler and activityReporter are the optional capabilities of a
+// host.Session.
+type (
+	settler          interface{ Settled() <-chan struct{} }
+	activityReporter interface{ Activity() engine.Activity }
+)
 
 func countLines(f *os.File) (int, error) {
 	b, err := io.ReadAll(f)

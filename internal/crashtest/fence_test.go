@@ -21,6 +21,7 @@ import (
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
+	"github.com/batonhq/baton/transcript"
 )
 
 // freezer is the exec engine of a node that freezes (as under SIGSTOP or a
@@ -42,7 +43,7 @@ type freezer struct {
 
 func (f *freezer) Start(ctx context.Context, req engine.StartRequest) (engine.Process, error) {
 	freeze := false
-	if req.Attempt > 0 && req.Turn == engine.Normal {
+	if req.Attempt > 0 && req.Turn == transcript.Normal {
 		f.once.Do(func() { freeze = true })
 	}
 	if !freeze {

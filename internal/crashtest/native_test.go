@@ -21,6 +21,7 @@ import (
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
+	"github.com/batonhq/baton/transcript"
 )
 
 // recorder is the exec engine with every StartRequest and Process kept.
@@ -173,7 +174,7 @@ func TestNativeTransfer(t *testing.T) {
 			got := rec.starts()[before:]
 			target := baton.EngineConfig{Engine: "agent", Model: "large"}
 			want := []engine.StartRequest{{Workspace: "ws", Session: h.TargetSession, Config: target, Mode: engine.Resume,
-				NativeID: w.src.NativeID, Turn: engine.Normal, Attempt: h.Attempt, ReadyTimeout: engine.DefaultReadyTimeout}}
+				NativeID: w.src.NativeID, Turn: transcript.Normal, Attempt: h.Attempt, ReadyTimeout: engine.DefaultReadyTimeout}}
 			opt := cmp.FilterPath(func(p cmp.Path) bool {
 				switch p.Last().String() {
 				case ".Prompt", ".Dir", ".Owner", ".LaunchID", ".Report", ".Admit":

@@ -63,9 +63,8 @@ type Command struct {
 // its pipes, its readiness, its exit, its activity, and the confirmed stop
 // and reap of everything of the launch. An engine's process type embeds it
 // (Spawn starts it) and adds what its protocol reads and writes; it
-// implements engine.Process's Ready, Done and Exit and
-// engine.ActivitySnapshotter and engine.ActualReporter, the embedding type
-// Stop.
+// implements engine.Process's Ready, Done, Exit and Actual, and an
+// Activity method; the embedding type adds Stop.
 type Child struct {
 	// Mu guards the exported fields up to Stdin, Child's own unexported
 	// state, and whatever of the embedding process's state that engine
@@ -281,26 +280,34 @@ func (c *Child) settleLocked(id string, err error) bool {
 	return true
 }
 
-// WatchReady enforces the readiness timeout d, timed by t: when t fires
-// before readiness is settled and before Done, readiness fails with
-// engine.ErrReadyRejected and stop runs. It stops t and calls wg.Done at
-// its end: the engine runs it on a goroutine of its own.
-func (c *Child) WatchReady(wg *sync.WaitGroup, t clock.Timer, d time.Duration, stop func()) {
-	defer wg.Done()
-	defer t.Stop()
-	select {
-	case <-c.ready:
-		return
-	case <-c.done:
-		return
-	case <-t.C():
+// WatchReady enforces req's readiness timeout (its ReadyTimeout, or
+// engine.DefaultReadyTimeout when that is zero or negative) on a goroutine
+// that wg counts: when it passes before readiness is settled and before
+// Done, readiness fails with engine.ErrReadyRejected and stop runs. The
+// timer is armed on the child's clock before WatchReady returns, so that a
+// test on a fake clock can count on it.
+func (c *Child) WatchReady(wg *sync.WaitGroup, req engine.StartRequest, stop func()) {
+	d := req.ReadyTimeout
+	if d <= 0 {
+		d = engine.DefaultReadyTimeout
 	}
-	c.Mu.Lock()
-	failed := c.FailReadyLocked(engine.ErrReadyRejected, fmt.Sprintf("no readiness within %s", d))
-	c.Mu.Unlock()
-	if failed {
-		stop()
-	}
+	t := c.Clock().NewTimer(d)
+	wg.Go(func() {
+		defer t.Stop()
+		select {
+		case <-c.ready:
+			return
+		case <-c.done:
+			return
+		case <-t.C():
+		}
+		c.Mu.Lock()
+		failed := c.FailReadyLocked(engine.ErrReadyRejected, fmt.Sprintf("no readiness within %s", d))
+		c.Mu.Unlock()
+		if failed {
+			stop()
+		}
+	})
 }
 
 // AddTailLocked appends parts to the end of the child's standard error
@@ -420,7 +427,7 @@ func (c *Child) Exit() engine.ExitStatus {
 	return c.exit
 }
 
-// Actual implements engine.ActualReporter: Seen, as far as the agent said
+// Actual implements engine.Process: Seen, as far as the agent said
 // it.
 func (c *Child) Actual() engine.Actual {
 	c.Mu.Lock()
@@ -428,7 +435,7 @@ func (c *Child) Actual() engine.Actual {
 	return c.Seen
 }
 
-// Activity implements engine.ActivitySnapshotter: a turn while the child
+// Activity reports what the child is doing: a turn while the child
 // runs (both engines run one turn a launch), and a tool while Tool says
 // so.
 func (c *Child) Activity() engine.Activity {

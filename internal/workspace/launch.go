@@ -27,7 +27,7 @@ func RecordLaunch(tx store.Tx, l store.Launch) error {
 }
 
 // RecordActual sets, on row s, what a launch of it reported it really runs
-// (engine.ActualOf its process): the fields it reported replace the
+// (its process's Actual): the fields it reported replace the
 // row's, the others are kept (a CLI that says nothing this time keeps
 // what an earlier launch said). It reports whether the row changed.
 func RecordActual(s *store.Session, a engine.Actual) bool {

@@ -17,6 +17,7 @@ import (
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/badgerstore"
+	"github.com/batonhq/baton/transcript"
 )
 
 // The benchmarks of the embedded store under the transfer coordinator.
@@ -81,9 +82,9 @@ func benchCoordinator(b *testing.B, st store.Store, hang bool) (*handoff.Coordin
 	eng := enginetest.New(enginetest.Options{
 		ScriptFor: func(req engine.StartRequest) (enginetest.Script, bool) {
 			switch {
-			case req.Turn == engine.ReportOnly && hang:
+			case req.Turn == transcript.ReportOnly && hang:
 				return enginetest.Script{Hang: true}, true
-			case req.Turn == engine.ReportOnly:
+			case req.Turn == transcript.ReportOnly:
 				return enginetest.Script{Report: "# Report\nbenchmark", ReportToken: enginetest.RightToken}, true
 			}
 			return enginetest.Script{}, true

@@ -21,6 +21,7 @@ import (
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/pgstore"
+	"github.com/batonhq/baton/transcript"
 )
 
 // countedStore counts the Updates that commit, forwarding store.Notifier.
@@ -51,7 +52,7 @@ func lifecycleCoordinator(tb testing.TB, st store.Store) (*handoff.Coordinator, 
 	var co *handoff.Coordinator
 	eng := enginetest.New(enginetest.Options{
 		ScriptFor: func(req engine.StartRequest) (enginetest.Script, bool) {
-			if req.Turn == engine.ReportOnly {
+			if req.Turn == transcript.ReportOnly {
 				return enginetest.Script{Report: "# Report\nbenchmark", ReportToken: enginetest.RightToken}, true
 			}
 			return enginetest.Script{}, true

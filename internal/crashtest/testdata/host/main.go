@@ -50,6 +50,7 @@ import (
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/badgerstore"
+	"github.com/batonhq/baton/transcript"
 )
 
 // Spawn is one line of the spawn log.
@@ -106,7 +107,7 @@ func (s *spawnLog) Start(ctx context.Context, req engine.StartRequest) (engine.P
 	}
 	what := "source"
 	switch {
-	case req.Turn == engine.ReportOnly:
+	case req.Turn == transcript.ReportOnly:
 		what = "report"
 	case req.Attempt > 0:
 		what = "target"
@@ -184,7 +185,7 @@ func main() {
 			Model:   []string{"-model", "{model}"},
 			LaunchExtra: func(_ context.Context, req engine.StartRequest) (exec.Extra, error) {
 				c := req.Report
-				if req.Turn != engine.ReportOnly || c == nil {
+				if req.Turn != transcript.ReportOnly || c == nil {
 					return exec.Extra{}, nil
 				}
 				b, err := json.Marshal(map[string]string{"url": "http://" + ln.Addr().String() + "/report", "workspace": string(c.Workspace),

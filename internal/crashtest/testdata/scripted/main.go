@@ -44,6 +44,7 @@ import (
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/badgerstore"
+	"github.com/batonhq/baton/transcript"
 )
 
 // LogLine is one launch as appended to the launch log (one JSON object a
@@ -53,7 +54,7 @@ type LogLine struct {
 	Session baton.SessionID   `json:"session"`
 	Handoff baton.HandoffID   `json:"handoff,omitempty"`
 	Attempt int               `json:"attempt"`
-	Turn    engine.Turn       `json:"turn"`
+	Turn    transcript.Turn   `json:"turn"`
 	WS      baton.WorkspaceID `json:"workspace"`
 }
 
@@ -185,7 +186,7 @@ func run(dir, logPath string, transfers, stopAt int, recover bool) error {
 	var co *handoff.Coordinator
 	eng := &logEngine{ev: ev, log: lf, Engine: enginetest.New(enginetest.Options{
 		ScriptFor: func(req engine.StartRequest) (enginetest.Script, bool) {
-			if req.Turn == engine.ReportOnly {
+			if req.Turn == transcript.ReportOnly {
 				return enginetest.Script{Report: "# Report\ncrash test", ReportToken: enginetest.RightToken}, true
 			}
 			return enginetest.Script{}, true
