@@ -165,7 +165,7 @@ func WithHistoryTool(name string) Option {
 
 // WithBriefingLimits sets the bounds of the default briefing's sections and
 // what it redacts besides the built-in token shapes (for example
-// Conversation.Secrets: recap.SecretValuesFromEnv(os.Environ())); the
+// Conversation.Secrets: the values of the host's API keys); the
 // Briefing gets them as BriefingInput.Limits. Default: recap's defaults.
 func WithBriefingLimits(l recap.HandoffLimits) Option {
 	return func(co *Coordinator) { co.given.Add("WithBriefingLimits"); co.briefLimits = l }

@@ -122,24 +122,6 @@ func TestConversationRules(t *testing.T) {
 			want: "User:\n> the key is [REDACTED], keep it\n",
 		},
 		{
-			name: "redacts environment secrets",
-			evs:  events(transcript.User, "use s3cr3t-value-0042 to log in"),
-			lim:  Limits{Secrets: SecretValuesFromEnv([]string{"DB_PASSWORD=s3cr3t-value-0042"})},
-			want: "User:\n> use [REDACTED] to log in\n",
-		},
-		{
-			name: "respects the allow-list",
-			evs:  events(transcript.Agent, "socket at /tmp/ssh-XXXXabcdef/agent.123"),
-			lim:  Limits{Secrets: SecretValuesFromEnv([]string{"SSH_AUTH_SOCK=/tmp/ssh-XXXXabcdef/agent.123"})},
-			want: "Agent:\n> socket at /tmp/ssh-XXXXabcdef/agent.123\n",
-		},
-		{
-			name: "ignores environment values under 12 characters",
-			evs:  events(transcript.User, "token short12345 here"),
-			lim:  Limits{Secrets: SecretValuesFromEnv([]string{"API_TOKEN=short12345"})},
-			want: "User:\n> token short12345 here\n",
-		},
-		{
 			name: "redacts secrets in the task and the ending",
 			in:   Input{Task: "deploy with hunter2hunter2", Ending: "crashed printing ghp_0123456789abcdefghijABCDEFGHIJ012345"},
 			evs:  events(transcript.User, "go"),

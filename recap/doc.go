@@ -29,9 +29,8 @@
 // was not included, why (Input.Omitted) and where to read it
 // (Input.HistoryTool).
 //
-// Redaction replaces with baton.Redacted every Limits.Secrets value
-// (SecretValuesFromEnv collects them from an environment) and every
-// built-in token shape (GitHub, Anthropic, OpenAI, AWS, Google, Slack,
+// Redaction replaces with baton.Redacted every Limits.Secrets value and
+// every built-in token shape (GitHub, Anthropic, OpenAI, AWS, Google, Slack,
 // GitLab), in every section of a briefing. A caller that shows recorded
 // text on its own terms (a page of a conversation served to an agent)
 // applies the same rules with a Redactor, and joins chunks with IsBlank and
@@ -46,9 +45,8 @@
 //
 // A secret is recognised only where it appears whole in one message once
 // its chunks are joined: one split across two messages, or across a tool
-// call, is not redacted (nor does it appear whole). SecretValuesFromEnv
-// leaves out values under 12 characters, which would redact ordinary
-// words. For a message longer than its clip limit only the part read is
+// call, is not redacted (nor does it appear whole). A short secret
+// redacts ordinary words as well. For a message longer than its clip limit only the part read is
 // seen, so a marker pattern anchored at the end ($) matches the end of
 // that part. A streamed chunk that is exactly a heartbeat phrase is
 // dropped even inside a longer sentence. DESIGN.md beside this package

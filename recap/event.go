@@ -46,9 +46,11 @@ type Limits struct {
 	// the list is applied repeatedly (at most 16 passes) until nothing
 	// matches, so "DONE DONE" loses both. Nil entries are ignored.
 	Markers []*regexp.Regexp
-	// Secrets are values to redact besides the built-in token shapes, for
-	// example SecretValuesFromEnv(os.Environ()). Blank values are ignored;
-	// every other value is redacted as given, however short.
+	// Secrets are values to redact besides the built-in token shapes (API
+	// keys, passwords, tokens of the environment). Blank values are
+	// ignored; every other value is redacted as given, however short: a
+	// value shorter than baton.Redacted makes the text longer, and a short
+	// one redacts ordinary words.
 	Secrets []string
 }
 
@@ -61,9 +63,6 @@ const (
 	minMaxChars = 400
 	// minMessageChars is the smallest per-message clip.
 	minMessageChars = 100
-	// minEnvSecretChars is the shortest environment value
-	// SecretValuesFromEnv treats as a secret.
-	minEnvSecretChars = 12
 )
 
 // truncationMark ends a text that was clipped; baton.Redacted replaces

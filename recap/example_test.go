@@ -17,14 +17,13 @@ func ExampleConversation() {
 		{Speaker: transcript.Agent, Kind: transcript.ToolCall, Text: "sed -i s/--cfg/--config/ main.go"},
 		{Speaker: transcript.Agent, Kind: transcript.Message, Text: "Pushing with ghp_0123456789abcdefghijABCDEFGHIJ012345.\nDONE"},
 	}
-	environ := []string{"DEPLOY_TOKEN=hunter2-deploy-key", "HOME=/home/dev"}
 	briefing := recap.Conversation(recap.Input{
 		Task:   "Rename the config flag",
 		Ending: "killed by a restart while waiting for its working tree",
 		Events: slices.Values(events),
 	}, recap.Limits{
 		Markers: []*regexp.Regexp{regexp.MustCompile(`\s*DONE\s*$`)},
-		Secrets: recap.SecretValuesFromEnv(environ),
+		Secrets: []string{"hunter2-deploy-key"},
 	})
 	fmt.Print(briefing)
 	// Output:

@@ -63,7 +63,7 @@ func sessionLimits() Limits {
 		MaxChars:        600,
 		MaxMessageChars: 300,
 		Markers:         []*regexp.Regexp{regexp.MustCompile(`\s*DONE\s*$`)},
-		Secrets:         SecretValuesFromEnv([]string{"STAGING_TOKEN=s3cr3t-staging-token-77", "SSH_AUTH_SOCK=/tmp/agent.sock.1"}),
+		Secrets:         []string{"s3cr3t-staging-token-77"},
 	}
 }
 

@@ -53,7 +53,7 @@ func BenchmarkReadHistory(b *testing.B) {
 		for i := range 64 {
 			cursors = append(cursors, pos{ev: starts[i*(len(starts)-1)/63]}.cursor())
 		}
-		lim := recap.Limits{Secrets: recap.SecretValuesFromEnv([]string{"STAGING_TOKEN=s3cr3t-staging-token-77"})}
+		lim := recap.Limits{Secrets: []string{"s3cr3t-staging-token-77"}}
 		b.Run(sz.name, func(b *testing.B) {
 			ctx := context.Background()
 			red := recap.NewRedactor(lim)

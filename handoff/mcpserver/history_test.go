@@ -27,7 +27,7 @@ const (
 func historyLimits() recap.Limits {
 	return recap.Limits{
 		Markers: []*regexp.Regexp{regexp.MustCompile(`\s*DONE\s*$`)},
-		Secrets: recap.SecretValuesFromEnv([]string{"STAGING_TOKEN=" + envSecret}),
+		Secrets: []string{envSecret},
 	}
 }
 

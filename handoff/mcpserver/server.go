@@ -41,8 +41,7 @@ type Config struct {
 	Facts        func(ctx context.Context, ws baton.WorkspaceID, id baton.HandoffID) (facts.Facts, error)
 	FactsOptions facts.Options
 	// Limits gives the Secrets and Markers applied to the history and the
-	// facts, as the briefing applies them (recap.SecretValuesFromEnv
-	// collects secrets from an environment). Token shapes are always
+	// facts, as the briefing applies them. Token shapes are always
 	// redacted.
 	Limits recap.Limits
 	// Name is the server's name in its MCP implementation info ("baton" when empty).
