@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"iter"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/batonhq/baton/transcript"
 )
@@ -81,7 +82,7 @@ func Conversation(in Input, lim Limits) string {
 
 // replay turns a stream of events into a window of messages.
 type replay struct {
-	red    *redactor
+	red    *Redactor
 	win    window
 	msg    head
 	maxMsg int
@@ -98,7 +99,7 @@ type replay struct {
 	gap     bool // a tool call came since the message's last chunk
 }
 
-func newReplay(red *redactor, lim Limits, task string) *replay {
+func newReplay(red *Redactor, lim Limits, task string) *replay {
 	p := &replay{red: red, win: window{budget: lim.maxChars()}, maxMsg: lim.maxMessageChars()}
 	p.msg.reset(p.maxMsg, red.lookahead, false)
 	p.msg.add(task)
@@ -153,20 +154,20 @@ func (p *replay) event(ev transcript.Event) {
 		}
 		return
 	}
-	if isBlank(ev.Text) {
+	if IsBlank(ev.Text) {
 		if p.open && ev.Speaker == p.speaker {
 			p.msg.add(ev.Text)
 		}
 		return
 	}
-	if isHeartbeat(ev.Text) {
+	if IsHeartbeat(ev.Text) {
 		return
 	}
 	if !p.open || ev.Speaker != p.speaker {
 		p.flush()
 		p.open, p.speaker = true, ev.Speaker
 		p.msg.reset(p.maxMsg, p.red.lookahead, false)
-	} else if p.gap && !p.msg.empty() && (len(p.msg.part) > 0 || !asciiSpaceEnd(p.msg.buf)) && !asciiSpaceStart(ev.Text) {
+	} else if p.gap && !p.msg.empty() && (len(p.msg.part) > 0 || !isASCIISpace(p.msg.buf[len(p.msg.buf)-1])) && !isASCIISpace(ev.Text[0]) {
 		p.msg.add("\n")
 	}
 	p.gap = false
@@ -193,25 +194,14 @@ func (p *replay) flush() {
 
 var standIn = []byte(taskStandIn)
 
-func asciiSpaceEnd(b []byte) bool {
-	c := b[len(b)-1]
-	return c < 0x80 && asciiSpace[c]
-}
-
-func asciiSpaceStart(s string) bool {
-	c := s[0]
-	return c < 0x80 && asciiSpace[c]
-}
+func isASCIISpace(c byte) bool { return c < utf8.RuneSelf && asciiSpace[c] }
 
 // appendText runs text through the pipeline, clips its quoted rendering to
 // budget runes and appends it behind pfx, or appends none when nothing is
 // left of it. indent keeps the first line's indentation (command output).
 // budget must leave room for the truncation mark on a line of its own.
-func (r *redactor) appendText(dst []byte, text, pfx string, indent bool, budget int, none string) []byte {
-	r.th.reset(budget, r.lookahead, indent)
-	r.th.add(text)
-	body, runes, trunc := r.clip(r.out[:0], &r.th, budget)
-	r.out = body
+func (r *Redactor) appendText(dst []byte, text, pfx string, indent bool, budget int, none string) []byte {
+	body, runes, trunc := r.run(text, budget, indent)
 	if len(body) == 0 && !trunc {
 		return append(dst, none...)
 	}
@@ -235,8 +225,10 @@ const (
 	heartbeatTime   = "0123456789hms:() .…"
 )
 
-// isHeartbeat reports whether every non-blank line of text is a heartbeat.
-func isHeartbeat(text string) bool {
+// IsHeartbeat reports whether every non-blank line of text is a known
+// keep-alive line ("[heartbeat]", "keep-alive", "Still working… (5m)"):
+// the replay drops such chunks.
+func IsHeartbeat(text string) bool {
 	if len(text) > maxHeartbeatLen {
 		return false
 	}

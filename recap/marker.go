@@ -158,7 +158,7 @@ const maxMarkerPasses = 16
 // must be a buffer of the caller's. Markers without a trailer form cost a
 // bytes.Contains of their literal, a regexp scan when it is there, and the
 // small allocation of regexp's FindAllIndex when they match.
-func (r *redactor) strip(s []byte) []byte {
+func (r *Redactor) strip(s []byte) []byte {
 	for range maxMarkerPasses {
 		changed := false
 		for _, m := range r.markers {

@@ -108,7 +108,7 @@ func (h *head) addWhole(text string) {
 		h.buf = append(h.buf, text[:k]...)
 		text = text[k:]
 	}
-	if !h.overflow && len(text) > 0 && !isBlank(text) {
+	if !h.overflow && len(text) > 0 && !IsBlank(text) {
 		h.overflow = true
 	}
 }
@@ -142,6 +142,17 @@ func ascii8[T ~string | ~[]byte](s T) bool {
 	return (s[0]|s[1]|s[2]|s[3]|s[4]|s[5]|s[6]|s[7])&0x80 == 0
 }
 
+// run runs text through the pipeline of clip, in the scratch accumulator,
+// and returns the result (valid until the next run), its rune count and
+// whether it was cut.
+func (r *Redactor) run(text string, limit int, indent bool) ([]byte, int, bool) {
+	r.th.reset(limit, r.lookahead, indent)
+	r.th.add(text)
+	body, runes, trunc := r.clip(r.out[:0], &r.th, limit)
+	r.out = body
+	return body, runes, trunc
+}
+
 // clip runs the text pipeline on h, the head of a text, and appends to dst
 // the text to replay; it returns its rune count and whether it was cut (the
 // caller then appends truncationMark, which the limit already has room for).
@@ -151,7 +162,7 @@ func ascii8[T ~string | ~[]byte](s T) bool {
 // redacting after means text joined by a removed marker is checked too. A cut
 // text ends at least r.lookahead bytes before the end of what was read, so a
 // secret that begins before the cut was seen whole and is replaced whole.
-func (r *redactor) clip(dst []byte, h *head, limit int) ([]byte, int, bool) {
+func (r *Redactor) clip(dst []byte, h *head, limit int) ([]byte, int, bool) {
 	h.done()
 	s, complete := h.buf, !h.overflow
 	if sp := r.find(s); len(sp) > 0 {
@@ -252,8 +263,9 @@ func runeFloor(s []byte, i int) int {
 // asciiSpace marks the bytes unicode.IsSpace accepts below utf8.RuneSelf.
 var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
-// isBlank reports whether s is empty or white space only.
-func isBlank(s string) bool {
+// IsBlank reports whether s is empty or white space only: a blank chunk
+// never starts a replayed message.
+func IsBlank(s string) bool {
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
 			if !asciiSpace[c] {

@@ -48,7 +48,7 @@ func HandoffPrompt(in HandoffInput) string {
 	lim := in.Limits.normalized()
 	r := newRedactor(lim.Conversation.Secrets, lim.Conversation.Markers)
 	mission := in.Mission
-	if isBlank(mission) {
+	if IsBlank(mission) {
 		mission = in.Conversation.Task
 	}
 	rp := newReplay(r, lim.Conversation, mission)
@@ -67,7 +67,7 @@ func HandoffPrompt(in HandoffInput) string {
 		{heading: "Report from the previous session", squeeze: 6, budget: lim.ReportChars,
 			render: single(report, verbatim, none)},
 	}
-	if !isBlank(in.Facts) {
+	if !IsBlank(in.Facts) {
 		secs = append(secs, &section{heading: "Facts gathered without a model", squeeze: 1, budget: lim.FactsChars,
 			render: single(in.Facts, quote, "")})
 	}
@@ -117,7 +117,7 @@ func HandoffPrompt(in HandoffInput) string {
 }
 
 // handoffHead renders the title, the introduction and the source session.
-func (r *redactor) handoffHead(in HandoffInput, hasReport bool) string {
+func (r *Redactor) handoffHead(in HandoffInput, hasReport bool) string {
 	var b strings.Builder
 	b.WriteString("# Session transfer")
 	if t := r.line(in.Title, titleChars, ""); t != "" {
@@ -146,7 +146,7 @@ func (r *redactor) handoffHead(in HandoffInput, hasReport bool) string {
 	return b.String()
 }
 
-func (r *redactor) tasks(tasks []Task) func(int) string {
+func (r *Redactor) tasks(tasks []Task) func(int) string {
 	return func(budget int) string {
 		if len(tasks) == 0 {
 			return noTasks
@@ -167,7 +167,7 @@ func (r *redactor) tasks(tasks []Task) func(int) string {
 	}
 }
 
-func (r *redactor) instructions(ins []Instruction) func(int) string {
+func (r *Redactor) instructions(ins []Instruction) func(int) string {
 	return func(budget int) string {
 		if len(ins) == 0 {
 			return noInstructions
@@ -185,7 +185,7 @@ func (r *redactor) instructions(ins []Instruction) func(int) string {
 	}
 }
 
-func (r *redactor) git(g GitState) func(int) string {
+func (r *Redactor) git(g GitState) func(int) string {
 	return func(budget int) string {
 		return r.list([]block{
 			{head: "Branch: " + r.line(g.Branch, fieldChars, "unknown") + "\n"},

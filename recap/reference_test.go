@@ -40,7 +40,7 @@ func refCoalesce(evs []transcript.Event) []refMessage {
 			}
 			continue
 		}
-		if isHeartbeat(ev.Text) {
+		if IsHeartbeat(ev.Text) {
 			continue
 		}
 		if !same {

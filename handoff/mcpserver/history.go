@@ -178,13 +178,7 @@ func readHistory(ctx context.Context, h History, red *recap.Redactor, args histo
 	p := page{Direction: dir, Events: n, Entries: []entry{}}
 	// The text budget: the page's own lines take at most pageOverhead.
 	room := budget - pageOverhead
-	var next pos
-	var more bool
-	if dir == oldestFirst {
-		next, more, err = w.forward(at, room, &p)
-	} else {
-		next, more, err = w.backward(at, room, &p)
-	}
+	next, more, err := w.walk(at, room, dir == newestFirst, &p)
 	if err != nil {
 		return page{}, err
 	}
@@ -241,8 +235,6 @@ func label(e entry) string {
 	}
 	return s + "]\n"
 }
-
-func entryCost(e entry, textRunes int) int { return utf8.RuneCountInString(label(e)) + textRunes + 2 }
 
 // clipString cuts s to n bytes at a rune boundary, for error messages.
 func clipString(s string, n int) string {

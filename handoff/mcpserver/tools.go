@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -35,45 +34,43 @@ type accessFunc func(*mcp.CallToolRequest) (Access, error)
 // mcpServer builds the MCP server of one scope; access tells each call's
 // Access.
 func (s *Server) mcpServer(scope Scope, access accessFunc) *mcp.Server {
+	notDestructive := false
+	tools := map[string]*mcp.Tool{
+		ToolSubmit: {
+			Title: "Submit the session handoff report",
+			Description: fmt.Sprintf("Submit your handoff report (Markdown, 1 to %d characters) for the session that takes over. "+
+				"Call it once: the report is final. Submitting the same text again is harmless; a different text is refused.", baton.MaxReportChars),
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"report":{"type":"string",` +
+				`"description":"The handoff report in Markdown."}},"required":["report"],"additionalProperties":false}`),
+			Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: &notDestructive},
+		},
+		ToolHistory: {
+			Title: "Read the previous session's conversation",
+			Description: "Read the conversation of the session you took over from, a page at a time, redacted. " +
+				"Start without a cursor; pass the cursor a page returns to read the next one. " +
+				"direction is \"oldest-first\" (default) or \"newest-first\"; maxChars bounds the page " +
+				fmt.Sprintf("(default %d, %d to %d).", defaultPageChars, minPageChars, maxPageChars),
+			InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+				`"cursor":{"type":"string","description":"The cursor of the previous page; omit to start."},` +
+				`"direction":{"type":"string","enum":["oldest-first","newest-first"]},` +
+				`"maxChars":{"type":"integer","description":"Page budget in characters."},` +
+				`"reportTurns":{"type":"boolean","description":"Also show the turn that asked the previous session for its handoff report, and its answer (left out by default)."}},"additionalProperties":false}`),
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
+		},
+		ToolFacts: {
+			Title: "Get the facts of the workspace",
+			Description: "Get the facts of the workspace gathered without a model: git branch, HEAD, upstream, " +
+				"uncommitted files, commits since the previous session started, diffstat, and the checks it ran.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
+		},
+	}
+	fns := map[string]toolFunc{ToolSubmit: s.submit, ToolHistory: s.history, ToolFacts: s.facts}
 	srv := mcp.NewServer(&mcp.Implementation{Name: s.cfg.Name, Version: s.cfg.Version}, nil)
-	ro, notDestructive := true, false
 	for _, name := range Tools(scope) {
-		switch name {
-		case ToolSubmit:
-			srv.AddTool(&mcp.Tool{
-				Name:  ToolSubmit,
-				Title: "Submit the session handoff report",
-				Description: fmt.Sprintf("Submit your handoff report (Markdown, 1 to %d characters) for the session that takes over. "+
-					"Call it once: the report is final. Submitting the same text again is harmless; a different text is refused.", baton.MaxReportChars),
-				InputSchema: json.RawMessage(`{"type":"object","properties":{"report":{"type":"string",` +
-					`"description":"The handoff report in Markdown."}},"required":["report"],"additionalProperties":false}`),
-				Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: &notDestructive},
-			}, s.tool(ToolSubmit, scope, access, s.submit))
-		case ToolHistory:
-			srv.AddTool(&mcp.Tool{
-				Name:  ToolHistory,
-				Title: "Read the previous session's conversation",
-				Description: "Read the conversation of the session you took over from, a page at a time, redacted. " +
-					"Start without a cursor; pass the cursor a page returns to read the next one. " +
-					"direction is \"oldest-first\" (default) or \"newest-first\"; maxChars bounds the page " +
-					fmt.Sprintf("(default %d, %d to %d).", defaultPageChars, minPageChars, maxPageChars),
-				InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-					`"cursor":{"type":"string","description":"The cursor of the previous page; omit to start."},` +
-					`"direction":{"type":"string","enum":["oldest-first","newest-first"]},` +
-					`"maxChars":{"type":"integer","description":"Page budget in characters."},` +
-					`"reportTurns":{"type":"boolean","description":"Also show the turn that asked the previous session for its handoff report, and its answer (left out by default)."}},"additionalProperties":false}`),
-				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ro, IdempotentHint: true},
-			}, s.tool(ToolHistory, scope, access, s.history))
-		case ToolFacts:
-			srv.AddTool(&mcp.Tool{
-				Name:  ToolFacts,
-				Title: "Get the facts of the workspace",
-				Description: "Get the facts of the workspace gathered without a model: git branch, HEAD, upstream, " +
-					"uncommitted files, commits since the previous session started, diffstat, and the checks it ran.",
-				InputSchema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
-				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ro, IdempotentHint: true},
-			}, s.tool(ToolFacts, scope, access, s.facts))
-		}
+		t := tools[name]
+		t.Name = name
+		srv.AddTool(t, s.tool(name, scope, access, fns[name]))
 	}
 	return srv
 }
@@ -81,13 +78,11 @@ func (s *Server) mcpServer(scope Scope, access accessFunc) *mcp.Server {
 type toolFunc func(ctx context.Context, a Access, args json.RawMessage) (*mcp.CallToolResult, error)
 
 // tool wraps a tool's function: it finds the call's Access, checks it
-// belongs to scope, and turns every error into a tool error result.
+// belongs to scope (the scope the server offers the tool to), and turns
+// every error into a tool error result.
 func (s *Server) tool(name string, scope Scope, access accessFunc, fn toolFunc) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		a, err := access(req)
-		if err == nil && !slices.Contains(Tools(a.Scope), name) {
-			err = baton.Errorf(errAccessDenied, "%s is not offered to the %s scope", name, a.Scope)
-		}
 		if err == nil && a.Scope != scope {
 			err = baton.Errorf(errAccessDenied, "scope %s on the %s endpoint", a.Scope, scope)
 		}
@@ -95,32 +90,15 @@ func (s *Server) tool(name string, scope Scope, access accessFunc, fn toolFunc) 
 		if err == nil {
 			var raw json.RawMessage
 			if req.Params != nil {
-				raw, err = rawArgs(req.Params.Arguments)
+				raw = req.Params.Arguments
 			}
-			if err == nil {
-				res, err = fn(ctx, a, raw)
-			}
+			res, err = fn(ctx, a, raw)
 		}
 		if err != nil {
 			return s.refused(name, a, err), nil
 		}
 		return res, nil
 	}
-}
-
-// rawArgs returns the arguments of a call as JSON.
-func rawArgs(v any) (json.RawMessage, error) {
-	switch v := v.(type) {
-	case nil:
-		return nil, nil
-	case json.RawMessage:
-		return v, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, baton.Errorf(errBadArguments, "arguments: %v", err)
-	}
-	return b, nil
 }
 
 // decode reads a JSON object of known fields into dst; absent or null

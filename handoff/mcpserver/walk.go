@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -66,7 +67,6 @@ type walker struct {
 
 // message is one message of the conversation, cleaned.
 type message struct {
-	start   int64
 	speaker transcript.Speaker
 	report  bool // it belongs to a report-only turn
 	text    []byte
@@ -97,7 +97,7 @@ func (w *walker) read(s int64) (message, error) {
 	if err != nil {
 		return message{}, err
 	}
-	m := message{start: s, speaker: ev.Speaker, report: reportTurn(ev), next: w.r.n}
+	m := message{speaker: ev.Speaker, report: reportTurn(ev), next: w.r.n}
 	raw := append(w.raw[:0], ev.Text...)
 	unread, gap := 0, false
 	add := func(t string) {
@@ -133,7 +133,7 @@ func (w *walker) read(s int64) (message, error) {
 			add(ev.Text)
 		case recap.IsHeartbeat(ev.Text):
 		default:
-			if gap && len(raw) > 0 && !spaceEnd(raw) && !spaceStart(ev.Text) {
+			if gap && len(raw) > 0 && !isSpace(raw[len(raw)-1]) && !isSpace(ev.Text[0]) {
 				add("\n")
 			}
 			gap = false
@@ -173,13 +173,7 @@ func (w *walker) prevStart(e int64) (int64, error) {
 	return start, nil
 }
 
-func spaceEnd(b []byte) bool {
-	c := b[len(b)-1]
-	return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
-}
-
-func spaceStart(s string) bool {
-	c := s[0]
+func isSpace(c byte) bool {
 	return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
 }
 
@@ -193,152 +187,122 @@ func speakerName(s transcript.Speaker) string {
 // minText is the least text worth starting an entry for.
 const minText = 32
 
-// forward fills p from at on, oldest first, within room runes. It returns
-// where the page ended and whether anything is left after it.
-func (w *walker) forward(at pos, room int, p *page) (pos, bool, error) {
-	e, err := w.firstFrom(at.ev)
-	if err != nil {
-		return pos{}, false, err
-	}
-	if e != at.ev && at.off != 0 {
-		return pos{}, false, baton.Errorf(errBadArguments, "the cursor does not point at a message")
-	}
-	off := at.off
-	for e < w.r.n {
-		m, err := w.read(e)
-		if err != nil {
-			return pos{}, false, err
-		}
-		if off > len(m.text) || off < len(m.text) && !utf8.RuneStart(m.text[off]) {
-			return pos{}, false, baton.Errorf(errBadArguments, "the cursor does not fit the conversation")
-		}
-		if off == len(m.text) { // nothing (more) to show of it
-			e, off = m.next, 0
-			continue
-		}
-		en := entry{Speaker: speakerName(m.speaker), Message: e, From: off, Size: len(m.text), ReportTurn: m.report}
-		avail := room - labelMax - 2
-		if avail < minText {
-			return pos{e, off}, true, nil
-		}
-		cut, runes := prefixRunes(m.text, off, avail)
-		en.To, en.Text = cut, string(m.text[off:cut])
-		room -= entryCost(en, runes)
-		p.Entries = append(p.Entries, en)
-		if cut < len(m.text) {
-			return pos{e, cut}, true, nil
-		}
-		e, off = m.next, 0
-	}
-	return pos{e, 0}, false, nil
-}
-
-// backward fills p with what comes before at, newest first, within room
-// runes; entries end up in the conversation's order.
-func (w *walker) backward(at pos, room int, p *page) (pos, bool, error) {
+// walk fills p from at on, oldest first, or with what comes before at,
+// newest first (back; entries end up in the conversation's order), within
+// room runes. It returns where the page ended and whether anything is
+// left after it.
+func (w *walker) walk(at pos, room int, back bool, p *page) (pos, bool, error) {
 	e, off := at.ev, at.off
-	var rev []entry
+	var ents []entry
 	defer func() {
-		for i := len(rev) - 1; i >= 0; i-- {
-			p.Entries = append(p.Entries, rev[i])
+		if back {
+			slices.Reverse(ents)
 		}
+		p.Entries = append(p.Entries, ents...)
 	}()
 	var m message
 	loaded := false
 	for {
-		if off == 0 {
-			s, err := w.prevStart(e)
-			if err != nil {
+		var err error
+		switch {
+		case off == 0 && !back:
+			if e, err = w.firstFrom(e); err != nil {
 				return pos{}, false, err
 			}
-			if s < 0 {
-				return pos{e, 0}, false, nil
+		case off == 0:
+			s, err := w.prevStart(e)
+			if err != nil || s < 0 {
+				return pos{e, 0}, false, err
 			}
 			if m, err = w.read(s); err != nil {
 				return pos{}, false, err
 			}
 			if m.next != e {
-				return pos{}, false, baton.Errorf(errBadArguments, "the cursor does not point at a message")
+				return pos{}, false, errNotAtMessage
 			}
 			e, off, loaded = s, len(m.text), true
 			if off == 0 {
 				continue
 			}
-		}
-		if !loaded {
-			if e >= w.r.n {
-				return pos{}, false, baton.Errorf(errBadArguments, "the cursor does not fit the conversation")
-			}
+		case loaded:
+		case e >= w.r.n && back:
+			return pos{}, false, errNotInConversation
+		case e < w.r.n:
 			ev, err := w.r.at(e, false)
 			if err != nil {
 				return pos{}, false, err
 			}
 			if !w.starter(ev) {
-				return pos{}, false, baton.Errorf(errBadArguments, "the cursor does not point at a message")
+				return pos{}, false, errNotAtMessage
 			}
+		}
+		if e >= w.r.n { // forward, at the end
+			return pos{e, 0}, false, nil
+		}
+		if !loaded {
 			if m, err = w.read(e); err != nil {
 				return pos{}, false, err
 			}
-			loaded = true
 		}
 		if off > len(m.text) || off < len(m.text) && !utf8.RuneStart(m.text[off]) {
-			return pos{}, false, baton.Errorf(errBadArguments, "the cursor does not fit the conversation")
+			return pos{}, false, errNotInConversation
 		}
-		avail := room - labelMax - 2
-		if avail < minText {
+		if !back && off == len(m.text) { // nothing (more) to show of it
+			e, off, loaded = m.next, 0, false
+			continue
+		}
+		if room-labelMax-2 < minText {
 			return pos{e, off}, true, nil
 		}
-		en := entry{Speaker: speakerName(m.speaker), Message: e, To: off, Size: len(m.text), ReportTurn: m.report}
-		cut, runes := suffixRunes(m.text, off, avail)
-		en.From, en.Text = cut, string(m.text[cut:off])
-		room -= entryCost(en, runes)
-		rev = append(rev, en)
-		if cut > 0 {
-			return pos{e, cut}, true, nil
+		en := entry{Speaker: speakerName(m.speaker), Message: e, From: off, To: off, Size: len(m.text), ReportTurn: m.report}
+		if back {
+			en.From = cut(m.text, off, room-labelMax-2, true)
+		} else {
+			en.To = cut(m.text, off, room-labelMax-2, false)
+		}
+		en.Text = string(m.text[en.From:en.To])
+		room -= utf8.RuneCountInString(label(en)) + utf8.RuneCountInString(en.Text) + 2
+		ents = append(ents, en)
+		switch {
+		case back && en.From > 0:
+			return pos{e, en.From}, true, nil
+		case !back && en.To < len(m.text):
+			return pos{e, en.To}, true, nil
+		case !back:
+			e = m.next
 		}
 		off, loaded = 0, false
 	}
 }
 
-// prefixRunes returns the end of the longest piece of t from off with at
-// most n runes, and its rune count. The piece never ends inside a
-// "[REDACTED]", unless that would leave it empty.
-func prefixRunes(t []byte, off, n int) (int, int) {
-	i, c := off, 0
-	for i < len(t) && c < n {
-		_, sz := utf8.DecodeRune(t[i:])
-		i += sz
-		c++
-	}
-	if i < len(t) {
-		if j := insideMark(t, i); j > off {
-			c -= utf8.RuneCount(t[j:i])
-			i = j
-		}
-	}
-	return i, c
-}
+// Errors of a cursor that does not fit the conversation.
+var (
+	errNotAtMessage      = baton.Errorf(errBadArguments, "the cursor does not point at a message")
+	errNotInConversation = baton.Errorf(errBadArguments, "the cursor does not fit the conversation")
+)
 
-// suffixRunes returns the start of the longest piece of t ending at end
-// with at most n runes, and its rune count, never starting inside a
-// "[REDACTED]" unless that would leave it empty.
-func suffixRunes(t []byte, end, n int) (int, int) {
-	i, c := end, 0
-	for i > 0 && c < n {
-		_, sz := utf8.DecodeLastRune(t[:i])
-		i -= sz
-		c++
-	}
-	if i > 0 {
-		if j := insideMark(t, i); j >= 0 {
-			k := j + len(baton.Redacted)
-			if k < end {
-				c -= utf8.RuneCount(t[i:k])
-				i = k
-			}
+// cut returns the other end of the longest piece of t from off with at
+// most n runes, read forward or, back, backward. The piece never ends
+// inside a "[REDACTED]", unless that would leave it empty.
+func cut(t []byte, off, n int, back bool) int {
+	i := off
+	for c := 0; c < n && (back && i > 0 || !back && i < len(t)); c++ {
+		if back {
+			_, sz := utf8.DecodeLastRune(t[:i])
+			i -= sz
+		} else {
+			_, sz := utf8.DecodeRune(t[i:])
+			i += sz
 		}
 	}
-	return i, c
+	switch j := insideMark(t, i); {
+	case j < 0:
+	case !back && j > off:
+		return j
+	case back && j+len(mark) < off:
+		return j + len(mark)
+	}
+	return i
 }
 
 var mark = []byte(baton.Redacted)
