@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,8 +60,9 @@ func TestNewConfig(t *testing.T) {
 // TestKitToolNames: the test kit's scripted agent calls the tools by the
 // server's names.
 func TestKitToolNames(t *testing.T) {
-	if clitest.ToolSubmit != mcpserver.ToolSubmit || clitest.ToolHistory != mcpserver.ToolHistory || clitest.ToolFacts != mcpserver.ToolFacts {
-		t.Errorf("clitest's tool names %q, %q, %q differ from mcpserver's", clitest.ToolSubmit, clitest.ToolHistory, clitest.ToolFacts)
+	report, target := mcpserver.Tools(mcpserver.ScopeReport), mcpserver.Tools(mcpserver.ScopeTarget)
+	if !slices.Equal(report, []string{clitest.ToolSubmit, clitest.ToolFacts}) || !slices.Equal(target, []string{clitest.ToolHistory, clitest.ToolFacts}) {
+		t.Errorf("clitest's tool names %q, %q, %q differ from mcpserver's %q and %q", clitest.ToolSubmit, clitest.ToolHistory, clitest.ToolFacts, report, target)
 	}
 }
 

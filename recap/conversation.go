@@ -62,8 +62,7 @@ const (
 // concurrently (as long as in.Events is).
 func Conversation(in Input, lim Limits) string {
 	red := newRedactor(lim.Secrets, lim.Markers)
-	rp := newReplay(red, lim, in.Task)
-	rp.consume(in.Events)
+	rp := newReplay(red, lim, in.Task, in.Events)
 
 	budget := lim.maxChars()
 	dst := make([]byte, 0, 4096)
@@ -99,27 +98,22 @@ type replay struct {
 	gap     bool // a tool call came since the message's last chunk
 }
 
-func newReplay(red *Redactor, lim Limits, task string) *replay {
-	p := &replay{red: red, win: window{budget: lim.maxChars()}, maxMsg: lim.maxMessageChars()}
+// newReplay replays events, ranged over once, for a briefing of task.
+func newReplay(red *Redactor, lim Limits, task string, events iter.Seq[transcript.Event]) *replay {
+	p := &replay{red: red, win: window{budget: lim.maxChars()}, maxMsg: lim.maxMessageChars(), none: events == nil}
 	p.msg.reset(p.maxMsg, red.lookahead, false)
 	p.msg.add(task)
 	body, _, trunc := red.clip(nil, &p.msg, p.maxMsg)
 	if len(body) > 0 {
 		p.task, p.taskTrunc = body, trunc
 	}
+	if events != nil {
+		for ev := range events {
+			p.event(ev)
+		}
+		p.flush()
+	}
 	return p
-}
-
-// consume ranges over events once and closes the last message.
-func (p *replay) consume(events iter.Seq[transcript.Event]) {
-	if events == nil {
-		p.none = true
-		return
-	}
-	for ev := range events {
-		p.event(ev)
-	}
-	p.flush()
 }
 
 // render appends the conversation part within budget runes: the replay of

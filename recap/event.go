@@ -54,10 +54,9 @@ type Limits struct {
 	Secrets []string
 }
 
-// Defaults and floors of the limits, in characters (runes).
+// Floors of the limits, in characters (runes); the defaults are in the
+// field comments of Limits.
 const (
-	defaultMaxChars        = 12000
-	defaultMaxMessageChars = 2000
 	// minMaxChars is the smallest replay budget: it always leaves room for
 	// the omission note and the beginning of the newest message.
 	minMaxChars = 400
@@ -80,8 +79,5 @@ func clampLimit(v, def, floor int) int {
 	return max(v, floor)
 }
 
-func (l Limits) maxChars() int { return clampLimit(l.MaxChars, defaultMaxChars, minMaxChars) }
-
-func (l Limits) maxMessageChars() int {
-	return clampLimit(l.MaxMessageChars, defaultMaxMessageChars, minMessageChars)
-}
+func (l Limits) maxChars() int        { return clampLimit(l.MaxChars, 12000, minMaxChars) }
+func (l Limits) maxMessageChars() int { return clampLimit(l.MaxMessageChars, 2000, minMessageChars) }

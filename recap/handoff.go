@@ -84,34 +84,30 @@ type HandoffLimits struct {
 	Conversation Limits
 }
 
-// Budgets of a handoff prompt, in runes. A section's budget bounds its
-// content, heading excluded. The default total exceeds the sum of the
+// Floors of a handoff prompt's budgets, in runes. A section's budget
+// bounds its content, heading excluded. The default total (the field
+// comments of HandoffLimits give the defaults) exceeds the sum of the
 // default sections and the fixed text, so with the defaults no section is
 // ever squeezed.
 const (
-	defaultHandoffChars     = 160000
-	defaultMissionChars     = 32000
-	defaultReportChars      = 24100 // a report may have 24,000 characters; it is never clipped
-	defaultTaskChars        = 48000
-	defaultInstructionChars = 24000
-	defaultGitChars         = 8000
-	defaultFactsChars       = 8000
 	// minSectionChars is the smallest section budget.
 	minSectionChars = 300
 	// minHandoffChars is the smallest total: room for the fixed text and a
 	// line per section.
 	minHandoffChars = 4000
+	// defaultHandoffChars is the default total.
+	defaultHandoffChars = 160000
 )
 
 func (l HandoffLimits) normalized() HandoffLimits {
 	return HandoffLimits{
 		MaxChars:         clampLimit(l.MaxChars, defaultHandoffChars, minHandoffChars),
-		MissionChars:     clampLimit(l.MissionChars, defaultMissionChars, minSectionChars),
-		ReportChars:      clampLimit(l.ReportChars, defaultReportChars, minSectionChars),
-		TaskChars:        clampLimit(l.TaskChars, defaultTaskChars, minSectionChars),
-		InstructionChars: clampLimit(l.InstructionChars, defaultInstructionChars, minSectionChars),
-		GitChars:         clampLimit(l.GitChars, defaultGitChars, minSectionChars),
-		FactsChars:       clampLimit(l.FactsChars, defaultFactsChars, minSectionChars),
+		MissionChars:     clampLimit(l.MissionChars, 32000, minSectionChars),
+		ReportChars:      clampLimit(l.ReportChars, 24100, minSectionChars),
+		TaskChars:        clampLimit(l.TaskChars, 48000, minSectionChars),
+		InstructionChars: clampLimit(l.InstructionChars, 24000, minSectionChars),
+		GitChars:         clampLimit(l.GitChars, 8000, minSectionChars),
+		FactsChars:       clampLimit(l.FactsChars, 8000, minSectionChars),
 		Conversation: Limits{
 			MaxChars:        l.Conversation.maxChars(),
 			MaxMessageChars: l.Conversation.maxMessageChars(),

@@ -1,6 +1,7 @@
 package recap
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -83,26 +84,19 @@ func (r *Redactor) list(blocks []block, budget int, noun string) string {
 // estimate under the level is kept, every other is cut to the level, the
 // highest that fits.
 func waterFill(est []int, room int) []int {
-	caps := slices.Clone(est)
-	total := 0
-	for _, e := range est {
-		total += e
-	}
-	if total <= room {
-		return caps
-	}
+	// When every estimate fits under its share, the sum fits: no level.
 	sorted := slices.Sorted(slices.Values(est))
-	level, rem := 0, room
+	level, rem := math.MaxInt, room
 	for j, e := range sorted {
-		share := rem / (len(sorted) - j)
-		if e > share {
+		if share := rem / (len(sorted) - j); e > share {
 			level = share
 			break
 		}
 		rem -= e
 	}
-	for i := range caps {
-		caps[i] = min(caps[i], level)
+	caps := make([]int, len(est))
+	for i, e := range est {
+		caps[i] = min(e, level)
 	}
 	return caps
 }

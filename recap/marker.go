@@ -154,10 +154,10 @@ func inClass(p *syntax.Regexp, c rune) bool {
 // longer run of repeats should match the repetition itself.
 const maxMarkerPasses = 16
 
-// strip removes every marker match from s until none is left, in place: s
-// must be a buffer of the caller's. Markers without a trailer form cost a
-// bytes.Contains of their literal, a regexp scan when it is there, and the
-// small allocation of regexp's FindAllIndex when they match.
+// strip removes every marker match from s until none is left, in place
+// for trailers (s must be a buffer of the caller's). Markers without a
+// trailer form cost a bytes.Contains of their literal, a regexp scan when
+// it is there, and a copy of the text when they match.
 func (r *Redactor) strip(s []byte) []byte {
 	for range maxMarkerPasses {
 		changed := false
@@ -168,12 +168,7 @@ func (r *Redactor) strip(s []byte) []byte {
 				s = m.tail.strip(s)
 			case m.lit != nil && !bytes.Contains(s, m.lit) || !m.re.Match(s):
 			default:
-				w, from := 0, 0
-				for _, loc := range m.re.FindAllIndex(s, -1) {
-					w += copy(s[w:], s[from:loc[0]])
-					from = loc[1]
-				}
-				s = s[:w+copy(s[w:], s[from:])]
+				s = m.re.ReplaceAll(s, nil)
 			}
 			changed = changed || len(s) < n
 		}

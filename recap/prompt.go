@@ -51,8 +51,7 @@ func HandoffPrompt(in HandoffInput) string {
 	if IsBlank(mission) {
 		mission = in.Conversation.Task
 	}
-	rp := newReplay(r, lim.Conversation, mission)
-	rp.consume(in.Conversation.Events)
+	rp := newReplay(r, lim.Conversation, mission, in.Conversation.Events)
 	report, none := in.Report, noReport
 	if why := r.line(in.ReportOmitted, fieldChars, ""); why != "" {
 		report, none = "", reportOmitted+why+".\n"
@@ -101,19 +100,11 @@ func HandoffPrompt(in HandoffInput) string {
 	}
 	fitSections(secs, lim.MaxChars-fixed)
 
-	n := len(head) + len(handoffClosingLn)
+	b := []byte(head)
 	for _, s := range secs {
-		n += len(s.heading) + len(s.content)
+		b = append(append(b, s.heading...), s.content...)
 	}
-	var b strings.Builder
-	b.Grow(n)
-	b.WriteString(head)
-	for _, s := range secs {
-		b.WriteString(s.heading)
-		b.WriteString(s.content)
-	}
-	b.WriteString(handoffClosingLn)
-	return b.String()
+	return string(append(b, handoffClosingLn...))
 }
 
 // handoffHead renders the title, the introduction and the source session.

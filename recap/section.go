@@ -22,23 +22,14 @@ type section struct {
 // section it would clip, the first such section in squeeze order is omitted,
 // which frees room for the others.
 func fitSections(secs []*section, avail int) {
-	size := make(map[*section]int, len(secs))
-	total := 0
-	for _, s := range secs {
-		size[s] = runes(s.content)
-		total += size[s]
-	}
-	if total <= avail {
-		return
-	}
 	omittedCost := runes(omittedSection)
 	live := slices.SortedFunc(slices.Values(secs), func(a, b *section) int { return cmp.Compare(a.squeeze, b.squeeze) })
+	sizes := make([]int, len(live))
+	for i, s := range live {
+		sizes[i] = runes(s.content)
+	}
 	room := avail
 	for {
-		sizes := make([]int, len(live))
-		for i, s := range live {
-			sizes[i] = size[s]
-		}
 		caps := waterFill(sizes, room)
 		victim := -1
 		for i, s := range live {
@@ -58,5 +49,6 @@ func fitSections(secs []*section, avail int) {
 		live[victim].content = omittedSection
 		room -= omittedCost
 		live = slices.Delete(live, victim, victim+1)
+		sizes = slices.Delete(sizes, victim, victim+1)
 	}
 }

@@ -3,30 +3,11 @@ package recap
 import "strings"
 
 // Byte classes of token bodies.
-const (
-	classWord  = 1 << iota // [A-Za-z0-9_]: sk- must not follow one
-	classAlnum             // [A-Za-z0-9]
-	classUpper             // [A-Z0-9]
-	classDash              // [A-Za-z0-9_-]
-	classDot               // [A-Za-z0-9_.-]
-)
-
-var byteClass = func() (t [256]uint8) {
-	for c := range 256 {
-		b := byte(c)
-		upper, lower, digit := 'A' <= b && b <= 'Z', 'a' <= b && b <= 'z', '0' <= b && b <= '9'
-		if upper || lower || digit {
-			t[c] |= classWord | classAlnum | classDash | classDot
-		}
-		if upper || digit {
-			t[c] |= classUpper
-		}
-	}
-	t['_'] |= classWord | classDash | classDot
-	t['-'] |= classDash | classDot
-	t['.'] |= classDot
-	return t
-}()
+func alnum(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }
+func upper(c byte) bool { return 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }
+func word(c byte) bool  { return alnum(c) || c == '_' } // sk- must not follow one
+func dash(c byte) bool  { return word(c) || c == '-' }
+func dot(c byte) bool   { return dash(c) || c == '.' }
 
 // shapeFirst marks the bytes a built-in token shape starts with.
 var shapeFirst = [256]bool{'g': true, 's': true, 'A': true, 'y': true, 'x': true}
@@ -43,32 +24,32 @@ func matchShape(s []byte, i int) int {
 	case 'g':
 		switch {
 		case hasPrefix(t, "github_pat_"):
-			return run(s, i+11, classWord, 20)
+			return run(s, i+11, word, 20)
 		case hasPrefix(t, "glpat-"):
-			return run(s, i+6, classDash, 20)
+			return run(s, i+6, dash, 20)
 		case len(t) >= 4 && t[1] == 'h' && t[3] == '_' && strings.IndexByte("opsur", t[2]) >= 0:
-			return run(s, i+4, classAlnum, 20) // ghp_ gho_ ghs_ ghu_ ghr_
+			return run(s, i+4, alnum, 20) // ghp_ gho_ ghs_ ghu_ ghr_
 		}
 	case 's':
 		// sk-ant-, sk-proj- and plain sk-. The prefix is short enough to end
 		// words ("task-", "disk-"), so it must start one.
-		if hasPrefix(t, "sk-") && (i == 0 || byteClass[s[i-1]]&classWord == 0) {
-			return run(s, i+3, classDash, 20)
+		if hasPrefix(t, "sk-") && (i == 0 || !word(s[i-1])) {
+			return run(s, i+3, dash, 20)
 		}
 	case 'A':
 		if hasPrefix(t, "AKIA") || hasPrefix(t, "ASIA") {
-			return run(s, i+4, classUpper, 16)
+			return run(s, i+4, upper, 16)
 		}
 		if hasPrefix(t, "AIza") {
-			return run(s, i+4, classDash, 30)
+			return run(s, i+4, dash, 30)
 		}
 	case 'y':
 		if hasPrefix(t, "ya29.") {
-			return run(s, i+5, classDot, 20)
+			return run(s, i+5, dot, 20)
 		}
 	case 'x':
 		if len(t) >= 5 && t[1] == 'o' && t[2] == 'x' && 'a' <= t[3] && t[3] <= 'z' && t[4] == '-' {
-			return run(s, i+5, classDash, 10) // xoxb-, xoxp-, xoxa-, ...
+			return run(s, i+5, dash, 10) // xoxb-, xoxp-, xoxa-, ...
 		}
 	}
 	return -1
@@ -76,9 +57,9 @@ func matchShape(s []byte, i int) int {
 
 // run returns the end of the run of class bytes starting at s[j] if it is at
 // least minLen long, else -1.
-func run(s []byte, j int, class uint8, minLen int) int {
+func run(s []byte, j int, class func(byte) bool, minLen int) int {
 	k := j
-	for k < len(s) && byteClass[s[k]]&class != 0 {
+	for k < len(s) && class(s[k]) {
 		k++
 	}
 	if k-j < minLen {

@@ -38,8 +38,7 @@ func TestReplayMemoryIsBounded(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRedactor(nil, nil)
-			p := newReplay(r, lim, "")
-			p.consume(tt.events)
+			p := newReplay(r, lim, "", tt.events)
 			if p.win.total == 0 {
 				t.Fatal("no message replayed")
 			}

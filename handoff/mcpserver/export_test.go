@@ -22,6 +22,8 @@ type (
 )
 
 const (
+	ToolSubmit       = toolSubmit
+	ToolFacts        = toolFacts
 	OldestFirst      = oldestFirst
 	NewestFirst      = newestFirst
 	DefaultPageChars = defaultPageChars

@@ -55,7 +55,7 @@ func FuzzToolArguments(f *testing.F) {
 		name string
 		a    Access
 		fn   toolFunc
-	}{{ToolSubmit, report, s.submit}, {ToolHistory, target, s.history}, {ToolFacts, target, s.facts}}
+	}{{toolSubmit, report, s.submit}, {ToolHistory, target, s.history}, {toolFacts, target, s.facts}}
 
 	f.Fuzz(func(t *testing.T, tool byte, args []byte) {
 		tl := tools[int(tool)%len(tools)]

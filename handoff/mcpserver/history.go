@@ -95,17 +95,16 @@ type page struct {
 	Text string `json:"-"`
 }
 
-// check validates the arguments that do not depend on the conversation.
-func (args historyArgs) check() error {
+// check validates the arguments that do not depend on the conversation,
+// and returns where the cursor points (the start without one).
+func (args historyArgs) check() (pos, error) {
 	if d := args.Direction; d != "" && d != oldestFirst && d != newestFirst {
-		return baton.Errorf(errBadArguments, "direction %q is neither %q nor %q", clipString(string(d), 40), oldestFirst, newestFirst)
+		return pos{}, baton.Errorf(errBadArguments, "direction %q is neither %q nor %q", clipString(string(d), 40), oldestFirst, newestFirst)
 	}
-	if args.Cursor != "" {
-		if _, err := parseCursor(args.Cursor); err != nil {
-			return err
-		}
+	if args.Cursor == "" {
+		return pos{}, nil
 	}
-	return nil
+	return parseCursor(args.Cursor)
 }
 
 // pos is a place between two bytes of the conversation: byte off of the
@@ -146,7 +145,8 @@ func parseCursor(s string) (pos, error) {
 // errBadArguments (a cursor this server did not make, or one past the
 // conversation, an unknown direction), and h's errors.
 func readHistory(ctx context.Context, h History, red *recap.Redactor, args historyArgs) (page, error) {
-	if err := args.check(); err != nil {
+	at, err := args.check()
+	if err != nil {
 		return page{}, err
 	}
 	dir := args.Direction
@@ -162,17 +162,11 @@ func readHistory(ctx context.Context, h History, red *recap.Redactor, args histo
 	if err != nil {
 		return page{}, err
 	}
-	w := &walker{r: &reader{ctx: ctx, h: h, n: n}, red: red, reportTurns: args.ReportTurns}
-	var at pos
+	w := &walker{ctx: ctx, h: h, n: n, red: red, reportTurns: args.ReportTurns}
 	switch {
-	case args.Cursor != "":
-		if at, err = parseCursor(args.Cursor); err != nil {
-			return page{}, err
-		}
-		if at.ev > n {
-			return page{}, baton.Errorf(errBadArguments, "the cursor points past the conversation")
-		}
-	case dir == newestFirst:
+	case at.ev > n:
+		return page{}, baton.Errorf(errBadArguments, "the cursor points past the conversation")
+	case args.Cursor == "" && dir == newestFirst:
 		at = pos{ev: n}
 	}
 	p := page{Direction: dir, Events: n, Entries: []entry{}}

@@ -17,11 +17,13 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// Tool names.
+// Tool names; Tools lists those of a scope.
 const (
-	ToolSubmit  = "submit_session_handoff"
+	toolSubmit = "submit_session_handoff"
+	// ToolHistory is the name of the tool that reads the source
+	// conversation (for handoff.WithHistoryTool).
 	ToolHistory = "read_source_history"
-	ToolFacts   = "get_handoff_facts"
+	toolFacts   = "get_handoff_facts"
 )
 
 // defaultName is the server's default name in an MCP configuration; Claude
@@ -173,10 +175,6 @@ func (s *Server) authorize(ctx context.Context, a Access) error {
 		return nil
 	})
 }
-
-func (s *Server) redactor() *recap.Redactor { return s.reds.Get().(*recap.Redactor) }
-
-func (s *Server) release(r *recap.Redactor) { s.reds.Put(r) }
 
 // refused logs a refusal and returns it as a tool error.
 func (s *Server) refused(tool string, a Access, err error) *mcp.CallToolResult {

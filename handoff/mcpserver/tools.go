@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/handoff/facts"
+	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/store"
 )
 
@@ -22,9 +23,9 @@ import (
 func Tools(scope Scope) []string {
 	switch scope {
 	case ScopeReport:
-		return []string{ToolSubmit, ToolFacts}
+		return []string{toolSubmit, toolFacts}
 	case ScopeTarget:
-		return []string{ToolHistory, ToolFacts}
+		return []string{ToolHistory, toolFacts}
 	}
 	return nil
 }
@@ -36,7 +37,7 @@ type accessFunc func(*mcp.CallToolRequest) (Access, error)
 func (s *Server) mcpServer(scope Scope, access accessFunc) *mcp.Server {
 	notDestructive := false
 	tools := map[string]*mcp.Tool{
-		ToolSubmit: {
+		toolSubmit: {
 			Title: "Submit the session handoff report",
 			Description: fmt.Sprintf("Submit your handoff report (Markdown, 1 to %d characters) for the session that takes over. "+
 				"Call it once: the report is final. Submitting the same text again is harmless; a different text is refused.", baton.MaxReportChars),
@@ -57,7 +58,7 @@ func (s *Server) mcpServer(scope Scope, access accessFunc) *mcp.Server {
 				`"reportTurns":{"type":"boolean","description":"Also show the turn that asked the previous session for its handoff report, and its answer (left out by default)."}},"additionalProperties":false}`),
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
 		},
-		ToolFacts: {
+		toolFacts: {
 			Title: "Get the facts of the workspace",
 			Description: "Get the facts of the workspace gathered without a model: git branch, HEAD, upstream, " +
 				"uncommitted files, commits since the previous session started, diffstat, and the checks it ran.",
@@ -65,7 +66,7 @@ func (s *Server) mcpServer(scope Scope, access accessFunc) *mcp.Server {
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
 		},
 	}
-	fns := map[string]toolFunc{ToolSubmit: s.submit, ToolHistory: s.history, ToolFacts: s.facts}
+	fns := map[string]toolFunc{toolSubmit: s.submit, ToolHistory: s.history, toolFacts: s.facts}
 	srv := mcp.NewServer(&mcp.Implementation{Name: s.cfg.Name, Version: s.cfg.Version}, nil)
 	for _, name := range Tools(scope) {
 		t := tools[name]
@@ -159,7 +160,7 @@ func (s *Server) history(ctx context.Context, a Access, raw json.RawMessage) (*m
 	if err := decode(raw, &args); err != nil {
 		return nil, err
 	}
-	if err := args.check(); err != nil {
+	if _, err := args.check(); err != nil {
 		return nil, err
 	}
 	if err := s.authorize(ctx, a); err != nil {
@@ -183,8 +184,8 @@ func (s *Server) history(ctx context.Context, a Access, raw json.RawMessage) (*m
 	if h == nil {
 		return nil, ErrNoHistory
 	}
-	red := s.redactor()
-	defer s.release(red)
+	red := s.reds.Get().(*recap.Redactor)
+	defer s.reds.Put(red)
 	p, err := readHistory(ctx, h, red, args)
 	if err != nil {
 		return nil, err
@@ -209,8 +210,8 @@ func (s *Server) facts(ctx context.Context, a Access, raw json.RawMessage) (*mcp
 	if err != nil {
 		return nil, err
 	}
-	red := s.redactor()
-	defer s.release(red)
+	red := s.reds.Get().(*recap.Redactor)
+	defer s.reds.Put(red)
 	f = redactFacts(f, red)
 	md := f.Markdown()
 	if md == "" {

@@ -15,33 +15,24 @@ import (
 // batch is how many events a reader asks its History for at once.
 const batch = 256
 
-// reader reads events by index through a one-batch cache.
-type reader struct {
-	ctx  context.Context
-	h    History
-	n    int64
-	buf  []transcript.Event
-	from int64
-}
-
-// at returns event i (0 <= i < n). back loads the batch that ends at i,
-// for backward scans.
-func (r *reader) at(i int64, back bool) (transcript.Event, error) {
-	if i >= r.from && i < r.from+int64(len(r.buf)) {
-		return r.buf[i-r.from], nil
+// at returns event i (0 <= i < n) through a one-batch cache. back loads
+// the batch that ends at i, for backward scans.
+func (w *walker) at(i int64, back bool) (transcript.Event, error) {
+	if i >= w.from && i < w.from+int64(len(w.buf)) {
+		return w.buf[i-w.from], nil
 	}
 	from := i
 	if back {
 		from = max(0, i-batch+1)
 	}
-	evs, err := r.h.Events(r.ctx, from, batch)
+	evs, err := w.h.Events(w.ctx, from, batch)
 	if err != nil {
 		return transcript.Event{}, err
 	}
 	if i-from >= int64(len(evs)) {
-		return transcript.Event{}, baton.Errorf(baton.ErrInternal, "history: event %d missing (Len %d)", i, r.n)
+		return transcript.Event{}, baton.Errorf(baton.ErrInternal, "history: event %d missing (Len %d)", i, w.n)
 	}
-	r.buf, r.from = evs, from
+	w.buf, w.from = evs, from
 	return evs[i-from], nil
 }
 
@@ -55,11 +46,15 @@ func (w *walker) starter(ev transcript.Event) bool {
 
 func reportTurn(ev transcript.Event) bool { return ev.Turn == transcript.ReportOnly }
 
-// walker pages through a conversation. A message never runs across the
-// border of a report-only turn: the replay's rule, so that a page's
-// messages are the briefing's.
+// walker pages through a conversation of n events. A message never runs
+// across the border of a report-only turn: the replay's rule, so that a
+// page's messages are the briefing's.
 type walker struct {
-	r           *reader
+	ctx         context.Context
+	h           History
+	n           int64
+	buf         []transcript.Event // the cached batch, events from..
+	from        int64
 	red         *recap.Redactor
 	raw         []byte
 	reportTurns bool // the walk shows report-only turns too
@@ -75,8 +70,8 @@ type message struct {
 
 // firstFrom returns the first starter at or after i, or n.
 func (w *walker) firstFrom(i int64) (int64, error) {
-	for ; i < w.r.n; i++ {
-		ev, err := w.r.at(i, false)
+	for ; i < w.n; i++ {
+		ev, err := w.at(i, false)
 		if err != nil {
 			return 0, err
 		}
@@ -84,7 +79,7 @@ func (w *walker) firstFrom(i int64) (int64, error) {
 			return i, nil
 		}
 	}
-	return w.r.n, nil
+	return w.n, nil
 }
 
 // read builds the message starting at the starter s, joining its chunks
@@ -93,11 +88,11 @@ func (w *walker) firstFrom(i int64) (int64, error) {
 // call joined by a line break when neither side has white space there. It
 // ends before the next starter of another speaker.
 func (w *walker) read(s int64) (message, error) {
-	ev, err := w.r.at(s, false)
+	ev, err := w.at(s, false)
 	if err != nil {
 		return message{}, err
 	}
-	m := message{speaker: ev.Speaker, report: reportTurn(ev), next: w.r.n}
+	m := message{speaker: ev.Speaker, report: reportTurn(ev), next: w.n}
 	raw := append(w.raw[:0], ev.Text...)
 	unread, gap := 0, false
 	add := func(t string) {
@@ -109,8 +104,8 @@ func (w *walker) read(s int64) (message, error) {
 		}
 		raw = append(raw, t...)
 	}
-	for j := s + 1; j < w.r.n; j++ {
-		ev, err := w.r.at(j, false)
+	for j := s + 1; j < w.n; j++ {
+		ev, err := w.at(j, false)
 		if err != nil {
 			return message{}, err
 		}
@@ -120,14 +115,14 @@ func (w *walker) read(s int64) (message, error) {
 			if m.next, err = w.firstFrom(j); err != nil {
 				return message{}, err
 			}
-			j = w.r.n
+			j = w.n
 		case ev.Kind == transcript.ToolCall:
 			gap = true
 		case ev.Kind != transcript.Message || (ev.Speaker != transcript.User && ev.Speaker != transcript.Agent):
 		case ev.Speaker != m.speaker:
 			if w.starter(ev) {
 				m.next = j
-				j = w.r.n // end of the message
+				j = w.n // end of the message
 			}
 		case recap.IsBlank(ev.Text):
 			add(ev.Text)
@@ -155,7 +150,7 @@ func (w *walker) prevStart(e int64) (int64, error) {
 	var sp transcript.Speaker
 	var rep bool
 	for i := e - 1; i >= 0; i-- {
-		ev, err := w.r.at(i, true)
+		ev, err := w.at(i, true)
 		if err != nil {
 			return 0, err
 		}
@@ -225,10 +220,10 @@ func (w *walker) walk(at pos, room int, back bool, p *page) (pos, bool, error) {
 				continue
 			}
 		case loaded:
-		case e >= w.r.n && back:
+		case e >= w.n && back:
 			return pos{}, false, errNotInConversation
-		case e < w.r.n:
-			ev, err := w.r.at(e, false)
+		case e < w.n:
+			ev, err := w.at(e, false)
 			if err != nil {
 				return pos{}, false, err
 			}
@@ -236,7 +231,7 @@ func (w *walker) walk(at pos, room int, back bool, p *page) (pos, bool, error) {
 				return pos{}, false, errNotAtMessage
 			}
 		}
-		if e >= w.r.n { // forward, at the end
+		if e >= w.n { // forward, at the end
 			return pos{e, 0}, false, nil
 		}
 		if !loaded {
