@@ -161,7 +161,7 @@ func (p *replay) event(ev transcript.Event) {
 		p.flush()
 		p.open, p.speaker = true, ev.Speaker
 		p.msg.reset(p.maxMsg, p.red.lookahead, false)
-	} else if p.gap && !p.msg.empty() && (len(p.msg.part) > 0 || !isASCIISpace(p.msg.buf[len(p.msg.buf)-1])) && !isASCIISpace(ev.Text[0]) {
+	} else if p.gap && (len(p.msg.part) > 0 || len(p.msg.buf) > 0 && !isASCIISpace(p.msg.buf[len(p.msg.buf)-1])) && !isASCIISpace(ev.Text[0]) {
 		p.msg.add("\n")
 	}
 	p.gap = false

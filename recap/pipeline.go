@@ -55,9 +55,6 @@ func (h *head) done() {
 	}
 }
 
-// empty reports whether nothing was added so far.
-func (h *head) empty() bool { return len(h.buf) == 0 && len(h.part) == 0 }
-
 // add appends the next piece of the text. Leading white space of the text is
 // dropped (only leading blank lines with indent), so buf never starts with a
 // blank line.

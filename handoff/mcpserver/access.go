@@ -108,13 +108,14 @@ func (a Access) valid() error {
 // accessFromHeader reads an Access from the headers of a request and
 // checks its shape (not its token). Errors: errAccessDenied.
 func accessFromHeader(h http.Header) (Access, error) {
-	a := Access{
-		Scope:     Scope(strings.TrimSpace(h.Get(headerScope))),
-		Workspace: baton.WorkspaceID(strings.TrimSpace(h.Get(headerWorkspace))),
-		Handoff:   baton.HandoffID(strings.TrimSpace(h.Get(headerHandoff))),
-		Token:     baton.ParseToken(strings.TrimSpace(h.Get(headerToken))),
-	}
+	a := accessFrom(func(k string) string { return strings.TrimSpace(h.Get(k)) }, headerScope, headerWorkspace, headerHandoff, headerToken)
 	return a, a.valid()
+}
+
+// accessFrom reads an Access from the values get gives the names of its
+// scope, workspace, handoff and token.
+func accessFrom(get func(string) string, scope, ws, id, token string) Access {
+	return Access{Scope: Scope(get(scope)), Workspace: baton.WorkspaceID(get(ws)), Handoff: baton.HandoffID(get(id)), Token: baton.ParseToken(get(token))}
 }
 
 // envLookup finds name in environ ("NAME=value"), the last one winning as

@@ -35,16 +35,9 @@ type BridgeOptions struct {
 // Access.Environ writes. Errors: ErrBadConfig when one is missing or the
 // URL is not an http URL.
 func BridgeFromEnv(environ []string) (BridgeOptions, error) {
-	o := BridgeOptions{
-		Endpoint: envLookup(environ, envURL),
-		Access: Access{
-			Scope:     Scope(envLookup(environ, envScope)),
-			Workspace: baton.WorkspaceID(envLookup(environ, envWorkspace)),
-			Handoff:   baton.HandoffID(envLookup(environ, envHandoff)),
-			Token:     baton.ParseToken(envLookup(environ, envToken)),
-			Bearer:    baton.ParseToken(envLookup(environ, envBearer)),
-		},
-	}
+	get := func(k string) string { return envLookup(environ, k) }
+	o := BridgeOptions{Endpoint: get(envURL), Access: accessFrom(get, envScope, envWorkspace, envHandoff, envToken)}
+	o.Access.Bearer = baton.ParseToken(get(envBearer))
 	if err := o.check(); err != nil {
 		return BridgeOptions{}, err
 	}

@@ -15,31 +15,22 @@ func redactFacts(f facts.Facts, red *recap.Redactor) facts.Facts {
 		}
 	}
 	g := &f.Git
-	for _, p := range []*string{&g.Branch, &g.Upstream} {
-		r(p)
-	}
-	g.Uncommitted = append([]facts.File(nil), g.Uncommitted...)
-	for i := range g.Uncommitted {
-		r(&g.Uncommitted[i].Path)
-		r(&g.Uncommitted[i].From)
-	}
-	g.Commits = append([]facts.Commit(nil), g.Commits...)
-	for i := range g.Commits {
-		r(&g.Commits[i].Subject)
-		r(&g.Commits[i].Author)
-	}
-	g.Diff = append([]facts.DiffFile(nil), g.Diff...)
-	for i := range g.Diff {
-		r(&g.Diff[i].Path)
-	}
-	f.Checks = append([]facts.Check(nil), f.Checks...)
-	for i := range f.Checks {
-		r(&f.Checks[i].Command)
-		r(&f.Checks[i].Summary)
-	}
-	f.Notes = append([]string(nil), f.Notes...)
-	for i := range f.Notes {
-		r(&f.Notes[i])
-	}
+	r(&g.Branch)
+	r(&g.Upstream)
+	g.Uncommitted = redactEach(g.Uncommitted, func(x *facts.File) { r(&x.Path); r(&x.From) })
+	g.Commits = redactEach(g.Commits, func(x *facts.Commit) { r(&x.Subject); r(&x.Author) })
+	g.Diff = redactEach(g.Diff, func(x *facts.DiffFile) { r(&x.Path) })
+	f.Checks = redactEach(f.Checks, func(x *facts.Check) { r(&x.Command); r(&x.Summary) })
+	f.Notes = redactEach(f.Notes, r)
 	return f
+}
+
+// redactEach returns a copy of s (nil when s is empty) with r applied to
+// every element: the caller's facts are not modified.
+func redactEach[T any](s []T, r func(*T)) []T {
+	s = append([]T(nil), s...)
+	for i := range s {
+		r(&s[i])
+	}
+	return s
 }
