@@ -31,17 +31,17 @@ func (c EngineConfig) Normalize() EngineConfig {
 	}
 }
 
-// Validate reports an EINVALID error when c names no engine or a field
-// breaks its limit or rule (see Field: at most MaxIDLen bytes, no white
+// Validate reports an ErrInvalid error when c names no engine or a field
+// breaks its limit or rule (see CheckField: at most MaxIDLen bytes, no white
 // space or control character inside, not starting with '-', so that no
 // value reaches an agent CLI as a flag). Whether the engine supports c is
 // the engine registry's question, not this one's.
 func (c EngineConfig) Validate() error {
 	n := c.Normalize()
 	for _, f := range [...]struct {
-		field Field
+		field string
 		v     string
-	}{{FieldEngine, n.Engine}, {FieldModel, n.Model}, {FieldReasoningEffort, n.ReasoningEffort}, {FieldPermissionMode, n.PermissionMode}, {FieldAccount, n.Account}} {
+	}{{"engine", n.Engine}, {"model", n.Model}, {"reasoningEffort", n.ReasoningEffort}, {"permissionMode", n.PermissionMode}, {"account", n.Account}} {
 		if err := CheckField(f.field, f.v); err != nil {
 			return fmt.Errorf("engine config: %w", err)
 		}

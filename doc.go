@@ -45,12 +45,12 @@
 //
 // # Errors
 //
-// Every error baton returns carries one code (EINVALID, ENOTFOUND,
-// ECONFLICT, EBUSY, ESTALE, EUNAVAILABLE, EUNSUPPORTED, EINTERNAL);
-// ErrorCode extracts it. Each package declares sentinels for its cases
-// (handoff.ErrTransferPending, session.ErrWorkspaceBusy, ...); match them
-// with errors.Is. A code-level sentinel (ErrInvalid, ErrNotFound, ...)
-// matches every error of its code.
+// Every error baton returns carries the code of one code-level error
+// (ErrInvalid, ErrNotFound, ErrConflict, ErrBusy, ErrStale, ErrUnavailable,
+// ErrUnsupported, ErrInternal), which matches every error of its code with
+// errors.Is; ErrorCode extracts the code as a string for a wire. Each
+// package declares sentinels for its cases (handoff.ErrTransferPending,
+// session.ErrWorkspaceBusy, ...); match them with errors.Is too.
 //
 // # Caveats
 //

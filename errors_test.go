@@ -10,7 +10,7 @@ import (
 )
 
 func TestErrorCodesAndMatching(t *testing.T) {
-	sentinel := baton.NewError(baton.ECONFLICT, "thing is pending")
+	sentinel := baton.NewError(baton.ErrConflict, "thing is pending")
 	wrapped := fmt.Errorf("outer: %w", baton.Errorf(sentinel, "id %d", 7))
 	cases := []struct {
 		name string
@@ -20,10 +20,10 @@ func TestErrorCodesAndMatching(t *testing.T) {
 		not  []error
 	}{
 		{"nil", nil, "", nil, []error{baton.ErrInvalid}},
-		{"sentinel", sentinel, baton.ECONFLICT, []error{sentinel, baton.ErrConflict}, []error{baton.ErrInvalid}},
-		{"wrapped", wrapped, baton.ECONFLICT, []error{sentinel, baton.ErrConflict}, []error{baton.NewError(baton.ECONFLICT, "thing is pending"), baton.ErrBusy}},
-		{"plain", errors.New("x"), baton.EINTERNAL, nil, []error{baton.ErrInternal}},
-		{"ctx", fmt.Errorf("w: %w", context.Canceled), baton.EUNAVAILABLE, []error{context.Canceled}, nil},
+		{"sentinel", sentinel, baton.ErrConflict.Code, []error{sentinel, baton.ErrConflict}, []error{baton.ErrInvalid}},
+		{"wrapped", wrapped, baton.ErrConflict.Code, []error{sentinel, baton.ErrConflict}, []error{baton.NewError(baton.ErrConflict, "thing is pending"), baton.ErrBusy}},
+		{"plain", errors.New("x"), baton.ErrInternal.Code, nil, []error{baton.ErrInternal}},
+		{"ctx", fmt.Errorf("w: %w", context.Canceled), baton.ErrUnavailable.Code, []error{context.Canceled}, nil},
 	}
 	for _, c := range cases {
 		if got := baton.ErrorCode(c.err); got != c.code {

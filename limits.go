@@ -7,11 +7,72 @@ import (
 	"unicode/utf8"
 )
 
-// Field names a caller-supplied value that baton stores or hands to an
-// engine. Every such value has a limit and a rule, checked by CheckField
-// at the SDK's entry points (session.Service, handoff.Coordinator,
-// EngineConfig.Validate), so every host gets the same answer for the same
-// input, whatever front end it puts before baton:
+// Limits of the table of CheckField, for callers that show them.
+const (
+	maxNameChars    = 200
+	maxMissionChars = 20_000
+	maxRootBytes    = 4096
+	MaxPromptBytes  = 200_000
+	MaxReportChars  = 24_000
+)
+
+// rule is what a value may hold besides its length (see CheckField).
+type rule int
+
+// The rules of the table of CheckField.
+const (
+	ruleID rule = iota
+	ruleLine
+	ruleText
+	ruleWord
+)
+
+// fieldLimit is one row of the table of CheckField.
+type fieldLimit struct {
+	// Max is the longest value, in Unit.
+	Max int
+	// Chars says Max counts characters (code points), not bytes.
+	Chars bool
+	// Required refuses an empty (or, for text, all-blank) value.
+	Required bool
+	rule     rule
+}
+
+// String says the limit as an error message does ("1..200 characters").
+func (l fieldLimit) String() string {
+	unit := " bytes"
+	if l.Chars {
+		unit = " characters"
+	}
+	if l.Required {
+		return "1.." + strconv.Itoa(l.Max) + unit
+	}
+	return "at most " + strconv.Itoa(l.Max) + unit
+}
+
+var limits = map[string]fieldLimit{
+	"workspaceId":     {Max: MaxIDLen, Required: true, rule: ruleID},
+	"requestId":       {Max: MaxIDLen, Required: true, rule: ruleID},
+	"name":            {Max: maxNameChars, Chars: true, rule: ruleLine},
+	"mission":         {Max: maxMissionChars, Chars: true, rule: ruleText},
+	"root":            {Max: maxRootBytes, rule: ruleLine},
+	"prompt":          {Max: MaxPromptBytes, Required: true, rule: ruleText},
+	"message":         {Max: MaxPromptBytes, Required: true, rule: ruleText},
+	"task":            {Max: MaxPromptBytes, rule: ruleText},
+	"ending":          {Max: MaxPromptBytes, rule: ruleText},
+	"report":          {Max: MaxReportChars, Chars: true, Required: true, rule: ruleText},
+	"engine":          {Max: MaxIDLen, Required: true, rule: ruleWord},
+	"model":           {Max: MaxIDLen, rule: ruleWord},
+	"reasoningEffort": {Max: MaxIDLen, rule: ruleWord},
+	"permissionMode":  {Max: MaxIDLen, rule: ruleWord},
+	"account":         {Max: MaxIDLen, rule: ruleWord},
+}
+
+// CheckField checks a caller-supplied value that baton stores or hands to
+// an engine against its row of this table, as the SDK's entry points do
+// (session.Service, handoff.Coordinator, EngineConfig.Validate), so every
+// host gets the same answer for the same input, whatever front end it puts
+// before baton:
 //
 //	field            limit                               rule
 //	workspaceId      1..128 bytes after trimming         id
@@ -36,95 +97,13 @@ import (
 // pass on a command line) holds no white space and no control character
 // and does not start with '-', so that no value is ever read as a flag
 // (a model named "--dangerously-skip-permissions" is refused). Characters
-// are Unicode code points. A refusal matches ErrInvalid and names the
-// field and its limit.
-type Field string
-
-// The fields of the table above.
-const (
-	FieldWorkspaceID     Field = "workspaceId"
-	FieldRequestID       Field = "requestId"
-	FieldName            Field = "name"
-	FieldMission         Field = "mission"
-	FieldRoot            Field = "root"
-	FieldPrompt          Field = "prompt"
-	FieldMessage         Field = "message"
-	FieldTask            Field = "task"
-	FieldEnding          Field = "ending"
-	FieldReport          Field = "report"
-	FieldEngine          Field = "engine"
-	FieldModel           Field = "model"
-	FieldReasoningEffort Field = "reasoningEffort"
-	FieldPermissionMode  Field = "permissionMode"
-	FieldAccount         Field = "account"
-)
-
-// Limits of the table above, for callers that show them.
-const (
-	maxNameChars    = 200
-	maxMissionChars = 20_000
-	maxRootBytes    = 4096
-	MaxPromptBytes  = 200_000
-	MaxReportChars  = 24_000
-)
-
-// rule is what a value may hold besides its length (see Field).
-type rule int
-
-// The rules of the table of Field.
-const (
-	ruleID rule = iota
-	ruleLine
-	ruleText
-	ruleWord
-)
-
-// fieldLimit is one row of the table of Field.
-type fieldLimit struct {
-	// Max is the longest value, in Unit.
-	Max int
-	// Chars says Max counts characters (code points), not bytes.
-	Chars bool
-	// Required refuses an empty (or, for text, all-blank) value.
-	Required bool
-	rule     rule
-}
-
-// String says the limit as an error message does ("1..200 characters").
-func (l fieldLimit) String() string {
-	unit := " bytes"
-	if l.Chars {
-		unit = " characters"
-	}
-	if l.Required {
-		return "1.." + strconv.Itoa(l.Max) + unit
-	}
-	return "at most " + strconv.Itoa(l.Max) + unit
-}
-
-var limits = map[Field]fieldLimit{
-	FieldWorkspaceID:     {Max: MaxIDLen, Required: true, rule: ruleID},
-	FieldRequestID:       {Max: MaxIDLen, Required: true, rule: ruleID},
-	FieldName:            {Max: maxNameChars, Chars: true, rule: ruleLine},
-	FieldMission:         {Max: maxMissionChars, Chars: true, rule: ruleText},
-	FieldRoot:            {Max: maxRootBytes, rule: ruleLine},
-	FieldPrompt:          {Max: MaxPromptBytes, Required: true, rule: ruleText},
-	FieldMessage:         {Max: MaxPromptBytes, Required: true, rule: ruleText},
-	FieldTask:            {Max: MaxPromptBytes, rule: ruleText},
-	FieldEnding:          {Max: MaxPromptBytes, rule: ruleText},
-	FieldReport:          {Max: MaxReportChars, Chars: true, Required: true, rule: ruleText},
-	FieldEngine:          {Max: MaxIDLen, Required: true, rule: ruleWord},
-	FieldModel:           {Max: MaxIDLen, rule: ruleWord},
-	FieldReasoningEffort: {Max: MaxIDLen, rule: ruleWord},
-	FieldPermissionMode:  {Max: MaxIDLen, rule: ruleWord},
-	FieldAccount:         {Max: MaxIDLen, rule: ruleWord},
-}
-
-// CheckField checks v against f's row of the table (see Field) and
-// returns an error matching ErrInvalid that names the field and its limit,
-// or nil. Ids are checked as they are stored: trimmed (callers trim them
-// first); a report is checked trimmed. An unknown field is refused.
-func CheckField(f Field, v string) error {
+// are Unicode code points.
+//
+// f names the row ("prompt", "model", ...). The error matches ErrInvalid
+// and names the field and its limit; nil when v keeps them. Ids are
+// checked as they are stored: trimmed (callers trim them first); a report
+// is checked trimmed. An unknown name is refused, whatever v.
+func CheckField(f, v string) error {
 	l, ok := limits[f]
 	if !ok {
 		return Errorf(ErrInvalid, "unknown field %q", f)
@@ -136,7 +115,7 @@ func CheckField(f Field, v string) error {
 	case ruleID:
 		v = strings.TrimSpace(v)
 	case ruleText:
-		if f == FieldReport {
+		if f == "report" {
 			v = strings.TrimSpace(v)
 		}
 	}

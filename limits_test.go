@@ -13,32 +13,32 @@ import (
 // or rule, naming the field and the limit, and accepts what keeps them.
 func TestCheckField(t *testing.T) {
 	cases := []struct {
-		field baton.Field
+		field string
 		v     string
 		ok    bool
 		says  string // in the error
 	}{
-		{baton.FieldName, strings.Repeat("n", 900_000), false, "name is over its limit: at most 200 characters"},
-		{baton.FieldName, strings.Repeat("é", 200), true, ""},
-		{baton.FieldName, "two\nlines", false, "name must be one line"},
-		{baton.FieldName, "bad \xff\xfe bytes", false, "name is not valid UTF-8"},
-		{baton.FieldName, "", true, ""},
-		{baton.FieldMission, strings.Repeat("m", 1_000_000), false, "mission is over its limit: at most 20000 characters"},
-		{baton.FieldMission, "line one\n\tline two", true, ""},
-		{baton.FieldMission, "nul \x00 byte", false, "control character"},
-		{baton.FieldPrompt, " \n ", false, "prompt is required"},
-		{baton.FieldPrompt, strings.Repeat("p", baton.MaxPromptBytes+1), false, "1..200000 bytes"},
-		{baton.FieldMessage, strings.Repeat("p", baton.MaxPromptBytes), true, ""},
-		{baton.FieldReport, "  " + strings.Repeat("r", baton.MaxReportChars) + "  ", true, ""},
-		{baton.FieldReport, strings.Repeat("r", baton.MaxReportChars+1), false, "1..24000 characters"},
-		{baton.FieldModel, "--dangerously-skip-permissions", false, "must not start with '-'"},
-		{baton.FieldModel, "opus 4", false, "white space"},
-		{baton.FieldModel, "claude-opus-4", true, ""},
-		{baton.FieldReasoningEffort, "-x", false, "must not start with '-'"},
-		{baton.FieldPermissionMode, "plan\tx", false, "one line"},
-		{baton.FieldEngine, "", false, "engine is required"},
-		{baton.FieldRequestID, strings.Repeat("r", 129), false, "1..128 bytes"},
-		{baton.FieldRoot, strings.Repeat("/d", 3000), false, "at most 4096 bytes"},
+		{"name", strings.Repeat("n", 900_000), false, "name is over its limit: at most 200 characters"},
+		{"name", strings.Repeat("é", 200), true, ""},
+		{"name", "two\nlines", false, "name must be one line"},
+		{"name", "bad \xff\xfe bytes", false, "name is not valid UTF-8"},
+		{"name", "", true, ""},
+		{"mission", strings.Repeat("m", 1_000_000), false, "mission is over its limit: at most 20000 characters"},
+		{"mission", "line one\n\tline two", true, ""},
+		{"mission", "nul \x00 byte", false, "control character"},
+		{"prompt", " \n ", false, "prompt is required"},
+		{"prompt", strings.Repeat("p", baton.MaxPromptBytes+1), false, "1..200000 bytes"},
+		{"message", strings.Repeat("p", baton.MaxPromptBytes), true, ""},
+		{"report", "  " + strings.Repeat("r", baton.MaxReportChars) + "  ", true, ""},
+		{"report", strings.Repeat("r", baton.MaxReportChars+1), false, "1..24000 characters"},
+		{"model", "--dangerously-skip-permissions", false, "must not start with '-'"},
+		{"model", "opus 4", false, "white space"},
+		{"model", "claude-opus-4", true, ""},
+		{"reasoningEffort", "-x", false, "must not start with '-'"},
+		{"permissionMode", "plan\tx", false, "one line"},
+		{"engine", "", false, "engine is required"},
+		{"requestId", strings.Repeat("r", 129), false, "1..128 bytes"},
+		{"root", strings.Repeat("/d", 3000), false, "at most 4096 bytes"},
 		{"unknown", "x", false, "unknown field"},
 	}
 	for _, c := range cases {
@@ -50,7 +50,7 @@ func TestCheckField(t *testing.T) {
 			continue
 		}
 		if !errors.Is(err, baton.ErrInvalid) || !strings.Contains(err.Error(), c.says) {
-			t.Errorf("%s %.20q: %v, want EINVALID saying %q", c.field, c.v, err, c.says)
+			t.Errorf("%s %.20q: %v, want ErrInvalid saying %q", c.field, c.v, err, c.says)
 		}
 	}
 }
@@ -66,7 +66,7 @@ func TestEngineConfigRefusesFlags(t *testing.T) {
 		{Engine: "-claude"},
 	} {
 		if err := c.Validate(); !errors.Is(err, baton.ErrInvalid) {
-			t.Errorf("%+v: %v, want EINVALID", c, err)
+			t.Errorf("%+v: %v, want ErrInvalid", c, err)
 		}
 	}
 	if err := (baton.EngineConfig{Engine: "claude", Model: "opus", ReasoningEffort: "high", PermissionMode: "plan"}).Validate(); err != nil {
@@ -75,8 +75,8 @@ func TestEngineConfigRefusesFlags(t *testing.T) {
 }
 
 func ExampleCheckField() {
-	fmt.Println(baton.CheckField(baton.FieldModel, "--dangerously-skip-permissions"))
-	fmt.Println(baton.CheckField(baton.FieldName, strings.Repeat("é", 201)))
+	fmt.Println(baton.CheckField("model", "--dangerously-skip-permissions"))
+	fmt.Println(baton.CheckField("name", strings.Repeat("é", 201)))
 	// Output:
 	// baton: invalid: model must not start with '-' (it would read as a command-line flag)
 	// baton: invalid: name is over its limit: at most 200 characters (got 201)

@@ -21,7 +21,7 @@ const (
 	ShareNone Share = "none"
 )
 
-// Validate reports an EINVALID error unless s is blank or one of the three
+// Validate reports an ErrInvalid error unless s is blank or one of the three
 // values.
 func (s Share) Validate() error {
 	switch s {
@@ -29,14 +29,6 @@ func (s Share) Validate() error {
 		return nil
 	}
 	return Errorf(ErrInvalid, "share %.40q is none of %q, %q, %q", string(s), ShareConversation, ShareReport, ShareNone)
-}
-
-// Or returns s, or def when s is blank.
-func (s Share) Or(def Share) Share {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // Conversation reports whether s lets the conversation out (blank counts as

@@ -27,7 +27,4 @@ func TestShare(t *testing.T) {
 			t.Errorf("%q: Conversation %v Report %v; want %v %v", tc.s, tc.s.Conversation(), tc.s.Report(), tc.conv, tc.report)
 		}
 	}
-	if baton.Share("").Or(baton.ShareNone) != baton.ShareNone || baton.ShareReport.Or(baton.ShareNone) != baton.ShareReport {
-		t.Error("Or")
-	}
 }

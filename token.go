@@ -4,8 +4,8 @@
 // A Token is 32 bytes from crypto/rand in URL-safe base64 without padding.
 // Only its SHA-256 (a TokenHash) is ever stored; comparison is constant-time.
 // A Token redacts itself wherever it could be printed or logged: String,
-// GoString, Format, MarshalJSON, MarshalText, zap's MarshalLogObject and
-// slog's LogValue all yield "[REDACTED]". Use Reveal to obtain the secret
+// Format (every fmt verb, %#v included), MarshalText (encoding/json, a JSON
+// map key, zap's reflection) and slog's LogValue all yield "[REDACTED]". Use Reveal to obtain the secret
 // for the one place that must send it (an engine start request).
 package baton
 
@@ -18,8 +18,6 @@ import (
 	"fmt"
 	"log/slog"
 	"unique"
-
-	"go.uber.org/zap/zapcore"
 )
 
 // Redacted is what a Token prints as.
@@ -80,28 +78,17 @@ func (t Token) Hash() TokenHash { return TokenHash(sha256.Sum256([]byte(t.Reveal
 // String returns Redacted.
 func (t Token) String() string { return Redacted }
 
-// GoString returns Redacted, for %#v.
-func (t Token) GoString() string { return Redacted }
-
 // Format writes Redacted whatever the verb, so %x or %q cannot encode the
 // secret either.
 func (t Token) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(Redacted)) }
 
-// MarshalText returns Redacted; it also covers a Token used as a JSON map key.
+// MarshalText returns Redacted: encoding/json writes a Token, as a value
+// or a map key, as the JSON string "[REDACTED]", and so do zap.Any and
+// zap.Reflect on a struct holding one.
 func (t Token) MarshalText() ([]byte, error) { return []byte(Redacted), nil }
-
-// MarshalJSON returns the JSON string Redacted; zap.Any and zap.Reflect on a
-// struct holding a Token go through it.
-func (t Token) MarshalJSON() ([]byte, error) { return []byte(`"` + Redacted + `"`), nil }
 
 // LogValue makes slog print Redacted.
 func (t Token) LogValue() slog.Value { return slog.StringValue(Redacted) }
-
-// MarshalLogObject makes zap.Object print {"token":"[REDACTED]"}.
-func (t Token) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddString("token", Redacted)
-	return nil
-}
 
 // TokenHash is the SHA-256 of a token. The zero TokenHash matches no token.
 type TokenHash [sha256.Size]byte

@@ -23,7 +23,7 @@ import (
 )
 
 // ErrBadConfig: New got an unusable configuration.
-var ErrBadConfig = baton.NewError(baton.EINVALID, "agent: invalid configuration")
+var ErrBadConfig = baton.NewError(baton.ErrInvalid, "agent: invalid configuration")
 
 // MCPPath is the path at which Host.Handler serves baton's MCP server:
 // the agent CLIs reach it at http://<Config.Addr>/mcp.

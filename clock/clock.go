@@ -34,22 +34,22 @@ type Clock interface {
 	NewTimer(d time.Duration) Timer
 }
 
-// AtClock is a Clock that arms a timer for a point in time in one step.
-// Fake implements it; NewTimerAt and WithDeadline use it when a Clock
-// does.
-type AtClock interface {
+// atClock is a Clock that arms a timer for a point in time in one step,
+// with a method NewTimerAt(t time.Time) Timer that returns a timer firing
+// once the clock reaches t (one whose t is not after Now has fired
+// already). Fake has it, and so may any Clock of a caller's.
+type atClock interface {
 	Clock
-	// NewTimerAt returns a timer that fires once the clock reaches t; one
-	// whose t is not after Now has fired already.
 	NewTimerAt(t time.Time) Timer
 }
 
-// NewTimerAt returns a timer of c that fires once c reaches t. With an
-// AtClock it is armed for t exactly, however c moves meanwhile; with any
-// other Clock it is NewTimer(t.Sub(c.Now())), which for the wall clock is
-// the same to within the time the call takes.
+// NewTimerAt returns a timer of c that fires once c reaches t. When c has
+// a method NewTimerAt(time.Time) Timer (a Fake does) the timer is armed
+// with it, for t exactly however c moves meanwhile; with any other Clock it
+// is NewTimer(t.Sub(c.Now())), which for the wall clock is the same to
+// within the time the call takes.
 func NewTimerAt(c Clock, t time.Time) Timer {
-	if a, ok := c.(AtClock); ok {
+	if a, ok := c.(atClock); ok {
 		return a.NewTimerAt(t)
 	}
 	return c.NewTimer(t.Sub(c.Now()))
@@ -76,8 +76,8 @@ type realTimer struct{ t *time.Timer }
 func (r realTimer) C() <-chan time.Time { return r.t.C }
 func (r realTimer) Stop() bool          { return r.t.Stop() }
 
-// Fake is a manual clock for tests. Its time moves only by Advance or Set;
-// timers whose deadline is reached fire during that call, in deadline order.
+// Fake is a manual clock for tests. Its time moves only by Advance; timers
+// whose deadline is reached fire during that call, in deadline order.
 // The zero value is usable and starts at the zero time.Time; NewFake picks
 // the start. A Fake starts no goroutine.
 type Fake struct {
@@ -148,25 +148,12 @@ func (f *Fake) Advance(d time.Duration) {
 		return
 	}
 	f.mu.Lock()
-	f.setLocked(f.now.Add(d))
-	f.mu.Unlock()
-}
-
-// Set moves the clock to t (never backwards) and fires due timers.
-func (f *Fake) Set(t time.Time) {
-	f.mu.Lock()
-	if t.After(f.now) {
-		f.setLocked(t)
-	}
-	f.mu.Unlock()
-}
-
-func (f *Fake) setLocked(t time.Time) {
-	f.now = t
+	defer f.mu.Unlock()
+	f.now = f.now.Add(d)
 	sort.SliceStable(f.timers, func(i, j int) bool { return f.timers[i].at.Before(f.timers[j].at) })
 	keep := f.timers[:0]
 	for _, tm := range f.timers {
-		if !tm.at.After(t) {
+		if !tm.at.After(f.now) {
 			tm.fired = true
 			tm.c <- tm.at
 			continue

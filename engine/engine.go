@@ -12,22 +12,22 @@ import (
 var (
 	// ErrUnknownEngine: no engine is registered under the configuration's
 	// engine name.
-	ErrUnknownEngine = baton.NewError(baton.EUNSUPPORTED, "engine: unknown engine")
+	ErrUnknownEngine = baton.NewError(baton.ErrUnsupported, "engine: unknown engine")
 	// ErrUnsupportedConfig: the engine does not offer that model, effort or
 	// permission mode.
-	ErrUnsupportedConfig = baton.NewError(baton.EUNSUPPORTED, "engine: unsupported configuration")
+	ErrUnsupportedConfig = baton.NewError(baton.ErrUnsupported, "engine: unsupported configuration")
 	// ErrSessionMissing: a resume named a native session the engine cannot
 	// find ("No conversation found with session ID ..."). The continuation
 	// planner retries once as a fresh briefed session on it.
-	ErrSessionMissing = baton.NewError(baton.ENOTFOUND, "engine: native session not found")
+	ErrSessionMissing = baton.NewError(baton.ErrNotFound, "engine: native session not found")
 	// ErrAuth: the engine refused the credentials. Never retried.
-	ErrAuth = baton.NewError(baton.EUNAVAILABLE, "engine: authentication failed")
+	ErrAuth = baton.NewError(baton.ErrUnavailable, "engine: authentication failed")
 	// ErrReadyRejected: the process started but its first turn was not
 	// accepted.
-	ErrReadyRejected = baton.NewError(baton.EUNAVAILABLE, "engine: readiness rejected")
+	ErrReadyRejected = baton.NewError(baton.ErrUnavailable, "engine: readiness rejected")
 	// ErrExitedBeforeReady: the process ended before readiness was
 	// confirmed. Exit tells how.
-	ErrExitedBeforeReady = baton.NewError(baton.EUNAVAILABLE, "engine: process exited before ready")
+	ErrExitedBeforeReady = baton.NewError(baton.ErrUnavailable, "engine: process exited before ready")
 )
 
 // Mode says whether a start is fresh or resumes a native session.
@@ -119,7 +119,7 @@ type Engine interface {
 	// is spawned (baton calls it under the workspace's launch lock, which a
 	// concurrent Stop waits for) and must honour ctx. Errors: ErrUnsupportedConfig, ErrAuth,
 	// ErrSessionMissing (resume of an unknown native id), or an
-	// EUNAVAILABLE error for a spawn failure.
+	// error matching baton.ErrUnavailable for a spawn failure.
 	Start(ctx context.Context, req StartRequest) (Process, error)
 }
 

@@ -92,11 +92,11 @@ func TestRegistryValidate(t *testing.T) {
 
 func TestRegistryErrorCodes(t *testing.T) {
 	r := engine.NewRegistry(nil)
-	if got := baton.ErrorCode(r.Validate(baton.EngineConfig{Engine: "x"})); got != baton.EUNSUPPORTED {
-		t.Errorf("unknown engine code = %q, want %q", got, baton.EUNSUPPORTED)
+	if got := baton.ErrorCode(r.Validate(baton.EngineConfig{Engine: "x"})); got != baton.ErrUnsupported.Code {
+		t.Errorf("unknown engine code = %q, want %q", got, baton.ErrUnsupported.Code)
 	}
-	if got := baton.ErrorCode(r.Validate(baton.EngineConfig{})); got != baton.EINVALID {
-		t.Errorf("malformed code = %q, want %q", got, baton.EINVALID)
+	if got := baton.ErrorCode(r.Validate(baton.EngineConfig{})); got != baton.ErrInvalid.Code {
+		t.Errorf("malformed code = %q, want %q", got, baton.ErrInvalid.Code)
 	}
 }
 

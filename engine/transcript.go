@@ -10,7 +10,7 @@ import (
 
 // ErrNoTranscript: the engine holds no transcript of the session (it never
 // ran it here, or the transcript is gone). It matches baton.ErrNotFound.
-var ErrNoTranscript = baton.NewError(baton.ENOTFOUND, "engine: no transcript of the session")
+var ErrNoTranscript = baton.NewError(baton.ErrNotFound, "engine: no transcript of the session")
 
 // Transcriber is an optional Engine capability: it reads back, from its own
 // records, the conversation of a session it ran. The briefings of a

@@ -1,6 +1,7 @@
 package handoff
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"path/filepath"
@@ -32,7 +33,7 @@ func beginCreate(ctx context.Context, _ ...any) error {
 		return err
 	}
 	f.h.SourceConfig = ws.Config
-	f.h.Share = r.Share.Or(ws.Share).Or(baton.ShareConversation)
+	f.h.Share = cmp.Or(r.Share, ws.Share, baton.ShareConversation)
 	if src := f.src(); src != nil {
 		f.h.SourceConfig = src.Config
 	}

@@ -169,7 +169,7 @@ func TestValidationIsTheSameEverywhere(t *testing.T) {
 		t.Fatalf("Create in an unknown workspace: %v", err)
 	}
 	_, err = f.svc.Start(f.ctx, session.TurnRequest{Workspace: "", Prompt: "x"})
-	if baton.ErrorCode(err) != baton.EINVALID {
+	if baton.ErrorCode(err) != baton.ErrInvalid.Code {
 		t.Fatalf("Start with an empty workspace: %v (code %s)", err, baton.ErrorCode(err))
 	}
 	_, err = f.svc.CreateWorkspace(f.ctx, store.Workspace{ID: "ws-x", Config: baton.EngineConfig{Engine: "nobody"}})

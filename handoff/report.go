@@ -53,7 +53,7 @@ func (c *Coordinator) SubmitReport(ctx context.Context, ws baton.WorkspaceID, id
 	}
 	text = strings.TrimSpace(text)
 	var badText, refusal error
-	if err := baton.CheckField(baton.FieldReport, text); err != nil {
+	if err := baton.CheckField("report", text); err != nil {
 		badText = fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
 	t := baton.ParseToken(tok)

@@ -17,35 +17,35 @@ var (
 	// ErrInvalidCommand: a line that is not a JSON object or is over the
 	// line limit, a command with no type, an unknown type, or a missing
 	// field (invalid_command).
-	ErrInvalidCommand = baton.NewError(baton.EINVALID, "host: invalid command")
+	ErrInvalidCommand = baton.NewError(baton.ErrInvalid, "host: invalid command")
 	// ErrInvalidPath: a session path (or cwd) that is not absolute, or
 	// whose directory does not exist (invalid_path).
-	ErrInvalidPath = baton.NewError(baton.EINVALID, "host: invalid session path")
+	ErrInvalidPath = baton.NewError(baton.ErrInvalid, "host: invalid session path")
 	// ErrUnknownSession: a session handle this host never gave the
 	// connection; a handle parked by a handoff never answers it
 	// (unknown_session).
-	ErrUnknownSession = baton.NewError(baton.ENOTFOUND, "host: unknown session")
+	ErrUnknownSession = baton.NewError(baton.ErrNotFound, "host: unknown session")
 	// ErrPathInUse: the canonical path is reserved by a session that is
 	// closing, or claimed by another live host generation. Its ErrorData is
 	// {owner: {pid, instanceId, generation}, retry_after_ms: 2000}
 	// (session_path_in_use).
-	ErrPathInUse = baton.NewError(baton.EBUSY, "host: session path in use")
+	ErrPathInUse = baton.NewError(baton.ErrBusy, "host: session path in use")
 	// ErrDraining: open_session on a host that is handing over to its
 	// successor (host_draining).
-	ErrDraining = baton.NewError(baton.EUNAVAILABLE, "host: host is draining")
+	ErrDraining = baton.NewError(baton.ErrUnavailable, "host: host is draining")
 	// ErrSessionClosed: a command for a handle whose session was parked or
 	// closed; the session_closed record precedes it on the wire and is its
 	// ErrorData (session_closed).
-	ErrSessionClosed = baton.NewError(baton.ECONFLICT, "host: session closed")
+	ErrSessionClosed = baton.NewError(baton.ErrConflict, "host: session closed")
 	// ErrRuntime: the runtime failed to open a session or to serve a
 	// command (runtime_error).
-	ErrRuntime = baton.NewError(baton.EUNAVAILABLE, "host: runtime failed")
+	ErrRuntime = baton.NewError(baton.ErrUnavailable, "host: runtime failed")
 	// ErrClosed: the host was closed, or a Client's connection ended before
 	// the response arrived (host_closed).
-	ErrClosed = baton.NewError(baton.EUNAVAILABLE, "host: closed")
+	ErrClosed = baton.NewError(baton.ErrUnavailable, "host: closed")
 	// errRemote is the base of a failed response whose code this package
 	// does not know (a newer host), and of an undecodable one.
-	errRemote = baton.NewError(baton.EINTERNAL, "host: remote error")
+	errRemote = baton.NewError(baton.ErrInternal, "host: remote error")
 )
 
 var wireCodes = []struct {

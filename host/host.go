@@ -124,7 +124,7 @@ func (h *Host) Serve(ctx context.Context, ln net.Listener) error {
 	return h.waitServe(ctx, acceptErr)
 }
 
-var errAlreadyServing = baton.NewError(baton.ECONFLICT, "host: already serving")
+var errAlreadyServing = baton.NewError(baton.ErrConflict, "host: already serving")
 
 func (h *Host) waitServe(ctx context.Context, acceptErr chan error) error {
 	for {

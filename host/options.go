@@ -22,7 +22,7 @@ const (
 
 // errInvalidOptions is what New returns for a bad option; it matches
 // baton.ErrInvalid.
-var errInvalidOptions = baton.NewError(baton.EINVALID, "host: invalid options")
+var errInvalidOptions = baton.NewError(baton.ErrInvalid, "host: invalid options")
 
 // Options configure a Host. The zero value is usable: every field has a
 // default.

@@ -204,9 +204,9 @@ func (s *Service) checkContinue(ctx context.Context, prompt, task, ending string
 		return baton.Errorf(baton.ErrInvalid, "nil context")
 	}
 	for _, f := range [...]struct {
-		field baton.Field
+		field string
 		v     string
-	}{{baton.FieldPrompt, prompt}, {baton.FieldTask, task}, {baton.FieldEnding, ending}} {
+	}{{"prompt", prompt}, {"task", task}, {"ending", ending}} {
 		if err := baton.CheckField(f.field, f.v); err != nil {
 			return err
 		}
@@ -403,7 +403,7 @@ func (s *Service) contStart(ctx context.Context, j *contJob, p plan) (ContinueRe
 
 // ErrContinuationSettled: CancelContinuation of a continuation that was
 // refused; only queued and started continuations can be cancelled.
-var ErrContinuationSettled = baton.NewError(baton.ECONFLICT, "the continuation was refused already")
+var ErrContinuationSettled = baton.NewError(baton.ErrConflict, "the continuation was refused already")
 
 // QueueContinuation stores c durably as queued, with everything its
 // briefing needs: Task, Prompt, Target, Automated and, above all, Ending,

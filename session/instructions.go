@@ -15,12 +15,12 @@ import (
 // Errors of the instruction queue. Match them with errors.Is.
 var (
 	// ErrInstructionNotFound: no such instruction in that workspace.
-	ErrInstructionNotFound = baton.NewError(baton.ENOTFOUND, "no such instruction")
+	ErrInstructionNotFound = baton.NewError(baton.ErrNotFound, "no such instruction")
 	// ErrInstructionCancelled: a resend of a cancelled instruction.
-	ErrInstructionCancelled = baton.NewError(baton.ECONFLICT, "the instruction was cancelled")
+	ErrInstructionCancelled = baton.NewError(baton.ErrConflict, "the instruction was cancelled")
 	// ErrInstructionDelivered: a cancel of an instruction already handed
 	// to the agent.
-	ErrInstructionDelivered = baton.NewError(baton.ECONFLICT, "the instruction was already delivered")
+	ErrInstructionDelivered = baton.NewError(baton.ErrConflict, "the instruction was already delivered")
 )
 
 // Message sends text to the workspace's agent. Every message is recorded as
@@ -51,7 +51,7 @@ func (s *Service) Message(ctx context.Context, ws baton.WorkspaceID, text string
 	if ctx == nil {
 		return store.Instruction{}, baton.Errorf(baton.ErrInvalid, "nil context")
 	}
-	if err := baton.CheckField(baton.FieldMessage, text); err != nil {
+	if err := baton.CheckField("message", text); err != nil {
 		return store.Instruction{}, err
 	}
 	now := s.clock.Now()
@@ -314,7 +314,7 @@ func nextPending(all []store.Instruction) int {
 // prompt, zero time), ErrNoWorkspace, ErrNoSession (pinned
 // session unknown or of another workspace).
 func (s *Service) ScheduleWakeup(ctx context.Context, w store.Wakeup) (store.Wakeup, error) {
-	if err := baton.CheckField(baton.FieldPrompt, w.Prompt); err != nil {
+	if err := baton.CheckField("prompt", w.Prompt); err != nil {
 		return store.Wakeup{}, fmt.Errorf("wakeup: %w", err)
 	}
 	if w.At.IsZero() {

@@ -499,7 +499,7 @@ func (s *Service) Start(ctx context.Context, req TurnRequest) (store.Session, er
 	if ctx == nil {
 		return store.Session{}, baton.Errorf(baton.ErrInvalid, "nil context")
 	}
-	if err := baton.CheckField(baton.FieldPrompt, req.Prompt); err != nil {
+	if err := baton.CheckField("prompt", req.Prompt); err != nil {
 		return store.Session{}, err
 	}
 	p, sess, err := s.launchStart(ctx, req)

@@ -23,7 +23,7 @@ import (
 )
 
 // ErrClosed is returned by a Service after Close.
-var ErrClosed = baton.NewError(baton.EUNAVAILABLE, "session service closed")
+var ErrClosed = baton.NewError(baton.ErrUnavailable, "session service closed")
 
 // Service runs ordinary sessions: starts, resumes, messages and stops
 // outside any transfer, under the workspace's reservation. It owns the table
@@ -180,7 +180,7 @@ func (s *Service) Close(ctx context.Context) error {
 }
 
 // CreateWorkspace inserts a workspace. ID must be a valid id, Name,
-// Mission and Root within their limits (see baton.Field), Config a
+// Mission and Root within their limits (see baton.CheckField), Config a
 // configuration the Service's engine offers (see CheckConfig), and Share
 // blank (stored as baton.ShareConversation) or a valid baton.Share. Errors:
 // baton.ErrInvalid (also matching engine.ErrUnknownEngine or
@@ -192,9 +192,9 @@ func (s *Service) CreateWorkspace(ctx context.Context, w store.Workspace) (store
 		return store.Workspace{}, err
 	}
 	for _, f := range [...]struct {
-		field baton.Field
+		field string
 		v     string
-	}{{baton.FieldName, w.Name}, {baton.FieldMission, w.Mission}, {baton.FieldRoot, w.Root}} {
+	}{{"name", w.Name}, {"mission", w.Mission}, {"root", w.Root}} {
 		if err := baton.CheckField(f.field, f.v); err != nil {
 			return store.Workspace{}, err
 		}
@@ -202,7 +202,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, w store.Workspace) (store
 	if err := w.Share.Validate(); err != nil {
 		return store.Workspace{}, err
 	}
-	w.Share = w.Share.Or(baton.ShareConversation)
+	w.Share = cmp.Or(w.Share, baton.ShareConversation)
 	if err := workspace.CheckConfig(s.engine, w.Config); err != nil {
 		return store.Workspace{}, err
 	}
@@ -256,7 +256,7 @@ func (s *Service) SetShare(ctx context.Context, ws baton.WorkspaceID, share bato
 	if err := share.Validate(); err != nil {
 		return store.Workspace{}, err
 	}
-	share = share.Or(baton.ShareConversation)
+	share = cmp.Or(share, baton.ShareConversation)
 	err = s.store.Update(ctx, func(tx store.Tx) error {
 		w, err := workspace.GetWorkspace(tx, ws)
 		if err != nil {
@@ -356,19 +356,19 @@ var (
 	ErrWorkspaceBusy = workspace.ErrWorkspaceBusy
 	// ErrSessionRunning: a process already runs in the workspace; at most
 	// one may.
-	ErrSessionRunning = baton.NewError(baton.ECONFLICT, "a session is already running in the workspace")
+	ErrSessionRunning = baton.NewError(baton.ErrConflict, "a session is already running in the workspace")
 	// ErrWorkspaceExists: CreateWorkspace with an id already in use.
-	ErrWorkspaceExists = baton.NewError(baton.ECONFLICT, "workspace already exists")
+	ErrWorkspaceExists = baton.NewError(baton.ErrConflict, "workspace already exists")
 	// ErrArchived: the workspace is archived and takes no new work.
-	ErrArchived = baton.NewError(baton.ECONFLICT, "workspace is archived")
+	ErrArchived = baton.NewError(baton.ErrConflict, "workspace is archived")
 	// ErrNoWorkspace: no workspace has that id.
 	ErrNoWorkspace = workspace.ErrNoWorkspace
 	// ErrNoSession: there is no session to resume or message.
 	ErrNoSession = workspace.ErrNoSession
 	// ErrLaunchRefused: a launch's precondition (supplied by the caller,
 	// for example "the transfer is still at this attempt") no longer holds.
-	ErrLaunchRefused = baton.NewError(baton.ESTALE, "launch refused: its precondition no longer holds")
+	ErrLaunchRefused = baton.NewError(baton.ErrStale, "launch refused: its precondition no longer holds")
 	// ErrResumeOnly: an automated trigger found nothing it may resume; it
 	// never starts a briefed fresh session on its own.
-	ErrResumeOnly = baton.NewError(baton.ECONFLICT, "automated trigger may only resume, and there is nothing to resume")
+	ErrResumeOnly = baton.NewError(baton.ErrConflict, "automated trigger may only resume, and there is nothing to resume")
 )

@@ -8,20 +8,20 @@ import (
 )
 
 // Errors every backend returns. They match with errors.Is, also against the
-// root codes (ErrNotFound is a baton.ENOTFOUND, ErrDuplicate a
-// baton.ECONFLICT).
+// root codes (ErrNotFound is a baton.ErrNotFound.Code, ErrDuplicate a
+// baton.ErrConflict.Code).
 var (
 	// ErrNotFound: no record under that key.
-	ErrNotFound = baton.NewError(baton.ENOTFOUND, "store: not found")
+	ErrNotFound = baton.NewError(baton.ErrNotFound, "store: not found")
 	// ErrDuplicate: a Put would break a uniqueness rule: a second handoff
 	// with the same (workspace, request id), or a second pending handoff in
 	// a workspace.
-	ErrDuplicate = baton.NewError(baton.ECONFLICT, "store: duplicate")
+	ErrDuplicate = baton.NewError(baton.ErrConflict, "store: duplicate")
 	// ErrTxConflict: the transaction lost a serialization race and the
 	// backend gave up retrying. Safe to retry the whole Update.
-	ErrTxConflict = baton.NewError(baton.EUNAVAILABLE, "store: transaction conflict, retries exhausted")
+	ErrTxConflict = baton.NewError(baton.ErrUnavailable, "store: transaction conflict, retries exhausted")
 	// ErrClosed: the store was closed.
-	ErrClosed = baton.NewError(baton.EUNAVAILABLE, "store: closed")
+	ErrClosed = baton.NewError(baton.ErrUnavailable, "store: closed")
 )
 
 // Store is a transactional record store. Transactions are serializable: the

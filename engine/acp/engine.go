@@ -167,7 +167,7 @@ func (e *Engine) Transcript(ctx context.Context, sid baton.SessionID) (iter.Seq2
 // or the system is not Linux), baton.ErrInvalid (a resume without a native
 // id), ErrClosed, tlog's busy error (exec.ErrTranscriptBusy: another launch
 // writes the session's transcript), ctx's, Admit's or Options.Launch's
-// error, or an EUNAVAILABLE error when the spawn or the transcript fails.
+// error, or an error matching baton.ErrUnavailable when the spawn or the transcript fails.
 // Nothing runs after an error.
 func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Process, error) {
 	if err := proc.Precheck(ctx, "acp", &req, e.Validate); err != nil {
@@ -274,7 +274,7 @@ func (e *Engine) Close(ctx context.Context) error {
 }
 
 // ErrClosed is returned by Start once Close was called.
-var ErrClosed = baton.NewError(baton.EUNAVAILABLE, "acp: engine closed")
+var ErrClosed = baton.NewError(baton.ErrUnavailable, "acp: engine closed")
 
 // HTTPServer is the MCP server at url, named name, as session/new and
 // session/load take it, with header's fields sent on every request (an

@@ -14,19 +14,19 @@ import (
 var (
 	// ErrClosed: Start after Close; also the Exit().Err of every process
 	// Close ended.
-	ErrClosed = baton.NewError(baton.EUNAVAILABLE, "enginetest: engine closed")
+	ErrClosed = baton.NewError(baton.ErrUnavailable, "enginetest: engine closed")
 	// ErrCrashed is the Exit().Err of every process CrashAll ended.
-	ErrCrashed = baton.NewError(baton.EUNAVAILABLE, "enginetest: process crashed")
+	ErrCrashed = baton.NewError(baton.ErrUnavailable, "enginetest: process crashed")
 	// ErrBadRequest: Start got a malformed request (unknown Mode or Turn, a
 	// resume without a native id, a report-only turn without credentials).
 	// It matches baton.ErrInvalid.
-	ErrBadRequest = baton.NewError(baton.EINVALID, "enginetest: invalid start request")
+	ErrBadRequest = baton.NewError(baton.ErrInvalid, "enginetest: invalid start request")
 	// ErrBadScript: the chosen Script has an unknown Ready, ReportToken or
 	// StopOutcome, or a negative ReadyDelay. It matches baton.ErrInvalid.
-	ErrBadScript = baton.NewError(baton.EINVALID, "enginetest: invalid script")
+	ErrBadScript = baton.NewError(baton.ErrInvalid, "enginetest: invalid script")
 	// ErrNoSubmit is recorded as the ReportErr of a turn that had a report
 	// to submit while Options.Submit is nil.
-	ErrNoSubmit = baton.NewError(baton.EUNSUPPORTED, "enginetest: no Submit hook")
+	ErrNoSubmit = baton.NewError(baton.ErrUnsupported, "enginetest: no Submit hook")
 )
 
 // Options configure an Engine. The zero value is usable.

@@ -27,7 +27,7 @@ type submitLog struct {
 	want  engine.ReportCredentials
 }
 
-var errTokenRejected = baton.NewError(baton.ECONFLICT, "test: token rejected")
+var errTokenRejected = baton.NewError(baton.ErrConflict, "test: token rejected")
 
 func (s *submitLog) submit(ctx context.Context, cred engine.ReportCredentials, text string) error {
 	s.mu.Lock()

@@ -123,7 +123,7 @@ func (e *Engine) TranscriptPath(sid baton.SessionID) string {
 // baton.ErrInvalid (a resume without a native id), ErrClosed,
 // ErrTranscriptBusy (another engine or process writes the session's
 // transcript), ctx's error, the error of the profile's LaunchExtra, or an
-// EUNAVAILABLE error when the spawn or the transcript fails. Nothing runs
+// error matching baton.ErrUnavailable when the spawn or the transcript fails. Nothing runs
 // after an error.
 func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Process, error) {
 	if err := proc.Precheck(ctx, "exec", &req, e.opts.Profile.validate); err != nil {
@@ -194,11 +194,11 @@ func (e *Engine) prepare(ctx context.Context, req engine.StartRequest) (*launch,
 	prof := &e.opts.Profile
 	cfg := req.Config.Normalize()
 	// The values that become flags' arguments: never one a CLI reads as a
-	// flag of its own, whoever called Start (see baton.Field).
+	// flag of its own, whoever called Start (see string).
 	for _, f := range [...]struct {
-		field baton.Field
+		field string
 		v     string
-	}{{baton.FieldModel, cfg.Model}, {baton.FieldReasoningEffort, cfg.ReasoningEffort}, {baton.FieldPermissionMode, cfg.PermissionMode}} {
+	}{{"model", cfg.Model}, {"reasoningEffort", cfg.ReasoningEffort}, {"permissionMode", cfg.PermissionMode}} {
 		if err := baton.CheckField(f.field, f.v); err != nil {
 			return nil, fmt.Errorf("exec: %w", err)
 		}
@@ -346,4 +346,4 @@ func (e *Engine) Close(ctx context.Context) error {
 }
 
 // ErrClosed is returned by Start once Close was called.
-var ErrClosed = baton.NewError(baton.EUNAVAILABLE, "exec: engine closed")
+var ErrClosed = baton.NewError(baton.ErrUnavailable, "exec: engine closed")

@@ -294,7 +294,7 @@ func TestLaunchExtra(t *testing.T) {
 // TestLaunchExtraError: an error of LaunchExtra fails Start with it, and
 // nothing runs.
 func TestLaunchExtraError(t *testing.T) {
-	boom := baton.NewError(baton.EUNAVAILABLE, "no grant")
+	boom := baton.NewError(baton.ErrUnavailable, "no grant")
 	prof := agentProfile()
 	prof.LaunchExtra = func(context.Context, engine.StartRequest) (exec.Extra, error) { return exec.Extra{}, boom }
 	e := newEngine(t, exec.Options{Profile: prof})

@@ -29,7 +29,7 @@ var (
 type Transcript struct{ r *tlog.Reader }
 
 // OpenTranscript opens the transcript at path (see Engine.TranscriptPath).
-// Errors: an ENOTFOUND error when there is none, or the file system's.
+// Errors: an error matching baton.ErrNotFound when there is none, or the file system's.
 func OpenTranscript(path string) (*Transcript, error) {
 	r, err := tlog.OpenReader(path)
 	if err != nil {

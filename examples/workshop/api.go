@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -129,7 +130,7 @@ type workspaceJSON struct {
 }
 
 func workspaceView(w store.Workspace) workspaceJSON {
-	return workspaceJSON{ID: w.ID, Name: w.Name, Mission: w.Mission, Engine: w.Config.Engine, Model: w.Config.Model, Share: w.Share.Or(baton.ShareConversation),
+	return workspaceJSON{ID: w.ID, Name: w.Name, Mission: w.Mission, Engine: w.Config.Engine, Model: w.Config.Model, Share: cmp.Or(w.Share, baton.ShareConversation),
 		CurrentSession: w.CurrentSession, Archived: w.Archived, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
 }
 
@@ -429,7 +430,7 @@ func (s *server) postReport(w http.ResponseWriter, r *http.Request) {
 	}
 	// The length rule is checked here first, so that every caller learns
 	// it (the coordinator checks the token before the text).
-	if err := baton.CheckField(baton.FieldReport, body.Report); err != nil {
+	if err := baton.CheckField("report", body.Report); err != nil {
 		writeErr(w, r, err)
 		return
 	}

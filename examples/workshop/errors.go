@@ -62,14 +62,14 @@ var byCode = map[string]struct {
 	status int
 	code   string
 }{
-	baton.EINVALID:     {http.StatusBadRequest, "invalid-request"},
-	baton.EUNSUPPORTED: {http.StatusBadRequest, "invalid-request"},
-	baton.ENOTFOUND:    {http.StatusNotFound, "not-found"},
-	baton.ECONFLICT:    {http.StatusConflict, "conflict"},
-	baton.EBUSY:        {http.StatusConflict, "workspace-busy"},
-	baton.ESTALE:       {http.StatusConflict, "stale"},
-	baton.EUNAVAILABLE: {http.StatusServiceUnavailable, "unavailable"},
-	baton.EINTERNAL:    {http.StatusInternalServerError, "internal"},
+	baton.ErrInvalid.Code:     {http.StatusBadRequest, "invalid-request"},
+	baton.ErrUnsupported.Code: {http.StatusBadRequest, "invalid-request"},
+	baton.ErrNotFound.Code:    {http.StatusNotFound, "not-found"},
+	baton.ErrConflict.Code:    {http.StatusConflict, "conflict"},
+	baton.ErrBusy.Code:        {http.StatusConflict, "workspace-busy"},
+	baton.ErrStale.Code:       {http.StatusConflict, "stale"},
+	baton.ErrUnavailable.Code: {http.StatusServiceUnavailable, "unavailable"},
+	baton.ErrInternal.Code:    {http.StatusInternalServerError, "internal"},
 }
 
 // httpError returns the status and wire code of err.

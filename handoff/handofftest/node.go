@@ -15,7 +15,7 @@ import (
 
 // errNodeCrashed is what a crashed node's store and engine calls return:
 // its process is gone, so nothing it still tries reaches the world.
-var errNodeCrashed = baton.NewError(baton.EUNAVAILABLE, "handofftest: node crashed")
+var errNodeCrashed = baton.NewError(baton.ErrUnavailable, "handofftest: node crashed")
 
 // nodeState is the life of one simulated coordinator process.
 type nodeState int
@@ -160,7 +160,7 @@ func (c *lifeClock) stopsArmed() int {
 	return c.stops
 }
 
-// NewTimerAt arms a timer for at exactly (see clock.AtClock): a deadline
+// NewTimerAt arms a timer for at exactly (see clock.NewTimerAt): a deadline
 // the Coordinator computes from a stored time must not move with a clock
 // step the harness takes meanwhile.
 func (c *lifeClock) NewTimerAt(at time.Time) clock.Timer {

@@ -18,20 +18,20 @@ var (
 	// errAccessDenied: the call's Access is malformed, names another
 	// handoff, or its token is not valid for it (a report token of an
 	// earlier attempt, a target grant that was revoked or never made).
-	errAccessDenied = baton.NewError(baton.ECONFLICT, "mcpserver: access denied")
+	errAccessDenied = baton.NewError(baton.ErrConflict, "mcpserver: access denied")
 	// errBadArguments: the tool's arguments are malformed (not an object,
 	// an unknown direction, a cursor this server did not make).
-	errBadArguments = baton.NewError(baton.EINVALID, "mcpserver: invalid tool arguments")
+	errBadArguments = baton.NewError(baton.ErrInvalid, "mcpserver: invalid tool arguments")
 	// ErrNoHistory: the host gave the server no History for this handoff,
 	// or the handoff's Share keeps the source conversation on the machine.
-	ErrNoHistory = baton.NewError(baton.EUNSUPPORTED, "mcpserver: the source conversation is not available")
+	ErrNoHistory = baton.NewError(baton.ErrUnsupported, "mcpserver: the source conversation is not available")
 	// ErrBadConfig: New or Bridge got an unusable configuration.
-	ErrBadConfig = baton.NewError(baton.EINVALID, "mcpserver: invalid configuration")
+	ErrBadConfig = baton.NewError(baton.ErrInvalid, "mcpserver: invalid configuration")
 )
 
 // refusal is the structured content of a refused tool call.
 type refusal struct {
-	// Code is baton's error code (baton.EINVALID, baton.ECONFLICT, ...).
+	// Code is baton's error code (the Code of baton.ErrInvalid, baton.ErrConflict, ...).
 	Code string `json:"code"`
 	// Error is the error's message.
 	Error string `json:"error"`
@@ -63,7 +63,7 @@ func action(err error) string {
 		return "Fix the arguments as the tool's description says and call it again."
 	case errors.Is(err, ErrNoHistory):
 		return "The previous conversation cannot be read here: work from the briefing and the working tree."
-	case baton.ErrorCode(err) == baton.EUNAVAILABLE:
+	case baton.ErrorCode(err) == baton.ErrUnavailable.Code:
 		return "The host could not do it right now: call the tool again in a moment with the same arguments."
 	}
 	return "Do not retry; tell the user what happened."

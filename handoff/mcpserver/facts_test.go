@@ -54,7 +54,7 @@ func TestFactsToolInBothScopes(t *testing.T) {
 			t.Run(kind+"/"+string(acc.Scope), func(t *testing.T) {
 				if acc.Scope == mcpserver.ScopeTarget {
 					// The default gatherer needs the handoff; hof-9 is not one.
-					refusal(t, call(t, f.connect(t, kind, acc), mcpserver.ToolFacts, nil), baton.ENOTFOUND)
+					refusal(t, call(t, f.connect(t, kind, acc), mcpserver.ToolFacts, nil), baton.ErrNotFound.Code)
 					return
 				}
 				res := call(t, f.connect(t, kind, acc), mcpserver.ToolFacts, map[string]any{})
@@ -79,7 +79,7 @@ func TestFactsToolInBothScopes(t *testing.T) {
 		}
 	}
 	// Arguments are refused when they are not the empty object.
-	refusal(t, call(t, f.connect(t, "memory", report), mcpserver.ToolFacts, map[string]any{"verbose": true}), baton.EINVALID)
+	refusal(t, call(t, f.connect(t, "memory", report), mcpserver.ToolFacts, map[string]any{"verbose": true}), baton.ErrInvalid.Code)
 }
 
 func TestFactsToolWithTheHostsGatherer(t *testing.T) {

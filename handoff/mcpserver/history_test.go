@@ -293,15 +293,15 @@ func TestHistoryToolOverTransports(t *testing.T) {
 			for _, dir := range []mcpserver.Direction{mcpserver.OldestFirst, mcpserver.NewestFirst} {
 				assemble(t, walk(t, read, dir, 3000), dir, msgs)
 			}
-			refusal(t, call(t, cs, mcpserver.ToolHistory, map[string]any{"cursor": "forged"}), baton.EINVALID)
-			refusal(t, call(t, cs, mcpserver.ToolHistory, map[string]any{"maxChars": "many"}), baton.EINVALID)
+			refusal(t, call(t, cs, mcpserver.ToolHistory, map[string]any{"cursor": "forged"}), baton.ErrInvalid.Code)
+			refusal(t, call(t, cs, mcpserver.ToolHistory, map[string]any{"maxChars": "many"}), baton.ErrInvalid.Code)
 
 			// Another handoff's name with this token, and a revoked grant.
 			other := acc
 			other.Handoff = "hof-2"
-			refusal(t, call(t, f.connect(t, kind, other), mcpserver.ToolHistory, nil), baton.ECONFLICT)
+			refusal(t, call(t, f.connect(t, kind, other), mcpserver.ToolHistory, nil), baton.ErrConflict.Code)
 			f.srv.Revoke(acc)
-			refusal(t, call(t, cs, mcpserver.ToolHistory, nil), baton.ECONFLICT)
+			refusal(t, call(t, cs, mcpserver.ToolHistory, nil), baton.ErrConflict.Code)
 		})
 	}
 }
@@ -321,5 +321,5 @@ func TestHistoryIsNotOfferedToAReportTurn(t *testing.T) {
 	// Without a History the target is told so.
 	g := newFixture(t, fixtureOpts{})
 	cs := g.connect(t, "memory", g.srv.GrantTarget(g.ws, "hof-1"))
-	refusal(t, call(t, cs, mcpserver.ToolHistory, nil), baton.EUNSUPPORTED)
+	refusal(t, call(t, cs, mcpserver.ToolHistory, nil), baton.ErrUnsupported.Code)
 }

@@ -26,7 +26,7 @@ func TestTokensNeverReachTheLog(t *testing.T) {
 	_, _, acc := f.reportTurn(t, f.ws, f.src.ID)
 	wrong := acc
 	wrong.Token = baton.NewToken()
-	refusal(t, call(t, f.connect(t, "memory", wrong), mcpserver.ToolSubmit, map[string]any{"report": "x"}), baton.ECONFLICT)
+	refusal(t, call(t, f.connect(t, "memory", wrong), mcpserver.ToolSubmit, map[string]any{"report": "x"}), baton.ErrConflict.Code)
 	log.Info("access", zap.Any("access", acc), zap.Any("wrong", wrong))
 	_ = log.Sync()
 	out := buf.String()

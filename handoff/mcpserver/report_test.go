@@ -70,20 +70,20 @@ func TestReportRefusals(t *testing.T) {
 		{"wrong token", func(t *testing.T, f *fixture, kind string, acc mcpserver.Access) (any, mcpserver.Access) {
 			acc.Token = baton.NewToken()
 			return map[string]any{"report": ok}, acc
-		}, baton.ECONFLICT},
+		}, baton.ErrConflict.Code},
 		{"another workspace", func(t *testing.T, f *fixture, kind string, acc mcpserver.Access) (any, mcpserver.Access) {
 			acc.Workspace = "ws-other"
 			return map[string]any{"report": ok}, acc
-		}, baton.ENOTFOUND},
+		}, baton.ErrNotFound.Code},
 		{"24,001 characters", func(t *testing.T, f *fixture, kind string, acc mcpserver.Access) (any, mcpserver.Access) {
 			return map[string]any{"report": strings.Repeat("é", baton.MaxReportChars+1)}, acc
-		}, baton.EINVALID},
+		}, baton.ErrInvalid.Code},
 		{"empty", func(t *testing.T, f *fixture, kind string, acc mcpserver.Access) (any, mcpserver.Access) {
 			return map[string]any{"report": " \n\t "}, acc
-		}, baton.EINVALID},
+		}, baton.ErrInvalid.Code},
 		{"no report argument", func(t *testing.T, f *fixture, kind string, acc mcpserver.Access) (any, mcpserver.Access) {
 			return map[string]any{"text": ok}, acc
-		}, baton.EINVALID},
+		}, baton.ErrInvalid.Code},
 		{"second submission", func(t *testing.T, f *fixture, kind string, acc mcpserver.Access) (any, mcpserver.Access) {
 			cs := f.connect(t, kind, acc)
 			if res := call(t, cs, mcpserver.ToolSubmit, map[string]any{"report": ok}); res.IsError {
@@ -94,7 +94,7 @@ func TestReportRefusals(t *testing.T) {
 				t.Fatalf("same text refused: %s", resultText(res))
 			}
 			return map[string]any{"report": ok + " Edited."}, acc
-		}, baton.ECONFLICT},
+		}, baton.ErrConflict.Code},
 	}
 	for _, kind := range []string{"memory", "http"} {
 		for _, tt := range tests {
@@ -132,7 +132,7 @@ func TestReportAfterTheTurnEndedAndFromAnEarlierAttempt(t *testing.T) {
 			proc.Finish(0, nil) // the turn ends without a report: the attempt fails
 			f.waitState(t, f.ws, h.ID, store.StateFailed)
 			cs := f.connect(t, kind, first)
-			r := refusal(t, call(t, cs, mcpserver.ToolSubmit, map[string]any{"report": "late"}), baton.ECONFLICT)
+			r := refusal(t, call(t, cs, mcpserver.ToolSubmit, map[string]any{"report": "late"}), baton.ErrConflict.Code)
 			if !strings.Contains(r.Action, "do not retry") {
 				t.Errorf("action %q", r.Action)
 			}
@@ -150,8 +150,8 @@ func TestReportAfterTheTurnEndedAndFromAnEarlierAttempt(t *testing.T) {
 				t.Fatal("attempt 2 reuses attempt 1's token")
 			}
 			cs1 := f.connect(t, kind, first)
-			refusal(t, call(t, cs1, mcpserver.ToolSubmit, map[string]any{"report": "from attempt 1"}), baton.ECONFLICT)
-			refusal(t, call(t, cs1, mcpserver.ToolFacts, nil), baton.ECONFLICT)
+			refusal(t, call(t, cs1, mcpserver.ToolSubmit, map[string]any{"report": "from attempt 1"}), baton.ErrConflict.Code)
+			refusal(t, call(t, cs1, mcpserver.ToolFacts, nil), baton.ErrConflict.Code)
 			cs2 := f.connect(t, kind, second)
 			if res := call(t, cs2, mcpserver.ToolSubmit, map[string]any{"report": "from attempt 2"}); res.IsError {
 				t.Fatalf("attempt 2's report refused: %s", resultText(res))
@@ -162,7 +162,7 @@ func TestReportAfterTheTurnEndedAndFromAnEarlierAttempt(t *testing.T) {
 				t.Fatalf("report %q", done.Report)
 			}
 			// After the transfer, the turn's token is refused.
-			refusal(t, call(t, cs2, mcpserver.ToolSubmit, map[string]any{"report": "from attempt 2"}), baton.ECONFLICT)
+			refusal(t, call(t, cs2, mcpserver.ToolSubmit, map[string]any{"report": "from attempt 2"}), baton.ErrConflict.Code)
 		})
 	}
 }

@@ -91,7 +91,7 @@ func TestHistoryRefusesAWithheldConversation(t *testing.T) {
 		cs := f.connect(t, "memory", f.srv.GrantTarget(f.ws, h.ID))
 		res := call(t, cs, mcpserver.ToolHistory, nil)
 		if share == baton.ShareReport {
-			if r := refusal(t, res, baton.EUNSUPPORTED); !strings.Contains(r.Error, "chose not to share") {
+			if r := refusal(t, res, baton.ErrUnsupported.Code); !strings.Contains(r.Error, "chose not to share") {
 				t.Fatalf("refusal %+v does not say why", r)
 			}
 		} else if res.IsError {

@@ -324,8 +324,8 @@ func TestNativeUnsupported(t *testing.T) {
 			before := snap()
 			_, err := w.co.Create(w.ctx, handoff.Request{Workspace: "ws", RequestID: "req-1", SourceSession: w.src.ID,
 				Native: true, Target: baton.EngineConfig{Engine: "agent", Model: "large"}})
-			if !errors.Is(err, handoff.ErrNativeUnsupported) || baton.ErrorCode(err) != baton.EUNSUPPORTED {
-				t.Fatalf("Create = %v (code %q); want ErrNativeUnsupported, %s", err, baton.ErrorCode(err), baton.EUNSUPPORTED)
+			if !errors.Is(err, handoff.ErrNativeUnsupported) || baton.ErrorCode(err) != baton.ErrUnsupported.Code {
+				t.Fatalf("Create = %v (code %q); want ErrNativeUnsupported, %s", err, baton.ErrorCode(err), baton.ErrUnsupported.Code)
 			}
 			if d := cmp.Diff(before, snap()); d != "" {
 				t.Errorf("a refused native request changed something (-before +after):\n%s", d)

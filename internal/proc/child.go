@@ -105,7 +105,7 @@ type Child struct {
 
 // Spawn starts c's child: how's command (held in HeldShell when how.Held)
 // in its own process group with the parent-death signal, its output on
-// pipes. Errors: an EUNAVAILABLE error when the command is not found, the
+// pipes. Errors: an error matching baton.ErrUnavailable when the command is not found, the
 // held shell is missing, or the pipes or the start fail; nothing is left
 // open then.
 func (c *Child) Spawn(how Command) error {

@@ -21,10 +21,10 @@ var (
 	// ErrCorrupt: the transcript or its index does not hold what the other
 	// says (a torn write the writer has not repaired yet, or a file edited
 	// by hand).
-	ErrCorrupt = baton.NewError(baton.EINTERNAL, "transcript corrupt")
+	ErrCorrupt = baton.NewError(baton.ErrInternal, "transcript corrupt")
 	// ErrBusy: another writer (in this process or another) has the
 	// transcript open.
-	ErrBusy = baton.NewError(baton.EBUSY, "transcript written by another process")
+	ErrBusy = baton.NewError(baton.ErrBusy, "transcript written by another process")
 )
 
 // IndexSuffix names a transcript's offset index: the transcript's path plus
@@ -87,7 +87,7 @@ type Reader struct {
 }
 
 // OpenReader opens the transcript at path.
-// Errors: an ENOTFOUND error when there is none, or the file system's.
+// Errors: an ErrNotFound error when there is none, or the file system's.
 func OpenReader(path string) (*Reader, error) {
 	data, err := os.Open(path)
 	if err != nil {

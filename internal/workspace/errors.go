@@ -9,11 +9,11 @@ import (
 var (
 	// ErrWorkspaceBusy: the workspace is reserved (a session transfer is
 	// pending) and the caller did not present the owner token.
-	ErrWorkspaceBusy = baton.NewError(baton.EBUSY, "workspace is reserved by a pending session transfer")
+	ErrWorkspaceBusy = baton.NewError(baton.ErrBusy, "workspace is reserved by a pending session transfer")
 	// ErrStaleEpoch: an owner token of an older reservation was presented.
-	ErrStaleEpoch = baton.NewError(baton.ESTALE, "the reservation was taken again since that token was issued")
+	ErrStaleEpoch = baton.NewError(baton.ErrStale, "the reservation was taken again since that token was issued")
 	// ErrNoWorkspace: no workspace has that id.
-	ErrNoWorkspace = baton.NewError(baton.ENOTFOUND, "no such workspace")
+	ErrNoWorkspace = baton.NewError(baton.ErrNotFound, "no such workspace")
 	// ErrNoSession: there is no session to resume or message.
-	ErrNoSession = baton.NewError(baton.ENOTFOUND, "no such session")
+	ErrNoSession = baton.NewError(baton.ErrNotFound, "no such session")
 )

@@ -86,7 +86,7 @@ func TestRemovedDirectoryRefusesWrites(t *testing.T) {
 				}
 				for i := range 3 {
 					err := putWorkspace(s, fmt.Sprintf("ws-after-%d", i))
-					if !errors.Is(err, badgerstore.ErrCannotPersist) || baton.ErrorCode(err) != baton.EUNAVAILABLE {
+					if !errors.Is(err, badgerstore.ErrCannotPersist) || baton.ErrorCode(err) != baton.ErrUnavailable.Code {
 						t.Fatalf("Update %d after the directory was %s: %v, want ErrCannotPersist", i, fault, err)
 					}
 				}

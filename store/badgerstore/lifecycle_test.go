@@ -147,7 +147,7 @@ func TestLockedDirectory(t *testing.T) {
 	s := open(t, dir, testOptions)
 	_, err := badgerstore.Open(dir, testOptions)
 	if !errors.Is(err, badgerstore.ErrLocked) || !errors.Is(err, baton.ErrBusy) {
-		t.Fatalf("second Open of %s: err = %v, want badgerstore.ErrLocked (baton.EBUSY)", dir, err)
+		t.Fatalf("second Open of %s: err = %v, want badgerstore.ErrLocked (baton.ErrBusy.Code)", dir, err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)

@@ -23,14 +23,14 @@ import (
 var (
 	// ErrLocked: another open Store (in this process or another) holds the
 	// directory.
-	ErrLocked = baton.NewError(baton.EBUSY, "badgerstore: directory in use by another store")
+	ErrLocked = baton.NewError(baton.ErrBusy, "badgerstore: directory in use by another store")
 	// ErrFormat: the directory holds something this package cannot read: a
 	// newer format, or a badger database that baton did not write.
-	ErrFormat = baton.NewError(baton.EUNSUPPORTED, "badgerstore: unsupported directory format")
+	ErrFormat = baton.NewError(baton.ErrUnsupported, "badgerstore: unsupported directory format")
 	// ErrStorage: badger failed to read or write (I/O, a transaction over
 	// badger's size limit), or a stored value does not decode. The
 	// error also unwraps to badger's own error where there is one.
-	ErrStorage = baton.NewError(baton.EINTERNAL, "badgerstore: storage failure")
+	ErrStorage = baton.NewError(baton.ErrInternal, "badgerstore: storage failure")
 	// ErrCannotPersist: the store can no longer make a commit durable:
 	// its directory was removed or replaced (badger keeps writing to its
 	// open files, which no path reaches any more), is no longer writable,
@@ -41,10 +41,10 @@ var (
 	// directory (or free space), and open it again; what was acknowledged
 	// before the fault is still there, unless the directory itself was
 	// removed. It matches baton.ErrUnavailable.
-	ErrCannotPersist = baton.NewError(baton.EUNAVAILABLE, "badgerstore: the directory can no longer persist")
+	ErrCannotPersist = baton.NewError(baton.ErrUnavailable, "badgerstore: the directory can no longer persist")
 	// ErrTxDone: a Tx method was called after the function it was given
 	// to returned. It is a programming error.
-	ErrTxDone = baton.NewError(baton.EINTERNAL, "badgerstore: transaction used after its function returned")
+	ErrTxDone = baton.NewError(baton.ErrInternal, "badgerstore: transaction used after its function returned")
 )
 
 // Store is a store.Store in one badger directory. It is safe for concurrent

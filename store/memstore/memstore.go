@@ -13,8 +13,8 @@ import (
 
 // ErrTxDone is returned by every Tx method called after the function the Tx
 // was given to has returned: the transaction is over, and its Tx must not be
-// kept. It is a programming error (EINTERNAL).
-var ErrTxDone = baton.NewError(baton.EINTERNAL, "memstore: transaction used after its function returned")
+// kept. It is a programming error (baton.ErrInternal).
+var ErrTxDone = baton.NewError(baton.ErrInternal, "memstore: transaction used after its function returned")
 
 // Store is an in-memory store.Store. Updates run one at a time; Views run
 // concurrently with each other but never with an Update, so every

@@ -27,13 +27,13 @@ var (
 	// down, out of disk). The error also unwraps to pgx's own
 	// error. An Update that returns it may or may not have committed when
 	// the connection was lost during the commit.
-	ErrDatabase = baton.NewError(baton.EUNAVAILABLE, "pgstore: database failure")
+	ErrDatabase = baton.NewError(baton.ErrUnavailable, "pgstore: database failure")
 	// ErrSchema: the schema holds tables of a newer version of this
 	// package, or something Open cannot migrate.
-	ErrSchema = baton.NewError(baton.EUNSUPPORTED, "pgstore: unsupported schema")
+	ErrSchema = baton.NewError(baton.ErrUnsupported, "pgstore: unsupported schema")
 	// ErrTxDone: a Tx method was called after the function it was given
 	// to returned. It is a programming error.
-	ErrTxDone = baton.NewError(baton.EINTERNAL, "pgstore: transaction used after its function returned")
+	ErrTxDone = baton.NewError(baton.ErrInternal, "pgstore: transaction used after its function returned")
 )
 
 // Store is a store.Store and a store.Notifier on one PostgreSQL schema. It

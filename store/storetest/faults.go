@@ -9,9 +9,9 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// ErrInjected is the error a FaultStore injects. It is a
-// baton.EUNAVAILABLE, as a store that cannot write returns.
-var ErrInjected = baton.NewError(baton.EUNAVAILABLE, "storetest: injected store fault")
+// ErrInjected is the error a FaultStore injects. It matches
+// baton.ErrUnavailable, as a store that cannot write returns.
+var ErrInjected = baton.NewError(baton.ErrUnavailable, "storetest: injected store fault")
 
 // FaultStore wraps a store.Store and makes its writes or commits fail on
 // demand, so that a test can show that code built on a store stays
