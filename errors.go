@@ -33,13 +33,7 @@ func (e *Error) Error() string {
 // (empty Message) with the same code.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	if !ok {
-		return false
-	}
-	if t == e {
-		return true
-	}
-	return t.Message == "" && t.Code == e.Code
+	return ok && (t == e || t.Message == "" && t.Code == e.Code)
 }
 
 // Code-level errors. Every error returned by a baton package carries the

@@ -49,7 +49,7 @@ func TestValidIDAndConfig(t *testing.T) {
 	for _, c := range []struct {
 		id   string
 		want bool
-	}{{"a", true}, {"  ok  ", true}, {"", false}, {"   ", false}, {string(make([]byte, 129)), false}, {"tab\tinside", false}} {
+	}{{"a", true}, {"  ok  ", true}, {"", false}, {"   ", false}, {string(make([]byte, 129)), false}, {"tab\tinside", false}, {"c1 \u0085 control", false}, {"é", true}} {
 		if got := baton.ValidID(c.id); got != c.want {
 			t.Errorf("ValidID(%q) = %v", c.id, got)
 		}

@@ -1,10 +1,5 @@
 package baton
 
-import (
-	"strings"
-	"unicode/utf8"
-)
-
 // WorkspaceID names a workspace: the unit with one writer at a time (a
 // worktree, a task, a thread). Callers choose it; baton never mints one.
 type WorkspaceID string
@@ -27,20 +22,9 @@ type ContinuationID string
 const MaxIDLen = 128
 
 // ValidID reports whether s is a usable identifier: 1..MaxIDLen bytes after
-// trimming, valid UTF-8, free of control characters. It is the one rule every
-// package applies to caller-chosen ids.
-func ValidID(s string) bool {
-	s = strings.TrimSpace(s)
-	if s == "" || len(s) > MaxIDLen || !utf8.ValidString(s) {
-		return false
-	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return false
-		}
-	}
-	return true
-}
+// trimming, valid UTF-8, free of control characters (CheckField's rule
+// "id"). It is the one rule every package applies to caller-chosen ids.
+func ValidID(s string) bool { return CheckField("requestId", s) == nil }
 
 // LaunchID names one engine launch: recorded durably before the spawn, and
 // carried by every process of the launch so that a later process can find

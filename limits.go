@@ -111,13 +111,8 @@ func CheckField(f, v string) error {
 	if !utf8.ValidString(v) {
 		return Errorf(ErrInvalid, "%s is not valid UTF-8", f)
 	}
-	switch l.rule {
-	case ruleID:
+	if l.rule == ruleID || f == "report" {
 		v = strings.TrimSpace(v)
-	case ruleText:
-		if f == "report" {
-			v = strings.TrimSpace(v)
-		}
 	}
 	n := len(v)
 	if l.Chars {

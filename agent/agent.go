@@ -111,7 +111,7 @@ type Host struct {
 	// and Config.Engines.
 	Engines *engine.Registry
 	// Claude and Codex are the CLI engines; nil for a CLI not asked for.
-	// CLI returns any of them by name.
+	// Engines.Lookup finds the engine of a profile of Config.Profiles.
 	Claude, Codex *exec.Engine
 	// MCP is baton's MCP server, served by Handler.
 	MCP *mcpserver.Server
@@ -122,10 +122,6 @@ type Host struct {
 	endpoint string
 	handler  http.Handler
 }
-
-// CLI returns the exec engine registered as name (Claude, Codex, or a
-// name of Config.Profiles), nil when there is none.
-func (h *Host) CLI(name string) *exec.Engine { return h.clis[name] }
 
 // New builds, on st, the CLI engines cfg asks for (each wired to the MCP
 // server: a report-only turn gets the report tools with its attempt's
@@ -164,26 +160,24 @@ func New(st store.Store, cfg Config) (_ *Host, err error) {
 			h.abort()
 		}
 	}()
-	profiles := map[string]func(w *Wiring) exec.Profile{}
+	profiles := map[string]exec.Profile{}
 	if cfg.Claude != nil {
-		o := *cfg.Claude
-		profiles[Claude] = func(w *Wiring) exec.Profile { return w.Claude(o) }
+		profiles[Claude] = w.Claude(*cfg.Claude)
 	}
 	if cfg.Codex != nil {
-		o := *cfg.Codex
-		profiles[Codex] = func(w *Wiring) exec.Profile { return w.Codex(o) }
+		profiles[Codex] = w.Codex(*cfg.Codex)
 	}
 	for name, p := range cfg.Profiles {
 		if _, dup := profiles[name]; dup || p == nil || name == "" {
 			return nil, baton.Errorf(ErrBadConfig, "the profile %q is empty, nil or registered twice", name)
 		}
-		profiles[name] = p
+		profiles[name] = p(w)
 	}
 	h.clis = map[string]*exec.Engine{}
 	reg := map[string]engine.Engine{}
 	for name, p := range profiles {
 		o := cfg.Exec
-		o.Profile, o.DataDir = p(w), filepath.Join(cfg.DataDir, name)
+		o.Profile, o.DataDir = p, filepath.Join(cfg.DataDir, name)
 		if o.Logger == nil {
 			o.Logger = log.Named(name)
 		}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/batonhq/baton/engine/exec"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/handoff/mcpserver"
 )
@@ -26,6 +27,10 @@ func (w *Wiring) Attach(co *handoff.Coordinator, srv *mcpserver.Server) { w.atta
 
 // ClaudeConfig renders w's --mcp-config file for a.
 func (w *Wiring) ClaudeConfig(a mcpserver.Access) ([]byte, error) { return w.render(a) }
+
+// CLI returns the exec engine registered as name (Claude, Codex, or a
+// name of Config.Profiles), nil when there is none.
+func (h *Host) CLI(name string) *exec.Engine { return h.clis[name] }
 
 // Endpoint returns the MCP server's URL as the CLIs reach it.
 func (h *Host) Endpoint() string { return h.endpoint }

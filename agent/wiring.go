@@ -69,10 +69,8 @@ func newWiring(o wiringOptions) (*Wiring, error) {
 	if u, err := url.Parse(o.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, baton.Errorf(ErrBadConfig, "the endpoint %q is not an http URL", o.Endpoint)
 	}
-	// Render a configuration once, to check the name.
-	probe := mcpserver.Access{Scope: mcpserver.ScopeReport, Workspace: "w", Handoff: "h", Token: baton.NewToken()}
-	if _, err := w.render(probe); err != nil {
-		return nil, baton.Errorf(ErrBadConfig, "%v", err)
+	if !validName(o.Name) {
+		return nil, baton.Errorf(ErrBadConfig, "server name %q: use letters, digits, '_' and '-'", o.Name)
 	}
 	return w, nil
 }

@@ -22,7 +22,7 @@ package clock
 
 import (
 	"context"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 )
@@ -128,16 +128,13 @@ func (f *Fake) armLocked(at time.Time) *fakeTimer {
 		return t
 	}
 	f.timers = append(f.timers, t)
-	keep := f.waiters[:0]
-	for _, w := range f.waiters {
-		if len(f.timers) >= w.n {
-			close(w.ch)
-			continue
+	f.waiters = slices.DeleteFunc(f.waiters, func(w timerWaiter) bool {
+		if len(f.timers) < w.n {
+			return false
 		}
-		keep = append(keep, w)
-	}
-	clear(f.waiters[len(keep):])
-	f.waiters = keep
+		close(w.ch)
+		return true
+	})
 	return t
 }
 
@@ -150,18 +147,15 @@ func (f *Fake) Advance(d time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.now = f.now.Add(d)
-	sort.SliceStable(f.timers, func(i, j int) bool { return f.timers[i].at.Before(f.timers[j].at) })
-	keep := f.timers[:0]
-	for _, tm := range f.timers {
-		if !tm.at.After(f.now) {
-			tm.fired = true
-			tm.c <- tm.at
-			continue
+	slices.SortStableFunc(f.timers, func(a, b *fakeTimer) int { return a.at.Compare(b.at) })
+	f.timers = slices.DeleteFunc(f.timers, func(tm *fakeTimer) bool {
+		if tm.at.After(f.now) {
+			return false
 		}
-		keep = append(keep, tm)
-	}
-	clear(f.timers[len(keep):])
-	f.timers = keep
+		tm.fired = true
+		tm.c <- tm.at
+		return true
+	})
 }
 
 // Pending returns how many timers are waiting to fire.
@@ -213,17 +207,13 @@ func (t *fakeTimer) C() <-chan time.Time { return t.c }
 func (t *fakeTimer) Stop() bool {
 	t.f.mu.Lock()
 	defer t.f.mu.Unlock()
-	if t.fired {
+	i := slices.Index(t.f.timers, t)
+	if t.fired || i < 0 {
 		return false
 	}
-	for i, x := range t.f.timers {
-		if x == t {
-			t.f.timers = append(t.f.timers[:i], t.f.timers[i+1:]...)
-			t.fired = true
-			return true
-		}
-	}
-	return false
+	t.f.timers = slices.Delete(t.f.timers, i, i+1)
+	t.fired = true
+	return true
 }
 
 // WithTimeout returns a copy of ctx that is cancelled when c's timer of d

@@ -148,19 +148,18 @@ func Gather(ctx context.Context, dir string, since time.Time, opts Options) Fact
 	f.Checks, f.ChecksOmitted = lastChecks(o.Checks, o.MaxChecks)
 	g := &gatherer{ctx: ctx, dir: dir, o: o, f: &f}
 	g.git(since)
-	if f.Notes == nil {
-		f.Notes = []string{}
-	}
-	if f.Git.Uncommitted == nil {
-		f.Git.Uncommitted = []File{}
-	}
-	if f.Git.Commits == nil {
-		f.Git.Commits = []Commit{}
-	}
-	if f.Git.Diff == nil {
-		f.Git.Diff = []DiffFile{}
-	}
+	nonNil(&f.Notes)
+	nonNil(&f.Git.Uncommitted)
+	nonNil(&f.Git.Commits)
+	nonNil(&f.Git.Diff)
 	return f
+}
+
+// nonNil makes a nil list empty, so that its JSON is [] rather than null.
+func nonNil[T any](s *[]T) {
+	if *s == nil {
+		*s = []T{}
+	}
 }
 
 // lastChecks keeps the newest max checks, each clipped.

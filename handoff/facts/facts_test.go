@@ -259,3 +259,29 @@ func TestGatherCancelled(t *testing.T) {
 		t.Fatalf("cancelled gather: %+v", f)
 	}
 }
+
+// TestGatherRenameAndConflict: a staged rename lists its original path,
+// and a file in conflict after a merge is listed with its unmerged status.
+func TestGatherRenameAndConflict(t *testing.T) {
+	r := newRepo(t)
+	r.commit(t0, "base", map[string]string{"a.txt": "a\n", "c.txt": "base\n"})
+	r.git(t0, "checkout", "-q", "-b", "side")
+	r.commit(t0, "side", map[string]string{"c.txt": "side\n"})
+	r.git(t0, "checkout", "-q", "main")
+	r.commit(t0, "main", map[string]string{"c.txt": "main\n"})
+	cmd := exec.Command("git", "merge", "-q", "side")
+	cmd.Dir, cmd.Env = r.dir, append(os.Environ(), "HOME="+r.dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
+		"GIT_AUTHOR_NAME=Ada", "GIT_AUTHOR_EMAIL=ada@example.com", "GIT_COMMITTER_NAME=Ada", "GIT_COMMITTER_EMAIL=ada@example.com")
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Fatalf("the merge did not conflict: %s", out)
+	}
+	if err := os.Mkdir(filepath.Join(r.dir, "b dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.git(t0, "mv", "a.txt", "b dir/b.txt")
+	got := facts.Gather(context.Background(), r.dir, time.Time{}, facts.Options{}).Git.Uncommitted
+	want := []facts.File{{Status: "R.", Path: "b dir/b.txt", From: "a.txt"}, {Status: "UU", Path: "c.txt"}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("uncommitted (-want +got):\n%s", d)
+	}
+}

@@ -170,30 +170,17 @@ func (g *gatherer) status() bool {
 			return nil
 		}
 		var f File
-		switch {
-		case strings.HasPrefix(s, "1 "):
-			p := strings.SplitN(s, " ", 9)
-			if len(p) < 9 {
+		if p, ok := strings.CutPrefix(s, "? "); ok {
+			f = File{Status: "??", Path: p}
+		} else {
+			// An ordinary, renamed or unmerged entry: the path is the
+			// last of its n space-separated fields.
+			n := map[string]int{"1": 9, "2": 10, "u": 11}[s[:min(1, len(s))]]
+			p := strings.SplitN(s, " ", n)
+			if n == 0 || len(p) < n || p[0] != s[:1] {
 				return nil
 			}
-			f = File{Status: p[1], Path: p[8]}
-		case strings.HasPrefix(s, "2 "):
-			p := strings.SplitN(s, " ", 10)
-			if len(p) < 10 {
-				return nil
-			}
-			f = File{Status: p[1], Path: p[9]}
-			renamed = true
-		case strings.HasPrefix(s, "u "):
-			p := strings.SplitN(s, " ", 11)
-			if len(p) < 11 {
-				return nil
-			}
-			f = File{Status: p[1], Path: p[10]}
-		case strings.HasPrefix(s, "? "):
-			f = File{Status: "??", Path: s[2:]}
-		default:
-			return nil
+			f, renamed = File{Status: p[1], Path: p[n-1]}, p[0] == "2"
 		}
 		total++
 		if total <= g.o.MaxFiles {
@@ -356,9 +343,5 @@ func clip(s string, n int) string {
 	return s[:i] + "…"
 }
 
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
-}
+// short is a commit hash cut to 12 hex digits.
+func short(h string) string { return h[:min(len(h), 12)] }

@@ -80,30 +80,20 @@ func (w *Writer) repair() error {
 		w.end = 0
 	}
 	// Index the complete lines written after the last index entry.
+	// A line longer than the reader's buffer comes in several slices.
 	r := bufio.NewReader(io.NewSectionReader(w.data, int64(w.end), int64(size-w.end)))
 	var ents []byte
-	for {
+	for n := uint64(0); ; {
 		line, err := r.ReadSlice('\n')
+		n += uint64(len(line))
 		if err == bufio.ErrBufferFull {
-			// A long line: keep reading it.
-			n := len(line)
-			for err == bufio.ErrBufferFull {
-				line, err = r.ReadSlice('\n')
-				n += len(line)
-			}
-			if err == nil {
-				w.end += uint64(n)
-				ents = binary.LittleEndian.AppendUint64(ents, w.end)
-			}
-			if err != nil {
-				break
-			}
 			continue
 		}
 		if err != nil {
-			break
+			break // a partial last line, cut below
 		}
-		w.end += uint64(len(line))
+		w.end += n
+		n = 0
 		ents = binary.LittleEndian.AppendUint64(ents, w.end)
 	}
 	if 8*w.n != ist.Size() || len(ents) > 0 {
