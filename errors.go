@@ -67,16 +67,8 @@ func NewError(code *Error, message string) *Error { return &Error{Code: code.Cod
 // formatted detail. errors.Is(err, base) holds and ErrorCode(err) is base's
 // code.
 func Errorf(base *Error, format string, args ...any) error {
-	return &wrapped{base: base, msg: base.Error() + ": " + fmt.Sprintf(format, args...)}
+	return fmt.Errorf("%w: %s", base, fmt.Sprintf(format, args...))
 }
-
-type wrapped struct {
-	base *Error
-	msg  string
-}
-
-func (w *wrapped) Error() string { return w.msg }
-func (w *wrapped) Unwrap() error { return w.base }
 
 // ErrorCode returns the code of err: the code of the first *Error in its
 // chain, "" for a nil err, and ErrInternal's for any other error. A context

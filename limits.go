@@ -91,7 +91,7 @@ var limits = map[string]fieldLimit{
 //	account          at most 128 bytes                   word
 //
 // Every value must be valid UTF-8: invalid bytes are refused, never
-// replaced. The rules: an id has no control character (see ValidID); a
+// replaced. The rules: an id has no control character (ValidID checks it); a
 // line has no control character at all; a text may hold tabs and line
 // breaks but no other control character; a word (a value an engine may
 // pass on a command line) holds no white space and no control character

@@ -267,12 +267,10 @@ func (h *Host) Idle(ctx context.Context, ws baton.WorkspaceID) error {
 		if _, running := h.Coordinator.Sessions().Running(ws); !running {
 			return nil
 		}
-		t := time.NewTimer(d)
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return ctx.Err()
-		case <-t.C:
+		case <-time.After(d): // collected once it fires or is dropped
 		}
 	}
 }

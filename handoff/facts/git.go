@@ -27,15 +27,6 @@ type gatherer struct {
 // errStop ends a command's output early: the rest is not needed.
 var errStop = errors.New("facts: enough output")
 
-// gitError is a git command that failed: its exit and the first line of
-// what it wrote to stderr.
-type gitError struct {
-	timeout bool
-	msg     string
-}
-
-func (e *gitError) Error() string { return e.msg }
-
 func (g *gatherer) git(since time.Time) {
 	bin, err := exec.LookPath(g.o.Git)
 	if err != nil {
@@ -96,13 +87,13 @@ func (g *gatherer) run(args []string, sep byte, each func(rec []byte) error) err
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return &gitError{msg: err.Error()}
+		return err
 	}
 	if err := cmd.Start(); err != nil {
 		if ctx.Err() != nil && g.ctx.Err() == nil {
-			return &gitError{timeout: true, msg: fmt.Sprintf("git %s took longer than %v", args[0], g.o.Timeout)}
+			return fmt.Errorf("git %s took longer than %v", args[0], g.o.Timeout)
 		}
-		return &gitError{msg: "git could not run in " + g.dir + ": " + err.Error()}
+		return errors.New("git could not run in " + g.dir + ": " + err.Error())
 	}
 	r := bufio.NewReaderSize(out, 64<<10)
 	var perr error
@@ -137,15 +128,15 @@ func (g *gatherer) run(args []string, sep byte, each func(rec []byte) error) err
 	case errors.Is(perr, errStop):
 		return nil
 	case ctx.Err() != nil && g.ctx.Err() == nil:
-		return &gitError{timeout: true, msg: fmt.Sprintf("git %s took longer than %v", args[0], g.o.Timeout)}
+		return fmt.Errorf("git %s took longer than %v", args[0], g.o.Timeout)
 	case g.ctx.Err() != nil:
-		return &gitError{timeout: true, msg: "gathering was cancelled"}
+		return errors.New("gathering was cancelled")
 	case werr != nil:
 		msg := firstLine(stderr.String())
 		if msg == "" {
 			msg = werr.Error()
 		}
-		return &gitError{msg: "git " + args[0] + ": " + msg}
+		return errors.New("git " + args[0] + ": " + msg)
 	}
 	return nil
 }
@@ -189,8 +180,7 @@ func (g *gatherer) status() bool {
 		return nil
 	})
 	if err != nil {
-		var ge *gitError
-		if errors.As(err, &ge) && strings.Contains(ge.msg, "not a git repository") {
+		if strings.Contains(err.Error(), "not a git repository") {
 			g.f.note("The workspace is not a git repository: no git facts.")
 		} else {
 			g.f.note("No git facts: " + err.Error() + ".")

@@ -17,12 +17,10 @@ func (f Facts) Markdown() string {
 	var b strings.Builder
 	g := f.Git
 	if g.Repository {
-		b.WriteString("Git: ")
-		switch {
-		case g.Detached:
-			b.WriteString("detached HEAD")
-		default:
-			b.WriteString("branch " + code(g.Branch))
+		if g.Detached {
+			b.WriteString("Git: detached HEAD")
+		} else {
+			b.WriteString("Git: branch " + code(g.Branch))
 		}
 		if g.Head != "" {
 			b.WriteString(" at " + code(short(g.Head)))

@@ -46,24 +46,17 @@ func write(root, rel string, data []byte) (regular bool, err error) {
 	if err := mkdirs(r, filepath.Dir(clean)); err != nil {
 		return false, err
 	}
-	exists := func(fi fs.FileInfo) (bool, error) {
-		if fi.Mode()&fs.ModeSymlink != 0 {
+	// O_EXCL refuses whatever is there, a symbolic link included; Lstat
+	// then says what it is.
+	f, err := r.OpenFile(clean, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		fi, lerr := r.Lstat(clean)
+		if lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			return false, fmt.Errorf("%w: %s", ErrSymlink, clean)
 		}
-		return fi.Mode().IsRegular(), fmt.Errorf("%w: %s", ErrExists, clean)
+		return lerr == nil && fi.Mode().IsRegular(), fmt.Errorf("%w: %s", ErrExists, clean)
 	}
-	if fi, err := r.Lstat(clean); err == nil {
-		return exists(fi)
-	}
-	f, err := r.OpenFile(clean, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			// Created since the Lstat above (or a symlink raced in).
-			if fi, lerr := r.Lstat(clean); lerr == nil {
-				return exists(fi)
-			}
-			return false, fmt.Errorf("%w: %s", ErrExists, clean)
-		}
 		return false, fmt.Errorf("safefile: create: %w", err)
 	}
 	_, werr := f.Write(data)
