@@ -205,18 +205,18 @@ func mutationBugs() []plantedBug {
 		// Anchor: the notification after a commit in Store.Update (store/memstore/memstore.go).
 		mut("FeedNotNotified", "change feed", edit{"store/memstore/memstore.go",
 			"\ts.subs.Notify(grown)\n", "\ts.subs.Notify(grown[:0])\n"}),
-		// Anchor: the live index of state.putLaunch (store/memstore/launches.go).
+		// Anchor: the live index of state.indexLaunch (store/memstore/launches.go).
 		mut("MemLaunchStaysLive", "launch records", edit{"store/memstore/launches.go",
-			"if !r.l.Gone {", "if !r.l.Gone || r.l.Workspace != \"\" {"}),
+			"live := in && !l.Gone", "live := in && (!l.Gone || l.Workspace != \"\")"}),
 		// Anchor: the order of tx.instructionsIn (store/memstore/instructions.go).
 		mut("MemInstructionsNewestFirst", "instruction queue", edit{"store/memstore/instructions.go",
-			"func(a, b instructionRow) int { return cmp.Compare(a.seq, b.seq) })", "func(a, b instructionRow) int { return cmp.Compare(b.seq, a.seq) })"}),
+			"list(idx[ws], bySeq)", "list(idx[ws], func(a, b row[store.Instruction]) int { return bySeq(b, a) })"}),
 		// Anchor: the pending case of Service.ResendInstruction (session/instructions.go).
 		mut("ResendDeliveredIgnored", "instruction queue", edit{"session/instructions.go",
 			"\t\tcase store.InstructionPending:\n\t\t\treturn nil\n", "\t\tcase store.InstructionPending, store.InstructionDelivered:\n\t\t\treturn nil\n"}),
-		// Anchor: the open index of state.putInstruction (store/memstore/instructions.go).
+		// Anchor: the open index of state.indexInstruction (store/memstore/instructions.go).
 		mut("MemOpenIndexUnknownOnly", "instruction queue", edit{"store/memstore/instructions.go",
-			"\tif r.i.State.Open() {\n\t\tst.openByWS.add(", "\tif r.i.State == store.InstructionUnknown {\n\t\tst.openByWS.add("}),
+			"in && i.State.Open())", "in && i.State == store.InstructionUnknown)"}),
 		// Reaps that do not confirm, without a take.
 		// Anchor: the outcome test of Service.reapRecord (session/launch.go).
 		mut("ReapTimeoutConfirms", "reaps", edit{"session/launch.go",

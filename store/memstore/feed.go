@@ -1,6 +1,8 @@
 package memstore
 
 import (
+	"slices"
+
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
 )
@@ -45,22 +47,13 @@ func (p *pendingChanges) appendTo(feed map[baton.WorkspaceID][]store.Change) []b
 	for _, k := range p.order {
 		c := p.last[k]
 		l := feed[c.Workspace]
-		if !containsWS(grown, c.Workspace) {
+		if !slices.Contains(grown, c.Workspace) {
 			grown = append(grown, c.Workspace)
 		}
 		c.Seq = int64(len(l)) + 1
 		feed[c.Workspace] = append(l, c)
 	}
 	return grown
-}
-
-func containsWS(l []baton.WorkspaceID, ws baton.WorkspaceID) bool {
-	for _, w := range l {
-		if w == ws {
-			return true
-		}
-	}
-	return false
 }
 
 // recordHandoff, recordSession and recordInstruction note a stored

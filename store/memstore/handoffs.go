@@ -1,19 +1,10 @@
 package memstore
 
 import (
-	"cmp"
-	"slices"
-
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/internal/records"
 )
-
-// handoffRow is a stored handoff and its insert number (creation order).
-type handoffRow struct {
-	h   store.Handoff
-	seq int64
-}
 
 type requestKey struct {
 	ws  baton.WorkspaceID
@@ -24,62 +15,31 @@ type requestKey struct {
 // History freely.
 func outHandoff(h store.Handoff) store.Handoff { return records.Handoff(h, noNorm) }
 
-func (st *state) putHandoff(r handoffRow) {
-	h := r.h
-	if cur, ok := st.handoffs[h.ID]; ok {
-		// A stored handoff keeps its Workspace and RequestID (PutHandoff
-		// refuses to change them): only the pending slot can move.
-		if st.pending[cur.h.Workspace] == h.ID {
-			delete(st.pending, cur.h.Workspace)
+// indexHandoff adds or removes the index entries of h; it removes only
+// those that point at h (during an undo another handoff may already hold
+// a slot). A stored handoff keeps its Workspace and RequestID (PutHandoff
+// refuses to change them): only the pending slot can move.
+func (s *state) indexHandoff(h store.Handoff, in bool) {
+	s.handoffsByWS.set(h.Workspace, h.ID, in)
+	rk := requestKey{h.Workspace, h.RequestID}
+	if in {
+		s.byRequest[rk] = h.ID
+		if h.State.Pending() {
+			s.pending[h.Workspace] = h.ID
 		}
-	} else {
-		st.handoffsByWS.add(h.Workspace, h.ID)
-		st.byRequest[requestKey{h.Workspace, h.RequestID}] = h.ID
-	}
-	st.handoffs[h.ID] = r
-	if h.State.Pending() {
-		st.pending[h.Workspace] = h.ID
-	}
-}
-
-// deleteHandoff removes id and the index entries that point at it (and
-// only those: during an undo another handoff may already hold a slot).
-func (st *state) deleteHandoff(id baton.HandoffID) {
-	cur, ok := st.handoffs[id]
-	if !ok {
 		return
 	}
-	h := cur.h
-	st.handoffsByWS.remove(h.Workspace, id)
-	if k := (requestKey{h.Workspace, h.RequestID}); st.byRequest[k] == id {
-		delete(st.byRequest, k)
+	if s.byRequest[rk] == h.ID {
+		delete(s.byRequest, rk)
 	}
-	if st.pending[h.Workspace] == id {
-		delete(st.pending, h.Workspace)
+	if s.pending[h.Workspace] == h.ID {
+		delete(s.pending, h.Workspace)
 	}
-	delete(st.handoffs, id)
 }
-
-func (st *state) restoreHandoff(id baton.HandoffID) func() {
-	old, ok := st.handoffs[id]
-	if !ok {
-		return func() { st.deleteHandoff(id) }
-	}
-	return func() { st.putHandoff(old) }
-}
-
-func byHandoffSeq(a, b handoffRow) int { return cmp.Compare(a.seq, b.seq) }
 
 // GetHandoff returns the handoff id; store.ErrNotFound if absent.
 func (t *tx) GetHandoff(id baton.HandoffID) (store.Handoff, error) {
-	if err := t.readable(); err != nil {
-		return store.Handoff{}, err
-	}
-	r, ok := t.st.handoffs[id]
-	if !ok {
-		return store.Handoff{}, notFound("handoff", id)
-	}
-	return outHandoff(r.h), nil
+	return get(t, &t.st.handoffs, "handoff", id)
 }
 
 // HandoffByRequest returns the handoff of (ws, requestID), in any state;
@@ -92,7 +52,7 @@ func (t *tx) HandoffByRequest(ws baton.WorkspaceID, requestID string) (store.Han
 	if !ok {
 		return store.Handoff{}, baton.Errorf(store.ErrNotFound, "memstore: handoff with request id %q in workspace %q", requestID, ws)
 	}
-	return outHandoff(t.st.handoffs[id].h), nil
+	return outHandoff(t.st.handoffs.rows[id].r), nil
 }
 
 // PendingHandoffs returns the handoff holding the pending slot of ws (none
@@ -107,13 +67,13 @@ func (t *tx) PendingHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
 		if !ok {
 			return nil, nil
 		}
-		return []store.Handoff{outHandoff(t.st.handoffs[id].h)}, nil
+		return []store.Handoff{outHandoff(t.st.handoffs.rows[id].r)}, nil
 	}
-	rows := make([]handoffRow, 0, len(t.st.pending))
+	rows := make([]row[store.Handoff], 0, len(t.st.pending))
 	for _, id := range t.st.pending {
-		rows = append(rows, t.st.handoffs[id])
+		rows = append(rows, t.st.handoffs.rows[id])
 	}
-	return handoffsOf(rows), nil
+	return t.st.handoffs.sorted(rows, bySeq), nil
 }
 
 // ListHandoffs returns the handoffs of ws in creation (insert) order.
@@ -121,22 +81,7 @@ func (t *tx) ListHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
 	if err := t.readable(); err != nil {
 		return nil, err
 	}
-	rows := collect(t.st.handoffsByWS[ws],
-		func(id baton.HandoffID) handoffRow { return t.st.handoffs[id] }, byHandoffSeq)
-	return handoffsOf(rows), nil
-}
-
-// handoffsOf sorts rows by creation and copies their handoffs out.
-func handoffsOf(rows []handoffRow) []store.Handoff {
-	if len(rows) == 0 {
-		return nil
-	}
-	slices.SortFunc(rows, byHandoffSeq)
-	out := make([]store.Handoff, len(rows))
-	for i, r := range rows {
-		out[i] = outHandoff(r.h)
-	}
-	return out
+	return t.st.handoffs.list(t.st.handoffsByWS[ws], bySeq), nil
 }
 
 // PutHandoff inserts or replaces h. store.ErrDuplicate if (Workspace,
@@ -149,10 +94,10 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 		key("handoff", "RequestID", h.RequestID)); err != nil {
 		return err
 	}
-	cur, found := t.st.handoffs[h.ID]
-	if found && (h.Workspace != cur.h.Workspace || h.RequestID != cur.h.RequestID) {
+	cur, found := t.st.handoffs.rows[h.ID]
+	if found && (h.Workspace != cur.r.Workspace || h.RequestID != cur.r.RequestID) {
 		return baton.Errorf(baton.ErrInvalid, "memstore: PutHandoff %q: workspace and request id cannot change (stored %q/%q, given %q/%q)",
-			h.ID, cur.h.Workspace, cur.h.RequestID, h.Workspace, h.RequestID)
+			h.ID, cur.r.Workspace, cur.r.RequestID, h.Workspace, h.RequestID)
 	}
 	if id, ok := t.st.byRequest[requestKey{h.Workspace, h.RequestID}]; ok && id != h.ID {
 		return baton.Errorf(store.ErrDuplicate, "memstore: request id %q of workspace %q is taken by handoff %q", h.RequestID, h.Workspace, id)
@@ -161,8 +106,7 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 		return err
 	}
 	h = records.Handoff(h, records.UTC)
-	t.onUndo(t.st.restoreHandoff(h.ID))
-	t.st.putHandoff(handoffRow{h: h, seq: t.seqOf(found, cur.seq)})
+	write(t, &t.st.handoffs, h.ID, h, insertSeq(t, &t.st.handoffs, h.ID))
 	t.recordHandoff(h)
 	return nil
 }

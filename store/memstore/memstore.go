@@ -193,15 +193,6 @@ func (t *tx) begin(op string, errs ...error) error {
 	return errors.Join(errs...)
 }
 
-// seqOf is the insert number of a record: cur if it is stored (found),
-// else the next one.
-func (t *tx) seqOf(found bool, cur int64) int64 {
-	if found {
-		return cur
-	}
-	return t.st.nextSeq()
-}
-
 // onUndo records how to reverse the write about to be made.
 func (t *tx) onUndo(f func()) { t.undo = append(t.undo, f) }
 

@@ -23,59 +23,30 @@ func compareWakeupKeys(a, b wakeupKey) int {
 	return cmp.Compare(a.id, b.id)
 }
 
-func byAtID(a, b store.Wakeup) int {
-	return compareWakeupKeys(wakeupKey{a.At, a.ID}, wakeupKey{b.At, b.ID})
+func byAtID(a, b row[store.Wakeup]) int {
+	return compareWakeupKeys(wakeupKey{a.r.At, a.r.ID}, wakeupKey{b.r.At, b.r.ID})
 }
 
-func (st *state) putWakeup(w store.Wakeup) {
-	st.deleteWakeup(w.ID)
-	st.wakeups[w.ID] = w
-	st.wakeupsByWS.add(w.Workspace, w.ID)
+func (s *state) indexWakeup(w store.Wakeup, in bool) {
+	s.wakeupsByWS.set(w.Workspace, w.ID, in)
 	if w.Session != "" {
-		st.wakeupsBySession.add(w.Session, w.ID)
+		s.wakeupsBySession.set(w.Session, w.ID, in)
 	}
-	if w.Status == store.WakeupPending {
-		k := wakeupKey{w.At, w.ID}
-		i, _ := slices.BinarySearchFunc(st.due, k, compareWakeupKeys)
-		st.due = slices.Insert(st.due, i, k)
-	}
-}
-
-func (st *state) deleteWakeup(id baton.WakeupID) {
-	cur, ok := st.wakeups[id]
-	if !ok {
+	if w.Status != store.WakeupPending {
 		return
 	}
-	st.wakeupsByWS.remove(cur.Workspace, id)
-	if cur.Session != "" {
-		st.wakeupsBySession.remove(cur.Session, id)
+	k := wakeupKey{w.At, w.ID}
+	switch i, found := slices.BinarySearchFunc(s.due, k, compareWakeupKeys); {
+	case in:
+		s.due = slices.Insert(s.due, i, k)
+	case found:
+		s.due = slices.Delete(s.due, i, i+1)
 	}
-	if cur.Status == store.WakeupPending {
-		if i, found := slices.BinarySearchFunc(st.due, wakeupKey{cur.At, id}, compareWakeupKeys); found {
-			st.due = slices.Delete(st.due, i, i+1)
-		}
-	}
-	delete(st.wakeups, id)
-}
-
-func (st *state) restoreWakeup(id baton.WakeupID) func() {
-	old, ok := st.wakeups[id]
-	if !ok {
-		return func() { st.deleteWakeup(id) }
-	}
-	return func() { st.putWakeup(old) }
 }
 
 // GetWakeup returns the wakeup id; store.ErrNotFound if absent.
 func (t *tx) GetWakeup(id baton.WakeupID) (store.Wakeup, error) {
-	if err := t.readable(); err != nil {
-		return store.Wakeup{}, err
-	}
-	w, ok := t.st.wakeups[id]
-	if !ok {
-		return store.Wakeup{}, notFound("wakeup", id)
-	}
-	return w, nil
+	return get(t, &t.st.wakeups, "wakeup", id)
 }
 
 // PutWakeup inserts or replaces w; baton.ErrInvalid if ID or Workspace is
@@ -84,8 +55,7 @@ func (t *tx) PutWakeup(w store.Wakeup) error {
 	if err := t.begin("PutWakeup", key("wakeup", "ID", w.ID), key("wakeup", "Workspace", w.Workspace)); err != nil {
 		return err
 	}
-	t.onUndo(t.st.restoreWakeup(w.ID))
-	t.st.putWakeup(records.Wakeup(w, records.UTC))
+	write(t, &t.st.wakeups, w.ID, records.Wakeup(w, records.UTC), 0)
 	return nil
 }
 
@@ -96,13 +66,11 @@ func (t *tx) ListWakeups(ws baton.WorkspaceID, pinned baton.SessionID) ([]store.
 		return nil, err
 	}
 	if pinned == "" {
-		return collect(t.st.wakeupsByWS[ws], t.wakeup, byAtID), nil
+		return t.st.wakeups.list(t.st.wakeupsByWS[ws], byAtID), nil
 	}
-	out := collect(t.st.wakeupsBySession[pinned], t.wakeup, byAtID)
+	out := t.st.wakeups.list(t.st.wakeupsBySession[pinned], byAtID)
 	return slices.DeleteFunc(out, func(w store.Wakeup) bool { return w.Workspace != ws }), nil
 }
-
-func (t *tx) wakeup(id baton.WakeupID) store.Wakeup { return t.st.wakeups[id] }
 
 // DueWakeups returns the pending wakeups with At <= now ordered by (At, ID),
 // at most limit of them (limit <= 0: all). It reads only what it returns.
@@ -115,7 +83,7 @@ func (t *tx) DueWakeups(now time.Time, limit int) ([]store.Wakeup, error) {
 		if k.at.After(now) || (limit > 0 && len(out) == limit) {
 			break
 		}
-		out = append(out, t.st.wakeups[k.id])
+		out = append(out, t.st.wakeups.rows[k.id].r)
 	}
 	return out, nil
 }
