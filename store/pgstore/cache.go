@@ -76,30 +76,27 @@ func (t *tx) readAhead(b *pgx.Batch, wsExpr string, arg any, known baton.Workspa
 	if !t.update {
 		return
 	}
-	if _, have := t.cache.workspaces[known]; known == "" || !have {
-		b.Queue(workspaces.selectSQL+" WHERE id = "+wsExpr, arg).Query(func(rows pgx.Rows) error {
-			w, found, err := scanOne(rows, workspaces.scan)
-			switch {
-			case found && t.locked[w.ID]:
-				learn(&t.cache.workspaces, w.ID, w, true)
-			case !found && known != "":
-				learn(&t.cache.workspaces, known, w, false)
-			}
-			return err
-		})
+	readAheadRow(t, b, workspaces, &t.cache.workspaces, "id = "+wsExpr, arg, known)
+	readAheadRow(t, b, reservations, &t.cache.reservations, "workspace = "+wsExpr, arg, known)
+}
+
+// readAheadRow queues on b the read of the row of tb (where: its
+// predicate) into the cache m unless m knows it, as readAhead says.
+func readAheadRow[R any](t *tx, b *pgx.Batch, tb *table[R], m *map[baton.WorkspaceID]cached[R], where string, arg any,
+	known baton.WorkspaceID) {
+	if _, have := (*m)[known]; known != "" && have {
+		return
 	}
-	if _, have := t.cache.reservations[known]; known == "" || !have {
-		b.Queue(reservations.selectSQL+" WHERE workspace = "+wsExpr, arg).Query(func(rows pgx.Rows) error {
-			r, found, err := scanOne(rows, reservations.scan)
-			switch {
-			case found && t.locked[r.Workspace]:
-				learn(&t.cache.reservations, r.Workspace, r, true)
-			case !found && known != "":
-				learn(&t.cache.reservations, known, r, false)
-			}
-			return err
-		})
-	}
+	b.Queue(tb.selectSQL+" WHERE "+where, arg).Query(func(rows pgx.Rows) error {
+		r, found, err := scanOne(rows, tb.scan)
+		switch {
+		case found && t.locked[tb.ws(r)]:
+			learn(m, tb.ws(r), r, true)
+		case !found && known != "":
+			learn(m, known, r, false)
+		}
+		return err
+	})
 }
 
 // scanOne reads the row a query by primary key returned, if any.

@@ -30,14 +30,7 @@ func (t *tx) GetContinuation(id baton.ContinuationID) (store.Continuation, error
 // PutContinuation inserts or replaces c; baton.ErrInvalid for an empty ID or
 // Workspace.
 func (t *tx) PutContinuation(c store.Continuation) error {
-	if err := t.writable("PutContinuation"); err != nil {
-		return err
-	}
-	if err := firstErr(required(kindContinuation, "ID", c.ID), required(kindContinuation, "Workspace", c.Workspace)); err != nil {
-		return err
-	}
-	put(t, continuations, string(c.ID), c)
-	return nil
+	return putChecked(t, continuations, "PutContinuation", string(c.ID), c)
 }
 
 // QueuedContinuations returns the queued continuations of every workspace,

@@ -27,13 +27,9 @@ func (t *tx) GetInstruction(id baton.InstructionID) (store.Instruction, error) {
 // PutInstruction inserts or replaces i; baton.ErrInvalid for an empty ID or
 // Workspace.
 func (t *tx) PutInstruction(i store.Instruction) error {
-	if err := t.writable("PutInstruction"); err != nil {
+	if err := putChecked(t, instructions, "PutInstruction", string(i.ID), i); err != nil {
 		return err
 	}
-	if err := firstErr(required(kindInstruction, "ID", i.ID), required(kindInstruction, "Workspace", i.Workspace)); err != nil {
-		return err
-	}
-	put(t, instructions, string(i.ID), i)
 	t.changes(i.Workspace, kindInstruction, string(i.ID), i)
 	return nil
 }

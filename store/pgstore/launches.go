@@ -30,14 +30,7 @@ func (t *tx) GetLaunch(id baton.LaunchID) (store.Launch, error) {
 // PutLaunch inserts or replaces l; baton.ErrInvalid for an empty ID or
 // Workspace.
 func (t *tx) PutLaunch(l store.Launch) error {
-	if err := t.writable("PutLaunch"); err != nil {
-		return err
-	}
-	if err := firstErr(required(kindLaunch, "ID", l.ID), required(kindLaunch, "Workspace", l.Workspace)); err != nil {
-		return err
-	}
-	put(t, launches, string(l.ID), l)
-	return nil
+	return putChecked(t, launches, "PutLaunch", string(l.ID), l)
 }
 
 // LiveLaunches returns the live launches of every workspace (ws == "") or

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store/internal/notify"
 )
 
 // Listener timing. The listener checks an idle connection with a ping
@@ -37,8 +38,8 @@ type notifier struct {
 	channel string
 	log     *zap.Logger
 
+	hub    notify.Hub // the subscribers
 	mu     sync.Mutex
-	subs   map[*subscription]struct{}
 	own    map[uint32]struct{} // backend pids of the pool's connections
 	closed bool
 	stop   context.CancelFunc
@@ -50,15 +51,9 @@ type notifier struct {
 	published chan struct{} // closed when the publisher has returned
 }
 
-type subscription struct {
-	ws baton.WorkspaceID // "" for every workspace
-	ch chan struct{}
-}
-
 func newNotifier(cfg *pgx.ConnConfig, channel string, log *zap.Logger) *notifier {
 	return &notifier{
 		cfg: cfg, channel: channel, log: log,
-		subs:   map[*subscription]struct{}{},
 		own:    map[uint32]struct{}{},
 		unsent: map[baton.WorkspaceID]struct{}{},
 		kick:   make(chan struct{}, 1),
@@ -96,18 +91,12 @@ func (n *notifier) dropOwn(pid uint32) {
 // subscribe registers a subscriber. After close its channel never
 // receives.
 func (n *notifier) subscribe(ws baton.WorkspaceID) (<-chan struct{}, func()) {
-	sub := &subscription{ws: ws, ch: make(chan struct{}, 1)}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
-		return sub.ch, func() {}
+		return make(chan struct{}, 1), func() {}
 	}
-	n.subs[sub] = struct{}{}
-	return sub.ch, sync.OnceFunc(func() {
-		n.mu.Lock()
-		delete(n.subs, sub)
-		n.mu.Unlock()
-	})
+	return n.hub.Subscribe(ws)
 }
 
 // close stops the listener and the publisher (which sends what is queued
@@ -115,7 +104,6 @@ func (n *notifier) subscribe(ws baton.WorkspaceID) (<-chan struct{}, func()) {
 func (n *notifier) close() {
 	n.mu.Lock()
 	n.closed = true
-	n.subs = map[*subscription]struct{}{}
 	stop, done, published := n.stop, n.done, n.published
 	n.mu.Unlock()
 	if stop != nil {
@@ -125,32 +113,25 @@ func (n *notifier) close() {
 	}
 }
 
-// wake notifies the subscribers of ws and those of every workspace (all:
+// wake notifies the subscribers of wss and those of every workspace (all:
 // every subscriber), unless from is the pid of one of the pool's
-// connections (0: a local commit). It never blocks: a channel holding a
-// value already has a notification pending.
-func (n *notifier) wake(ws baton.WorkspaceID, all bool, from uint32) {
+// connections (0: a local commit) or the notifier is closed. It never
+// blocks: a channel holding a value already has a notification pending.
+func (n *notifier) wake(wss []baton.WorkspaceID, all bool, from uint32) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if _, own := n.own[from]; own && from != 0 {
+	if _, own := n.own[from]; n.closed || (own && from != 0) {
 		return
 	}
-	for sub := range n.subs {
-		if all || sub.ws == "" || sub.ws == ws {
-			select {
-			case sub.ch <- struct{}{}:
-			default:
-			}
-		}
+	if all {
+		n.hub.WakeAll()
+	} else {
+		n.hub.Notify(wss)
 	}
 }
 
 // local notifies in-process subscribers of a commit of this store.
-func (n *notifier) local(changed []baton.WorkspaceID) {
-	for _, ws := range changed {
-		n.wake(ws, false, 0)
-	}
-}
+func (n *notifier) local(changed []baton.WorkspaceID) { n.wake(changed, false, 0) }
 
 // listenerName is the application_name of the listener's connection (in
 // pg_stat_activity).
@@ -193,7 +174,7 @@ func (n *notifier) listen(ctx context.Context, conn *pgx.Conn) {
 		if conn = n.reconnect(ctx); conn == nil {
 			return
 		}
-		n.wake("", true, 0)
+		n.wake(nil, true, 0)
 	}
 }
 
@@ -228,7 +209,7 @@ func (n *notifier) serve(ctx context.Context, conn *pgx.Conn) error {
 		cancel()
 		switch {
 		case err == nil:
-			n.wake(baton.WorkspaceID(nt.Payload), false, nt.PID)
+			n.wake([]baton.WorkspaceID{baton.WorkspaceID(nt.Payload)}, false, nt.PID)
 			continue
 		case ctx.Err() != nil:
 			return nil

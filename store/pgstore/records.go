@@ -209,6 +209,20 @@ func put[R any](t *tx, tb *table[R], id string, r R) {
 	t.see(tb.kind, id)
 }
 
+// putChecked is the body of a Put of a record of tb whose id is its only
+// uniqueness rule: it refuses a write in a View (op names it) and an
+// empty id or workspace, then writes r (put).
+func putChecked[R any](t *tx, tb *table[R], op, id string, r R) error {
+	if err := t.writable(op); err != nil {
+		return err
+	}
+	if err := firstErr(required(tb.kind, "ID", id), required(tb.kind, "Workspace", tb.ws(r))); err != nil {
+		return err
+	}
+	put(t, tb, id, r)
+	return nil
+}
+
 // tokenHash converts a scanned bytea back into a TokenHash.
 func tokenHash(b []byte) (baton.TokenHash, error) {
 	var h baton.TokenHash

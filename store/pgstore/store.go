@@ -284,20 +284,15 @@ func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, update boo
 	case t.err != nil:
 		return t.err, false
 	}
-	if err := t.commit(); err != nil {
-		if update && !t.conflict {
-			// The connection may have failed after the server committed:
-			// a spurious notification is allowed, a lost one is not.
-			s.notify.local(t.changed)
-			s.notify.publish(t.changed)
-		}
-		return err, t.conflict
-	}
-	if update {
+	err = t.commit()
+	if update && !t.conflict {
+		// A failed commit notifies too: the connection may have failed
+		// after the server committed, and a spurious notification is
+		// allowed, a lost one is not.
 		s.notify.local(t.changed)
 		s.notify.publish(t.changed)
 	}
-	return nil, false
+	return err, t.conflict
 }
 
 // Subscribe implements store.Notifier. After every Update that appends to

@@ -30,14 +30,7 @@ func (t *tx) GetWakeup(id baton.WakeupID) (store.Wakeup, error) {
 // PutWakeup inserts or replaces w; baton.ErrInvalid for an empty ID or
 // Workspace.
 func (t *tx) PutWakeup(w store.Wakeup) error {
-	if err := t.writable("PutWakeup"); err != nil {
-		return err
-	}
-	if err := firstErr(required(kindWakeup, "ID", w.ID), required(kindWakeup, "Workspace", w.Workspace)); err != nil {
-		return err
-	}
-	put(t, wakeups, string(w.ID), w)
-	return nil
+	return putChecked(t, wakeups, "PutWakeup", string(w.ID), w)
 }
 
 // ListWakeups returns the wakeups of ws ordered by (At, ID); with pinned

@@ -35,30 +35,38 @@ var workspaces = newTable(kindWorkspace, "workspaces",
 // GetWorkspace returns the workspace id; store.ErrNotFound if absent. In
 // an Update it reads ahead the workspace's reservation.
 func (t *tx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
+	w, err := getOfWorkspace(t, workspaces, &t.cache.workspaces, id, kindWorkspace)
+	w.Running = slices.Clone(w.Running) // the caller's own
+	return w, err
+}
+
+// getOfWorkspace reads the row of tb keyed by workspace ws (the workspace
+// row, its reservation row) through the cache m, reading ahead the other
+// row of ws in an Update; store.ErrNotFound (naming what) if absent.
+func getOfWorkspace[R any](t *tx, tb *table[R], m *map[baton.WorkspaceID]cached[R], ws baton.WorkspaceID, what string) (R, error) {
+	var zero R
 	if err := t.readable(); err != nil {
-		return store.Workspace{}, err
+		return zero, err
 	}
-	if _, have := t.cache.workspaces[id]; !have {
-		t.lock(id)
-		err := t.send("get workspace", func(b *pgx.Batch) {
-			b.Queue(workspaces.getSQL, string(id)).Query(func(rows pgx.Rows) error {
-				w, found, err := scanOne(rows, workspaces.scan)
-				remember(&t.cache.workspaces, id, w, found)
+	if _, have := (*m)[ws]; !have {
+		t.lock(ws)
+		err := t.send("get "+tb.kind, func(b *pgx.Batch) {
+			b.Queue(tb.getSQL, string(ws)).Query(func(rows pgx.Rows) error {
+				r, found, err := scanOne(rows, tb.scan)
+				remember(m, ws, r, found)
 				return err
 			})
-			t.readAhead(b, "$1", string(id), id)
+			t.readAhead(b, "$1", string(ws), ws)
 		})
 		if err != nil {
-			return store.Workspace{}, err
+			return zero, err
 		}
 	}
-	c := t.cache.workspaces[id]
+	c := (*m)[ws]
 	if !c.ok {
-		return store.Workspace{}, notFound(kindWorkspace, id)
+		return zero, notFound(what, ws)
 	}
-	w := c.r
-	w.Running = slices.Clone(w.Running) // the caller's own
-	return w, nil
+	return c.r, nil
 }
 
 // PutWorkspace inserts or replaces w; baton.ErrInvalid if the id is
@@ -107,28 +115,7 @@ var reservations = newTable(kindReservation, "reservations",
 // GetReservation returns the reservation row of ws; store.ErrNotFound if
 // it was never taken. In an Update it reads ahead the workspace row.
 func (t *tx) GetReservation(ws baton.WorkspaceID) (store.Reservation, error) {
-	if err := t.readable(); err != nil {
-		return store.Reservation{}, err
-	}
-	if _, have := t.cache.reservations[ws]; !have {
-		t.lock(ws)
-		err := t.send("get reservation", func(b *pgx.Batch) {
-			b.Queue(reservations.getSQL, string(ws)).Query(func(rows pgx.Rows) error {
-				r, found, err := scanOne(rows, reservations.scan)
-				remember(&t.cache.reservations, ws, r, found)
-				return err
-			})
-			t.readAhead(b, "$1", string(ws), ws)
-		})
-		if err != nil {
-			return store.Reservation{}, err
-		}
-	}
-	c := t.cache.reservations[ws]
-	if !c.ok {
-		return store.Reservation{}, notFound("reservation of workspace", ws)
-	}
-	return c.r, nil
+	return getOfWorkspace(t, reservations, &t.cache.reservations, ws, "reservation of workspace")
 }
 
 // PutReservation inserts or replaces the row of r.Workspace; baton.ErrInvalid
