@@ -42,44 +42,18 @@ func (t *tx) PutContinuation(c store.Continuation) error {
 	if err != nil {
 		return err
 	}
-	v := toContinuation(c, seq)
-	var old []index
-	if found {
-		old = continuationIndexes(cur)
-	}
-	b, err := encode(v)
-	if err != nil {
-		return err
-	}
-	return firstErrOf(
-		func() error { return t.claimSeq(found, tContsByWS, c.Workspace, seq) },
-		func() error { return t.setRecord(k, b, v) },
-		func() error { return t.reindex(old, continuationIndexes(v)) },
-	)
+	_, err = putRecord(t, k, toContinuation(c, seq), cur, found, tContsByWS, c.Workspace, seq, continuationIndexes)
+	return err
 }
 
 // QueuedContinuations returns the continuations in state queued, oldest
 // (CreatedAt, then workspace and insert order) first, reading only those.
 func (t *tx) QueuedContinuations() ([]store.Continuation, error) {
-	if err := t.readable(); err != nil {
-		return nil, err
-	}
-	return t.continuations(queuedList)
+	return listed(t, queuedList, nil, 0, continuationKeyOf, continuationRow.record)
 }
 
 // ListContinuations returns the continuations of ws, any state, in insert
 // order.
 func (t *tx) ListContinuations(ws baton.WorkspaceID) ([]store.Continuation, error) {
-	if err := t.readable(); err != nil {
-		return nil, err
-	}
-	return t.continuations(ownedList(tContsByWS, string(ws)))
-}
-
-func (t *tx) continuations(l list) ([]store.Continuation, error) {
-	ids, err := t.ids(l, nil, 0)
-	if err != nil {
-		return nil, err
-	}
-	return load(t, ids, continuationKeyOf, continuationRow.record)
+	return listed(t, ownedList(tContsByWS, string(ws)), nil, 0, continuationKeyOf, continuationRow.record)
 }

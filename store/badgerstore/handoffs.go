@@ -71,11 +71,7 @@ func (t *tx) PendingHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
 		}
 		return []store.Handoff{h}, nil
 	}
-	ids, err := t.ids(pendingList, nil, 0)
-	if err != nil {
-		return nil, err
-	}
-	hs, err := load(t, ids, handoffKeyOf, handoffRow.record)
+	hs, err := listed(t, pendingList, nil, 0, handoffKeyOf, handoffRow.record)
 	slices.SortFunc(hs, func(a, b store.Handoff) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
@@ -87,14 +83,7 @@ func (t *tx) PendingHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
 
 // ListHandoffs returns the handoffs of ws in creation (insert) order.
 func (t *tx) ListHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
-	if err := t.readable(); err != nil {
-		return nil, err
-	}
-	ids, err := t.ids(ownedList(tHandoffsByWS, string(ws)), nil, 0)
-	if err != nil {
-		return nil, err
-	}
-	return load(t, ids, handoffKeyOf, handoffRow.record)
+	return listed(t, ownedList(tHandoffsByWS, string(ws)), nil, 0, handoffKeyOf, handoffRow.record)
 }
 
 // PutHandoff inserts or replaces h. store.ErrDuplicate if (Workspace,
@@ -135,21 +124,20 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 	if err != nil {
 		return err
 	}
-	w := toHandoff(h, seq)
-	b, err := encode(w)
+	// A stored handoff keeps its index entry (see handoffIndex): only a
+	// new one writes it, and its request key.
+	entries := handoffIndex
+	if found {
+		entries = func(handoffRow) []index { return nil }
+	}
+	b, err := putRecord(t, k, toHandoff(h, seq), cur, found, tHandoffsByWS, h.Workspace, seq, entries,
+		func() error { return t.moveSlot(h, slot) },
+		func() error { return t.insertOnly(found, func() error { return t.set(rk, []byte(h.ID)) }) },
+	)
 	if err != nil {
 		return err
 	}
-	if err := firstErrOf(
-		func() error { return t.claimSeq(found, tHandoffsByWS, h.Workspace, seq) },
-		func() error { return t.setRecord(k, b, w) },
-		func() error { return t.moveSlot(h, slot) },
-		func() error { return t.insertOnly(found, func() error { return t.set(rk, []byte(h.ID)) }) },
-		func() error { return t.insertOnly(found, func() error { return t.reindex(nil, handoffIndex(w)) }) },
-	); err != nil {
-		return err
-	}
-	t.recordChange(w.Workspace, "handoff", string(w.ID), b)
+	t.recordChange(h.Workspace, "handoff", string(h.ID), b)
 	return nil
 }
 

@@ -33,21 +33,14 @@ func (t *tx) PutInstruction(i store.Instruction) error {
 		return err
 	}
 	v := toInstruction(i, seq)
-	b, err := encode(v)
-	if err != nil {
-		return err
-	}
-	var old []index
 	var m *member
 	if found {
-		old, m = instructionIndex(cur), new(cur.member())
+		m = new(cur.member())
 	}
-	if err := firstErrOf(
-		func() error { return t.claimSeq(found, tInstrByWS, i.Workspace, seq) },
-		func() error { return t.setRecord(k, b, v) },
-		func() error { return t.reindex(old, instructionIndex(v)) },
+	b, err := putRecord(t, k, v, cur, found, tInstrByWS, i.Workspace, seq, instructionIndex,
 		func() error { return t.moveMember(openInstructions, m, v.member()) },
-	); err != nil {
+	)
+	if err != nil {
 		return err
 	}
 	t.recordChange(v.Workspace, "instruction", string(v.ID), b)
@@ -57,14 +50,7 @@ func (t *tx) PutInstruction(i store.Instruction) error {
 // ListInstructions returns the instructions of ws, any state, in insert
 // order.
 func (t *tx) ListInstructions(ws baton.WorkspaceID) ([]store.Instruction, error) {
-	if err := t.readable(); err != nil {
-		return nil, err
-	}
-	ids, err := t.ids(ownedList(tInstrByWS, string(ws)), nil, 0)
-	if err != nil {
-		return nil, err
-	}
-	return load(t, ids, instructionKeyOf, instructionRow.record)
+	return listed(t, ownedList(tInstrByWS, string(ws)), nil, 0, instructionKeyOf, instructionRow.record)
 }
 
 // OpenInstructions returns the open instructions of ws (pending or

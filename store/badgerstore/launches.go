@@ -40,21 +40,14 @@ func (t *tx) PutLaunch(l store.Launch) error {
 		return err
 	}
 	v := toLaunch(l, seq)
-	var old []index
 	var m *member
 	if found {
-		old, m = launchIndexes(cur), new(cur.member())
+		m = new(cur.member())
 	}
-	b, err := encode(v)
-	if err != nil {
-		return err
-	}
-	return firstErrOf(
-		func() error { return t.claimSeq(found, tLaunchSeq, l.Workspace, seq) },
-		func() error { return t.setRecord(k, b, v) },
-		func() error { return t.reindex(old, launchIndexes(v)) },
+	_, err = putRecord(t, k, v, cur, found, tLaunchSeq, l.Workspace, seq, launchIndexes,
 		func() error { return t.moveMember(liveLaunches, m, v.member()) },
 	)
+	return err
 }
 
 // LiveLaunches returns the live launches of ws in insert order, or with

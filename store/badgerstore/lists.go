@@ -153,6 +153,19 @@ func (t *tx) ids(l list, stop key, limit int) ([]string, error) {
 	return out, err
 }
 
+// listed returns, after the readable check, the records the entries of l
+// point to (as ids lists them), read with load.
+func listed[W any, R any](t *tx, l list, stop key, limit int, keyOf func(string) key, record func(W) R) ([]R, error) {
+	if err := t.readable(); err != nil {
+		return nil, err
+	}
+	ids, err := t.ids(l, stop, limit)
+	if err != nil {
+		return nil, err
+	}
+	return load(t, ids, keyOf, record)
+}
+
 // load reads the record of each id with get, failing if one is missing
 // (an index entry without its record is corruption).
 func load[W any, R any](t *tx, ids []string, keyOf func(string) key, record func(W) R) ([]R, error) {

@@ -8,7 +8,7 @@ import (
 // sessionIndex is the entry of s in the sessions of its workspace, ordered
 // by Seq (the id breaks ties, which only a session moved between
 // workspaces can cause).
-func sessionIndex(s store.Session) []index {
+func sessionIndex(s sessionRow) []index {
 	l := ownedList(tSessionsByWS, string(s.Workspace))
 	return []index{{l, l.prefix().u64(uint64(s.Seq)).str(string(s.ID)), string(s.ID)}}
 }
@@ -32,35 +32,17 @@ func (t *tx) PutSession(s store.Session) error {
 		return err
 	}
 	s.Seq = int64(seq)
-	w := toSession(s)
-	b, err := encode(w)
+	b, err := putRecord(t, k, toSession(s), cur, found, tSessionsByWS, s.Workspace, seq, sessionIndex)
 	if err != nil {
 		return err
 	}
-	var old []index
-	if found {
-		old = sessionIndex(cur.record())
-	}
-	if err := firstErrOf(
-		func() error { return t.claimSeq(found, tSessionsByWS, s.Workspace, seq) },
-		func() error { return t.setRecord(k, b, w) },
-		func() error { return t.reindex(old, sessionIndex(s)) },
-	); err != nil {
-		return err
-	}
-	t.recordChange(w.Workspace, "session", string(w.ID), b)
+	t.recordChange(s.Workspace, "session", string(s.ID), b)
 	return nil
 }
 
 // ListSessions returns the sessions of ws in creation order (ascending
 // Seq), reading only those.
 func (t *tx) ListSessions(ws baton.WorkspaceID) ([]store.Session, error) {
-	if err := t.readable(); err != nil {
-		return nil, err
-	}
-	ids, err := t.ids(ownedList(tSessionsByWS, string(ws)), nil, 0)
-	if err != nil {
-		return nil, err
-	}
-	return load(t, ids, func(id string) key { return sessionKey(baton.SessionID(id)) }, sessionRow.record)
+	return listed(t, ownedList(tSessionsByWS, string(ws)), nil, 0, func(id string) key { return sessionKey(baton.SessionID(id)) },
+		sessionRow.record)
 }

@@ -249,25 +249,19 @@ func (t *tx) forget(k key) {
 }
 
 func (t *tx) set(k key, v []byte) error {
-	if t.broken != nil {
-		return t.broken
-	}
-	t.forget(k)
-	t.wrote = true
-	if t.track {
-		t.writes = append(t.writes, k)
-	}
 	if t.threshold > 0 && len(k)+len(v) >= t.threshold/2 {
 		t.bigValue = true // conservative: badger compares the value alone
 	}
-	if err := t.txn.Set(k, v); err != nil {
-		t.broken = storageErr("write", err)
-		return t.broken
-	}
-	return nil
+	return t.write(k, "write", func() error { return t.txn.Set(k, v) })
 }
 
 func (t *tx) del(k key) error {
+	return t.write(k, "delete", func() error { return t.txn.Delete(k) })
+}
+
+// write runs op, a write of k to the badger transaction (set or del): a
+// failure breaks the transaction.
+func (t *tx) write(k key, what string, op func() error) error {
 	if t.broken != nil {
 		return t.broken
 	}
@@ -276,8 +270,8 @@ func (t *tx) del(k key) error {
 	if t.track {
 		t.writes = append(t.writes, k)
 	}
-	if err := t.txn.Delete(k); err != nil {
-		t.broken = storageErr("delete", err)
+	if err := op(); err != nil {
+		t.broken = storageErr(what, err)
 		return t.broken
 	}
 	return nil
@@ -344,6 +338,31 @@ func current[V any](t *tx, op string, k key, errs ...error) (V, bool, error) {
 		return *new(V), false, err
 	}
 	return getValue[V](t, k)
+}
+
+// putRecord ends a Put of v, the stored form of a record of workspace ws
+// under k (cur is the stored one, if found), once v is known to encode:
+// it takes the insert number seq of counter kind for a new record,
+// writes v, moves the record's index entries from indexes(cur) to
+// indexes(v), runs the further steps more, and returns v's encoding.
+func putRecord[V any](t *tx, k key, v, cur V, found bool, kind byte, ws baton.WorkspaceID, seq uint64,
+	indexes func(V) []index, more ...func() error) ([]byte, error) {
+	b, err := encode(v)
+	if err != nil {
+		return nil, err
+	}
+	var old []index
+	if found {
+		old = indexes(cur)
+	}
+	if err := firstErrOf(
+		func() error { return t.claimSeq(found, kind, ws, seq) },
+		func() error { return t.setRecord(k, b, v) },
+		func() error { return t.reindex(old, indexes(v)) },
+	); err != nil {
+		return nil, err
+	}
+	return b, firstErrOf(more...)
 }
 
 // insertSeq returns the insert number of a record: seq if it is stored

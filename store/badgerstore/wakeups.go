@@ -55,9 +55,6 @@ func (t *tx) PutWakeup(w store.Wakeup) error {
 // ListWakeups returns the wakeups of ws, any status, ordered by (At, ID);
 // with pinned != "" only those pinned to it, from the session's list.
 func (t *tx) ListWakeups(ws baton.WorkspaceID, pinned baton.SessionID) ([]store.Wakeup, error) {
-	if err := t.readable(); err != nil {
-		return nil, err
-	}
 	if pinned == "" {
 		return t.wakeups(ownedList(tWakeupsByWS, string(ws)), nil, 0)
 	}
@@ -69,16 +66,9 @@ func (t *tx) ListWakeups(ws baton.WorkspaceID, pinned baton.SessionID) ([]store.
 // at most limit of them (limit <= 0: all). It reads the due list up to the
 // first entry after now, and nothing else.
 func (t *tx) DueWakeups(now time.Time, limit int) ([]store.Wakeup, error) {
-	if err := t.readable(); err != nil {
-		return nil, err
-	}
 	return t.wakeups(dueList, dueList.prefix().time(now), limit)
 }
 
 func (t *tx) wakeups(l list, stop key, limit int) ([]store.Wakeup, error) {
-	ids, err := t.ids(l, stop, limit)
-	if err != nil {
-		return nil, err
-	}
-	return load(t, ids, wakeupKeyOf, wakeupRow.record)
+	return listed(t, l, stop, limit, wakeupKeyOf, wakeupRow.record)
 }

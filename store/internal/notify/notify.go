@@ -4,6 +4,7 @@
 package notify
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/batonhq/baton"
@@ -55,7 +56,7 @@ func (h *Hub) Notify(grown []baton.WorkspaceID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, s := range h.subs {
-		if s.ws == "" || contains(grown, s.ws) {
+		if s.ws == "" || slices.Contains(grown, s.ws) {
 			wake(s.ch)
 		}
 	}
@@ -76,13 +77,4 @@ func wake(ch chan struct{}) {
 	case ch <- struct{}{}:
 	default:
 	}
-}
-
-func contains(l []baton.WorkspaceID, ws baton.WorkspaceID) bool {
-	for _, w := range l {
-		if w == ws {
-			return true
-		}
-	}
-	return false
 }
