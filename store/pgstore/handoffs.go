@@ -145,10 +145,7 @@ func (t *tx) ListHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
 // queued, but for one that takes the pending slot, which needs the
 // server's answer.
 func (t *tx) PutHandoff(h store.Handoff) error {
-	if err := t.writable("PutHandoff"); err != nil {
-		return err
-	}
-	if err := firstErr(required(kindHandoff, "ID", h.ID), required(kindHandoff, "Workspace", h.Workspace),
+	if err := t.checkPut("PutHandoff", required(kindHandoff, "ID", h.ID), required(kindHandoff, "Workspace", h.Workspace),
 		required(kindHandoff, "RequestID", h.RequestID)); err != nil {
 		return err
 	}

@@ -213,10 +213,7 @@ func put[R any](t *tx, tb *table[R], id string, r R) {
 // uniqueness rule: it refuses a write in a View (op names it) and an
 // empty id or workspace, then writes r (put).
 func putChecked[R any](t *tx, tb *table[R], op, id string, r R) error {
-	if err := t.writable(op); err != nil {
-		return err
-	}
-	if err := firstErr(required(tb.kind, "ID", id), required(tb.kind, "Workspace", tb.ws(r))); err != nil {
+	if err := t.checkPut(op, required(tb.kind, "ID", id), required(tb.kind, "Workspace", tb.ws(r))); err != nil {
 		return err
 	}
 	put(t, tb, id, r)

@@ -49,10 +49,7 @@ func (t *tx) seeSession(s store.Session) {
 // insert order across the schema) or replaces it keeping its stored Seq;
 // baton.ErrInvalid for an empty ID or Workspace.
 func (t *tx) PutSession(s store.Session) error {
-	if err := t.writable("PutSession"); err != nil {
-		return err
-	}
-	if err := firstErr(required(kindSession, "ID", s.ID), required(kindSession, "Workspace", s.Workspace)); err != nil {
+	if err := t.checkPut("PutSession", required(kindSession, "ID", s.ID), required(kindSession, "Workspace", s.Workspace)); err != nil {
 		return err
 	}
 	if seq, ok := t.sessionSeqs[s.ID]; ok {
@@ -81,9 +78,13 @@ func (t *tx) ListSessions(ws baton.WorkspaceID) ([]store.Session, error) {
 	return out, err
 }
 
-// firstErr returns the first non-nil error.
-func firstErr(errs ...error) error {
-	for _, err := range errs {
+// checkPut refuses a write in a View (op names it), then returns the
+// first failed check of the record's keys.
+func (t *tx) checkPut(op string, checks ...error) error {
+	if err := t.writable(op); err != nil {
+		return err
+	}
+	for _, err := range checks {
 		if err != nil {
 			return err
 		}
