@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"syscall"
 
 	"github.com/batonhq/baton"
@@ -39,12 +38,6 @@ type claimRecord struct {
 	Path  string     `json:"path"`
 }
 
-// claim is one held claim; release is idempotent.
-type claim struct {
-	once sync.Once
-	f    *os.File
-}
-
 func newClaims(dir string, owner wire.Owner) (*claims, error) {
 	if dir == "" {
 		return &claims{owner: owner}, nil
@@ -63,12 +56,14 @@ func (c *claims) fileFor(path string) string {
 	return filepath.Join(c.dir, hex.EncodeToString(sum[:20])+".claim")
 }
 
-// acquire claims path for this owner. It returns ErrPathInUse (with the
+// acquire claims path for this owner and returns what releases the claim:
+// closing its file drops the lock, and the file and its (now stale) record
+// stay. It returns ErrPathInUse (with the
 // holder as errorData) when another live process holds it, or an
 // ErrRuntime error when the claim file cannot be used.
-func (c *claims) acquire(path string) (*claim, error) {
+func (c *claims) acquire(path string) (release func(), err error) {
 	if c.dir == "" {
-		return &claim{}, nil
+		return func() {}, nil
 	}
 	name := c.fileFor(path)
 	// Claim files are never unlinked by a host, but someone may clear the
@@ -95,7 +90,7 @@ func (c *claims) acquire(path string) (*claim, error) {
 			_ = f.Close()
 			return nil, baton.Errorf(ErrRuntime, "write claim for %s: %v", path, err)
 		}
-		return &claim{f: f}, nil
+		return func() { _ = f.Close() }, nil
 	}
 	return nil, baton.Errorf(ErrRuntime, "claim for %s kept changing", path)
 }
@@ -112,15 +107,6 @@ func writeClaimRecord(f *os.File, rec claimRecord) error {
 	}
 	_, err = f.WriteAt(b, 0)
 	return err
-}
-
-// release drops the claim by closing its file, which drops the lock. The
-// file and its (now stale) record stay; only the lock counts.
-func (cl *claim) release() {
-	if cl == nil || cl.f == nil {
-		return
-	}
-	cl.once.Do(func() { _ = cl.f.Close() })
 }
 
 func sameFile(f *os.File, name string) bool {

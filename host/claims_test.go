@@ -63,14 +63,14 @@ func TestClaimsWithinAndAcrossProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("another path: %v", err)
 	}
-	held.release()
-	held.release() // idempotent
+	held()
+	held() // idempotent
 	again, err := b.acquire("/w/one.jsonl")
 	if err != nil {
 		t.Fatalf("after release: %v", err)
 	}
-	again.release()
-	other.release()
+	again()
+	other()
 	if _, err := newClaims("relative/dir", wire.Owner{}); !errors.Is(err, errInvalidOptions) || !errors.Is(err, baton.ErrInvalid) {
 		t.Errorf("relative claim dir: %v", err)
 	}
@@ -130,5 +130,5 @@ func TestClaimVoidOnceOwnerDies(t *testing.T) {
 	if err != nil {
 		t.Fatalf("claim of a dead owner still stands: %v", err)
 	}
-	cl.release()
+	cl()
 }

@@ -21,6 +21,7 @@ func (h *Host) dispatch(c *conn, line []byte) (resp []byte, after func()) {
 	}
 	var data any
 	var err error
+	var e *entry
 	switch cmd.Type {
 	case wire.CmdGetProtocolInfo:
 		data = h.Info()
@@ -31,13 +32,24 @@ func (h *Host) dispatch(c *conn, line []byte) (resp []byte, after func()) {
 		}
 		data, err = h.open(c.ctx, c, cmd.SessionPath, cmd.Cwd)
 	case wire.CmdPrompt, wire.CmdGetState, wire.CmdAbort, wire.CmdCloseSession:
-		var e *entry
-		e, err = h.begin(c, cmd.SessionID)
-		if err != nil {
+		if e, err = h.begin(c, cmd.SessionID); err != nil {
 			break
 		}
 		after = func() { h.end(e) }
-		data, err = h.sessionCommand(c, e, cmd)
+		switch cmd.Type {
+		case wire.CmdPrompt:
+			if cmd.Text == "" {
+				err = baton.Errorf(ErrInvalidCommand, "text is required")
+				break
+			}
+			data, err = wire.Accepted{SessionID: e.id}, runtimeErr(e.sess.Prompt(c.ctx, cmd.Text))
+		case wire.CmdAbort:
+			data, err = wire.Accepted{SessionID: e.id}, runtimeErr(e.sess.Abort(c.ctx))
+		case wire.CmdGetState:
+			data, err = h.state(c, e)
+		default:
+			data, err = h.closeSession(c, e)
+		}
 	case "":
 		err = baton.Errorf(ErrInvalidCommand, "type is required")
 	default:
@@ -98,27 +110,6 @@ func (h *Host) end(e *entry) {
 	if draining {
 		h.tryPark(e)
 	}
-}
-
-func (h *Host) sessionCommand(c *conn, e *entry, cmd wire.Command) (any, error) {
-	var err error
-	switch cmd.Type {
-	case wire.CmdPrompt:
-		if cmd.Text == "" {
-			return nil, baton.Errorf(ErrInvalidCommand, "text is required")
-		}
-		err = e.sess.Prompt(c.ctx, cmd.Text)
-	case wire.CmdAbort:
-		err = e.sess.Abort(c.ctx)
-	case wire.CmdGetState:
-		return h.state(c, e)
-	default: // close_session
-		return h.closeSession(c, e)
-	}
-	if err != nil {
-		return nil, runtimeErr(err)
-	}
-	return wire.Accepted{SessionID: e.id}, nil
 }
 
 func (h *Host) state(c *conn, e *entry) (any, error) {

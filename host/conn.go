@@ -35,7 +35,6 @@ type conn struct {
 	// Guarded by Host.mu.
 	sessions map[string]*entry
 	ended    map[string]wire.Closed
-	parts    int // reader and writer that have ended
 }
 
 // addConn starts serving nc. On a draining host the connection is told at
@@ -56,8 +55,16 @@ func (h *Host) addConn(nc net.Conn) {
 		c.enqueue(h.supersededLineLocked())
 		c.closeAfterFlush()
 	}
-	h.wg.Go(c.readLoop)
-	h.wg.Go(c.writeLoop)
+	h.wg.Go(func() {
+		var loops sync.WaitGroup
+		loops.Go(c.readLoop)
+		c.writeLoop()
+		loops.Wait()
+		h.mu.Lock()
+		delete(h.conns, c)
+		h.mu.Unlock()
+		h.checkDrained()
+	})
 }
 
 func (c *conn) signal() {
@@ -124,7 +131,6 @@ func (c *conn) endHandling(resp []byte) {
 }
 
 func (c *conn) readLoop() {
-	defer c.h.connPartDone(c)
 	defer c.h.readerDone(c)
 	lr := wire.NewLineReader(c.nc, c.h.opts.MaxLineBytes)
 	for {
@@ -148,7 +154,6 @@ func (c *conn) readLoop() {
 }
 
 func (c *conn) writeLoop() {
-	defer c.h.connPartDone(c)
 	defer func() { _ = c.nc.Close() }()
 	for {
 		c.qmu.Lock()
@@ -187,17 +192,4 @@ func (h *Host) readerDone(c *conn) {
 	}
 	h.mu.Unlock()
 	c.closeAfterFlush()
-}
-
-func (h *Host) connPartDone(c *conn) {
-	h.mu.Lock()
-	c.parts++
-	last := c.parts == 2
-	if last {
-		delete(h.conns, c)
-	}
-	h.mu.Unlock()
-	if last {
-		h.checkDrained()
-	}
 }

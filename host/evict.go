@@ -25,7 +25,7 @@ func (h *Host) evictLoop() {
 		case <-t.C():
 		}
 		h.mu.Lock()
-		if h.stoppingLocked() {
+		if h.stoppedLocked() != nil {
 			h.mu.Unlock()
 			return
 		}

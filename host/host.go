@@ -109,7 +109,7 @@ func (h *Host) Serve(ctx context.Context, ln net.Listener) error {
 		return errAlreadyServing
 	}
 	h.served = true
-	if h.stoppingLocked() {
+	if h.stoppedLocked() != nil {
 		h.mu.Unlock()
 		_ = ln.Close()
 		return h.waitServe(ctx, nil)
@@ -154,7 +154,7 @@ func (h *Host) acceptLoop(ln net.Listener) error {
 		nc, err := ln.Accept()
 		if err != nil {
 			h.mu.Lock()
-			stopping := h.stoppingLocked()
+			stopping := h.stoppedLocked() != nil
 			h.mu.Unlock()
 			if stopping {
 				return nil
@@ -181,15 +181,16 @@ func (h *Host) acceptLoop(ln net.Listener) error {
 	}
 }
 
-// stoppingLocked reports whether the host drains or was closed; Host.mu
-// held.
-func (h *Host) stoppingLocked() bool { return h.draining || h.closed }
-
-func (h *Host) finish(err error) {
-	h.doneOnce.Do(func() {
-		h.doneErr = err
-		close(h.done)
-	})
+// stoppedLocked is what open_session gets on a host that was closed
+// (ErrClosed) or drains (ErrDraining); nil on a serving host. Host.mu held.
+func (h *Host) stoppedLocked() error {
+	if h.closed {
+		return ErrClosed
+	}
+	if h.draining {
+		return ErrDraining
+	}
+	return nil
 }
 
 // Close shuts the host down at once, without a handoff: it stops
@@ -227,7 +228,7 @@ func (h *Host) Close(ctx context.Context) error {
 	quiet := make(chan struct{})
 	go func() {
 		h.wg.Wait()
-		h.finish(ErrClosed)
+		h.doneOnce.Do(func() { h.doneErr = ErrClosed; close(h.done) })
 		close(quiet)
 	}()
 	select {

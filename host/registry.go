@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -39,9 +40,9 @@ type entry struct {
 	gone chan struct{} // closed once the entry is stClosed
 
 	// Set before the entry becomes stOpen, read-only afterwards.
-	sess   Session
-	claim  *claim
-	notify <-chan struct{} // the settle subscription, nil without one
+	sess    Session
+	release func()          // releases the claim
+	notify  <-chan struct{} // the settle subscription, nil without one
 
 	mu        sync.Mutex
 	state     entryState
@@ -126,13 +127,9 @@ func (h *Host) open(ctx context.Context, c *conn, path, cwd string) (wire.Opened
 		return wire.Opened{}, baton.Errorf(ErrInvalidPath, "cwd %q is not absolute", cwd)
 	}
 	h.mu.Lock()
-	if h.closed {
+	if err := h.stoppedLocked(); err != nil {
 		h.mu.Unlock()
-		return wire.Opened{}, ErrClosed
-	}
-	if h.draining {
-		h.mu.Unlock()
-		return wire.Opened{}, ErrDraining
+		return wire.Opened{}, err
 	}
 	if e := h.byPath[canon]; e != nil {
 		e.mu.Lock()
@@ -150,18 +147,18 @@ func (h *Host) open(ctx context.Context, c *conn, path, cwd string) (wire.Opened
 	h.byPath[canon] = e
 	h.mu.Unlock()
 
-	cl, err := h.claims.acquire(canon)
+	release, err := h.claims.acquire(canon)
 	if err != nil {
 		h.dropReservation(e)
 		return wire.Opened{}, err
 	}
 	sess, err := h.rt.Open(ctx, OpenRequest{SessionID: e.id, Path: canon, Cwd: cwd, Emit: e.emit})
 	if err != nil {
-		cl.release()
+		release()
 		h.dropReservation(e)
 		return wire.Opened{}, runtimeErr(err)
 	}
-	e.sess, e.claim = sess, cl
+	e.sess, e.release = sess, release
 	if n, ok := sess.(settleNotifier); ok {
 		e.notify = n.Settled()
 	}
@@ -170,22 +167,22 @@ func (h *Host) open(ctx context.Context, c *conn, path, cwd string) (wire.Opened
 	e.state = stOpen
 	e.mu.Unlock()
 	h.byID[e.id] = e
-	stopping, closed := h.stoppingLocked(), h.closed
-	if !stopping {
+	stopped := h.stoppedLocked()
+	if stopped == nil {
 		h.attachLocked(e, c)
 	}
 	h.mu.Unlock()
-	if stopping {
-		// The drain (or Close) began while the runtime was opening: no
-		// one is attached yet, so the session goes at once.
-		if closed {
-			if e.markClosing() {
-				h.closeEntry(e, wire.ReasonHostShutdown)
-			}
-			return wire.Opened{}, ErrClosed
+	// The drain (or Close) began while the runtime was opening: no one is
+	// attached yet, so the session goes at once.
+	switch {
+	case errors.Is(stopped, ErrClosed):
+		if e.markClosing() {
+			h.closeEntry(e, wire.ReasonHostShutdown)
 		}
+		return wire.Opened{}, stopped
+	case stopped != nil:
 		h.tryPark(e)
-		return wire.Opened{}, ErrDraining
+		return wire.Opened{}, stopped
 	}
 	h.log.Debug("session opened", zap.String("sessionId", e.id), zap.String("path", canon))
 	return wire.Opened{SessionID: e.id, SessionPath: canon}, nil
@@ -224,7 +221,7 @@ func (h *Host) detachLocked(e *entry, c *conn) {
 	delete(e.conns, c)
 	delete(c.sessions, e.id)
 	e.refreshSubsLocked()
-	if h.stoppingLocked() && len(c.sessions) == 0 {
+	if h.stoppedLocked() != nil && len(c.sessions) == 0 {
 		c.closeAfterFlush()
 	}
 }
@@ -250,25 +247,20 @@ func (h *Host) closeEntry(e *entry, reason string) {
 			zap.String("path", e.path), zap.Error(err))
 		reason = wire.ReasonError
 	}
-	e.claim.release()
+	e.release()
 	rec := wire.Closed{Type: wire.EventSessionClosed, SessionID: e.id, Reason: reason, SessionPath: e.path}
 	line := wire.MustLine(rec)
 	h.mu.Lock()
 	for c := range e.conns {
-		delete(c.sessions, e.id)
 		if reason != wire.ReasonClientClose {
 			// Remembered so a late command gets the terminal record
 			// again, never unknown_session. At most one per session,
 			// which ends with it.
 			c.ended[e.id] = rec
 		}
-		c.enqueue(line)
-		if h.stoppingLocked() && len(c.sessions) == 0 {
-			c.closeAfterFlush()
-		}
+		c.enqueue(line) // before detachLocked may close c after a flush
+		h.detachLocked(e, c)
 	}
-	e.conns = nil
-	e.subs.Store(nil)
 	if reason == wire.ReasonHandoffParked {
 		h.parked++
 	}
