@@ -146,10 +146,10 @@ func (c *Client) readLoop() {
 	}
 	c.mu.Lock()
 	c.ended = true
-	for id, ch := range c.pending {
+	for _, ch := range c.pending {
 		close(ch)
-		delete(c.pending, id)
 	}
+	clear(c.pending)
 	c.mu.Unlock()
 	_ = c.nc.Close()
 	close(c.done)
@@ -180,11 +180,15 @@ func (c *Client) call(ctx context.Context, cmd wire.Command) (received, error) {
 	cmd.ID = "c" + strconv.FormatUint(c.next, 10)
 	c.pending[cmd.ID] = ch
 	c.mu.Unlock()
+	defer func() { // a response that came has already gone
+		c.mu.Lock()
+		delete(c.pending, cmd.ID)
+		c.mu.Unlock()
+	}()
 	c.wmu.Lock()
 	_, err := c.nc.Write(wire.MustLine(cmd)) // strings only: it encodes
 	c.wmu.Unlock()
 	if err != nil {
-		c.forget(cmd.ID)
 		return received{}, baton.Errorf(ErrClosed, "write: %v", err)
 	}
 	select {
@@ -197,15 +201,8 @@ func (c *Client) call(ctx context.Context, cmd wire.Command) (received, error) {
 		}
 		return rec, nil
 	case <-ctx.Done():
-		c.forget(cmd.ID)
 		return received{}, ctx.Err()
 	}
-}
-
-func (c *Client) forget(id string) {
-	c.mu.Lock()
-	delete(c.pending, id)
-	c.mu.Unlock()
 }
 
 // callData calls cmd and decodes the data of its response into a T.

@@ -160,14 +160,14 @@ func (h *Host) responseLine(cmd wire.Command, data any, err error) []byte {
 		if errors.As(err, &d) {
 			r.ErrorData = d.data
 		}
-		if r.Error == wire.CodeInternal || r.Error == wire.CodeRuntime {
+		if r.Error == codeInternal || r.Error == "runtime_error" {
 			h.log.Warn("command failed", zap.String("command", cmd.Type), zap.String("id", cmd.ID), zap.Error(err))
 		}
 	}
 	line, merr := wire.MarshalLine(r)
 	if merr != nil {
 		h.log.Error("response does not encode", zap.String("command", cmd.Type), zap.Error(merr))
-		line = wire.MustLine(wire.Response{ID: cmd.ID, Type: wire.TypeResponse, Command: cmd.Type, Error: wire.CodeInternal})
+		line = wire.MustLine(wire.Response{ID: cmd.ID, Type: wire.TypeResponse, Command: cmd.Type, Error: codeInternal})
 	}
 	return line
 }

@@ -78,20 +78,17 @@ func (c *conn) signal() {
 // is cut off rather than let the host's memory grow without bound.
 func (c *conn) enqueue(line []byte) {
 	c.qmu.Lock()
-	if c.dead {
-		c.qmu.Unlock()
-		return
-	}
-	if len(c.queue) >= c.h.opts.MaxQueuedRecords {
+	slow := !c.dead && len(c.queue) >= c.h.opts.MaxQueuedRecords
+	if slow {
 		c.killLocked()
-		c.qmu.Unlock()
+	} else if !c.dead {
+		c.queue = append(c.queue, line)
+	}
+	c.qmu.Unlock()
+	if slow {
 		c.h.log.Warn("connection too slow; disconnected", zap.Uint64("conn", c.id))
 		_ = c.nc.Close()
-		c.signal()
-		return
 	}
-	c.queue = append(c.queue, line)
-	c.qmu.Unlock()
 	c.signal()
 }
 

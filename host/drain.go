@@ -1,11 +1,15 @@
 package host
 
 import (
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/host/internal/wire"
 )
 
@@ -172,4 +176,133 @@ func (h *Host) checkDrained() {
 		close(h.done)
 		h.cancel()
 	})
+}
+
+// evictLoop closes sessions nobody is attached to once they have been idle
+// for Options.IdleEvict, with reason idle_evicted. Its predicate is the
+// broader one (busyForEviction): a durable wake source
+// keeps a session open here, though it never holds a handoff. It stops
+// when a drain starts (the drain parks everything) or the host closes.
+func (h *Host) evictLoop() {
+	clk := h.opts.clock
+	period := min(h.opts.IdleEvict, time.Second)
+	for {
+		t := clk.NewTimer(period)
+		select {
+		case <-h.ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+		h.mu.Lock()
+		if h.stoppedLocked() != nil {
+			h.mu.Unlock()
+			return
+		}
+		entries := h.openLocked()
+		h.mu.Unlock()
+		now := clk.Now()
+		for _, e := range entries {
+			h.tryEvict(e, now)
+		}
+	}
+}
+
+// tryEvict evicts e if it has been unattached and idle, wake sources
+// included, since at least IdleEvict before now.
+//
+// Host.mu is held throughout the decision, so no connection can attach
+// between the check and the eviction.
+func (h *Host) tryEvict(e *entry, now time.Time) {
+	h.mu.Lock()
+	e.mu.Lock()
+	evict := false
+	if e.state == stOpen {
+		a, _, busy := e.activityLocked()
+		switch {
+		case len(e.conns) > 0 || busy || busyForEviction(a):
+			e.idleSince = time.Time{}
+		case e.idleSince.IsZero():
+			e.idleSince = now
+		case now.Sub(e.idleSince) >= h.opts.IdleEvict:
+			e.state = stClosing
+			evict = true
+		}
+	}
+	e.mu.Unlock()
+	h.mu.Unlock()
+	if !evict {
+		return
+	}
+	h.log.Info("idle session evicted", zap.String("sessionId", e.id), zap.String("path", e.path))
+	h.closeEntry(e, wire.ReasonIdleEvicted)
+}
+
+// hold is one session that still holds the generation, and why; the grace
+// report logs it as JSON.
+type hold struct {
+	SessionID   string `json:"sessionId"`
+	SessionPath string `json:"sessionPath"`
+	// Phase is "opening", "open" or "closing".
+	Phase string `json:"phase"`
+	// Why lists what holds the session: "opening", "closing", "turn",
+	// "tool", "compaction", "queued", "host_request". Wake sources are
+	// never listed: they do not hold a handoff.
+	Why []string `json:"why"`
+	// ActivityKnown is false when the runtime offers no snapshot.
+	ActivityKnown bool `json:"activityKnown"`
+	Queued        int  `json:"queued"`
+	WakeSources   int  `json:"wakeSources"`
+	HostRequests  int  `json:"hostRequests"`
+	Attachments   int  `json:"attachments"`
+}
+
+// holding lists every session this host still holds (reserved, open or
+// closing), sorted by path, with its activity and in-flight requests.
+func (h *Host) holding() []hold {
+	h.mu.Lock()
+	out := make([]hold, 0, len(h.byPath))
+	for _, e := range h.byPath {
+		e.mu.Lock()
+		o := hold{SessionID: e.id, SessionPath: e.path, HostRequests: e.inflight, Attachments: len(e.conns),
+			Phase: phases[e.state]}
+		var a engine.Activity
+		if e.state == stOpen {
+			a, o.ActivityKnown, _ = e.activityLocked()
+		} else {
+			o.Why = []string{o.Phase}
+		}
+		e.mu.Unlock()
+		o.Queued, o.WakeSources = a.Queued, a.WakeSources
+		for i, on := range []bool{a.Turn, a.Tool, a.Compaction, a.Queued > 0, o.HostRequests > 0} {
+			if on {
+				o.Why = append(o.Why, whyNames[i])
+			}
+		}
+		out = append(out, o)
+	}
+	h.mu.Unlock()
+	slices.SortFunc(out, func(a, b hold) int { return strings.Compare(a.SessionPath, b.SessionPath) })
+	return out
+}
+
+// phases name the entry states in a hold (stClosed is never reserved);
+// whyNames name the activity that holds a session, in hold.Why's order.
+var (
+	phases   = [...]string{stOpening: "opening", stOpen: "open", stClosing: "closing", stClosed: "closing"}
+	whyNames = [...]string{"turn", "tool", "compaction", "queued", "host_request"}
+)
+
+// reportGrace logs, as one event, what still holds the generation when the
+// grace expires. Nothing is aborted.
+func (h *Host) reportGrace() {
+	held := h.holding()
+	h.mu.Lock()
+	conns := len(h.conns)
+	elapsed := h.opts.clock.Now().Sub(h.drainStart)
+	h.mu.Unlock()
+	h.log.Warn("handoff grace expired; generation still held",
+		zap.Duration("grace", h.opts.Grace), zap.Duration("elapsed", elapsed),
+		zap.Int("sessionsHeld", len(held)), zap.Int("connections", conns),
+		zap.Any("holding", held))
 }

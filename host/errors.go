@@ -48,18 +48,22 @@ var (
 	errRemote = baton.NewError(baton.ErrInternal, "host: remote error")
 )
 
+// codeInternal is the wire code of an error no sentinel matches.
+const codeInternal = "internal_error"
+
+// wireCodes are the stable "error" strings of a failed response.
 var wireCodes = []struct {
 	err  *baton.Error
 	code string
 }{
-	{ErrInvalidCommand, wire.CodeInvalidCommand},
-	{ErrInvalidPath, wire.CodeInvalidPath},
-	{ErrUnknownSession, wire.CodeUnknownSession},
-	{ErrPathInUse, wire.CodePathInUse},
-	{ErrDraining, wire.CodeDraining},
-	{ErrSessionClosed, wire.CodeSessionClosed},
-	{ErrRuntime, wire.CodeRuntime},
-	{ErrClosed, wire.CodeClosed},
+	{ErrInvalidCommand, "invalid_command"},
+	{ErrInvalidPath, "invalid_path"},
+	{ErrUnknownSession, "unknown_session"},
+	{ErrPathInUse, "session_path_in_use"},
+	{ErrDraining, "host_draining"},
+	{ErrSessionClosed, "session_closed"},
+	{ErrRuntime, "runtime_error"},
+	{ErrClosed, "host_closed"},
 }
 
 // codeOf returns the wire code of err: that of the first sentinel of this
@@ -73,7 +77,7 @@ func codeOf(err error) string {
 			return w.code
 		}
 	}
-	return wire.CodeInternal
+	return codeInternal
 }
 
 func sentinelOf(code string) *baton.Error {
@@ -122,7 +126,7 @@ func remoteErr(r received) error {
 // runtimeErr classifies a runtime's failure: one that wraps a sentinel of
 // this package keeps it, any other becomes ErrRuntime.
 func runtimeErr(err error) error {
-	if codeOf(err) == wire.CodeInternal {
+	if codeOf(err) == codeInternal {
 		return baton.Errorf(ErrRuntime, "%v", err)
 	}
 	return err

@@ -18,14 +18,14 @@ func TestRemoteErrorMatchesSentinels(t *testing.T) {
 		want error
 		base error
 	}{
-		{wire.CodeInvalidCommand, ErrInvalidCommand, baton.ErrInvalid},
-		{wire.CodeInvalidPath, ErrInvalidPath, baton.ErrInvalid},
-		{wire.CodeUnknownSession, ErrUnknownSession, baton.ErrNotFound},
-		{wire.CodePathInUse, ErrPathInUse, baton.ErrBusy},
-		{wire.CodeDraining, ErrDraining, baton.ErrUnavailable},
-		{wire.CodeSessionClosed, ErrSessionClosed, baton.ErrConflict},
-		{wire.CodeRuntime, ErrRuntime, baton.ErrUnavailable},
-		{wire.CodeClosed, ErrClosed, baton.ErrUnavailable},
+		{"invalid_command", ErrInvalidCommand, baton.ErrInvalid},
+		{"invalid_path", ErrInvalidPath, baton.ErrInvalid},
+		{"unknown_session", ErrUnknownSession, baton.ErrNotFound},
+		{"session_path_in_use", ErrPathInUse, baton.ErrBusy},
+		{"host_draining", ErrDraining, baton.ErrUnavailable},
+		{"session_closed", ErrSessionClosed, baton.ErrConflict},
+		{"runtime_error", ErrRuntime, baton.ErrUnavailable},
+		{"host_closed", ErrClosed, baton.ErrUnavailable},
 		{"from_a_newer_host", errRemote, baton.ErrInternal},
 	}
 	for _, tt := range tests {
@@ -47,7 +47,7 @@ func TestRemoteErrorMatchesSentinels(t *testing.T) {
 			}
 		})
 	}
-	if codeOf(nil) != "" || codeOf(errors.New("x")) != wire.CodeInternal || ErrorData(errors.New("x")) != nil {
+	if codeOf(nil) != "" || codeOf(errors.New("x")) != "internal_error" || ErrorData(errors.New("x")) != nil {
 		t.Error("codeOf or ErrorData of nil or a foreign error")
 	}
 	if got := string(ErrorData(pathInUse(wire.Owner{PID: 7, InstanceID: "host_a", Generation: 1}, "/w/a"))); got != `{"owner":{"pid":7,"instanceId":"host_a","generation":1},"retry_after_ms":2000}` {

@@ -86,7 +86,7 @@ func (h *Host) Info() Info {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return Info{InstanceID: h.owner.InstanceID, Generation: h.owner.Generation, PID: h.owner.PID,
-		Capabilities: []string{wire.CapMultiSession, wire.CapGenerationHandoff}, Draining: h.draining}
+		Capabilities: []string{"multi_session", "generation_handoff"}, Draining: h.draining}
 }
 
 // Serve accepts connections on ln and serves them until the host is done.
@@ -109,24 +109,18 @@ func (h *Host) Serve(ctx context.Context, ln net.Listener) error {
 		return errAlreadyServing
 	}
 	h.served = true
+	var acceptErr chan error // nil, never ready, when the host already stopped
 	if h.stoppedLocked() != nil {
-		h.mu.Unlock()
 		_ = ln.Close()
-		return h.waitServe(ctx, nil)
-	}
-	h.ln = ln
-	if h.opts.IdleEvict > 0 {
-		h.wg.Go(h.evictLoop)
+	} else {
+		h.ln = ln
+		if h.opts.IdleEvict > 0 {
+			h.wg.Go(h.evictLoop)
+		}
+		acceptErr = make(chan error, 1)
+		h.wg.Go(func() { acceptErr <- h.acceptLoop(ln) })
 	}
 	h.mu.Unlock()
-	acceptErr := make(chan error, 1)
-	h.wg.Go(func() { acceptErr <- h.acceptLoop(ln) })
-	return h.waitServe(ctx, acceptErr)
-}
-
-var errAlreadyServing = baton.NewError(baton.ErrConflict, "host: already serving")
-
-func (h *Host) waitServe(ctx context.Context, acceptErr chan error) error {
 	for {
 		select {
 		case <-h.done:
@@ -144,6 +138,8 @@ func (h *Host) waitServe(ctx context.Context, acceptErr chan error) error {
 		}
 	}
 }
+
+var errAlreadyServing = baton.NewError(baton.ErrConflict, "host: already serving")
 
 // acceptLoop returns nil when the listener was closed by Drain or Close,
 // and the listener's error otherwise; a transient failure (out of file

@@ -3,9 +3,11 @@ package host
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -147,16 +149,20 @@ func (h *Host) open(ctx context.Context, c *conn, path, cwd string) (wire.Opened
 	h.byPath[canon] = e
 	h.mu.Unlock()
 
+	var sess Session
 	release, err := h.claims.acquire(canon)
-	if err != nil {
-		h.dropReservation(e)
-		return wire.Opened{}, err
+	if err == nil {
+		if sess, err = h.rt.Open(ctx, OpenRequest{SessionID: e.id, Path: canon, Cwd: cwd, Emit: e.emit}); err != nil {
+			release()
+			err = runtimeErr(err)
+		}
 	}
-	sess, err := h.rt.Open(ctx, OpenRequest{SessionID: e.id, Path: canon, Cwd: cwd, Emit: e.emit})
 	if err != nil {
-		release()
-		h.dropReservation(e)
-		return wire.Opened{}, runtimeErr(err)
+		h.mu.Lock()
+		h.forgetLocked(e)
+		h.mu.Unlock()
+		h.checkDrained()
+		return wire.Opened{}, err
 	}
 	e.sess, e.release = sess, release
 	if n, ok := sess.(settleNotifier); ok {
@@ -186,13 +192,6 @@ func (h *Host) open(ctx context.Context, c *conn, path, cwd string) (wire.Opened
 	}
 	h.log.Debug("session opened", zap.String("sessionId", e.id), zap.String("path", canon))
 	return wire.Opened{SessionID: e.id, SessionPath: canon}, nil
-}
-
-func (h *Host) dropReservation(e *entry) {
-	h.mu.Lock()
-	h.forgetLocked(e)
-	h.mu.Unlock()
-	h.checkDrained()
 }
 
 // forgetLocked drops e's reservation and marks it gone; Host.mu held.
@@ -269,4 +268,33 @@ func (h *Host) closeEntry(e *entry, reason string) {
 	h.log.Debug("session closed", zap.String("sessionId", e.id), zap.String("path", e.path),
 		zap.String("reason", reason))
 	h.checkDrained()
+}
+
+// canonicalPath returns the canonical form of a session path: absolute,
+// cleaned, with every symbolic link resolved. For a file that does not
+// exist yet, its directory is resolved and the file name kept, so two
+// spellings of one future file agree. It returns ErrInvalidPath for an
+// empty or relative path, a path with a NUL byte, a path whose directory
+// does not exist, or one that cannot be resolved (a symbolic link loop).
+// It touches nothing.
+func canonicalPath(p string) (string, error) {
+	if p == "" || strings.IndexByte(p, 0) >= 0 {
+		return "", baton.Errorf(ErrInvalidPath, "empty or NUL in %q", p)
+	}
+	if !filepath.IsAbs(p) {
+		return "", baton.Errorf(ErrInvalidPath, "%q is not absolute", p)
+	}
+	clean := filepath.Clean(p)
+	resolved, err := filepath.EvalSymlinks(clean)
+	if err == nil {
+		return resolved, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", baton.Errorf(ErrInvalidPath, "%q: %v", p, err)
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(clean))
+	if err != nil {
+		return "", baton.Errorf(ErrInvalidPath, "directory of %q: %v", p, err)
+	}
+	return filepath.Join(dir, filepath.Base(clean)), nil
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/host"
-	"github.com/batonhq/baton/host/internal/wire"
 )
 
 // NewScripted returns a host.Runtime for demos, tests and benchmarks. Its
@@ -186,7 +185,7 @@ func (s *ScriptedSession) startLocked(text string) {
 	for {
 		s.running = true
 		s.turnID++
-		s.emit(wire.EventAgentStart, nil)
+		s.emit("agent_start", nil)
 		if d, ok := parseMillis(text, "sleep"); ok {
 			id := s.turnID
 			s.timers.Add(1)
@@ -205,7 +204,7 @@ func (s *ScriptedSession) startLocked(text string) {
 		if strings.TrimSpace(text) == "wake" {
 			s.wake++
 		}
-		s.emit(wire.EventMessage, map[string]any{"text": text})
+		s.emit("message", map[string]any{"text": text})
 		s.endTurnLocked(false)
 		if len(s.queue) == 0 {
 			s.notifySettled()
@@ -220,7 +219,7 @@ func (s *ScriptedSession) endTurnLocked(aborted bool) {
 	if aborted {
 		fields = map[string]any{"aborted": true}
 	}
-	s.emit(wire.EventAgentSettled, fields)
+	s.emit("agent_settled", fields)
 	s.running = false
 	if s.onSettle != nil && len(s.queue) == 0 {
 		s.onSettle()

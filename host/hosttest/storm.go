@@ -170,7 +170,7 @@ func (s *Storm) WaitRaced(t testing.TB, n int) {
 	t.Helper()
 	PollUntil(t, "commands hitting parked handles", func() bool {
 		for _, tg := range s.targets {
-			if tg.Conn.Count(IsFailure(wire.CodeSessionClosed)) < n {
+			if tg.Conn.Count(IsFailure("session_closed")) < n {
 				return false
 			}
 		}

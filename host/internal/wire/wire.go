@@ -1,7 +1,7 @@
 // Package wire is the one encoding of the host protocol (documented in
-// package host): the shapes of commands and records, their type names and
-// error codes, and a bounded reader of JSON lines. The host, its Client and
-// their tests share it.
+// package host): the shapes of commands and records, their type names, and
+// a bounded reader of JSON lines. The host, its Client and their tests
+// share it; the error codes are package host's (errors.go).
 package wire
 
 import (
@@ -23,12 +23,10 @@ const (
 	CmdCloseSession    = "close_session"
 )
 
-// Record types: the response to a command, and the events.
+// Record types: the response to a command, and the host's own events
+// (a runtime names its events: agent_start, agent_settled, message).
 const (
 	TypeResponse        = "response"
-	EventAgentStart     = "agent_start"
-	EventAgentSettled   = "agent_settled"
-	EventMessage        = "message"
 	EventSessionClosed  = "session_closed"
 	EventHostSuperseded = "host_superseded"
 )
@@ -40,25 +38,6 @@ const (
 	ReasonHostShutdown  = "host_shutdown"
 	ReasonHandoffParked = "handoff_parked"
 	ReasonError         = "error"
-)
-
-// Capabilities get_protocol_info lists.
-const (
-	CapMultiSession      = "multi_session"
-	CapGenerationHandoff = "generation_handoff"
-)
-
-// Error codes: the stable "error" strings of a failed response.
-const (
-	CodeInvalidCommand = "invalid_command"
-	CodeInvalidPath    = "invalid_path"
-	CodeUnknownSession = "unknown_session"
-	CodePathInUse      = "session_path_in_use"
-	CodeDraining       = "host_draining"
-	CodeSessionClosed  = "session_closed"
-	CodeRuntime        = "runtime_error"
-	CodeClosed         = "host_closed"
-	CodeInternal       = "internal_error"
 )
 
 // RetryAfterMS is the retry_after_ms of every session_path_in_use answer.

@@ -52,7 +52,7 @@ func TestLineReader(t *testing.T) {
 
 func TestMarshalLineIsOneLine(t *testing.T) {
 	t.Parallel()
-	b, err := EventLine(EventMessage, "ses_1", map[string]any{"text": "a\nb <&>"})
+	b, err := EventLine("message", "ses_1", map[string]any{"text": "a\nb <&>"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestRecordsOnTheWire(t *testing.T) {
 			`{"type":"session_closed","sessionId":"ses_1","reason":"handoff_parked","sessionPath":"/w/a.jsonl"}`},
 		{"state", State{SessionID: "ses_1", SessionPath: "/w/a.jsonl", Attachments: 1, Activity: &Activity{Turn: true, Queued: 2}},
 			`{"sessionId":"ses_1","sessionPath":"/w/a.jsonl","attachments":1,"busy":false,"activity":{"turn":true,"tool":false,"compaction":false,"queued":2,"wakeSources":0},"hostRequests":0,"draining":false}`},
-		{"path in use", Response{ID: "c1", Type: TypeResponse, Command: CmdOpenSession, Error: CodePathInUse, ErrorData: PathInUse{Owner: Owner{PID: 7, InstanceID: "host_a", Generation: 1}, RetryAfterMS: RetryAfterMS}},
+		{"path in use", Response{ID: "c1", Type: TypeResponse, Command: CmdOpenSession, Error: "session_path_in_use", ErrorData: PathInUse{Owner: Owner{PID: 7, InstanceID: "host_a", Generation: 1}, RetryAfterMS: RetryAfterMS}},
 			`{"id":"c1","type":"response","command":"open_session","success":false,"error":"session_path_in_use","errorData":{"owner":{"pid":7,"instanceId":"host_a","generation":1},"retry_after_ms":2000}}`},
 	}
 	for _, tt := range tests {
@@ -97,7 +97,7 @@ func TestRecordsOnTheWire(t *testing.T) {
 
 func TestEventFieldsCannotForgeTheSession(t *testing.T) {
 	t.Parallel()
-	b, err := EventLine(EventMessage, "ses_1", map[string]any{"text": "hi", "sessionId": "forged", "id": "x", "type": "t"})
+	b, err := EventLine("message", "ses_1", map[string]any{"text": "hi", "sessionId": "forged", "id": "x", "type": "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
