@@ -71,16 +71,6 @@ type received struct {
 	Successor *wire.Successor `json:"successor"`
 }
 
-// record is the Record of r, which was decoded from line.
-func (r received) record(line []byte) Record {
-	out := r.Record
-	out.Raw = append(json.RawMessage(nil), line...)
-	if r.Successor != nil {
-		out.Successor = r.Successor.Socket
-	}
-	return out
-}
-
 // SessionState is what get_state answers. Activity is nil when the
 // runtime offers no activity snapshot. HostRequests counts the other host
 // requests in flight for the session (this get_state excluded). State is
@@ -96,6 +86,16 @@ type SessionState struct {
 	HostRequests int              `json:"hostRequests"`
 	Draining     bool             `json:"draining"`
 	State        any              `json:"state"`
+}
+
+// record is the Record of r, which was decoded from line.
+func (r received) record(line []byte) Record {
+	out := r.Record
+	out.Raw = append(json.RawMessage(nil), line...)
+	if r.Successor != nil {
+		out.Successor = r.Successor.Socket
+	}
+	return out
 }
 
 // Dial connects to the host socket at path (a unix socket); onRecord, if

@@ -161,18 +161,13 @@ func (h *Host) watchSettle(e *entry) {
 // checkDrained finishes a drain once no session and no connection is left.
 func (h *Host) checkDrained() {
 	h.mu.Lock()
-	done := h.draining && !h.closed && len(h.byPath) == 0 && len(h.conns) == 0
-	var elapsed float64
-	if done {
-		elapsed = h.opts.clock.Now().Sub(h.drainStart).Seconds() * 1000
-	}
-	parked := h.parked
-	h.mu.Unlock()
-	if !done {
+	defer h.mu.Unlock()
+	if !h.draining || h.closed || len(h.byPath) > 0 || len(h.conns) > 0 {
 		return
 	}
 	h.doneOnce.Do(func() {
-		h.log.Info("drain finished; generation done", zap.Int("parked", parked), zap.Float64("elapsedMs", elapsed))
+		h.log.Info("drain finished; generation done", zap.Int("parked", h.parked),
+			zap.Float64("elapsedMs", h.opts.clock.Now().Sub(h.drainStart).Seconds()*1000))
 		close(h.done)
 		h.cancel()
 	})

@@ -80,15 +80,6 @@ func codeOf(err error) string {
 	return codeInternal
 }
 
-func sentinelOf(code string) *baton.Error {
-	for _, w := range wireCodes {
-		if w.code == code {
-			return w.err
-		}
-	}
-	return errRemote
-}
-
 // dataError carries a failed response's errorData next to its sentinel: on
 // the host, the value to encode; on a Client, the JSON received.
 type dataError struct {
@@ -116,7 +107,13 @@ func ErrorData(err error) json.RawMessage {
 
 // remoteErr is the error of a failed response a Client received.
 func remoteErr(r received) error {
-	err := baton.Errorf(sentinelOf(r.Error), "%s failed: %s", r.Command, r.Error)
+	sentinel := errRemote
+	for _, w := range wireCodes {
+		if w.code == r.Error {
+			sentinel = w.err
+		}
+	}
+	err := baton.Errorf(sentinel, "%s failed: %s", r.Command, r.Error)
 	if len(r.ErrorData) == 0 {
 		return err
 	}
