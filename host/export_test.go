@@ -40,5 +40,12 @@ type Received = received
 func (h *Host) Tracked() (reserved, open int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return len(h.byPath), len(h.byID)
+	for _, e := range h.byPath {
+		e.mu.Lock()
+		if e.state != stOpening {
+			open++
+		}
+		e.mu.Unlock()
+	}
+	return len(h.byPath), open
 }

@@ -3,6 +3,7 @@ package host
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"maps"
 	"net"
@@ -38,9 +39,7 @@ type Host struct {
 
 	mu         sync.Mutex
 	ln         net.Listener
-	served     bool
 	byPath     map[string]*entry // every reserved path: opening, open or parking
-	byID       map[string]*entry // open or parking sessions
 	conns      map[*conn]struct{}
 	nextConn   uint64
 	draining   bool
@@ -67,11 +66,9 @@ func New(rt Runtime, opts Options) (*Host, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &Host{rt: rt, opts: o, claims: cl, owner: owner, ctx: ctx, cancel: cancel,
+	return &Host{rt: rt, opts: o, claims: cl, owner: owner, ctx: ctx, cancel: cancel,
 		log:  o.Logger.With(zap.String("instanceId", o.InstanceID), zap.Int("generation", o.Generation)),
-		done: make(chan struct{}), byPath: map[string]*entry{}, byID: map[string]*entry{},
-		conns: map[*conn]struct{}{}}
-	return h, nil
+		done: make(chan struct{}), byPath: map[string]*entry{}, conns: map[*conn]struct{}{}}, nil
 }
 
 // Info is what get_protocol_info answers: which host generation this is.
@@ -107,16 +104,15 @@ func (h *Host) Info() Info {
 // callers should call SetUnlinkOnClose(false) on it.
 func (h *Host) Serve(ctx context.Context, ln net.Listener) error {
 	h.mu.Lock()
-	if h.served {
+	if h.ln != nil {
 		h.mu.Unlock()
 		return errAlreadyServing
 	}
-	h.served = true
+	h.ln = ln                // closing it twice is harmless
 	var acceptErr chan error // nil, never ready, when the host already stopped
 	if h.stoppedLocked() != nil {
 		_ = ln.Close()
 	} else {
-		h.ln = ln
 		if h.opts.IdleEvict > 0 {
 			h.wg.Go(h.evictLoop)
 		}
@@ -238,8 +234,9 @@ func (h *Host) Close(ctx context.Context) error {
 	}
 }
 
-// openLocked lists the open (or parking) sessions; Host.mu held.
-func (h *Host) openLocked() []*entry { return slices.Collect(maps.Values(h.byID)) }
+// openLocked lists the reserved sessions (opening, open or parking); the
+// caller acts only on those it finds open. Host.mu held.
+func (h *Host) openLocked() []*entry { return slices.Collect(maps.Values(h.byPath)) }
 
 // Defaults of Options.
 const (
@@ -331,4 +328,132 @@ func (o Options) withDefaults() (Options, error) {
 	o.WriteTimeout = cmp.Or(o.WriteTimeout, defaultWriteTimeout)
 	o.MaxQueuedRecords = cmp.Or(o.MaxQueuedRecords, defaultMaxQueuedRecords)
 	return o, nil
+}
+
+// Errors of the protocol. Each maps to one stable wire code (in
+// parentheses), and a Client turns a failed response back into the same
+// sentinel, so errors.Is(err, ErrPathInUse) holds on both sides of the
+// socket. Each is also matched by its code-level sentinel (baton.ErrInvalid,
+// ...).
+var (
+	// ErrInvalidCommand: a line that is not a JSON object or is over the
+	// line limit, a command with no type, an unknown type, or a missing
+	// field (invalid_command).
+	ErrInvalidCommand = baton.NewError(baton.ErrInvalid, "host: invalid command")
+	// ErrInvalidPath: a session path (or cwd) that is not absolute, or
+	// whose directory does not exist (invalid_path).
+	ErrInvalidPath = baton.NewError(baton.ErrInvalid, "host: invalid session path")
+	// ErrUnknownSession: a session handle this host never gave the
+	// connection; a handle parked by a handoff never answers it
+	// (unknown_session).
+	ErrUnknownSession = baton.NewError(baton.ErrNotFound, "host: unknown session")
+	// ErrPathInUse: the canonical path is reserved by a session that is
+	// closing, or claimed by another live host generation. Its ErrorData is
+	// {owner: {pid, instanceId, generation}, retry_after_ms: 2000}
+	// (session_path_in_use).
+	ErrPathInUse = baton.NewError(baton.ErrBusy, "host: session path in use")
+	// ErrDraining: open_session on a host that is handing over to its
+	// successor (host_draining).
+	ErrDraining = baton.NewError(baton.ErrUnavailable, "host: host is draining")
+	// ErrSessionClosed: a command for a handle whose session was parked or
+	// closed; the session_closed record precedes it on the wire and is its
+	// ErrorData (session_closed).
+	ErrSessionClosed = baton.NewError(baton.ErrConflict, "host: session closed")
+	// ErrRuntime: the runtime failed to open a session or to serve a
+	// command (runtime_error).
+	ErrRuntime = baton.NewError(baton.ErrUnavailable, "host: runtime failed")
+	// ErrClosed: the host was closed, or a Client's connection ended before
+	// the response arrived (host_closed).
+	ErrClosed = baton.NewError(baton.ErrUnavailable, "host: closed")
+	// errRemote is the base of a failed response whose code this package
+	// does not know (a newer host), and of an undecodable one.
+	errRemote = baton.NewError(baton.ErrInternal, "host: remote error")
+)
+
+// codeInternal is the wire code of an error no sentinel matches.
+const codeInternal = "internal_error"
+
+// wireCodes are the stable "error" strings of a failed response.
+var wireCodes = []struct {
+	err  *baton.Error
+	code string
+}{
+	{ErrInvalidCommand, "invalid_command"},
+	{ErrInvalidPath, "invalid_path"},
+	{ErrUnknownSession, "unknown_session"},
+	{ErrPathInUse, "session_path_in_use"},
+	{ErrDraining, "host_draining"},
+	{ErrSessionClosed, "session_closed"},
+	{ErrRuntime, "runtime_error"},
+	{ErrClosed, "host_closed"},
+}
+
+// codeOf returns the wire code of err: that of the first sentinel of this
+// package in its chain, "" for nil, internal_error otherwise.
+func codeOf(err error) string {
+	if err == nil {
+		return ""
+	}
+	for _, w := range wireCodes {
+		if errors.Is(err, w.err) {
+			return w.code
+		}
+	}
+	return codeInternal
+}
+
+// dataError carries a failed response's errorData next to its sentinel: on
+// the host, the value to encode; on a Client, the JSON received.
+type dataError struct {
+	err  error
+	data any
+}
+
+func (e *dataError) Error() string { return e.err.Error() }
+func (e *dataError) Unwrap() error { return e.err }
+
+// ErrorData returns the errorData of a failed response, as JSON: for
+// ErrPathInUse the holder and retry_after_ms, for ErrSessionClosed the
+// session_closed record. It returns nil when err carries none.
+func ErrorData(err error) json.RawMessage {
+	var d *dataError
+	if !errors.As(err, &d) {
+		return nil
+	}
+	if raw, ok := d.data.(json.RawMessage); ok {
+		return raw
+	}
+	raw, _ := json.Marshal(d.data)
+	return raw
+}
+
+// remoteErr is the error of a failed response a Client received.
+func remoteErr(r received) error {
+	sentinel := errRemote
+	for _, w := range wireCodes {
+		if w.code == r.Error {
+			sentinel = w.err
+		}
+	}
+	err := baton.Errorf(sentinel, "%s failed: %s", r.Command, r.Error)
+	if len(r.ErrorData) == 0 {
+		return err
+	}
+	return &dataError{err: err, data: r.ErrorData}
+}
+
+// runtimeErr classifies a runtime's failure: one that wraps a sentinel of
+// this package keeps it, any other becomes ErrRuntime.
+func runtimeErr(err error) error {
+	if codeOf(err) == codeInternal {
+		return baton.Errorf(ErrRuntime, "%v", err)
+	}
+	return err
+}
+
+func pathInUse(owner wire.Owner, path string) error {
+	return &dataError{
+		err:  baton.Errorf(ErrPathInUse, "%s is held by pid %d (%s, generation %d)", path, owner.PID, owner.InstanceID, owner.Generation),
+		data: wire.PathInUse{Owner: owner, RetryAfterMS: wire.RetryAfterMS},
+	}
 }
