@@ -105,8 +105,7 @@ func (r received) record(line []byte) Record {
 // 1 MiB, or one that is not a JSON object, ends the connection. Dial
 // returns ctx's error, or an ErrClosed error when nothing answers there.
 func Dial(ctx context.Context, path string, onRecord func(Record)) (*Client, error) {
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "unix", path)
+	nc, err := new(net.Dialer).DialContext(ctx, "unix", path)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -121,9 +120,9 @@ func Dial(ctx context.Context, path string, onRecord func(Record)) (*Client, err
 // readLoop delivers records until the connection ends, or a line is over
 // the limit or not a record (a host of another protocol): that ends it too.
 func (c *Client) readLoop() {
-	lr := wire.NewLineReader(c.nc, 0)
+	next := wire.Lines(c.nc, 0)
 	for {
-		line, err := lr.Next()
+		line, err := next()
 		if err != nil {
 			break
 		}

@@ -130,9 +130,9 @@ func (c *conn) endHandling(resp []byte) {
 
 func (c *conn) readLoop() {
 	defer c.h.readerDone(c)
-	lr := wire.NewLineReader(c.nc, c.h.opts.MaxLineBytes)
+	next := wire.Lines(c.nc, c.h.opts.MaxLineBytes)
 	for {
-		line, err := lr.Next()
+		line, err := next()
 		if err != nil {
 			if errors.Is(err, wire.ErrLineTooLong) && c.beginHandling() {
 				err = baton.Errorf(ErrInvalidCommand, "line over %d bytes", c.h.opts.MaxLineBytes)

@@ -31,12 +31,11 @@ import (
 // otherwise; a repeated call changes nothing (the first successor stands).
 func (h *Host) Drain(successor string) error {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.closed {
-		h.mu.Unlock()
 		return ErrClosed
 	}
 	if h.draining {
-		h.mu.Unlock()
 		h.log.Info("drain requested again; already draining")
 		return nil
 	}
@@ -52,16 +51,12 @@ func (h *Host) Drain(successor string) error {
 			c.closeAfterFlush()
 		}
 	}
-	ln := h.ln
-	sessions, conns := len(h.byPath), len(h.conns)
-	h.wg.Add(1)
-	h.mu.Unlock()
-	if ln != nil {
-		_ = ln.Close()
+	if h.ln != nil {
+		_ = h.ln.Close()
 	}
 	h.log.Info("generation superseded; draining", zap.String("successor", successor),
-		zap.Int("sessions", sessions), zap.Int("connections", conns))
-	go h.drainLoop()
+		zap.Int("sessions", len(h.byPath)), zap.Int("connections", len(h.conns)))
+	h.wg.Go(h.drainLoop)
 	return nil
 }
 
@@ -74,7 +69,6 @@ func (h *Host) supersededLineLocked() []byte {
 // watchers tryPark starts), and on every sweep, which is the only way to
 // find a settled session whose runtime offers no settle subscription.
 func (h *Host) drainLoop() {
-	defer h.wg.Done()
 	clk := h.opts.clock
 	grace := clk.NewTimer(h.opts.Grace)
 	defer grace.Stop()
@@ -293,11 +287,9 @@ var (
 func (h *Host) reportGrace() {
 	held := h.holding()
 	h.mu.Lock()
-	conns := len(h.conns)
-	elapsed := h.opts.clock.Now().Sub(h.drainStart)
-	h.mu.Unlock()
+	defer h.mu.Unlock()
 	h.log.Warn("handoff grace expired; generation still held",
-		zap.Duration("grace", h.opts.Grace), zap.Duration("elapsed", elapsed),
-		zap.Int("sessionsHeld", len(held)), zap.Int("connections", conns),
+		zap.Duration("grace", h.opts.Grace), zap.Duration("elapsed", h.opts.clock.Now().Sub(h.drainStart)),
+		zap.Int("sessionsHeld", len(held)), zap.Int("connections", len(h.conns)),
 		zap.Any("holding", held))
 }

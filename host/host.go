@@ -199,13 +199,12 @@ func (h *Host) Close(ctx context.Context) error {
 	h.mu.Lock()
 	first := !h.closed
 	h.closed = true
-	ln := h.ln
+	if first && h.ln != nil {
+		_ = h.ln.Close()
+	}
 	entries := h.openLocked()
 	h.mu.Unlock()
 	if first {
-		if ln != nil {
-			_ = ln.Close()
-		}
 		for _, e := range entries {
 			if e.markClosing() {
 				h.closeEntry(e, wire.ReasonHostShutdown)
@@ -312,15 +311,11 @@ func (o Options) withDefaults() (Options, error) {
 	case o.InstanceID != "" && !baton.ValidID(o.InstanceID):
 		return o, baton.Errorf(errInvalidOptions, "instance id %q", o.InstanceID)
 	}
-	if o.Logger == nil {
-		o.Logger = zap.NewNop()
-	}
 	if o.InstanceID == "" {
 		o.InstanceID = ids.New("host")
 	}
-	if o.clock == nil {
-		o.clock = clock.Real{}
-	}
+	o.Logger = cmp.Or(o.Logger, zap.NewNop())
+	o.clock = cmp.Or[clock.Clock](o.clock, clock.Real{})
 	o.Generation = cmp.Or(o.Generation, 1)
 	o.Grace = cmp.Or(o.Grace, defaultGrace)
 	o.Sweep = cmp.Or(o.Sweep, defaultSweep)

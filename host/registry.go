@@ -407,15 +407,10 @@ func sameFile(f *os.File, name string) bool {
 // with ESRCH) cannot be the holder and is reported as unknown (zero), as
 // is an empty or unreadable record.
 func readClaimOwner(f *os.File) wire.Owner {
-	b, err := io.ReadAll(io.NewSectionReader(f, 0, 64<<10))
-	if err != nil {
-		return wire.Owner{}
-	}
 	var rec claimRecord
-	if json.Unmarshal(b, &rec) != nil || rec.Owner.PID <= 0 {
-		return wire.Owner{}
-	}
-	if errors.Is(syscall.Kill(rec.Owner.PID, 0), syscall.ESRCH) {
+	b, err := io.ReadAll(io.NewSectionReader(f, 0, 64<<10))
+	if err != nil || json.Unmarshal(b, &rec) != nil || rec.Owner.PID <= 0 ||
+		errors.Is(syscall.Kill(rec.Owner.PID, 0), syscall.ESRCH) {
 		return wire.Owner{}
 	}
 	return rec.Owner

@@ -143,15 +143,17 @@ type Activity struct {
 	WakeSources int  `json:"wakeSources"`
 }
 
-// ErrLineTooLong is what LineReader.Next returns for a line over its limit.
+// ErrLineTooLong is what a Lines func returns for a line over its limit.
 var ErrLineTooLong = errors.New("line too long")
 
-// LineReader reads JSON lines, refusing lines over a limit. It is not safe
-// for concurrent use.
-type LineReader struct{ sc *bufio.Scanner }
-
-// NewLineReader reads lines from r; max <= 0 means MaxLineBytes.
-func NewLineReader(r io.Reader, max int) *LineReader {
+// Lines reads JSON lines from r, refusing lines over max bytes (max <= 0
+// means MaxLineBytes). Each call of the returned func, which is not safe for
+// concurrent use, returns the next non-empty line without its newline,
+// valid until the following call. It returns io.EOF at the end of the
+// stream (a last line without a newline is still returned first),
+// ErrLineTooLong for a line over the limit (the stream is then unusable),
+// or the reader's error.
+func Lines(r io.Reader, max int) func() ([]byte, error) {
 	if max <= 0 {
 		max = MaxLineBytes
 	}
@@ -159,26 +161,20 @@ func NewLineReader(r io.Reader, max int) *LineReader {
 	// The buffer holds a line and its newline; its capacity must not exceed
 	// the limit, which the scanner would take instead.
 	sc.Buffer(make([]byte, 0, min(max+1, 64<<10)), max+1)
-	return &LineReader{sc: sc}
-}
-
-// Next returns the next non-empty line without its newline, valid until the
-// following call. It returns io.EOF at the end of the stream (a last line
-// without a newline is still returned first), ErrLineTooLong for a line
-// over the limit (the stream is then unusable), or the reader's error.
-func (l *LineReader) Next() ([]byte, error) {
-	for l.sc.Scan() {
-		if line := bytes.TrimSpace(l.sc.Bytes()); len(line) > 0 {
-			return line, nil
+	return func() ([]byte, error) {
+		for sc.Scan() {
+			if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
+				return line, nil
+			}
 		}
+		switch err := sc.Err(); {
+		case errors.Is(err, bufio.ErrTooLong):
+			return nil, ErrLineTooLong
+		case err != nil:
+			return nil, err
+		}
+		return nil, io.EOF
 	}
-	switch err := l.sc.Err(); {
-	case errors.Is(err, bufio.ErrTooLong):
-		return nil, ErrLineTooLong
-	case err != nil:
-		return nil, err
-	}
-	return nil, io.EOF
 }
 
 // MarshalLine encodes v as one JSON line, newline included. HTML characters

@@ -29,12 +29,12 @@ func TestLineReader(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lr := NewLineReader(strings.NewReader(tt.in), tt.max)
+			next := Lines(strings.NewReader(tt.in), tt.max)
 			var got []string
 			var err error
 			for {
 				var line []byte
-				line, err = lr.Next()
+				line, err = next()
 				if err != nil {
 					break
 				}
