@@ -118,8 +118,7 @@ const sweepWorkers = 16
 // watcher that retries on each notification.
 func (h *Host) tryPark(e *entry) bool {
 	e.mu.Lock()
-	if e.state != stOpen {
-		st := e.state
+	if st := e.state; st != stOpen {
 		e.mu.Unlock()
 		return st >= stClosing
 	}
