@@ -203,16 +203,8 @@ func (s *Service) checkContinue(ctx context.Context, prompt, task, ending string
 	if ctx == nil {
 		return baton.Errorf(baton.ErrInvalid, "nil context")
 	}
-	for _, f := range [...]struct {
-		field string
-		v     string
-	}{{"prompt", prompt}, {"task", task}, {"ending", ending}} {
-		if err := baton.CheckField(f.field, f.v); err != nil {
-			return err
-		}
-	}
-	if target == (baton.EngineConfig{}) {
-		return nil
+	if err := checkFields("prompt", prompt, "task", task, "ending", ending); err != nil || target == (baton.EngineConfig{}) {
+		return err
 	}
 	return workspace.CheckConfig(s.engine, target)
 }

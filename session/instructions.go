@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"go.uber.org/zap"
+
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/ids"
@@ -185,7 +187,7 @@ func (s *Service) deliverNext(ctx context.Context, ws baton.WorkspaceID) (store.
 		return in, false, err
 	}
 	if _, err := s.awaitReady(ctx, p, sess); err != nil {
-		s.log.Warn("instruction delivery not confirmed", zapSession(sess.ID), zapErr(err))
+		s.log.Warn("instruction delivery not confirmed", zapSession(sess.ID), zap.Error(err))
 		in, err = s.instruction(context.WithoutCancel(ctx), ws, in.ID) // stays unknown
 		return in, true, err
 	}
@@ -232,7 +234,7 @@ func (s *Service) launchNext(ctx context.Context, ws baton.WorkspaceID) (store.I
 	}, func(sess store.Session, lid baton.LaunchID, err error) {
 		// Nothing ran: the instruction waits for the next turn's end.
 		s.endWith(sess.ID, "start failed: "+err.Error(), false, false, lid)
-		s.log.Warn("instruction delivery refused", zapSession(sess.ID), zapErr(err))
+		s.log.Warn("instruction delivery refused", zapSession(sess.ID), zap.Error(err))
 		refused = true
 		in, settled = s.settleInstruction(ctx, in, store.InstructionPending)
 	})
@@ -258,7 +260,7 @@ func (s *Service) afterTurn(ws baton.WorkspaceID) {
 	go func() {
 		defer s.wg.Done()
 		if _, _, err := s.deliverNext(context.Background(), ws); err != nil {
-			s.log.Warn("delivering a queued instruction failed", zapErr(err))
+			s.log.Warn("delivering a queued instruction failed", zap.Error(err))
 		}
 	}()
 }
@@ -378,55 +380,47 @@ func (s *Service) FireDue(ctx context.Context, limit int) (FireResult, error) {
 			continue
 		}
 		var target store.Session
-		outcome := ""
+		var outcome *[]baton.WakeupID // the list of res w goes to
 		err := s.store.Update(ctx, func(tx store.Tx) error {
-			outcome = ""
+			outcome = nil
 			cur, err := tx.GetWakeup(w.ID)
 			if err != nil || cur.Status != store.WakeupPending {
 				return err
 			}
 			if r, err := workspace.Reserved(tx, cur.Workspace); err != nil || r {
-				outcome = "deferred"
+				outcome = &res.Deferred
 				return err
 			}
 			var why string
-			target, why, err = s.wakeupTarget(tx, cur)
-			if err != nil {
+			if target, why, err = s.wakeupTarget(tx, cur); err != nil {
 				return err
 			}
-			cur.UpdatedAt = s.clock.Now()
+			cur.Status, cur.UpdatedAt, outcome = store.WakeupFired, s.clock.Now(), &res.Fired
 			if target.ID == "" {
-				cur.Status, cur.Reason, outcome = store.WakeupCancelled, why, "refused"
-			} else {
-				cur.Status, outcome = store.WakeupFired, "fired"
+				cur.Status, cur.Reason, outcome = store.WakeupCancelled, why, &res.Refused
 			}
 			return tx.PutWakeup(cur)
 		})
 		if err != nil {
 			return res, err
 		}
-		switch outcome {
-		case "deferred":
-			res.Deferred = append(res.Deferred, w.ID)
-		case "refused":
-			res.Refused = append(res.Refused, w.ID)
-		case "fired":
+		if outcome == &res.Fired {
 			_, err := s.Start(ctx, TurnRequest{Workspace: w.Workspace, Session: target.ID, Prompt: w.Prompt})
 			switch {
 			case errors.Is(err, workspace.ErrWorkspaceBusy), errors.Is(err, ErrSessionRunning):
 				// Refused before the engine was called (a transfer reserved
 				// the workspace, or a process started, in between): put
 				// it back rather than drop it.
-				if perr := s.repend(ctx, w.ID); perr != nil {
-					return res, perr
+				if err := s.repend(ctx, w.ID); err != nil {
+					return res, err
 				}
-				res.Deferred = append(res.Deferred, w.ID)
-			default:
-				if err != nil {
-					s.log.Warn("wakeup delivery failed", zapSession(target.ID), zapErr(err))
-				}
-				res.Fired = append(res.Fired, w.ID)
+				outcome = &res.Deferred
+			case err != nil:
+				s.log.Warn("wakeup delivery failed", zapSession(target.ID), zap.Error(err))
 			}
+		}
+		if outcome != nil {
+			*outcome = append(*outcome, w.ID)
 		}
 	}
 	return res, nil

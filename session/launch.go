@@ -345,10 +345,7 @@ func (p *supervisor) Reconcile(ctx context.Context) (workspace.ReapResult, int, 
 			}
 			now := s.clock.Now()
 			for _, sess := range sessions {
-				if sess.Status != store.SessionRunning {
-					continue
-				}
-				if (runs && runID == sess.ID) || held[sess.ID] {
+				if sess.Status != store.SessionRunning || (runs && runID == sess.ID) || held[sess.ID] {
 					continue
 				}
 				sess.Status, sess.EndedAt, sess.EndReason = store.SessionEnded, now, "interrupted by a restart"

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
@@ -190,7 +192,7 @@ func (s *Service) launch(ctx context.Context, req workspace.LaunchRequest) (engi
 		}
 		// It may still run: keep it, so that its end is recorded and its
 		// record closed only then.
-		s.log.Warn("a launch fenced out after its start was not confirmed stopped", zapLaunch(req.LaunchID), zapErr(serr))
+		s.log.Warn("a launch fenced out after its start was not confirmed stopped", zapLaunch(req.LaunchID), zap.Error(serr))
 	}
 	sl.run = r
 	s.wg.Add(1)
@@ -466,7 +468,7 @@ func (e *ending) public() *workspace.End {
 func (s *Service) closeLaunch(id baton.LaunchID, reason string) {
 	err := s.store.Update(context.Background(), func(tx store.Tx) error { return workspace.LaunchGone(tx, id, reason, s.clock.Now()) })
 	if err != nil {
-		s.log.Warn("closing a launch record failed", zapLaunch(id), zapErr(err))
+		s.log.Warn("closing a launch record failed", zapLaunch(id), zap.Error(err))
 		return
 	}
 	s.disown(id)
@@ -719,7 +721,7 @@ func (s *Service) endWith(id baton.SessionID, reason string, overwrite, idle boo
 		return workspace.RecordEnd(tx, cur, now)
 	})
 	if err != nil {
-		s.log.Warn("recording session end failed", zapSession(id), zapErr(err))
+		s.log.Warn("recording session end failed", zapSession(id), zap.Error(err))
 		return ws
 	}
 	if launch != "" {

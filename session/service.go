@@ -191,13 +191,8 @@ func (s *Service) CreateWorkspace(ctx context.Context, w store.Workspace) (store
 	if err := workspace.CheckWorkspaceID(w.ID); err != nil {
 		return store.Workspace{}, err
 	}
-	for _, f := range [...]struct {
-		field string
-		v     string
-	}{{"name", w.Name}, {"mission", w.Mission}, {"root", w.Root}} {
-		if err := baton.CheckField(f.field, f.v); err != nil {
-			return store.Workspace{}, err
-		}
+	if err := checkFields("name", w.Name, "mission", w.Mission, "root", w.Root); err != nil {
+		return store.Workspace{}, err
 	}
 	if err := w.Share.Validate(); err != nil {
 		return store.Workspace{}, err
@@ -265,13 +260,11 @@ func (s *Service) SetShare(ctx context.Context, ws baton.WorkspaceID, share bato
 		if w.Archived {
 			return ErrArchived
 		}
-		out = w
-		if w.Share == share {
+		if out = w; w.Share == share {
 			return nil
 		}
-		w.Share, w.UpdatedAt = share, s.clock.Now()
-		out = w
-		return tx.PutWorkspace(w)
+		out.Share, out.UpdatedAt = share, s.clock.Now()
+		return tx.PutWorkspace(out)
 	})
 	return out, err
 }
@@ -286,6 +279,17 @@ func (s *Service) Workspace(ctx context.Context, ws baton.WorkspaceID) (w store.
 // ErrNoWorkspace.
 func (s *Service) Sessions(ctx context.Context, ws baton.WorkspaceID) ([]store.Session, error) {
 	return list(ctx, s, ws, store.Tx.ListSessions)
+}
+
+// checkFields checks each name and value pair with baton.CheckField, in
+// order.
+func checkFields(pairs ...string) error {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if err := baton.CheckField(pairs[i], pairs[i+1]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // list returns what read lists of workspace ws, after checking that ws
@@ -341,11 +345,8 @@ func (s *Service) sup() *supervisor { return (*supervisor)(s) }
 // Close is the Service's Close.
 func (p *supervisor) Close(ctx context.Context) error { return p.svc().Close(ctx) }
 
-func zapSession(id baton.SessionID) zap.Field { return zap.String("session", string(id)) }
-func zapErr(err error) zap.Field              { return zap.Error(err) }
-
-func zapLaunch(id baton.LaunchID) zap.Field { return zap.String("launch", string(id)) }
-
+func zapSession(id baton.SessionID) zap.Field     { return zap.String("session", string(id)) }
+func zapLaunch(id baton.LaunchID) zap.Field       { return zap.String("launch", string(id)) }
 func zapWorkspace(id baton.WorkspaceID) zap.Field { return zap.String("workspace", string(id)) }
 
 // Errors returned by this package. Match them with errors.Is; each is also
