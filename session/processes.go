@@ -621,21 +621,15 @@ func sessionOf(tx store.Tx, ws baton.WorkspaceID, id baton.SessionID, what strin
 func (s *Service) choose(tx store.Tx, ws store.Workspace, req TurnRequest) (store.Session, error) {
 	now := s.clock.Now()
 	var sess store.Session
+	var err error
 	switch {
 	case req.Session != "":
-		got, err := sessionOf(tx, ws.ID, req.Session, "")
-		if err != nil {
-			return store.Session{}, err
-		}
-		sess = got
+		sess, err = sessionOf(tx, ws.ID, req.Session, "")
 	case !req.Fresh:
-		got, ok, err := workspace.ImplicitResume(tx, ws, ws.Config)
-		if err != nil {
-			return store.Session{}, err
-		}
-		if ok {
-			sess = got
-		}
+		sess, _, err = workspace.ImplicitResume(tx, ws, ws.Config) // the zero Session when there is none
+	}
+	if err != nil {
+		return store.Session{}, err
 	}
 	if sess.ID == "" {
 		sess = store.Session{ID: baton.SessionID(ids.New("ses")), Workspace: ws.ID, Config: ws.Config, CreatedAt: now}

@@ -120,9 +120,7 @@ func New(st store.Store, eng engine.Engine, opts ...Option) (*Service, error) {
 	}
 	s.base = cmp.Or(s.id, ids.New("svc"))
 	s.id = s.base + "/" + ids.New("run")
-	if h, err := os.Hostname(); err == nil {
-		s.host = h
-	}
+	s.host, _ = os.Hostname() // "" when unknown
 	return s, nil
 }
 
