@@ -72,25 +72,25 @@ func (p *process) converse() {
 		models  *sdk.SessionModelState
 		modes   *sdk.SessionModeState
 	)
+	step := "session/new"
 	if p.req.Mode == engine.Resume {
 		if !caps.LoadSession {
 			p.refuseWith(errors.Join(engine.ErrSessionMissing, engine.ErrUnsupportedConfig),
 				"the agent does not advertise loadSession: it cannot resume a session (nor write a report)")
 			return
 		}
-		res, err := conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(p.req.NativeID), Cwd: p.dir, McpServers: servers})
-		if err != nil {
-			p.refuse("session/load", err)
-			return
-		}
+		step = "session/load"
+		var res sdk.LoadSessionResponse
+		res, err = conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(p.req.NativeID), Cwd: p.dir, McpServers: servers})
 		sid, options, models, modes = p.req.NativeID, res.ConfigOptions, res.Models, res.Modes
 	} else {
-		res, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: p.dir, McpServers: servers})
-		if err != nil {
-			p.refuse("session/new", err)
-			return
-		}
+		var res sdk.NewSessionResponse
+		res, err = conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: p.dir, McpServers: servers})
 		sid, options, models, modes = string(res.SessionId), res.ConfigOptions, res.Models, res.Modes
+	}
+	if err != nil {
+		p.refuse(step, err)
+		return
 	}
 	if sid == "" {
 		p.refuseWith(nil, "the agent named no session id")
@@ -237,16 +237,13 @@ func (p *process) refuse(step string, err error) {
 	p.FailReadyLocked(engine.ErrReadyRejected, p.turnErr, also...)
 }
 
-// refuseWith fails readiness for a reason of the engine's own.
+// refuseWith fails readiness for a reason of the engine's own; it also
+// matches also (when not nil).
 func (p *process) refuseWith(also error, msg string) {
 	p.Mu.Lock()
 	defer p.Mu.Unlock()
 	p.turnErr = msg
-	var extra []error
-	if also != nil {
-		extra = append(extra, also)
-	}
-	p.FailReadyLocked(engine.ErrReadyRejected, msg, extra...)
+	p.FailReadyLocked(engine.ErrReadyRejected, msg, also)
 }
 
 // refinement returns the sentinels an ACP error also means: ErrAuth for

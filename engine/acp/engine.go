@@ -6,8 +6,6 @@ import (
 	"iter"
 	"maps"
 	"net/http"
-	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -142,7 +140,7 @@ func (e *Engine) Validate(cfg baton.EngineConfig) error {
 // exist yet): DataDir/transcripts/<sid>.jsonl, the id escaped for a file
 // name, in the format of package exec (exec.OpenTranscript reads it).
 func (e *Engine) TranscriptPath(sid baton.SessionID) string {
-	return filepath.Join(e.opts.DataDir, "transcripts", url.PathEscape(string(sid))+".jsonl")
+	return tlog.Path(e.opts.DataDir, sid)
 }
 
 // Transcript implements engine.Transcriber from session sid's transcript
@@ -170,23 +168,17 @@ func (e *Engine) Transcript(ctx context.Context, sid baton.SessionID) (iter.Seq2
 // error, or an error matching baton.ErrUnavailable when the spawn or the transcript fails.
 // Nothing runs after an error.
 func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Process, error) {
-	if err := proc.Precheck(ctx, "acp", &req, e.Validate); err != nil {
+	err := proc.Precheck(ctx, "acp", &req, func(cfg baton.EngineConfig) error {
+		if err := e.Validate(cfg); err != nil || req.Mode != engine.Resume || req.NativeID != "" {
+			return err
+		}
+		return baton.Errorf(baton.ErrInvalid, "acp: a resume needs a native id")
+	})
+	if err != nil {
 		return nil, err
 	}
-	if req.Mode == engine.Resume && req.NativeID == "" {
-		return nil, baton.Errorf(baton.ErrInvalid, "acp: a resume needs a native id")
-	}
-	dir := req.Dir
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, baton.Errorf(baton.ErrUnavailable, "acp: %v", err)
-		}
-		dir = wd
-	} else if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return nil, baton.Errorf(baton.ErrUnavailable, "acp: working directory %q is not a directory", dir)
-	}
-	dir, err := filepath.Abs(dir)
+	// filepath.Abs of "" is the host's working directory.
+	dir, err := filepath.Abs(req.Dir)
 	if err != nil {
 		return nil, baton.Errorf(baton.ErrUnavailable, "acp: %v", err)
 	}
@@ -196,31 +188,22 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 			return nil, err
 		}
 	}
-	e.reg.Mu.Lock()
-	if e.reg.ClosedLocked() {
-		e.reg.Mu.Unlock()
-		return nil, ErrClosed
-	}
-	var w *tlog.Writer
-	if req.Session != "" {
-		if w, err = tlog.Open(e.TranscriptPath(req.Session)); err != nil {
-			e.reg.Mu.Unlock()
-			if errors.Is(err, tlog.ErrBusy) {
+	p, err := e.reg.Start(ErrClosed, func() (*process, error) {
+		var w *tlog.Writer
+		if req.Session != "" {
+			if w, err = tlog.OpenSession("acp", e.opts.DataDir, req.Session); err != nil {
 				return nil, err
 			}
-			return nil, baton.Errorf(baton.ErrUnavailable, "acp: transcript of %s: %v", req.Session, err)
 		}
-	}
-	p, err := e.spawn(req, dir, l, w)
-	if err != nil {
-		e.reg.Mu.Unlock()
-		if w != nil {
+		p, err := e.spawn(req, dir, l, w)
+		if err != nil && w != nil {
 			_ = w.Close()
 		}
+		return p, err
+	})
+	if err != nil {
 		return nil, err
 	}
-	e.reg.AddLocked(p)
-	e.reg.Mu.Unlock()
 	go p.wait()
 	if req.Admit != nil {
 		if err := p.admit(ctx); err != nil {
@@ -230,21 +213,6 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 		p.begin()
 	}
 	return p, nil
-}
-
-// env builds an agent's environment.
-func (e *Engine) env(req engine.StartRequest, l Launch) []string {
-	base := e.opts.Env
-	if base == nil {
-		base = os.Environ()
-	}
-	env := make([]string, 0, len(base)+len(l.Env)+1)
-	for _, kv := range slices.Concat(base, l.Env) {
-		if !strings.HasPrefix(kv, proc.LaunchEnv+"=") {
-			env = append(env, kv)
-		}
-	}
-	return append(env, proc.LaunchEnv+"="+string(req.LaunchID))
 }
 
 // ReapLaunch implements engine.Reaper: it stops every live process of

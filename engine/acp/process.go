@@ -3,14 +3,12 @@ package acp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"syscall"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 	"go.uber.org/zap"
 
-	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/proc"
 	"github.com/batonhq/baton/internal/tlog"
@@ -47,7 +45,6 @@ type process struct {
 
 	// Guarded by Child.Mu.
 	conn      *sdk.ClientSideConnection
-	began     bool
 	prompting bool   // the turn's prompt was sent: its updates count
 	turnOK    bool   // session/prompt answered with a stop reason that ends a turn
 	turnErr   string // why the conversation failed, "" when it did not
@@ -62,7 +59,7 @@ var _ interface {
 func (e *Engine) spawn(req engine.StartRequest, dir string, l Launch, w *tlog.Writer) (*process, error) {
 	p := &process{e: e, req: req, dir: dir, launch: l, w: w, stderrDone: make(chan struct{}), convDone: make(chan struct{})}
 	err := p.Spawn(proc.Command{
-		Engine: "acp", Name: e.opts.Name, Path: e.opts.Command, Args: e.opts.Args, Dir: dir, Env: e.env(req, l),
+		Engine: "acp", Name: e.opts.Name, Path: e.opts.Command, Args: e.opts.Args, Dir: dir, Env: proc.Env(e.opts.Env, req.LaunchID, l.Env),
 		Launch: req.LaunchID, DeathSignal: e.opts.DeathSignal, Clock: e.opts.Clock, Stdin: true, Held: req.Admit != nil,
 	})
 	if err != nil {
@@ -80,12 +77,7 @@ func (e *Engine) spawn(req engine.StartRequest, dir string, l Launch, w *tlog.Wr
 // begin records the start in the transcript and opens the conversation: at
 // the spawn, or at the release of a held start.
 func (p *process) begin() {
-	p.Mu.Lock()
-	p.began = true
-	p.Mu.Unlock()
-	p.append(
-		transcript.Event{Kind: transcript.Lifecycle, Text: fmt.Sprintf("%s launch %s started (%s, %s turn)", p.e.opts.Name, p.req.LaunchID, modeText(p.req), p.req.Turn)},
-		transcript.Event{Speaker: transcript.User, Kind: transcript.Message, Text: p.req.Prompt})
+	p.append(proc.Started(p.e.opts.Name, p.req)...)
 	p.e.reg.WG.Add(1)
 	go p.converse()
 }
@@ -93,13 +85,6 @@ func (p *process) begin() {
 // admit is the second phase of a held start (see engine.StartRequest.Admit).
 func (p *process) admit(ctx context.Context) error {
 	return p.Admit(ctx, p.req.Admit, p.begin, func() { close(p.convDone) })
-}
-
-func modeText(req engine.StartRequest) string {
-	if req.Mode == engine.Resume {
-		return "resume " + req.NativeID
-	}
-	return "fresh"
 }
 
 func (p *process) append(evs ...transcript.Event) {
@@ -144,21 +129,9 @@ func (p *process) Stop(ctx context.Context) (engine.StopOutcome, error) {
 		}
 		// The turn's answer (or the agent's end) first, then SIGTERM to
 		// the group, then SIGKILL: each step waits the grace at most.
-		for _, step := range []struct {
-			until <-chan struct{}
-			sig   syscall.Signal
-		}{{p.convDone, syscall.SIGTERM}, {p.Done(), syscall.SIGKILL}} {
-			t := p.Clock().NewTimer(grace)
-			select {
-			case <-step.until:
-			case <-t.C():
-			case <-ctx.Done():
-				t.Stop()
-				p.Signal(syscall.SIGKILL)
-				return engine.Timeout, ctx.Err()
-			}
-			t.Stop()
-			p.Signal(step.sig)
+		if err := p.Escalate(ctx, proc.Step{Until: p.convDone, Grace: grace, Sig: syscall.SIGTERM},
+			proc.Step{Until: p.Done(), Grace: grace, Sig: syscall.SIGKILL}); err != nil {
+			return engine.Timeout, err
 		}
 	}
 	return p.Confirm(ctx)
@@ -192,20 +165,9 @@ func (p *process) readStderr() {
 func (p *process) endAfterTurn() {
 	defer p.e.reg.WG.Done()
 	p.closeInput()
-	for i, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
-		grace := p.e.opts.StopGrace
-		if i == 0 {
-			grace = min(grace, turnEndGrace)
-		}
-		t := p.Clock().NewTimer(grace)
-		select {
-		case <-p.Done():
-			t.Stop()
-			return
-		case <-t.C():
-		}
-		p.Signal(sig)
-	}
+	grace := p.e.opts.StopGrace
+	_ = p.Escalate(context.Background(), proc.Step{Until: p.Done(), Grace: min(grace, turnEndGrace), Sig: syscall.SIGTERM},
+		proc.Step{Until: p.Done(), Grace: grace, Sig: syscall.SIGKILL})
 }
 
 // wait waits for the agent, kills what it left behind, lets the
@@ -217,17 +179,7 @@ func (p *process) wait() {
 	// The agent is gone: a pending request fails at the end of its output,
 	// or, if something outside the launch's reach holds the pipe, once the
 	// conversation's context ends (after proc.DrainBound).
-	t := time.NewTimer(proc.DrainBound)
-	select {
-	case <-p.convDone:
-	case <-t.C:
-	}
-	t.Stop()
-	p.cancel()
-	p.Stdout.Close()
-	p.Stdin.Close()
-	p.Stderr.Close()
-	<-p.convDone
+	p.Drain(p.convDone, p.cancel)
 	<-p.stderrDone
 
 	exit, refused := p.Settle(p.Clock().Now(), waitErr, treeErr, func(x *engine.ExitStatus) {
@@ -250,7 +202,7 @@ func (p *process) wait() {
 		}
 	})
 	if !refused {
-		p.append(transcript.Event{Kind: transcript.Lifecycle, Text: exitText(p.req.LaunchID, exit)})
+		p.append(proc.Ended(p.req.LaunchID, "ended", exit))
 	}
 	if p.w != nil {
 		// Closed before Done, so that the session's next launch finds
@@ -262,15 +214,4 @@ func (p *process) wait() {
 	p.e.opts.Logger.Debug("acp: exited", zap.String("launch", string(p.req.LaunchID)), zap.Int("code", exit.Code), zap.Bool("stopped", exit.Stopped))
 	p.e.release(p)
 	p.Finish()
-}
-
-func exitText(id baton.LaunchID, x engine.ExitStatus) string {
-	s := fmt.Sprintf("launch %s ended with code %d", id, x.Code)
-	if x.Stopped {
-		s += " (stopped)"
-	}
-	if x.Err != nil {
-		s += ": " + x.Err.Error()
-	}
-	return s
 }

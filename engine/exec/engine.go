@@ -2,14 +2,11 @@ package exec
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -19,6 +16,7 @@ import (
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/proc"
+	"github.com/batonhq/baton/internal/tlog"
 	"github.com/batonhq/baton/transcript"
 )
 
@@ -102,7 +100,7 @@ func (e *Engine) CanReconfigure(from, to baton.EngineConfig) bool {
 // exist yet): DataDir/transcripts/<sid>.jsonl, the id escaped for a file
 // name. Read it with OpenTranscript.
 func (e *Engine) TranscriptPath(sid baton.SessionID) string {
-	return filepath.Join(e.opts.DataDir, "transcripts", url.PathEscape(string(sid))+".jsonl")
+	return tlog.Path(e.opts.DataDir, sid)
 }
 
 // Start spawns the profile's command for req and returns at once; Ready
@@ -133,31 +131,23 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 	if err != nil {
 		return nil, err
 	}
-	e.reg.Mu.Lock()
-	if e.reg.ClosedLocked() {
-		e.reg.Mu.Unlock()
-		l.cleanup()
-		return nil, ErrClosed
-	}
-	var w *writer
-	if req.Session != "" {
-		if w, err = e.acquireLocked(req.Session); err != nil {
-			e.reg.Mu.Unlock()
-			l.cleanup()
-			return nil, err
+	p, err := e.reg.Start(ErrClosed, func() (*process, error) {
+		var w *writer
+		if req.Session != "" {
+			if w, err = e.acquireLocked(req.Session); err != nil {
+				return nil, err
+			}
 		}
-	}
-	p, err := e.spawn(req, l, w)
-	if err != nil {
-		if w != nil {
+		p, err := e.spawn(req, l, w)
+		if err != nil && w != nil {
 			e.releaseLocked(req.Session, w)
 		}
-		e.reg.Mu.Unlock()
+		return p, err
+	})
+	if err != nil {
 		l.cleanup()
 		return nil, err
 	}
-	e.reg.AddLocked(p)
-	e.reg.Mu.Unlock()
 	go p.run()
 	if req.Admit != nil {
 		if err := p.admit(ctx); err != nil {
@@ -184,13 +174,6 @@ func (l *launch) cleanup() {
 
 // prepare builds argv and environment and writes the launch's files.
 func (e *Engine) prepare(ctx context.Context, req engine.StartRequest) (*launch, error) {
-	if req.Dir != "" {
-		// Go reports a missing working directory as the binary's absence:
-		// say what is missing.
-		if fi, err := os.Stat(req.Dir); err != nil || !fi.IsDir() {
-			return nil, baton.Errorf(baton.ErrUnavailable, "exec: working directory %q is not a directory", req.Dir)
-		}
-	}
 	prof := &e.opts.Profile
 	cfg := req.Config.Normalize()
 	// The values that become flags' arguments: never one a CLI reads as a
@@ -221,28 +204,9 @@ func (e *Engine) prepare(ctx context.Context, req engine.StartRequest) (*launch,
 	}
 	l := &launch{}
 	if len(extra.Files) > 0 || prof.Prompt == PromptFile {
-		root := filepath.Join(e.opts.DataDir, "launches")
-		if err := os.MkdirAll(root, 0o700); err != nil {
+		if err := l.writeFiles(filepath.Join(e.opts.DataDir, "launches"), v, extra.Files, prof.Prompt == PromptFile, req.Prompt); err != nil {
+			l.cleanup()
 			return nil, baton.Errorf(baton.ErrUnavailable, "exec: %v", err)
-		}
-		dir, err := os.MkdirTemp(root, "launch-")
-		if err != nil {
-			return nil, baton.Errorf(baton.ErrUnavailable, "exec: %v", err)
-		}
-		l.dir = dir
-		for name, body := range extra.Files {
-			v["file:"+name] = filepath.Join(dir, filepath.Base(name))
-			if err := os.WriteFile(v["file:"+name], body, 0o600); err != nil {
-				l.cleanup()
-				return nil, baton.Errorf(baton.ErrUnavailable, "exec: %v", err)
-			}
-		}
-		if prof.Prompt == PromptFile {
-			v["prompt_file"] = filepath.Join(dir, "prompt")
-			if err := os.WriteFile(v["prompt_file"], []byte(req.Prompt), 0o600); err != nil {
-				l.cleanup()
-				return nil, baton.Errorf(baton.ErrUnavailable, "exec: %v", err)
-			}
 		}
 	}
 	argv, err := prof.argv(req, v, extra.Flags)
@@ -251,27 +215,35 @@ func (e *Engine) prepare(ctx context.Context, req engine.StartRequest) (*launch,
 		return nil, err
 	}
 	l.argv = argv
-	base := e.opts.Env
-	if base == nil {
-		base = os.Environ()
-	}
-	l.env = make([]string, 0, len(base)+len(prof.Env)+1)
-	for _, kv := range base {
-		if !strings.HasPrefix(kv, launchEnv+"=") {
-			l.env = append(l.env, kv)
-		}
-	}
-	l.env = v.expandAll(l.env, prof.Env)
-	for _, kv := range extra.Env {
-		if !strings.HasPrefix(kv, launchEnv+"=") {
-			l.env = append(l.env, kv)
-		}
-	}
-	l.env = append(l.env, launchEnv+"="+string(req.LaunchID))
+	l.env = proc.Env(e.opts.Env, req.LaunchID, v.expandAll(nil, prof.Env), extra.Env)
 	if prof.Prompt == PromptStdin {
 		l.stdin, l.stdinP = req.Prompt, true
 	}
 	return l, nil
+}
+
+// writeFiles writes the launch's files into a fresh private directory
+// under root, and the prompt when prompt is set, naming their paths in v.
+func (l *launch) writeFiles(root string, v vars, files map[string][]byte, prompt bool, text string) error {
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp(root, "launch-")
+	if err != nil {
+		return err
+	}
+	l.dir = dir
+	for name, body := range files {
+		v["file:"+name] = filepath.Join(dir, filepath.Base(name))
+		if err := os.WriteFile(v["file:"+name], body, 0o600); err != nil {
+			return err
+		}
+	}
+	if prompt {
+		v["prompt_file"] = filepath.Join(dir, "prompt")
+		return os.WriteFile(v["prompt_file"], []byte(text), 0o600)
+	}
+	return nil
 }
 
 // acquireLocked returns the session's writer, opening it if needed.
@@ -283,13 +255,11 @@ func (e *Engine) acquireLocked(sid baton.SessionID) (*writer, error) {
 		}
 	}
 	if w == nil {
-		var err error
-		if w, err = openWriter(e.TranscriptPath(sid)); err != nil {
-			if errors.Is(err, ErrTranscriptBusy) {
-				return nil, err
-			}
-			return nil, baton.Errorf(baton.ErrUnavailable, "exec: transcript of %s: %v", sid, err)
+		tw, err := tlog.OpenSession("exec", e.opts.DataDir, sid)
+		if err != nil {
+			return nil, err
 		}
+		w = &writer{Writer: tw}
 		e.writers[sid] = w
 	}
 	w.refs++
@@ -343,6 +313,14 @@ func (e *Engine) Close(ctx context.Context) error {
 		}
 		e.idle = nil
 	})
+}
+
+// writer is one session's transcript writer, shared by the session's
+// launches (refs counts them: a launch keeps its reference until its exit
+// sync is done).
+type writer struct {
+	*tlog.Writer
+	refs int
 }
 
 // ErrClosed is returned by Start once Close was called.

@@ -17,17 +17,12 @@ func readLines(f *os.File, fn func([]byte)) {
 	r := bufio.NewReaderSize(f, 64<<10)
 	var long []byte
 	for {
-		chunk, err := r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			if len(long) < maxLine {
-				long = append(long, chunk[:min(len(chunk), maxLine-len(long))]...)
-			}
-			continue
-		}
-		line := chunk
-		if long != nil {
-			if len(long) < maxLine {
-				long = append(long, chunk[:min(len(chunk), maxLine-len(long))]...)
+		line, err := r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull || long != nil {
+			// A long line comes in pieces: keep maxLine bytes of it.
+			long = append(long, line[:min(len(line), maxLine-len(long))]...)
+			if err == bufio.ErrBufferFull {
+				continue
 			}
 			line, long = long, nil
 		}
@@ -85,19 +80,15 @@ func (p *process) handleLine(line []byte) {
 	unready := false
 	p.Mu.Lock()
 	p.noteLocked(out, line)
-	if p.NativeID == "" {
-		if r, ok := matchAny(out.NativeID, line, obj); ok {
-			p.NativeID = r.id(line, obj)
+	for _, f := range [...]struct {
+		rules []Rule
+		v     *string
+	}{{out.NativeID, &p.NativeID}, {out.Model, &p.Seen.Model}, {out.Version, &p.Seen.Version}} {
+		if *f.v != "" {
+			continue
 		}
-	}
-	if p.Seen.Model == "" {
-		if r, ok := matchAny(out.Model, line, obj); ok {
-			p.Seen.Model = r.id(line, obj)
-		}
-	}
-	if p.Seen.Version == "" {
-		if r, ok := matchAny(out.Version, line, obj); ok {
-			p.Seen.Version = r.id(line, obj)
+		if r, ok := matchAny(f.rules, line, obj); ok {
+			*f.v = r.id(line, obj)
 		}
 	}
 	if !p.ResolvedLocked() {

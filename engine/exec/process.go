@@ -3,18 +3,15 @@ package exec
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"sync"
 	"syscall"
-	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/proc"
-	"github.com/batonhq/baton/transcript"
 )
 
 // maxLine bounds one output line; the rest of a longer line is dropped.
@@ -85,10 +82,7 @@ func (p *process) started() {
 	if p.w == nil {
 		return
 	}
-	prof := &p.e.opts.Profile
-	p.w.Append(p.Clock().Now(), p.req.LaunchID, p.req.Turn,
-		transcript.Event{Kind: transcript.Lifecycle, Text: fmt.Sprintf("%s launch %s started (%s, %s turn)", prof.Name, p.req.LaunchID, modeText(p.req), p.req.Turn)},
-		transcript.Event{Speaker: transcript.User, Kind: transcript.Message, Text: p.req.Prompt})
+	p.w.Append(p.Clock().Now(), p.req.LaunchID, p.req.Turn, proc.Started(p.e.opts.Profile.Name, p.req)...)
 }
 
 // admit is the second phase of a held start: it asks req.Admit and then
@@ -97,13 +91,6 @@ func (p *process) started() {
 // error is Admit's (or ctx's); the agent never ran then.
 func (p *process) admit(ctx context.Context) error {
 	return p.Admit(ctx, p.req.Admit, p.started, nil)
-}
-
-func modeText(req engine.StartRequest) string {
-	if req.Mode == engine.Resume {
-		return "resume " + req.NativeID
-	}
-	return "fresh"
 }
 
 // Stop ends the launch and confirms it: SIGTERM to the child's process
@@ -127,19 +114,9 @@ func (p *process) Stop(ctx context.Context) (engine.StopOutcome, error) {
 	}
 	p.Mu.Unlock()
 	if grace > 0 {
-		t := p.Clock().NewTimer(grace)
-		select {
-		case <-p.Done():
-		case <-t.C():
-			p.Signal(syscall.SIGKILL)
-		case <-ctx.Done():
-			// The stop's time ran out during the grace: the stop is not
-			// confirmed, but the agent does not get to run on.
-			t.Stop()
-			p.Signal(syscall.SIGKILL)
-			return engine.Timeout, ctx.Err()
+		if err := p.Escalate(ctx, proc.Step{Until: p.Done(), Grace: grace, Sig: syscall.SIGKILL}); err != nil {
+			return engine.Timeout, err
 		}
-		t.Stop()
 	}
 	return p.Confirm(ctx)
 }
@@ -156,25 +133,10 @@ func (p *process) run() {
 
 	// The output pipes reach EOF within proc.DrainBound once every known
 	// process of the launch is gone; a process that escaped both the
-	// group and the marker may still hold them.
+	// group and the marker may still hold them (and the prompt's).
 	drained := make(chan struct{})
 	go func() { p.readers.Wait(); close(drained) }()
-	t := time.NewTimer(proc.DrainBound)
-	select {
-	case <-drained:
-	case <-t.C:
-		// Unblock the readers (and a prompt writer): something outside
-		// the launch's reach holds the pipes.
-		p.Stdout.Close()
-		p.Stderr.Close()
-		if p.Stdin != nil {
-			p.Stdin.Close()
-		}
-		<-drained
-	}
-	t.Stop()
-	p.Stdout.Close()
-	p.Stderr.Close()
+	p.Drain(drained, nil)
 
 	now := p.Clock().Now()
 	exit, refused := p.Settle(now, waitErr, treeErr, func(x *engine.ExitStatus) {
@@ -184,7 +146,7 @@ func (p *process) run() {
 	})
 
 	if p.w != nil && !refused {
-		p.w.Append(now, p.req.LaunchID, p.req.Turn, transcript.Event{Kind: transcript.Lifecycle, Text: exitText(p.req.LaunchID, exit)})
+		p.w.Append(now, p.req.LaunchID, p.req.Turn, proc.Ended(p.req.LaunchID, "exited", exit))
 	}
 	p.l.cleanup()
 	p.e.opts.Logger.Debug("exec: exited", zap.String("launch", string(p.req.LaunchID)), zap.Int("code", exit.Code), zap.Bool("stopped", exit.Stopped))
@@ -200,13 +162,49 @@ func (p *process) run() {
 	p.e.release(p)
 }
 
-func exitText(id baton.LaunchID, x engine.ExitStatus) string {
-	s := fmt.Sprintf("launch %s exited with code %d", id, x.Code)
-	if x.Stopped {
-		s += " (stopped)"
+// refine is the proc.Command.Refine of a launch: the sentinel a readiness
+// failure also matches after what the child said (called with Mu held).
+func (p *process) refine() error {
+	switch {
+	case p.missing:
+		return engine.ErrSessionMissing
+	case p.auth:
+		return engine.ErrAuth
 	}
-	if x.Err != nil {
-		s += ": " + x.Err.Error()
-	}
-	return s
+	return nil
+}
+
+// stopUnready ends a launch whose readiness failed: it gives the child the
+// stop grace to exit by itself (a CLI that refused its turn usually does),
+// then stops it.
+func (p *process) stopUnready() {
+	p.e.reg.WG.Add(1)
+	go func() {
+		defer p.e.reg.WG.Done()
+		t := p.Clock().NewTimer(p.e.opts.StopGrace)
+		defer t.Stop()
+		select {
+		case <-p.Done():
+			return
+		case <-t.C():
+		}
+		p.stop()
+	}()
+}
+
+// ReapLaunch implements engine.Reaper: it stops every live process of
+// launch id, whichever host spawned it (an orphan of a crashed host
+// included), and confirms them gone. It finds them by the BATON_LAUNCH_ID entry
+// of their environment and by the process groups those belong to; a pid is
+// signalled only while its start time still matches, so a reused pid is
+// never mistaken for the agent. They get SIGTERM, SIGKILL after
+// Options.StopGrace (or as soon as ctx ends, whichever comes first), and
+// count as gone once they no longer run (a zombie counts as gone).
+//
+// Outcomes: engine.Stopped (some ran and are gone), engine.NotRunning (none
+// ran), engine.Timeout with ctx's error (ctx ended first), engine.Failed
+// with an error (the process table could not be read, or a blank id).
+// Safe to call more than once and concurrently.
+func (e *Engine) ReapLaunch(ctx context.Context, id baton.LaunchID) (engine.StopOutcome, error) {
+	return proc.ReapLaunch(ctx, "exec", e.opts.Clock, id, e.opts.StopGrace)
 }

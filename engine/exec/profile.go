@@ -195,32 +195,22 @@ func (p *Profile) validate(cfg baton.EngineConfig) error {
 type vars map[string]string
 
 func (v vars) expand(s string) string {
-	if !strings.Contains(s, "{") {
-		return s
-	}
 	var b strings.Builder
 	for {
 		i := strings.IndexByte(s, '{')
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
+		j := strings.IndexByte(s[max(i, 0):], '}')
+		if i < 0 || j < 0 {
+			return b.String() + s
 		}
-		j := strings.IndexByte(s[i:], '}')
-		if j < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		name := s[i+1 : i+j]
-		val, ok := v[name]
 		b.WriteString(s[:i])
-		if !ok {
+		if val, ok := v[s[i+1:i+j]]; ok {
+			b.WriteString(val)
+			s = s[i+j+1:]
+		} else {
 			// Not a placeholder (JSON, say): keep the brace, look further.
 			b.WriteByte('{')
 			s = s[i+1:]
-			continue
 		}
-		b.WriteString(val)
-		s = s[i+j+1:]
 	}
 }
 

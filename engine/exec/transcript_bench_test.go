@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonhq/baton/internal/tlog"
 	"github.com/batonhq/baton/transcript"
 )
 
@@ -18,7 +19,7 @@ import (
 // cost the same.
 func BenchmarkTranscriptEvents(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "s.jsonl")
-	w, err := openWriter(path)
+	w, err := tlog.Open(path)
 	if err != nil {
 		b.Fatal(err)
 	}

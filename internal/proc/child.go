@@ -258,9 +258,10 @@ func (c *Child) ResolvedLocked() bool { return c.resolved }
 // reports whether it did. Called with Mu held.
 func (c *Child) ResolveLocked(id string) bool { return c.settleLocked(id, nil) }
 
-// FailReadyLocked settles readiness once as a failure (ReadyFailure of
-// base, detail and also, refined by Command.Refine); it reports whether it
-// did. Called with Mu held.
+// FailReadyLocked settles readiness once as a failure that reads base's
+// message followed by detail and matches base, each of also and
+// Command.Refine's sentinel; it reports whether it did. Called with Mu
+// held.
 func (c *Child) FailReadyLocked(base *baton.Error, detail string, also ...error) bool {
 	if c.resolved {
 		return false
@@ -268,7 +269,29 @@ func (c *Child) FailReadyLocked(base *baton.Error, detail string, also ...error)
 	if c.how.Refine != nil {
 		also = append(also[:len(also):len(also)], c.how.Refine())
 	}
-	return c.settleLocked("", ReadyFailure(base, detail, also...))
+	return c.settleLocked("", &readyError{base: base, also: also, msg: base.Error() + ": " + detail})
+}
+
+// readyError is a readiness failure: base's message followed by a detail;
+// it matches base and each of also (nil entries are skipped).
+type readyError struct {
+	base *baton.Error
+	also []error
+	msg  string
+}
+
+func (e *readyError) Error() string { return e.msg }
+func (e *readyError) Unwrap() error { return e.base }
+func (e *readyError) Is(t error) bool {
+	if e.base.Is(t) {
+		return true
+	}
+	for _, a := range e.also {
+		if a != nil && errors.Is(a, t) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Child) settleLocked(id string, err error) bool {
@@ -349,6 +372,28 @@ func (c *Child) WaitAll() (waitErr, treeErr error) {
 	return waitErr, treeErr
 }
 
+// Drain waits for done (the end of what reads the child's output) within
+// DrainBound, then calls before (when set), closes the host's ends of the
+// child's pipes (which unblocks their readers when something outside the
+// launch's reach still holds them), and waits for done.
+func (c *Child) Drain(done <-chan struct{}, before func()) {
+	t := time.NewTimer(DrainBound)
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	t.Stop()
+	if before != nil {
+		before()
+	}
+	for _, f := range []*os.File{c.Stdout, c.Stderr, c.Stdin} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	<-done
+}
+
 // Settle records how the launch ended, once WaitAll returned waitErr and
 // treeErr and the child's output is drained: At now, Stopped when a stop
 // was asked, the child's exit code (-1 when a signal ended it), waitErr
@@ -397,6 +442,34 @@ func (c *Child) Ended() bool {
 	default:
 		return false
 	}
+}
+
+// Step is one step of Escalate: the wait for Until, Grace at most, then
+// Sig to the child's process group.
+type Step struct {
+	Until <-chan struct{}
+	Grace time.Duration
+	Sig   syscall.Signal
+}
+
+// Escalate runs steps in order. When ctx ends during one, it sends
+// SIGKILL and returns ctx's error: the stop is not confirmed, but the
+// agent does not get to run on.
+func (c *Child) Escalate(ctx context.Context, steps ...Step) error {
+	for _, s := range steps {
+		t := c.Clock().NewTimer(s.Grace)
+		select {
+		case <-s.Until:
+		case <-t.C():
+		case <-ctx.Done():
+			t.Stop()
+			c.Signal(syscall.SIGKILL)
+			return ctx.Err()
+		}
+		t.Stop()
+		c.Signal(s.Sig)
+	}
+	return nil
 }
 
 // Confirm ends a stop: it waits until Done is closed, or ctx ends

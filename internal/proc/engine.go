@@ -2,6 +2,12 @@ package proc
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -13,6 +19,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/ids"
 	"github.com/batonhq/baton/internal/syncx"
+	"github.com/batonhq/baton/transcript"
 )
 
 // DefaultStopGrace is the default of the engines' Options.StopGrace.
@@ -43,7 +50,8 @@ func Defaults(grace time.Duration, sig syscall.Signal, clk clock.Clock, log *zap
 // Precheck is what both engines check first in Start: that the system
 // runs launches (engine.ErrUnsupportedConfig, begun by name), ctx, and the
 // configuration (validate's error); then it gives req a fresh launch id
-// when it has none.
+// when it has none, and checks that req.Dir, when set, is a directory (an
+// EUNAVAILABLE error).
 func Precheck(ctx context.Context, name string, req *engine.StartRequest, validate func(baton.EngineConfig) error) error {
 	if !Supported {
 		return baton.Errorf(engine.ErrUnsupportedConfig, "%s: %v", name, ErrUnsupported)
@@ -57,7 +65,56 @@ func Precheck(ctx context.Context, name string, req *engine.StartRequest, valida
 	if req.LaunchID == "" {
 		req.LaunchID = baton.LaunchID(ids.New("launch"))
 	}
+	if req.Dir != "" {
+		// Go reports a missing working directory as the binary's absence:
+		// say what is missing.
+		if fi, err := os.Stat(req.Dir); err != nil || !fi.IsDir() {
+			return baton.Errorf(baton.ErrUnavailable, "%s: working directory %q is not a directory", name, req.Dir)
+		}
+	}
 	return nil
+}
+
+// Env is a child's environment: base (the host's at the call when nil)
+// and then each of extra, without their LaunchEnv entries, then launch
+// id's marker.
+func Env(base []string, id baton.LaunchID, extra ...[]string) []string {
+	if base == nil {
+		base = os.Environ()
+	}
+	env := make([]string, 0, len(base)+1)
+	for _, kv := range slices.Concat(append([][]string{base}, extra...)...) {
+		if !strings.HasPrefix(kv, LaunchEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, string(Marker(id)))
+}
+
+// Started is how both engines' transcripts record the start of req's
+// launch of agent name: a lifecycle event, then the prompt.
+func Started(name string, req engine.StartRequest) []transcript.Event {
+	mode := "fresh"
+	if req.Mode == engine.Resume {
+		mode = "resume " + req.NativeID
+	}
+	return []transcript.Event{
+		{Kind: transcript.Lifecycle, Text: fmt.Sprintf("%s launch %s started (%s, %s turn)", name, req.LaunchID, mode, req.Turn)},
+		{Speaker: transcript.User, Kind: transcript.Message, Text: req.Prompt},
+	}
+}
+
+// Ended is how both engines' transcripts record that launch id ended
+// with x; verb says how ("exited", "ended").
+func Ended(id baton.LaunchID, verb string, x engine.ExitStatus) transcript.Event {
+	s := fmt.Sprintf("launch %s %s with code %d", id, verb, x.Code)
+	if x.Stopped {
+		s += " (stopped)"
+	}
+	if x.Err != nil {
+		s += ": " + x.Err.Error()
+	}
+	return transcript.Event{Kind: transcript.Lifecycle, Text: s}
 }
 
 // ReapLaunch is both engines' engine.Reaper (see exec.Engine.ReapLaunch):
@@ -95,35 +152,54 @@ type Launches[P interface {
 	procs  map[P]struct{}
 }
 
-// ClosedLocked reports whether Close was called. Called with Mu held.
-func (l *Launches[P]) ClosedLocked() bool { return l.closed }
-
-// AddLocked records p as running and counts its goroutine in WG (the one
-// that calls RemoveLocked at its end). Called with Mu held.
-func (l *Launches[P]) AddLocked(p P) {
+// Start calls start with Mu held, unless Close was called (closed is
+// returned then), and records the process it returns as running, counting
+// its goroutine in WG (the one that calls RemoveLocked at its end).
+func (l *Launches[P]) Start(closed error, start func() (P, error)) (P, error) {
+	l.Mu.Lock()
+	defer l.Mu.Unlock()
+	if l.closed {
+		var none P
+		return none, closed
+	}
+	p, err := start()
+	if err != nil {
+		return p, err
+	}
 	if l.procs == nil {
 		l.procs = map[P]struct{}{}
 	}
 	l.procs[p] = struct{}{}
 	l.WG.Add(1)
+	return p, nil
 }
 
 // RemoveLocked forgets p. Called with Mu held.
 func (l *Launches[P]) RemoveLocked(p P) { delete(l.procs, p) }
 
-// Close marks the engine closed, stops every running launch (a confirmed
-// stop each, see StopAll; launch names them), waits for WG, and then calls
-// locked, when set, with Mu held. Errors: ctx's when some goroutine still
-// runs (locked is not called then), else StopAll's.
+// Close marks the engine closed, stops every running launch at once (a
+// confirmed stop each within ctx; launch names them), waits for WG, and
+// then calls locked, when set, with Mu held. Errors: ctx's when some
+// goroutine still runs (locked is not called then), else those of the
+// launches whose stop was not confirmed, each naming its launch.
 func (l *Launches[P]) Close(ctx context.Context, launch func(P) baton.LaunchID, locked func()) error {
 	l.Mu.Lock()
 	l.closed = true
-	procs := make([]P, 0, len(l.procs))
-	for p := range l.procs {
-		procs = append(procs, p)
-	}
+	procs := slices.Collect(maps.Keys(l.procs))
 	l.Mu.Unlock()
-	stopErr := StopAll(ctx, procs, launch)
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for _, p := range procs {
+		wg.Go(func() {
+			if o, err := p.Stop(ctx); !o.Confirmed() {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("launch %s: %s: %v", launch(p), o, err))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
 	if err := syncx.Wait(ctx, &l.WG); err != nil {
 		return err
 	}
@@ -132,5 +208,5 @@ func (l *Launches[P]) Close(ctx context.Context, launch func(P) baton.LaunchID, 
 		locked()
 		l.Mu.Unlock()
 	}
-	return stopErr
+	return errors.Join(errs...)
 }

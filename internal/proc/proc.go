@@ -43,6 +43,21 @@ const (
 	ReleaseWord = "run\n"
 )
 
+// Stat is what baton reads from /proc/<pid>/stat.
+type Stat struct {
+	pid   int
+	state byte
+	pgid  int
+	Start uint64 // clock ticks after boot: with pid, names one process
+}
+
+// PID is the process's id.
+func (s Stat) PID() int { return s.pid }
+
+// Gone reports whether the process no longer runs code: a zombie or a dead
+// task counts as gone.
+func (s Stat) Gone() bool { return s.state == 'Z' || s.state == 'X' || s.state == 'x' }
+
 // Poll bounds of the wait for processes the engine did not spawn itself (an
 // orphan has no parent that could be waited for, so the only confirmation
 // is /proc).

@@ -19,21 +19,6 @@ func SysProcAttr(sig syscall.Signal) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: sig}
 }
 
-// Stat is what baton reads from /proc/<pid>/stat.
-type Stat struct {
-	pid   int
-	state byte
-	pgid  int
-	Start uint64 // clock ticks after boot: with pid, names one process
-}
-
-// PID is the process's id.
-func (s Stat) PID() int { return s.pid }
-
-// Gone reports whether the process no longer runs code: a zombie or a dead
-// task counts as gone.
-func (s Stat) Gone() bool { return s.state == 'Z' || s.state == 'X' || s.state == 'x' }
-
 // ReadStat parses /proc/<pid>/stat. The command name sits in parentheses
 // and may hold spaces and parentheses itself, so the fields are counted
 // after the last ')'.

@@ -11,18 +11,6 @@ import (
 // engine starts nothing where it does not.
 const Supported = false
 
-type Stat struct {
-	pid   int
-	state byte
-	pgid  int
-	Start uint64
-}
-
-// PID is the process's id.
-func (s Stat) PID() int { return s.pid }
-
-func (s Stat) Gone() bool { return true }
-
 func SysProcAttr(syscall.Signal) *syscall.SysProcAttr { return nil }
 
 func ReadStat(int) (Stat, error) { return Stat{}, ErrUnsupported }

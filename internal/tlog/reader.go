@@ -89,19 +89,20 @@ type Reader struct {
 // OpenReader opens the transcript at path.
 // Errors: an ErrNotFound error when there is none, or the file system's.
 func OpenReader(path string) (*Reader, error) {
-	data, err := os.Open(path)
-	if err != nil {
+	open := func(path, what string) (*os.File, error) {
+		f, err := os.Open(path)
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, baton.Errorf(baton.ErrNotFound, "transcript: no transcript at %s", path)
+			return nil, baton.Errorf(baton.ErrNotFound, "transcript: no %s at %s", what, path)
 		}
+		return f, err
+	}
+	data, err := open(path, "transcript")
+	if err != nil {
 		return nil, err
 	}
-	idx, err := os.Open(path + IndexSuffix)
+	idx, err := open(path+IndexSuffix, "transcript index")
 	if err != nil {
 		data.Close()
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, baton.Errorf(baton.ErrNotFound, "transcript: no transcript index at %s", path+IndexSuffix)
-		}
 		return nil, err
 	}
 	return &Reader{data: data, idx: idx}, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -25,6 +26,22 @@ type Writer struct {
 	end  uint64 // end offset of the last indexed event
 	buf  []byte
 	err  error // first write error; later appends are dropped
+}
+
+// Path is where session sid's transcript is under dataDir:
+// dataDir/transcripts/<sid>.jsonl, the id escaped for a file name.
+func Path(dataDir string, sid baton.SessionID) string {
+	return filepath.Join(dataDir, "transcripts", url.PathEscape(string(sid))+".jsonl")
+}
+
+// OpenSession is Open of session sid's transcript under dataDir for
+// engine name: ErrBusy as is, any other error an EUNAVAILABLE one.
+func OpenSession(name, dataDir string, sid baton.SessionID) (*Writer, error) {
+	w, err := Open(Path(dataDir, sid))
+	if err != nil && !errors.Is(err, ErrBusy) {
+		return nil, baton.Errorf(baton.ErrUnavailable, "%s: transcript of %s: %v", name, sid, err)
+	}
+	return w, err
 }
 
 // Open opens (creating) the transcript at path, takes its lock and
@@ -113,10 +130,8 @@ func (w *Writer) repair() error {
 	if _, err := w.data.Seek(int64(w.end), io.SeekStart); err != nil {
 		return err
 	}
-	if _, err := w.idx.Seek(8*w.n, io.SeekStart); err != nil {
-		return err
-	}
-	return nil
+	_, err = w.idx.Seek(8*w.n, io.SeekStart)
+	return err
 }
 
 // Append records events of a launch whose first turn is turn (an event
