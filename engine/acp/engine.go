@@ -206,7 +206,8 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 	}
 	go p.wait()
 	if req.Admit != nil {
-		if err := p.admit(ctx); err != nil {
+		// The second phase (see engine.StartRequest.Admit).
+		if err := p.Admit(ctx, req.Admit, p.begin, func() { close(p.convDone) }); err != nil {
 			return nil, err
 		}
 	} else {

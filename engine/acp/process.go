@@ -69,8 +69,7 @@ func (e *Engine) spawn(req engine.StartRequest, dir string, l Launch, w *tlog.Wr
 	e.opts.Logger.Debug("acp: spawned", zap.String("agent", e.opts.Name), zap.String("launch", string(req.LaunchID)),
 		zap.Int("pid", p.PID()), zap.Bool("held", req.Admit != nil))
 	p.WatchReady(&e.reg.WG, req, func() { _, _ = p.Stop(context.Background()) })
-	e.reg.WG.Add(1)
-	go p.readStderr()
+	e.reg.WG.Go(p.readStderr)
 	return p, nil
 }
 
@@ -78,13 +77,7 @@ func (e *Engine) spawn(req engine.StartRequest, dir string, l Launch, w *tlog.Wr
 // the spawn, or at the release of a held start.
 func (p *process) begin() {
 	p.append(proc.Started(p.e.opts.Name, p.req)...)
-	p.e.reg.WG.Add(1)
-	go p.converse()
-}
-
-// admit is the second phase of a held start (see engine.StartRequest.Admit).
-func (p *process) admit(ctx context.Context) error {
-	return p.Admit(ctx, p.req.Admit, p.begin, func() { close(p.convDone) })
+	p.e.reg.WG.Go(p.converse)
 }
 
 func (p *process) append(evs ...transcript.Event) {
@@ -123,8 +116,8 @@ func (p *process) Stop(ctx context.Context) (engine.StopOutcome, error) {
 				p.e.reg.WG.Go(func() { _ = conn.Cancel(p.ctx, sdk.CancelNotification{SessionId: sdk.SessionId(sid)}) })
 			} else {
 				// No turn to cancel yet: the end of its input ends an
-				// agent between requests.
-				p.closeInput()
+				// agent between requests (an ACP agent ends at its end).
+				_ = p.Stdin.Close()
 			}
 		}
 		// The turn's answer (or the agent's end) first, then SIGTERM to
@@ -137,12 +130,7 @@ func (p *process) Stop(ctx context.Context) (engine.StopOutcome, error) {
 	return p.Confirm(ctx)
 }
 
-// closeInput closes the agent's standard input: an ACP agent ends at its
-// end.
-func (p *process) closeInput() { _ = p.Stdin.Close() }
-
 func (p *process) readStderr() {
-	defer p.e.reg.WG.Done()
 	defer close(p.stderrDone)
 	buf := make([]byte, 4096)
 	for {
@@ -163,8 +151,7 @@ func (p *process) readStderr() {
 // neither adapter ends at the end of its input), then SIGTERM, then SIGKILL
 // after the stop grace.
 func (p *process) endAfterTurn() {
-	defer p.e.reg.WG.Done()
-	p.closeInput()
+	_ = p.Stdin.Close()
 	grace := p.e.opts.StopGrace
 	_ = p.Escalate(context.Background(), proc.Step{Until: p.Done(), Grace: min(grace, turnEndGrace), Sig: syscall.SIGTERM},
 		proc.Step{Until: p.Done(), Grace: grace, Sig: syscall.SIGKILL})

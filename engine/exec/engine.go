@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -150,7 +151,8 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 	}
 	go p.run()
 	if req.Admit != nil {
-		if err := p.admit(ctx); err != nil {
+		// The second phase: the agent runs only once Admit said yes.
+		if err := p.Admit(ctx, req.Admit, p.started, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -159,11 +161,9 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 
 // launch is what prepare builds for one spawn.
 type launch struct {
-	argv   []string
-	env    []string
-	dir    string // private launch directory, "" when none
-	stdin  string // the prompt, for PromptStdin
-	stdinP bool
+	argv []string
+	env  []string
+	dir  string // private launch directory, "" when none
 }
 
 func (l *launch) cleanup() {
@@ -216,9 +216,6 @@ func (e *Engine) prepare(ctx context.Context, req engine.StartRequest) (*launch,
 	}
 	l.argv = argv
 	l.env = proc.Env(e.opts.Env, req.LaunchID, v.expandAll(nil, prof.Env), extra.Env)
-	if prof.Prompt == PromptStdin {
-		l.stdin, l.stdinP = req.Prompt, true
-	}
 	return l, nil
 }
 
@@ -325,3 +322,57 @@ type writer struct {
 
 // ErrClosed is returned by Start once Close was called.
 var ErrClosed = baton.NewError(baton.ErrUnavailable, "exec: engine closed")
+
+// Transcript errors. Match with errors.Is.
+var (
+	// ErrTranscriptCorrupt: the transcript or its index does not hold
+	// what the other says (a torn write the writer has not repaired yet,
+	// or a file edited by hand).
+	ErrTranscriptCorrupt = tlog.ErrCorrupt
+	// ErrTranscriptBusy: another writer (another Engine, in this process
+	// or another) has the session's transcript open.
+	ErrTranscriptBusy = tlog.ErrBusy
+)
+
+// Transcript reads a session's transcript: append-only JSON lines, one
+// event each, beside an offset index, so reading event i costs the same at
+// the start and at the end of a large file. A Transcript reads a file that
+// a live launch may be appending to; it sees every event indexed when Len
+// or Events is called. It is safe for concurrent use.
+type Transcript struct{ r *tlog.Reader }
+
+// OpenTranscript opens the transcript at path (see Engine.TranscriptPath).
+// Errors: an error matching baton.ErrNotFound when there is none, or the file system's.
+func OpenTranscript(path string) (*Transcript, error) {
+	r, err := tlog.OpenReader(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Transcript{r: r}, nil
+}
+
+// Len returns the number of events. Errors: ctx's, or the file system's.
+func (t *Transcript) Len(ctx context.Context) (int64, error) { return t.r.Len(ctx) }
+
+// Events returns up to n events starting at index from (0 is the first);
+// fewer at the end, none when from is at or past the end. Errors:
+// baton.ErrInvalid for a negative from or n, ErrTranscriptCorrupt, ctx's,
+// or the file system's.
+func (t *Transcript) Events(ctx context.Context, from int64, n int) ([]transcript.Event, error) {
+	return t.r.Events(ctx, from, n)
+}
+
+// Close closes the files.
+func (t *Transcript) Close() error { return t.r.Close() }
+
+// Transcript implements engine.Transcriber from session sid's transcript
+// file (TranscriptPath): each range opens it, reads it through its offset
+// index a batch of events at a time, and closes it, so it holds one batch
+// in memory whatever the transcript's length and sees what a live launch
+// appended until then. Every event carries the turn of the launch that
+// wrote it. Errors: engine.ErrNoTranscript when the session has no
+// transcript here, or the file system's; while ranging, ctx's,
+// ErrTranscriptCorrupt or the file system's.
+func (e *Engine) Transcript(ctx context.Context, sid baton.SessionID) (iter.Seq2[transcript.Event, error], error) {
+	return tlog.Seq(ctx, e.TranscriptPath(sid), baton.Errorf(engine.ErrNoTranscript, "exec: no transcript of session %s", sid))
+}

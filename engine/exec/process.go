@@ -1,9 +1,13 @@
 package exec
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"sync"
 	"syscall"
 
@@ -12,6 +16,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/proc"
+	"github.com/batonhq/baton/transcript"
 )
 
 // maxLine bounds one output line; the rest of a longer line is dropped.
@@ -50,7 +55,7 @@ func (e *Engine) spawn(req engine.StartRequest, l *launch, w *writer) (*process,
 	p := &process{e: e, req: req, l: l, w: w}
 	err := p.Spawn(proc.Command{
 		Engine: "exec", Name: prof.Name, Path: prof.Command, Args: l.argv, Dir: req.Dir, Env: l.env,
-		Launch: req.LaunchID, DeathSignal: e.opts.DeathSignal, Clock: e.opts.Clock, Stdin: l.stdinP, Held: req.Admit != nil,
+		Launch: req.LaunchID, DeathSignal: e.opts.DeathSignal, Clock: e.opts.Clock, Stdin: prof.Prompt == PromptStdin, Held: req.Admit != nil,
 		ExitNativeID: true, Refine: p.refine,
 	})
 	if err != nil {
@@ -69,7 +74,7 @@ func (e *Engine) spawn(req engine.StartRequest, l *launch, w *writer) (*process,
 		p.readers.Add(1)
 		go func() {
 			defer p.readers.Done()
-			_, _ = io.WriteString(p.Stdin, l.stdin)
+			_, _ = io.WriteString(p.Stdin, req.Prompt)
 			p.Stdin.Close()
 		}()
 	}
@@ -83,14 +88,6 @@ func (p *process) started() {
 		return
 	}
 	p.w.Append(p.Clock().Now(), p.req.LaunchID, p.req.Turn, proc.Started(p.e.opts.Profile.Name, p.req)...)
-}
-
-// admit is the second phase of a held start: it asks req.Admit and then
-// releases the child to run the agent, or, when admission fails, kills the
-// held child and waits until every process of the launch is gone. The
-// error is Admit's (or ctx's); the agent never ran then.
-func (p *process) admit(ctx context.Context) error {
-	return p.Admit(ctx, p.req.Admit, p.started, nil)
 }
 
 // Stop ends the launch and confirms it: SIGTERM to the child's process
@@ -178,9 +175,7 @@ func (p *process) refine() error {
 // stop grace to exit by itself (a CLI that refused its turn usually does),
 // then stops it.
 func (p *process) stopUnready() {
-	p.e.reg.WG.Add(1)
-	go func() {
-		defer p.e.reg.WG.Done()
+	p.e.reg.WG.Go(func() {
 		t := p.Clock().NewTimer(p.e.opts.StopGrace)
 		defer t.Stop()
 		select {
@@ -189,7 +184,7 @@ func (p *process) stopUnready() {
 		case <-t.C():
 		}
 		p.stop()
-	}()
+	})
 }
 
 // ReapLaunch implements engine.Reaper: it stops every live process of
@@ -207,4 +202,131 @@ func (p *process) stopUnready() {
 // Safe to call more than once and concurrently.
 func (e *Engine) ReapLaunch(ctx context.Context, id baton.LaunchID) (engine.StopOutcome, error) {
 	return proc.ReapLaunch(ctx, "exec", e.opts.Clock, id, e.opts.StopGrace)
+}
+
+// readLines calls fn for each line of f (without its line end).
+func readLines(f *os.File, fn func([]byte)) {
+	r := bufio.NewReaderSize(f, 64<<10)
+	var long []byte
+	for {
+		line, err := r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull || long != nil {
+			// A long line comes in pieces: keep maxLine bytes of it.
+			long = append(long, line[:min(len(line), maxLine-len(long))]...)
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			line, long = long, nil
+		}
+		if line = bytes.TrimRight(line, "\r\n"); len(line) > 0 {
+			fn(line)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *process) readStdout() {
+	defer p.readers.Done()
+	readLines(p.Stdout, p.handleLine)
+}
+
+func (p *process) readStderr() {
+	defer p.readers.Done()
+	out := &p.e.opts.Profile.Output
+	readLines(p.Stderr, func(line []byte) {
+		if p.w != nil {
+			p.w.Append(p.Clock().Now(), p.req.LaunchID, p.req.Turn, transcript.Event{Kind: transcript.Note, Text: "stderr: " + string(line)})
+		}
+		p.Mu.Lock()
+		defer p.Mu.Unlock()
+		p.noteLocked(out, line)
+		p.AddTailLocked(line, newline)
+	})
+}
+
+var newline = []byte{'\n'}
+
+func (p *process) noteLocked(out *Output, line []byte) {
+	if out.SessionMissing != nil && out.SessionMissing.Match(line) {
+		p.missing = true
+	}
+	if out.AuthFailed != nil && out.AuthFailed.Match(line) {
+		p.auth = true
+	}
+}
+
+// handleLine reads one line of standard output: native id, readiness,
+// transcript, turn end.
+func (p *process) handleLine(line []byte) {
+	out := &p.e.opts.Profile.Output
+	var obj map[string]any
+	if out.JSON && line[0] == '{' {
+		d := json.NewDecoder(bytes.NewReader(line))
+		d.UseNumber()
+		if d.Decode(&obj) != nil {
+			obj = nil
+		}
+	}
+	unready := false
+	p.Mu.Lock()
+	p.noteLocked(out, line)
+	for _, f := range [...]struct {
+		rules []Rule
+		v     *string
+	}{{out.NativeID, &p.NativeID}, {out.Model, &p.Seen.Model}, {out.Version, &p.Seen.Version}} {
+		if *f.v != "" {
+			continue
+		}
+		if r, ok := matchAny(f.rules, line, obj); ok {
+			*f.v = r.id(line, obj)
+		}
+	}
+	if !p.ResolvedLocked() {
+		if _, ok := matchAny(out.Reject, line, obj); ok {
+			unready = p.FailReadyLocked(engine.ErrReadyRejected, "the first turn was refused: "+clip(line, 512))
+		} else if r, ok := matchAny(out.Ready, line, obj); ok {
+			id := p.NativeID
+			if id == "" {
+				id = r.id(line, obj)
+			}
+			if id == "" && p.req.Mode == engine.Resume {
+				id = p.req.NativeID
+			}
+			if id == "" {
+				unready = p.FailReadyLocked(engine.ErrReadyRejected, "ready without a native session id")
+			} else {
+				p.NativeID = id
+				p.ResolveLocked(id)
+			}
+		}
+	}
+	p.Mu.Unlock()
+	// Readiness first, the transcript right after: a confirmation should
+	// not wait for a disk write.
+	if p.w != nil {
+		var evs []transcript.Event
+		if out.Events != nil {
+			evs = out.Events(line)
+		} else {
+			evs = []transcript.Event{{Speaker: transcript.Agent, Kind: transcript.Message, Text: string(line)}}
+		}
+		p.w.Append(p.Clock().Now(), p.req.LaunchID, p.req.Turn, evs...)
+	}
+	if unready {
+		p.stopUnready()
+	}
+	if _, ok := matchAny(out.TurnEnd, line, obj); ok && p.w != nil {
+		if err := p.w.Sync(); err != nil {
+			p.e.opts.Logger.Warn("exec: transcript sync", zap.String("launch", string(p.req.LaunchID)), zap.Error(err))
+		}
+	}
+}
+
+func clip(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
 }

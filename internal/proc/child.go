@@ -126,33 +126,20 @@ func (c *Child) Spawn(how Command) error {
 	}
 	cmd.Dir, cmd.Env = how.Dir, how.Env
 	cmd.SysProcAttr = SysProcAttr(how.DeathSignal)
-	var child []*os.File
-	var pipeErr error
-	// pipe opens a pipe; host gets the host's end, the child's is returned.
-	pipe := func(host **os.File, childReads bool) *os.File {
-		if pipeErr != nil {
-			return nil
-		}
-		r, w, err := os.Pipe()
-		if err != nil {
-			pipeErr = err
-			return nil
-		}
-		if childReads {
-			r, w = w, r
-		}
-		*host = r
-		child = append(child, w)
-		return w
+	// The pipes: c keeps the host's ends; the child's are closed once it
+	// started, all of them when the pipes or the start fail.
+	type end struct {
+		host       **os.File
+		childReads bool
 	}
-	out, errOut := pipe(&c.Stdout, false), pipe(&c.Stderr, false)
-	var in, gate *os.File
+	ends := []end{{&c.Stdout, false}, {&c.Stderr, false}}
 	if how.Stdin {
-		in = pipe(&c.Stdin, true)
+		ends = append(ends, end{&c.Stdin, true})
 	}
 	if how.Held {
-		gate = pipe(&c.Gate, true)
+		ends = append(ends, end{&c.Gate, true})
 	}
+	child := make([]*os.File, len(ends))
 	closeAll := func() {
 		for _, f := range append(child, c.Stdout, c.Stderr, c.Stdin, c.Gate) {
 			if f != nil {
@@ -160,16 +147,23 @@ func (c *Child) Spawn(how Command) error {
 			}
 		}
 	}
-	if pipeErr != nil {
-		closeAll()
-		return baton.Errorf(baton.ErrUnavailable, "%s: pipes: %v", how.Engine, pipeErr)
+	for i, e := range ends {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll()
+			return baton.Errorf(baton.ErrUnavailable, "%s: pipes: %v", how.Engine, err)
+		}
+		if e.childReads {
+			r, w = w, r
+		}
+		*e.host, child[i] = r, w
 	}
-	cmd.Stdout, cmd.Stderr = out, errOut
-	if in != nil {
-		cmd.Stdin = in
+	cmd.Stdout, cmd.Stderr = child[0], child[1]
+	if how.Stdin {
+		cmd.Stdin = child[2]
 	}
-	if gate != nil {
-		cmd.ExtraFiles = []*os.File{gate}
+	if how.Held {
+		cmd.ExtraFiles = child[len(child)-1:]
 	}
 	if err := cmd.Start(); err != nil {
 		closeAll()

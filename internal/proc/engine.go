@@ -51,7 +51,7 @@ func Defaults(grace time.Duration, sig syscall.Signal, clk clock.Clock, log *zap
 // runs launches (engine.ErrUnsupportedConfig, begun by name), ctx, and the
 // configuration (validate's error); then it gives req a fresh launch id
 // when it has none, and checks that req.Dir, when set, is a directory (an
-// EUNAVAILABLE error).
+// error matching baton.ErrUnavailable).
 func Precheck(ctx context.Context, name string, req *engine.StartRequest, validate func(baton.EngineConfig) error) error {
 	if !Supported {
 		return baton.Errorf(engine.ErrUnsupportedConfig, "%s: %v", name, ErrUnsupported)
