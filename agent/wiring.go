@@ -186,12 +186,8 @@ type claudeServer struct {
 // reached over streamable HTTP at the endpoint with a's headers, or, with
 // a Bridge, launched as the bridge with a and the endpoint in its
 // environment (Access.Environ). The result holds the token. Errors:
-// ErrBadConfig for a name Claude Code would not accept (letters, digits,
-// '_' and '-' only) or a malformed Access.
+// ErrBadConfig for a malformed Access (newWiring has checked the name).
 func (w *Wiring) render(a mcpserver.Access) ([]byte, error) {
-	if !validName(w.opts.Name) {
-		return nil, baton.Errorf(ErrBadConfig, "server name %q: use letters, digits, '_' and '-'", w.opts.Name)
-	}
 	if a.Token.IsZero() || (a.Scope != mcpserver.ScopeReport && a.Scope != mcpserver.ScopeTarget) || a.Workspace == "" || a.Handoff == "" {
 		return nil, baton.Errorf(ErrBadConfig, "malformed access (scope %q)", a.Scope)
 	}

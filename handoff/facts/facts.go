@@ -40,22 +40,22 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	def := func(v *int, d int) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
-	def(&o.MaxFiles, defaultMaxFiles)
-	def(&o.MaxCommits, defaultMaxCommits)
-	def(&o.MaxDiffFiles, defaultMaxDiffFiles)
-	def(&o.MaxChecks, defaultMaxChecks)
+	orDefault(&o.MaxFiles, defaultMaxFiles)
+	orDefault(&o.MaxCommits, defaultMaxCommits)
+	orDefault(&o.MaxDiffFiles, defaultMaxDiffFiles)
+	orDefault(&o.MaxChecks, defaultMaxChecks)
+	orDefault(&o.Timeout, defaultTimeout)
 	if o.Git == "" {
 		o.Git = "git"
 	}
-	if o.Timeout <= 0 {
-		o.Timeout = defaultTimeout
-	}
 	return o
+}
+
+// orDefault sets *v to d unless it is positive.
+func orDefault[T int | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }
 
 // Check is one command or check the source session ran.

@@ -141,6 +141,17 @@ func (g *gatherer) run(args []string, sep byte, each func(rec []byte) error) err
 	return nil
 }
 
+// line runs git with args and returns the first line of its output,
+// trimmed.
+func (g *gatherer) line(args ...string) (string, error) {
+	var out string
+	err := g.run(args, '\n', func(rec []byte) error {
+		out = strings.TrimSpace(string(rec))
+		return errStop
+	})
+	return out, err
+}
+
 // status reads branch, HEAD, upstream and the uncommitted files. It reports
 // false, with a note, when the directory is not a repository or git failed.
 func (g *gatherer) status() bool {
@@ -220,11 +231,8 @@ const fieldSep = "\x1f"
 func (g *gatherer) commits(since time.Time) {
 	gf := &g.f.Git
 	after := "--since=" + since.UTC().Format(time.RFC3339)
-	var count int
-	err := g.run([]string{"rev-list", "--count", after, "HEAD"}, '\n', func(rec []byte) error {
-		count, _ = strconv.Atoi(strings.TrimSpace(string(rec)))
-		return nil
-	})
+	n, err := g.line("rev-list", "--count", after, "HEAD")
+	count, _ := strconv.Atoi(n)
 	if err == nil && count > 0 {
 		err = g.run([]string{"log", "-z", "-n", strconv.Itoa(g.o.MaxCommits), after, "--format=%H" + fieldSep + "%s" + fieldSep + "%an" + fieldSep + "%cI", "HEAD"}, 0,
 			func(rec []byte) error {
@@ -250,21 +258,16 @@ func (g *gatherer) commits(since time.Time) {
 func (g *gatherer) diff(since time.Time) {
 	gf := &g.f.Git
 	if gf.DiffBase == "" {
-		err := g.run([]string{"rev-list", "-1", "--before=" + since.UTC().Format(time.RFC3339), "HEAD"}, '\n', func(rec []byte) error {
-			gf.DiffBase = strings.TrimSpace(string(rec))
-			return errStop
-		})
+		base, err := g.line("rev-list", "-1", "--before="+since.UTC().Format(time.RFC3339), "HEAD")
 		if err != nil {
 			g.f.note("The diffstat was left out: " + err.Error() + ".")
 			return
 		}
-		if gf.DiffBase == "" {
+		if base == "" {
 			// Every commit is newer than the session: diff from nothing.
-			_ = g.run([]string{"hash-object", "-t", "tree", os.DevNull}, '\n', func(rec []byte) error {
-				gf.DiffBase = strings.TrimSpace(string(rec))
-				return errStop
-			})
+			base, _ = g.line("hash-object", "-t", "tree", os.DevNull)
 		}
+		gf.DiffBase = base
 	}
 	var files []DiffFile
 	omitted, changed, ins, del := 0, 0, 0, 0

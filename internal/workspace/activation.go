@@ -164,9 +164,6 @@ func Rollback(tx store.Tx, id baton.SessionID, reason string, now time.Time) err
 	if err := tx.PutSession(s); err != nil {
 		return err
 	}
-	if !ws.Ranked {
-		return refresh(tx, ws, now)
-	}
 	return settle(tx, ws, now)
 }
 
@@ -201,18 +198,13 @@ func refresh(tx store.Tx, ws store.Workspace, now time.Time) error {
 		return err
 	}
 	p := planRanking(ws, sessions)
-	if len(p.relink) <= maxInlineLinks {
-		for _, s := range p.relink {
-			if err := tx.PutSession(s); err != nil {
-				return err
-			}
+	ranked := len(p.relink) <= maxInlineLinks
+	for i := 0; ranked && i < len(p.relink); i++ {
+		if err := tx.PutSession(p.relink[i]); err != nil {
+			return err
 		}
-		ws.Running, ws.RankHead, ws.Ranked = p.running, p.head, true
-	} else {
-		ws.Running, ws.RankHead, ws.Ranked = nil, "", false
 	}
-	ws.ActivationCounter, ws.CurrentSession, ws.UpdatedAt = p.counter, p.current, now
-	return tx.PutWorkspace(ws)
+	return tx.PutWorkspace(p.apply(ws, ranked, now))
 }
 
 // ranking is what a workspace's sessions say it keeps.
@@ -222,6 +214,16 @@ type ranking struct {
 	head    baton.SessionID
 	current baton.SessionID
 	counter int64
+}
+
+// apply returns ws keeping p: its ranking too when ranked, else none.
+func (p ranking) apply(ws store.Workspace, ranked bool, now time.Time) store.Workspace {
+	ws.Running, ws.RankHead, ws.Ranked = nil, "", ranked
+	if ranked {
+		ws.Running, ws.RankHead = p.running, p.head
+	}
+	ws.ActivationCounter, ws.CurrentSession, ws.UpdatedAt = p.counter, p.current, now
+	return ws
 }
 
 // planRanking derives from a workspace's sessions (all of them) its

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/batonhq/baton"
@@ -43,18 +44,24 @@ func RecordActual(s *store.Session, a engine.Actual) bool {
 
 // LaunchGone marks launch id gone inside tx, once.
 func LaunchGone(tx store.Tx, id baton.LaunchID, reason string, now time.Time) error {
-	if id == "" {
-		return nil
-	}
-	l, err := tx.GetLaunch(id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err != nil || l.Gone {
+	l, ok, err := getLaunch(tx, id)
+	if !ok || l.Gone {
 		return err
 	}
 	l.Gone, l.EndReason, l.UpdatedAt = true, reason, now
 	return tx.PutLaunch(l)
+}
+
+// getLaunch reads the record of launch id; ok is false when it has none.
+func getLaunch(tx store.Tx, id baton.LaunchID) (l store.Launch, ok bool, err error) {
+	if id == "" {
+		return l, false, nil
+	}
+	l, err = tx.GetLaunch(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return l, false, nil
+	}
+	return l, err == nil, err
 }
 
 // RelaunchedSince reports, inside tx, whether session sid has a live
@@ -63,26 +70,23 @@ func LaunchGone(tx store.Tx, id baton.LaunchID, reason string, now time.Time) er
 // that was paused or whose process another node reaped) is no longer the
 // row's end. A launch with no record has none.
 func RelaunchedSince(tx store.Tx, sid baton.SessionID, id baton.LaunchID) (bool, error) {
-	if id == "" {
-		return false, nil
+	l, ok, err := getLaunch(tx, id)
+	if !ok {
+		return false, err
 	}
-	l, err := tx.GetLaunch(id)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	}
+	return liveOther(tx, l.Workspace, sid, id, l.CreatedAt)
+}
+
+// liveOther reports whether session sid of workspace ws has a live launch
+// other than id made no earlier than since.
+func liveOther(tx store.Tx, ws baton.WorkspaceID, sid baton.SessionID, id baton.LaunchID, since time.Time) (bool, error) {
+	live, err := tx.LiveLaunches(ws)
 	if err != nil {
 		return false, err
 	}
-	live, err := tx.LiveLaunches(l.Workspace)
-	if err != nil {
-		return false, err
-	}
-	for _, o := range live {
-		if o.Session == sid && o.ID != id && !o.CreatedAt.Before(l.CreatedAt) {
-			return true, nil
-		}
-	}
-	return false, nil
+	return slices.ContainsFunc(live, func(o store.Launch) bool {
+		return o.Session == sid && o.ID != id && !o.CreatedAt.Before(since)
+	}), nil
 }
 
 // EndReaped ends, inside tx, the row of reaped launch l's session when it
@@ -99,14 +103,8 @@ func EndReaped(tx store.Tx, l store.Launch, reason string, now time.Time) (bool,
 	case sess.Status != store.SessionRunning:
 		return false, nil
 	}
-	live, err := tx.LiveLaunches(l.Workspace)
-	if err != nil {
+	if again, err := liveOther(tx, l.Workspace, l.Session, l.ID, time.Time{}); err != nil || again {
 		return false, err
-	}
-	for _, o := range live {
-		if o.Session == l.Session && o.ID != l.ID {
-			return false, nil
-		}
 	}
 	sess.Status, sess.EndedAt, sess.EndReason = store.SessionEnded, now, reason
 	return true, RecordEnd(tx, sess, now)

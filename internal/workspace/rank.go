@@ -66,28 +66,20 @@ func setLinks(tx store.Tx, id baton.SessionID, change func(*store.Session)) erro
 	return tx.PutSession(s)
 }
 
-func setAbove(tx store.Tx, id, above baton.SessionID) error {
-	return setLinks(tx, id, func(s *store.Session) { s.RankAbove = above })
-}
-
-func setBelow(tx store.Tx, id, below baton.SessionID) error {
-	return setLinks(tx, id, func(s *store.Session) { s.RankBelow = below })
-}
-
 // unlink takes s out of the ranking list, rewriting its neighbours; s
 // itself is left for the caller to write.
 func unlink(tx store.Tx, ws *store.Workspace, s *store.Session) error {
 	a, b := s.RankAbove, s.RankBelow
 	switch {
 	case a != "":
-		if err := setBelow(tx, a, b); err != nil {
+		if err := setLinks(tx, a, func(n *store.Session) { n.RankBelow = b }); err != nil {
 			return err
 		}
 	case ws.RankHead == s.ID:
 		ws.RankHead = b
 	}
 	if b != "" {
-		if err := setAbove(tx, b, a); err != nil {
+		if err := setLinks(tx, b, func(n *store.Session) { n.RankAbove = a }); err != nil {
 			return err
 		}
 	}
@@ -107,12 +99,12 @@ func insertBelow(tx store.Tx, ws *store.Workspace, s *store.Session, above baton
 			return err
 		}
 		below = a.RankBelow
-		if err := setBelow(tx, above, s.ID); err != nil {
+		if err := setLinks(tx, above, func(n *store.Session) { n.RankBelow = s.ID }); err != nil {
 			return err
 		}
 	}
 	if below != "" {
-		if err := setAbove(tx, below, s.ID); err != nil {
+		if err := setLinks(tx, below, func(n *store.Session) { n.RankAbove = s.ID }); err != nil {
 			return err
 		}
 	}
@@ -121,63 +113,43 @@ func insertBelow(tx store.Tx, ws *store.Workspace, s *store.Session, above baton
 }
 
 // reposition moves s, in the list, to its place after its ranking key
-// changed (only a row at order 0 has a key that an end changes). It reads
-// s's neighbours, and the rows it passes when s moves.
-func reposition(tx store.Tx, ws *store.Workspace, s *store.Session) error {
-	above, below := s.RankAbove, s.RankBelow
-	moves := false
-	if above != "" {
-		a, err := tx.GetSession(above)
-		if err != nil {
-			return err
-		}
-		moves = moreCurrent(*s, a) < 0
-	}
-	if below != "" && !moves {
-		b, err := tx.GetSession(below)
-		if err != nil {
-			return err
-		}
-		moves = moreCurrent(b, *s) < 0
-	}
-	if !moves {
-		return nil
-	}
-	if err := unlink(tx, ws, s); err != nil {
-		return err
-	}
-	// Up while the row above ranks after s, then down while the row below
-	// ranks before it: the list without s is in order, so this ends at
-	// s's place.
+// changed (only a row at order 0 has a key that an end changes), and
+// writes s when it moved. It reads s's neighbours, and the rows it passes
+// when s moves: up while the row above ranks after s, else down while the
+// row below ranks before it (the list without s is in order, so this ends
+// at s's place).
+func reposition(tx store.Tx, ws *store.Workspace, s store.Session) error {
+	above, moved := s.RankAbove, false
 	for above != "" {
 		a, err := tx.GetSession(above)
 		if err != nil {
 			return err
 		}
-		if moreCurrent(*s, a) >= 0 {
+		if moreCurrent(s, a) >= 0 {
 			break
 		}
-		above = a.RankAbove
+		above, moved = a.RankAbove, true
 	}
-	next := ws.RankHead
-	if above != "" {
-		a, err := tx.GetSession(above)
-		if err != nil {
-			return err
-		}
-		next = a.RankBelow
-	}
-	for next != "" {
+	for next := s.RankBelow; !moved && next != ""; {
 		n, err := tx.GetSession(next)
 		if err != nil {
 			return err
 		}
-		if moreCurrent(n, *s) >= 0 {
+		if moreCurrent(n, s) >= 0 {
 			break
 		}
 		above, next = next, n.RankBelow
 	}
-	return insertBelow(tx, ws, s, above)
+	if !moved && above == s.RankAbove {
+		return nil
+	}
+	if err := unlink(tx, ws, &s); err != nil {
+		return err
+	}
+	if err := insertBelow(tx, ws, &s, above); err != nil {
+		return err
+	}
+	return tx.PutSession(s)
 }
 
 // setRunning puts id in ws's running list or takes it out.
@@ -198,28 +170,35 @@ func setRunning(ws *store.Workspace, id baton.SessionID, running bool) {
 // current running session, else the head of the ranking list. It reads
 // the running sessions only.
 func current(tx store.Tx, ws store.Workspace) (baton.SessionID, error) {
-	var best store.Session
-	found := false
+	running, err := runningRows(tx, ws)
+	if err != nil || len(running) == 0 {
+		return ws.RankHead, err
+	}
+	return slices.MinFunc(running, moreCurrent).ID, nil
+}
+
+// runningRows reads the sessions of ws's running list that still exist.
+func runningRows(tx store.Tx, ws store.Workspace) ([]store.Session, error) {
+	var running []store.Session
 	for _, id := range ws.Running {
 		s, err := tx.GetSession(id)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		if !found || moreCurrent(s, best) < 0 {
-			best, found = s, true
-		}
+		running = append(running, s)
 	}
-	if found {
-		return best.ID, nil
-	}
-	return ws.RankHead, nil
+	return running, nil
 }
 
-// settle sets ws's current session from what it keeps and writes it.
+// settle sets ws's current session from what it keeps and writes it; a
+// workspace that keeps none of it is refreshed instead.
 func settle(tx store.Tx, ws store.Workspace, now time.Time) error {
+	if !ws.Ranked {
+		return refresh(tx, ws, now)
+	}
 	cur, err := current(tx, ws)
 	if err != nil {
 		return err
@@ -245,14 +224,8 @@ func RecordEnd(tx store.Tx, s store.Session, now time.Time) error {
 	}
 	setRunning(&ws, s.ID, false)
 	if s.ActivationOrder == 0 && linked(ws, s) {
-		was := s
-		if err := reposition(tx, &ws, &s); err != nil {
+		if err := reposition(tx, &ws, s); err != nil {
 			return err
-		}
-		if s.RankAbove != was.RankAbove || s.RankBelow != was.RankBelow {
-			if err := tx.PutSession(s); err != nil {
-				return err
-			}
 		}
 	}
 	return settle(tx, ws, now)
@@ -268,9 +241,6 @@ func Recompute(tx store.Tx, wsID baton.WorkspaceID, now time.Time) error {
 	ws, err := GetWorkspace(tx, wsID)
 	if err != nil {
 		return err
-	}
-	if !ws.Ranked {
-		return refresh(tx, ws, now)
 	}
 	return settle(tx, ws, now)
 }
@@ -288,16 +258,9 @@ const maxResumeWalk = 8
 func ImplicitResume(tx store.Tx, ws store.Workspace, cfg baton.EngineConfig) (store.Session, bool, error) {
 	keep := func(s store.Session) bool { return s.NativeID != "" && s.Config.SameAccount(cfg) }
 	if ws.Ranked {
-		var running []store.Session
-		for _, id := range ws.Running {
-			s, err := tx.GetSession(id)
-			if errors.Is(err, store.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return store.Session{}, false, err
-			}
-			running = append(running, s)
+		running, err := runningRows(tx, ws)
+		if err != nil {
+			return store.Session{}, false, err
 		}
 		if s, ok := selectBest(running, keep); ok {
 			return s, true, nil
@@ -373,9 +336,7 @@ func RankAll(ctx context.Context, st store.Store, now func() time.Time) error {
 					}
 				}
 				done = true
-				ws.Running, ws.RankHead, ws.Ranked = p.running, p.head, true
-				ws.ActivationCounter, ws.CurrentSession, ws.UpdatedAt = p.counter, p.current, now()
-				return tx.PutWorkspace(ws)
+				return tx.PutWorkspace(p.apply(ws, true, now()))
 			})
 			if err != nil {
 				return err

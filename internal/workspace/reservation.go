@@ -13,10 +13,7 @@ import (
 // (the zero token is "no owner"). Otherwise ErrStaleEpoch (the owner of an
 // older take) or ErrWorkspaceBusy.
 func CheckWritable(tx store.Tx, ws baton.WorkspaceID, token baton.Token, epoch int64) error {
-	r, err := tx.GetReservation(ws)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
+	r, err := getReservation(tx, ws)
 	if err != nil {
 		return err
 	}
@@ -44,11 +41,18 @@ type Owner struct {
 
 // Reserved reports whether the workspace's reservation is held.
 func Reserved(tx store.Tx, ws baton.WorkspaceID) (bool, error) {
+	r, err := getReservation(tx, ws)
+	return r.Held, err
+}
+
+// getReservation reads the workspace's reservation: the zero one, not
+// held, when it has none.
+func getReservation(tx store.Tx, ws baton.WorkspaceID) (store.Reservation, error) {
 	r, err := tx.GetReservation(ws)
 	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
+		return store.Reservation{}, nil
 	}
-	return r.Held, err
+	return r, err
 }
 
 // Lease names the process that drives a reserved workspace's transfer: its
@@ -76,15 +80,12 @@ func Incarnation(st store.Store) string {
 // returns the new owner token and its epoch; only the token's hash is
 // stored.
 func Take(tx store.Tx, ws baton.WorkspaceID, h baton.HandoffID, lease Lease, now time.Time) (baton.Token, int64, error) {
-	r, err := tx.GetReservation(ws)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	r, err := getReservation(tx, ws)
+	if err != nil {
 		return baton.Token{}, 0, err
 	}
 	tok := baton.NewToken()
-	r.Workspace = ws
-	r.Held = true
-	r.Handoff = h
-	r.Owner = tok.Hash()
+	r.Workspace, r.Held, r.Handoff, r.Owner = ws, true, h, tok.Hash()
 	r.Epoch++
 	r.LeaseHolder, r.LeaseStore, r.LeaseExpires = lease.Holder, lease.Store, lease.Expires
 	r.UpdatedAt = now
@@ -97,19 +98,11 @@ func Take(tx store.Tx, ws baton.WorkspaceID, h baton.HandoffID, lease Lease, now
 // Release releases the workspace's reservation if handoff h holds it. The
 // row stays, so the epoch keeps growing across takes.
 func Release(tx store.Tx, ws baton.WorkspaceID, h baton.HandoffID, now time.Time) error {
-	r, err := tx.GetReservation(ws)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
+	r, err := getReservation(tx, ws)
+	if err != nil || !r.Held || r.Handoff != h {
 		return err
 	}
-	if !r.Held || r.Handoff != h {
-		return nil
-	}
-	r.Held = false
-	r.Owner = baton.TokenHash{}
+	r.Held, r.Owner, r.UpdatedAt = false, baton.TokenHash{}, now
 	r.LeaseHolder, r.LeaseStore, r.LeaseExpires = "", "", time.Time{}
-	r.UpdatedAt = now
 	return tx.PutReservation(r)
 }
