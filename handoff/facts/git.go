@@ -79,6 +79,7 @@ func env() []string {
 func (g *gatherer) run(args []string, sep byte, each func(rec []byte) error) error {
 	ctx, cancel := context.WithTimeout(g.ctx, g.o.Timeout)
 	defer cancel()
+	timedOut := fmt.Errorf("git %s took longer than %v", args[0], g.o.Timeout)
 	cmd := exec.CommandContext(ctx, g.bin, append([]string{"--no-pager", "-c", "core.quotepath=off"}, args...)...)
 	cmd.Dir = g.dir
 	cmd.Env = env()
@@ -91,30 +92,17 @@ func (g *gatherer) run(args []string, sep byte, each func(rec []byte) error) err
 	}
 	if err := cmd.Start(); err != nil {
 		if ctx.Err() != nil && g.ctx.Err() == nil {
-			return fmt.Errorf("git %s took longer than %v", args[0], g.o.Timeout)
+			return timedOut
 		}
 		return errors.New("git could not run in " + g.dir + ": " + err.Error())
 	}
 	r := bufio.NewReaderSize(out, 64<<10)
 	var perr error
-	for {
-		rec, err := r.ReadSlice(sep)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A record longer than the buffer (a path of 64 KiB?): read it
-			// whole, once.
-			rest, err2 := r.ReadBytes(sep)
-			rec, err = append(append([]byte(nil), rec...), rest...), err2
-		}
-		if len(rec) > 0 && rec[len(rec)-1] == sep {
-			rec = rec[:len(rec)-1]
-		}
-		if len(rec) > 0 || err == nil {
-			if perr = each(rec); perr != nil {
-				break
-			}
-		}
-		if err != nil {
-			break
+	for err := error(nil); perr == nil && err == nil; {
+		var rec []byte
+		rec, err = r.ReadBytes(sep)
+		if rec, ok := bytes.CutSuffix(rec, []byte{sep}); ok || len(rec) > 0 {
+			perr = each(rec)
 		}
 	}
 	if perr != nil {
@@ -128,7 +116,7 @@ func (g *gatherer) run(args []string, sep byte, each func(rec []byte) error) err
 	case errors.Is(perr, errStop):
 		return nil
 	case ctx.Err() != nil && g.ctx.Err() == nil:
-		return fmt.Errorf("git %s took longer than %v", args[0], g.o.Timeout)
+		return timedOut
 	case g.ctx.Err() != nil:
 		return errors.New("gathering was cancelled")
 	case werr != nil:
