@@ -45,12 +45,6 @@ func (h transcriptHistory) Events(ctx context.Context, from int64, n int) (evs [
 	return t.Events(ctx, from, n)
 }
 
-// transcriptFiles is an engine that keeps each session's transcript in a
-// file of package exec's format: exec's engines and package acp's.
-type transcriptFiles interface {
-	TranscriptPath(sid baton.SessionID) string
-}
-
 // history returns the function mcpserver.Config.History wants: the
 // handoff's source session, read from its transcript in the engine of reg
 // its configuration names (SourceConfig.Engine), when that engine keeps
@@ -69,7 +63,9 @@ func history(co *handoff.Coordinator, reg *engine.Registry) func(ctx context.Con
 			return nil, baton.Errorf(mcpserver.ErrNoHistory, "the handoff %s has no source session", id)
 		}
 		e, _ := reg.Lookup(h.SourceConfig.Engine)
-		files, ok := e.(transcriptFiles)
+		// An engine that keeps each session's transcript in a file of
+		// package exec's format: exec's engines and package acp's.
+		files, ok := e.(interface{ TranscriptPath(baton.SessionID) string })
 		if !ok {
 			return nil, baton.Errorf(mcpserver.ErrNoHistory, "the source session %s ran on the engine %q, which keeps no transcript here", h.SourceSession, h.SourceConfig.Engine)
 		}

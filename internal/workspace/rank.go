@@ -266,10 +266,7 @@ func ImplicitResume(tx store.Tx, ws store.Workspace, cfg baton.EngineConfig) (st
 			return s, true, nil
 		}
 		id := ws.RankHead
-		for range maxResumeWalk {
-			if id == "" {
-				return store.Session{}, false, nil
-			}
+		for i := 0; id != "" && i < maxResumeWalk; i++ {
 			s, err := tx.GetSession(id)
 			if err != nil {
 				return store.Session{}, false, err
