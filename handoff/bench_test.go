@@ -189,7 +189,7 @@ func BenchmarkTransition(b *testing.B) {
 		in := input{trigger: triggerSubmitReport, report: "# Report\nbenchmark"}
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, _, err := e.co.apply(e.ctx, string(h.ID), in, nil); err != nil {
+			if _, _, err := e.co.apply(e.ctx, h.ID, in, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -199,12 +199,12 @@ func BenchmarkTransition(b *testing.B) {
 		e := newBenchEnv(b, true)
 		h := e.generating(b)
 		in := input{trigger: triggerShutdown, confirmed: true, errMsg: "interrupted by the benchmark"}
-		if _, _, err := e.co.apply(e.ctx, string(h.ID), in, pendingOnly); err != nil {
+		if _, _, err := e.co.apply(e.ctx, h.ID, in, pendingOnly); err != nil {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
 		for b.Loop() {
-			got, _, err := e.co.apply(e.ctx, string(h.ID), in, pendingOnly)
+			got, _, err := e.co.apply(e.ctx, h.ID, in, pendingOnly)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -4,9 +4,13 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/store"
 )
 
 // DefaultBriefing builds the target's prompt with recap.HandoffPrompt from
@@ -24,18 +28,9 @@ import (
 // function to WithBriefing. Errors: ctx's, when it ended while the
 // transcript was read.
 func DefaultBriefing(ctx context.Context, in BriefingInput) (string, error) {
-	r := recapInput(in)
-	return workspace.Replay(ctx, in.Conversation, r.Conversation, func(c recap.Input) string {
-		r.Conversation = c
-		return recap.HandoffPrompt(r)
-	})
-}
-
-// recapInput is the recap.HandoffInput the records alone give for in: its
-// Conversation has no events (DefaultBriefing replays in.Conversation into
-// it), and says why the conversation or the report is left out when
-// in.Handoff.Share withholds them.
-func recapInput(in BriefingInput) recap.HandoffInput {
+	// What the records alone give: the conversation has no events yet (it
+	// is replayed from in.Conversation), and says why the conversation or
+	// the report is left out when in.Handoff.Share withholds them.
 	r := recap.HandoffInput{
 		Title:        "handoff " + string(in.Handoff.ID) + " (attempt " + strconv.Itoa(in.Handoff.Attempt) + ")",
 		Mission:      in.Workspace.Mission,
@@ -54,5 +49,40 @@ func recapInput(in BriefingInput) recap.HandoffInput {
 		r.Source = recap.SessionRef{ID: string(s.ID), Engine: s.Config.Engine, Model: s.Config.Model, NativeID: s.NativeID,
 			ActualModel: s.ActualModel, EngineVersion: s.EngineVersion}
 	}
-	return r
+	return workspace.Replay(ctx, in.Conversation, r.Conversation, func(c recap.Input) string {
+		r.Conversation = c
+		return recap.HandoffPrompt(r)
+	})
+}
+
+// WithFacts sets how a transfer's facts are gathered beside the report
+// (default: none): gather returns the facts of the workspace's root since
+// the source session started (or, without a source, since the transfer was
+// created), rendered as Markdown; facts.Func of package handoff/facts
+// gathers git state. It runs in the driver, outside any store
+// transaction, just before the transfer enters starting; what it returns is
+// stored on the handoff (Handoff.Facts) in that transition's commit and
+// given to the briefing. It must be bounded in time and size, and should
+// return a short honest line rather than nothing when it cannot tell.
+func WithFacts(gather func(ctx context.Context, root string, since time.Time) string) Option {
+	return func(co *Coordinator) { co.given.Add("WithFacts"); co.facts = gather }
+}
+
+// gatherFacts runs the WithFacts gatherer for h, if any.
+func (c *Coordinator) gatherFacts(ctx context.Context, h store.Handoff) string {
+	if c.facts == nil {
+		return ""
+	}
+	in, err := c.briefingInput(ctx, h)
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log.Warn("gathering handoff facts failed", zap.String("handoff", string(h.ID)), zap.Error(err))
+		}
+		return ""
+	}
+	since := in.Handoff.CreatedAt
+	if in.Source != nil && !in.Source.StartedAt.IsZero() {
+		since = in.Source.StartedAt
+	}
+	return c.facts(ctx, in.Workspace.Root, since)
 }

@@ -3,6 +3,8 @@ package handoff
 import (
 	"context"
 	"errors"
+	"iter"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +21,7 @@ import (
 	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/transcript"
 )
 
 const (
@@ -206,9 +209,7 @@ func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator
 		return nil, baton.Errorf(baton.ErrInvalid, "handoff.New: nil store or engine registry")
 	}
 	c := &Coordinator{
-		store: st, engines: engines, clock: clock.Real{}, log: zap.NewNop(),
-		id: ids.New("coord"), genTimeout: defaultGenerationTimeout, readyTime: engine.DefaultReadyTimeout,
-		leaseTTL: defaultLeaseTTL, poll: defaultPollInterval, briefing: DefaultBriefing,
+		store: st, engines: engines, id: ids.New("coord"), briefing: DefaultBriefing,
 		drivers: map[baton.HandoffID]*driver{}, stopping: map[baton.HandoffID]bool{}, took: map[baton.HandoffID]context.CancelFunc{},
 	}
 	for _, o := range opts {
@@ -286,7 +287,12 @@ func (c *Coordinator) observe(t machineTrigger, h store.Handoff) {
 	}
 }
 
-func (c *Coordinator) live() error {
+// live refuses a call with a nil context (ErrInvalidRequest) or once the
+// Coordinator is shut down (ErrClosed).
+func (c *Coordinator) live(ctx context.Context) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -294,8 +300,6 @@ func (c *Coordinator) live() error {
 	}
 	return nil
 }
-
-func handoffID(s string) baton.HandoffID { return baton.HandoffID(s) }
 
 // notFound maps a store miss to ErrNotFound.
 func notFound(err error) error {
@@ -310,4 +314,99 @@ func checkCtx(ctx context.Context) error {
 		return baton.Errorf(ErrInvalidRequest, "nil context")
 	}
 	return nil
+}
+
+// Errors returned by the Coordinator. Each is an *baton.Error: match it with
+// errors.Is, or its code with baton.ErrorCode. The method that returns one
+// says so in its documentation.
+var (
+	// ErrInvalidRequest: malformed input (request id, configuration, action,
+	// report text, nil context). Nothing happened.
+	ErrInvalidRequest = baton.NewError(baton.ErrInvalid, "invalid handoff request")
+	// ErrIdempotencyMismatch: the request id was used before with another
+	// request (another fingerprint).
+	ErrIdempotencyMismatch = baton.NewError(baton.ErrConflict, "request id already used with a different request")
+	// ErrTransferPending: another handoff is pending in the workspace.
+	ErrTransferPending = baton.NewError(baton.ErrConflict, "another session transfer is pending in this workspace")
+	// ErrSourceChanged: the request's source session is not the workspace's
+	// current session any more.
+	ErrSourceChanged = baton.NewError(baton.ErrConflict, "the source session is no longer the workspace's current session")
+	// ErrNotFound: no such handoff in that workspace (a handoff of another
+	// workspace is not found either).
+	ErrNotFound = baton.NewError(baton.ErrNotFound, "handoff not found")
+	// ErrNativeUnsupported: a native-path request (Request.Native) whose
+	// target engine cannot carry the source's native session.
+	ErrNativeUnsupported = baton.NewError(baton.ErrUnsupported, "the target engine cannot carry the source's native session")
+	// ErrTransferRunning: retry or skip while the transfer is still running.
+	ErrTransferRunning = baton.NewError(baton.ErrConflict, "the transfer is still running")
+	// ErrStopUnconfirmed: retry or skip while a stop was not confirmed: a
+	// process may still run; Stop again first.
+	ErrStopUnconfirmed = baton.NewError(baton.ErrConflict, "a stop was not confirmed; stop again before retrying")
+	// ErrGenerationInactive: a report for a handoff that is not generating a
+	// report (or not any more).
+	ErrGenerationInactive = baton.NewError(baton.ErrConflict, "no report is being generated for this handoff")
+	// ErrTokenRejected: a report with a token that is not the current
+	// attempt's generation token.
+	ErrTokenRejected = baton.NewError(baton.ErrConflict, "generation token rejected")
+	// ErrReportConflict: a different report was already stored for this
+	// attempt (the same text again is accepted).
+	ErrReportConflict = baton.NewError(baton.ErrConflict, "a different report was already submitted")
+	// ErrClosed: the Coordinator was shut down.
+	ErrClosed = baton.NewError(baton.ErrUnavailable, "coordinator shut down")
+)
+
+// errStaleAttempt refuses an engine callback of an attempt that is not the
+// current one, or that arrived after a Stop was requested: never applied.
+var errStaleAttempt = baton.NewError(baton.ErrStale, "callback of a stale attempt refused")
+
+// supervisor is what the Coordinator needs of its session service beyond
+// the service's public API: the table of processes both launch through,
+// the reaping of earlier processes' launches and the records of ends.
+// Package session hands it over through the workspace.Link its Service
+// embeds, so neither package exports it.
+type supervisor interface {
+	// Launch starts an engine process in a workspace under the
+	// workspace's rules (one process at most; the owner's fence checked
+	// before the spawn and again after it).
+	Launch(ctx context.Context, req workspace.LaunchRequest) (engine.Process, error)
+	// Halt stops the workspace's process and records its end.
+	Halt(ctx context.Context, ws baton.WorkspaceID) (engine.StopOutcome, error)
+	// HaltDeferred is Halt leaving the end to the caller's transaction.
+	HaltDeferred(ctx context.Context, ws baton.WorkspaceID) (engine.StopOutcome, *workspace.End, error)
+	// ExitEnd is the end of a process launched with KeepRecord.
+	ExitEnd(launch baton.LaunchID, st engine.ExitStatus) *workspace.End
+	// RecordEnd records the end of a session's process in a commit of its
+	// own.
+	RecordEnd(id baton.SessionID, launch baton.LaunchID, st engine.ExitStatus)
+	// CloseUnspawned closes, inside tx, handoff h's launches the service
+	// recorded but is not running.
+	CloseUnspawned(tx store.Tx, ws baton.WorkspaceID, h baton.HandoffID) error
+	// Reap confirms gone the live launches of earlier processes.
+	Reap(ctx context.Context, ws baton.WorkspaceID, keep func(holder string) bool) (workspace.ReapResult, error)
+	// Reconcile reaps every earlier launch and ends the rows a crash left
+	// running; it returns what it reaped and how many rows it ended.
+	Reconcile(ctx context.Context) (workspace.ReapResult, int, error)
+	// Conversation is a session's conversation, for a briefing.
+	Conversation(ctx context.Context, sid baton.SessionID) (iter.Seq2[transcript.Event, error], string, error)
+	// InstanceID and Host are what the service writes in launch records.
+	InstanceID() string
+	Host() string
+	// Store is the store the service writes to.
+	Store() store.Store
+	// Clock, Logger and BaseID are the service's options
+	// (BaseID its instance id without the suffix of its own): a
+	// Coordinator sharing the service uses them.
+	Clock() clock.Clock
+	Logger() *zap.Logger
+	BaseID() string
+	// Close closes the service.
+	Close(ctx context.Context) error
+}
+
+// public is the row h as a Coordinator returns it: the hash of the
+// generation token left out (zero), its history a copy of its own.
+func public(h store.Handoff) store.Handoff {
+	h.GenerationToken = baton.TokenHash{}
+	h.History = slices.Clone(h.History)
+	return h
 }

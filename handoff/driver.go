@@ -49,15 +49,6 @@ func (c *Coordinator) startDriver(h store.Handoff, owner workspace.Owner) {
 	go c.drive(ctx, d, h, owner)
 }
 
-// cancelDriver stops the driver of a handoff, if any, without waiting.
-func (c *Coordinator) cancelDriver(id baton.HandoffID) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if d, ok := c.drivers[id]; ok {
-		d.cancel()
-	}
-}
-
 // drive runs the steps of attempt h.Attempt, starting from h, the row the
 // transaction that started it committed. Each step starts from the row
 // the previous step's transition committed, without reading it again: a
@@ -111,10 +102,10 @@ func (c *Coordinator) drive(ctx context.Context, d *driver, h store.Handoff, own
 			}
 			return
 		}
-		if f != nil && !f.genToken.IsZero() {
-			gen = f.genToken
-		}
 		if f != nil {
+			if !f.genToken.IsZero() {
+				gen = f.genToken
+			}
 			launch = f.launch
 			h, fresh = f.row, true
 		}
@@ -165,8 +156,7 @@ func (c *Coordinator) stepStop(ctx context.Context, h store.Handoff) (*fire, err
 		// same commit.
 		in.facts = c.gatherFacts(ctx, h)
 	}
-	_, f, err := c.event(ctx, string(h.ID), h.Attempt, in)
-	return f, err
+	return c.event(ctx, h, in)
 }
 
 func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner workspace.Owner, gen baton.Token, launch baton.LaunchID) (*fire, error) {
@@ -175,8 +165,7 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner w
 		if exit.Clean() {
 			in.facts = c.gatherFacts(ctx, h)
 		}
-		_, f, err := c.event(ctx, string(h.ID), h.Attempt, in)
-		return f, err
+		return c.event(ctx, h, in)
 	}
 	if gen.IsZero() {
 		return ended(engine.ExitStatus{Err: errors.New("generation token lost")}, "the report-only turn was armed by another process", nil)
@@ -240,8 +229,7 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner w
 		if out.Confirmed() {
 			in.facts = c.gatherFacts(ctx, h)
 		}
-		_, f, err := c.event(ctx, string(h.ID), h.Attempt, in)
-		return f, err
+		return c.event(ctx, h, in)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -256,8 +244,7 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner work
 		if !out.Confirmed() {
 			msg += fmt.Sprintf("; the target's stop was not confirmed (%s%s)", out, errSuffix(herr))
 		}
-		_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: triggerTargetFailed, confirmed: out.Confirmed(), errMsg: msg})
-		return f, err
+		return c.event(ctx, h, input{trigger: triggerTargetFailed, confirmed: out.Confirmed(), errMsg: msg})
 	}
 	// One read gives the briefing its records and the launch its
 	// workspace.
@@ -285,7 +272,8 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner work
 	if h.Native {
 		// The native path: the source's own conversation, resumed under
 		// the target configuration (its row carries the native id).
-		t, err := c.session(ctx, target)
+		var t store.Session
+		err := c.store.View(ctx, func(tx store.Tx) (err error) { t, err = tx.GetSession(target); return err })
 		if err != nil {
 			return failed("the target session could not be read: " + err.Error())
 		}
@@ -316,8 +304,7 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner work
 		return failed(fmt.Sprintf("the target did not confirm readiness within %s", c.readyTime))
 	}
 	if err == nil {
-		_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: triggerTargetReady, nativeID: native, actual: p.Actual()})
-		return f, err
+		return c.event(ctx, h, input{trigger: triggerTargetReady, nativeID: native, actual: p.Actual()})
 	}
 	if errors.Is(err, engine.ErrExitedBeforeReady) {
 		select {
@@ -329,17 +316,11 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner work
 		// transfer; a target stopped before it was ready (by a stop not of
 		// this driver's making) did not finish its first turn.
 		if exit := p.Exit(); exit.Clean() && !exit.Stopped {
-			_, f, err := c.event(ctx, string(h.ID), h.Attempt, input{trigger: triggerTargetExited, exit: exit, actual: p.Actual()})
-			return f, err
+			return c.event(ctx, h, input{trigger: triggerTargetExited, exit: exit, actual: p.Actual()})
 		}
 		return failed("the target exited before it was ready: " + describeExit(p.Exit()))
 	}
 	return failed("the target was not ready: " + err.Error())
-}
-
-func (c *Coordinator) session(ctx context.Context, id baton.SessionID) (s store.Session, err error) {
-	err = c.store.View(ctx, func(tx store.Tx) error { s, err = tx.GetSession(id); return err })
-	return s, err
 }
 
 // publish writes the attempt's prompt document, when the workspace has a
@@ -434,10 +415,7 @@ func (c *Coordinator) follow(ctx context.Context, id baton.HandoffID, ws baton.W
 		case err == nil && h.State.Terminal():
 			// Settled, perhaps by another process: nothing left to follow.
 			c.mu.Lock()
-			if stop, ok := c.took[id]; ok {
-				stop()
-				delete(c.took, id)
-			}
+			c.untake(id)
 			c.mu.Unlock()
 			return
 		case err != nil:
@@ -445,9 +423,4 @@ func (c *Coordinator) follow(ctx context.Context, id baton.HandoffID, ws baton.W
 		}
 		c.serveRequested(ctx, h)
 	}
-}
-
-func (c *Coordinator) reservation(ctx context.Context, ws baton.WorkspaceID) (r store.Reservation, err error) {
-	err = c.store.View(ctx, func(tx store.Tx) error { r, err = tx.GetReservation(ws); return err })
-	return r, err
 }

@@ -24,7 +24,7 @@ func beginCreate(ctx context.Context, _ ...any) error {
 	f := fireOf(ctx)
 	r := f.req
 	*f.h = store.Handoff{
-		ID: handoffID(f.id), Workspace: r.Workspace, RequestID: r.RequestID, Fingerprint: f.fp,
+		ID: f.id, Workspace: r.Workspace, RequestID: r.RequestID, Fingerprint: f.fp,
 		State: f.h.State, Attempt: 1, SourceSession: r.SourceSession, TargetConfig: r.Target,
 		GenerateSummary: r.GenerateSummary, Native: r.Native, CreatedAt: f.now,
 	}
@@ -41,7 +41,7 @@ func beginCreate(ctx context.Context, _ ...any) error {
 }
 
 func take(f *fire) error {
-	tok, epoch, err := workspace.Take(f.tx, f.h.Workspace, f.h.ID, f.c.lease(f.now), f.now)
+	tok, epoch, err := workspace.Take(f.tx, f.h.Workspace, f.h.ID, workspace.Lease{Holder: f.c.id, Store: f.c.incarnation, Expires: f.now.Add(f.c.leaseTTL)}, f.now)
 	f.owner = workspace.Owner{Token: tok, Epoch: epoch}
 	return err
 }
@@ -49,10 +49,8 @@ func take(f *fire) error {
 func beginRetry(ctx context.Context, _ ...any) error {
 	f := fireOf(ctx)
 	f.h.Attempt++
-	f.h.StopRequested = false
-	f.h.Error = ""
+	f.h.StopRequested, f.h.Error, f.h.ReportPath = false, "", ""
 	f.h.TargetSession = ""
-	f.h.ReportPath = ""
 	return take(f)
 }
 
@@ -177,15 +175,11 @@ func enterFailed(ctx context.Context, _ ...any) error {
 
 func enterInterrupted(ctx context.Context, _ ...any) error {
 	f := fireOf(ctx)
-	if f.trigger == triggerReconcile {
-		// Every launch of the dead process was confirmed gone, or not:
-		// that is now the whole truth.
-		f.h.StopUnconfirmed = !f.confirmed
-	}
+	// Only Reconcile (every launch of the dead process was confirmed
+	// gone, or not) and Shutdown (it stopped what this process runs
+	// there) enter it: whether that stop was confirmed is now the whole truth.
+	f.h.StopUnconfirmed = !f.confirmed
 	if f.trigger == triggerShutdown {
-		// Shutdown stopped what this process runs there: whether that
-		// stop was confirmed is now the whole truth.
-		f.h.StopUnconfirmed = !f.confirmed
 		f.h.StopRequested = false
 	}
 	return settle(f)

@@ -29,8 +29,8 @@ type input struct {
 	report    string // SubmitReport: trimmed text
 	facts     string // triggers that may enter starting: the gathered facts
 	req       Request
-	id        string // Create: the new handoff's id
-	fp        string // Create: the request's fingerprint
+	id        baton.HandoffID // Create: the new handoff's id
+	fp        string          // Create: the request's fingerprint
 	// end is a process end left to this firing (the supervisor's HaltDeferred,
 	// the supervisor's ExitEnd): recorded in its transaction when it
 	// commits, so that the end costs no commit of its own.
@@ -72,20 +72,12 @@ type unchanged struct{ h store.Handoff }
 
 func (u *unchanged) Error() string { return "handoff: " + string(u.h.ID) + " unchanged" }
 
-// isUnchanged reports whether err is an *unchanged, and its row.
-func isUnchanged(err error) (store.Handoff, bool) {
-	var u *unchanged
-	if errors.As(err, &u) {
-		return u.h, true
-	}
-	return store.Handoff{}, false
-}
-
 // apply runs in: inside one Update it loads the handoff (or starts a new one
 // for Create) into f.row, lets check refuse it (check may also adjust the
 // trigger and its input: it runs again on a store retry), fires the trigger
-// and writes the row. It returns the committed row and the firing's outputs.
-func (c *Coordinator) apply(ctx context.Context, id string, in input, check func(f *fire) error) (store.Handoff, *fire, error) {
+// and writes the row. It returns the committed row and the firing's outputs,
+// or, when check answered unchanged, that row as it is and a nil firing.
+func (c *Coordinator) apply(ctx context.Context, id baton.HandoffID, in input, check func(f *fire) error) (store.Handoff, *fire, error) {
 	// One allocation holds the firing, its input and the row; the closure
 	// captures only f, so in and the row do not escape separately.
 	f := &fire{input: in}
@@ -96,7 +88,7 @@ func (c *Coordinator) apply(ctx context.Context, id string, in input, check func
 		f.h = &f.row
 		if f.trigger != triggerCreate {
 			var err error
-			if f.row, err = tx.GetHandoff(handoffID(id)); err != nil {
+			if f.row, err = tx.GetHandoff(id); err != nil {
 				return notFound(err)
 			}
 		}
@@ -117,11 +109,11 @@ func (c *Coordinator) apply(ctx context.Context, id string, in input, check func
 			return f.srcErr
 		}
 		f.row.UpdatedAt = f.now
-		if f.trigger == triggerCreate {
-			return tx.PutHandoff(f.row)
-		}
 		return tx.PutHandoff(f.row)
 	})
+	if u := (*unchanged)(nil); errors.As(err, &u) {
+		return u.h, nil, nil
+	}
 	if err != nil {
 		return store.Handoff{}, nil, err
 	}
@@ -139,10 +131,7 @@ func (c *Coordinator) noteTake(f *fire) {
 	id := f.row.ID
 	switch {
 	case f.row.State.Terminal():
-		if stop, ok := c.took[id]; ok {
-			stop()
-			delete(c.took, id)
-		}
+		c.untake(id)
 	case !f.owner.Token.IsZero():
 		if _, ok := c.took[id]; ok || c.closed {
 			return
@@ -151,6 +140,15 @@ func (c *Coordinator) noteTake(f *fire) {
 		c.took[id] = stop
 		c.wg.Add(1)
 		go c.follow(ctx, id, f.row.Workspace)
+	}
+}
+
+// untake forgets, under c.mu, that this Coordinator took handoff id's
+// reservation, and stops following it.
+func (c *Coordinator) untake(id baton.HandoffID) {
+	if stop, ok := c.took[id]; ok {
+		stop()
+		delete(c.took, id)
 	}
 }
 
@@ -205,15 +203,16 @@ func isActive(s store.HandoffState) bool {
 	return s == store.StateStopping || s == store.StateGenerating || s == store.StateStarting
 }
 
-// event applies an engine trigger of attempt; a refusal is errStaleAttempt.
-// The process end the input carries is finished either way: recorded with
-// the trigger, or committed alone when the trigger is refused.
-func (c *Coordinator) event(ctx context.Context, id string, attempt int, in input) (store.Handoff, *fire, error) {
-	in.attempt = attempt
-	h, f, err := c.apply(ctx, id, in, c.engineCheck(attempt))
+// event applies an engine trigger of h's attempt; a refusal is
+// errStaleAttempt. The process end the input carries is finished either
+// way: recorded with the trigger, or committed alone when the trigger is
+// refused.
+func (c *Coordinator) event(ctx context.Context, h store.Handoff, in input) (*fire, error) {
+	in.attempt = h.Attempt
+	_, f, err := c.apply(ctx, h.ID, in, c.engineCheck(h.Attempt))
 	in.end.Finish(err == nil)
 	if errors.Is(err, errNotPermitted) {
 		err = errStaleAttempt
 	}
-	return h, f, err
+	return f, err
 }

@@ -8,7 +8,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/store"
 )
 
@@ -36,11 +35,6 @@ func (c *Coordinator) renewLoop() {
 	}
 }
 
-// lease is the runtime lease this Coordinator takes at now.
-func (c *Coordinator) lease(now time.Time) workspace.Lease {
-	return workspace.Lease{Holder: c.id, Store: c.incarnation, Expires: now.Add(c.leaseTTL)}
-}
-
 // renewLeases extends every lease this Coordinator holds to now+TTL and
 // returns how many it renewed. It costs O(pending handoffs). The leases
 // are found in a View, and renewed in one Update that touches only the
@@ -49,17 +43,7 @@ func (c *Coordinator) lease(now time.Time) workspace.Lease {
 // transitions of another process's workspaces (nor for a process frozen
 // in one), and takes its locks in one fixed order.
 func (c *Coordinator) renewLeases(ctx context.Context) (int, error) {
-	var mine []store.Handoff
-	err := c.store.View(ctx, func(tx store.Tx) error {
-		mine = mine[:0]
-		pend, err := tx.PendingHandoffs("")
-		for _, h := range pend {
-			if r, rerr := tx.GetReservation(h.Workspace); rerr == nil && c.renews(r, h) {
-				mine = append(mine, h)
-			}
-		}
-		return err
-	})
+	mine, err := c.pendingHeld(ctx, c.renews)
 	if err != nil || len(mine) == 0 {
 		return 0, err
 	}
@@ -82,6 +66,22 @@ func (c *Coordinator) renewLeases(ctx context.Context) (int, error) {
 		return nil
 	})
 	return n, err
+}
+
+// pendingHeld returns the pending handoffs whose reservation keep accepts.
+func (c *Coordinator) pendingHeld(ctx context.Context, keep func(store.Reservation, store.Handoff) bool) ([]store.Handoff, error) {
+	var mine []store.Handoff
+	err := c.store.View(ctx, func(tx store.Tx) error {
+		mine = mine[:0]
+		pend, err := tx.PendingHandoffs("")
+		for _, h := range pend {
+			if r, rerr := tx.GetReservation(h.Workspace); rerr == nil && keep(r, h) {
+				mine = append(mine, h)
+			}
+		}
+		return err
+	})
+	return mine, err
 }
 
 // renews reports whether r, the reservation of h's workspace, holds a

@@ -127,15 +127,11 @@ func newMachine() *stateless.StateMachine {
 }
 
 func accessState(ctx context.Context) (stateless.State, error) {
-	f, ok := ctx.Value(fireKey{}).(*fire)
-	if !ok {
-		// ToGraph asks for a current state outside any firing.
-		return stateNew, nil
+	// ToGraph asks for a current state outside any firing.
+	if f, ok := ctx.Value(fireKey{}).(*fire); ok && f.h.State != "" {
+		return f.h.State, nil
 	}
-	if f.h.State == "" {
-		return stateNew, nil
-	}
-	return f.h.State, nil
+	return stateNew, nil
 }
 
 func mutateState(ctx context.Context, s stateless.State) error {
@@ -190,20 +186,57 @@ func mermaid() string {
 	var b strings.Builder
 	b.WriteString("stateDiagram-v2\n")
 	b.WriteString("    [*] --> stopping: Create\n")
-	for _, e := range edges() {
-		if e.from == stateNew {
+	for _, e := range graphEdges() {
+		if e.From == stateNew {
 			continue
 		}
-		to := e.to
-		if to == "" {
-			to = e.from
+		label := e.Trigger
+		if e.Guard != "" {
+			label += " [" + e.Guard + "]"
 		}
-		label := string(e.trigger)
-		if e.label != "" {
-			label += " [" + e.label + "]"
-		}
-		fmt.Fprintf(&b, "    %s --> %s: %s\n", e.from, to, label)
+		fmt.Fprintf(&b, "    %s --> %s: %s\n", e.From, e.To, label)
 	}
 	b.WriteString("    completed --> [*]\n    cancelled --> [*]\n")
 	return b.String()
 }
+
+// Guards are pure: stateless evaluates them for CanFire and
+// PermittedTriggers too. They are named functions so that the DOT graph
+// names them.
+
+func sourceResumable(f *fire) bool {
+	src := f.src()
+	return src != nil && src.NativeID != "" && src.Config.Engine == f.h.SourceConfig.Engine
+}
+
+func needsReport(f *fire) bool { return f.h.GenerateSummary && f.h.Report == "" }
+
+func wantsReport(ctx context.Context, _ ...any) bool {
+	f := fireOf(ctx)
+	return needsReport(f) && sourceResumable(f)
+}
+
+func reportImpossible(ctx context.Context, _ ...any) bool {
+	f := fireOf(ctx)
+	return needsReport(f) && !sourceResumable(f)
+}
+
+func targetReady(ctx context.Context, _ ...any) bool { return !needsReport(fireOf(ctx)) }
+
+func cleanWithReport(ctx context.Context, _ ...any) bool {
+	f := fireOf(ctx)
+	return f.exit.Clean() && f.h.Report != ""
+}
+
+func notCleanWithReport(ctx context.Context, args ...any) bool { return !cleanWithReport(ctx, args...) }
+
+func stoppedWithReport(ctx context.Context, _ ...any) bool {
+	f := fireOf(ctx)
+	return f.confirmed && f.h.Report != ""
+}
+
+func notStoppedWithReport(ctx context.Context, args ...any) bool {
+	return !stoppedWithReport(ctx, args...)
+}
+
+func noStopPending(ctx context.Context, _ ...any) bool { return !fireOf(ctx).h.StopUnconfirmed }

@@ -59,7 +59,7 @@ func (c *Coordinator) SubmitReport(ctx context.Context, ws baton.WorkspaceID, id
 	t := baton.ParseToken(tok)
 	in := input{trigger: triggerSubmitReport, report: text}
 	late := false
-	_, _, err := c.apply(ctx, string(id), in, func(f *fire) error {
+	_, f, err := c.apply(ctx, id, in, func(f *fire) error {
 		h := f.row
 		refusal, late = badText, false
 		// The check runs again on a store retry: the trigger follows its
@@ -91,8 +91,8 @@ func (c *Coordinator) SubmitReport(ctx context.Context, ws baton.WorkspaceID, id
 		}
 		return nil
 	})
-	if _, ok := isUnchanged(err); ok {
-		return nil
+	if err == nil && f == nil {
+		return nil // unchanged
 	}
 	if late {
 		c.lateReports.Add(1)

@@ -1,15 +1,21 @@
 package handoff
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/ids"
 	"github.com/batonhq/baton/internal/jsonesc"
 	"github.com/batonhq/baton/internal/workspace"
+	"github.com/batonhq/baton/session"
+	"github.com/batonhq/baton/store"
 )
 
 // Request asks for a session transfer.
@@ -90,45 +96,206 @@ func (r Request) fingerprint() string {
 // out. TestFingerprintIsCanonical checks it against encoding/json on
 // random requests, so the fingerprints of stored handoffs do not change.
 func (r Request) canonical() []byte {
-	str := jsonesc.AppendCanonical
 	b := make([]byte, 0, 160+len(r.Workspace)+len(r.RequestID)+len(r.SourceSession))
-	b = append(b, `{"generateSummary":`...)
+	sep := byte('{')
+	key := func(k string) { b = append(append(append(b, sep, '"'), k...), '"', ':'); sep = ',' }
+	str := func(k, v string) { key(k); b = jsonesc.AppendCanonical(b, v) }
+	opt := func(k, v string) {
+		if v != "" {
+			str(k, v)
+		}
+	}
+	key("generateSummary")
 	b = strconv.AppendBool(b, r.GenerateSummary)
 	if r.Native {
-		b = append(b, `,"native":true`...)
+		key("native")
+		b = append(b, "true"...)
 	}
-	b = append(b, `,"requestId":`...)
-	b = str(b, r.RequestID)
-	if r.Share != "" {
-		b = append(b, `,"share":`...)
-		b = str(b, string(r.Share))
-	}
-	if r.SourceSession != "" {
-		b = append(b, `,"sourceSessionId":`...)
-		b = str(b, string(r.SourceSession))
-	}
+	str("requestId", r.RequestID)
+	opt("share", string(r.Share))
+	opt("sourceSessionId", string(r.SourceSession))
 	t := r.Target
-	b = append(b, `,"target":{`...)
-	if t.Account != "" {
-		b = append(b, `"account":`...)
-		b = str(b, t.Account)
-		b = append(b, ',')
-	}
-	b = append(b, `"engine":`...)
-	b = str(b, t.Engine)
-	if t.Model != "" {
-		b = append(b, `,"model":`...)
-		b = str(b, t.Model)
-	}
-	if t.PermissionMode != "" {
-		b = append(b, `,"permissionMode":`...)
-		b = str(b, t.PermissionMode)
-	}
-	if t.ReasoningEffort != "" {
-		b = append(b, `,"reasoningEffort":`...)
-		b = str(b, t.ReasoningEffort)
-	}
-	b = append(b, `},"workspaceId":`...)
-	b = str(b, string(r.Workspace))
+	key("target")
+	sep = '{'
+	opt("account", t.Account)
+	str("engine", t.Engine)
+	opt("model", t.Model)
+	opt("permissionMode", t.PermissionMode)
+	opt("reasoningEffort", t.ReasoningEffort)
+	b = append(b, '}')
+	str("workspaceId", string(r.Workspace))
 	return append(b, '}')
+}
+
+// Create requests a session transfer and returns the handoff as committed.
+// The source's engine is stopped after the row is written; the rest of the
+// transfer runs in the background (see Get, Current, Watch, Wait).
+//
+// Replaying a request id with the same fingerprint returns the existing
+// handoff as it is now, in any state, with no side effect: Create is safe to
+// retry. Errors (nothing is stopped or reserved on any of them):
+// ErrInvalidRequest (malformed; also matches engine.ErrUnknownEngine or
+// engine.ErrUnsupportedConfig for a target the engines do not offer),
+// session.ErrNoWorkspace, ErrIdempotencyMismatch, session.ErrArchived,
+// ErrTransferPending, ErrSourceChanged, ErrNativeUnsupported (Native asked
+// and the target engine cannot carry the source's session), ErrClosed, and
+// the store's errors.
+func (c *Coordinator) Create(ctx context.Context, req Request) (store.Handoff, error) {
+	if err := c.live(ctx); err != nil {
+		return store.Handoff{}, err
+	}
+	req = req.normalized()
+	if err := req.validate(); err != nil {
+		return store.Handoff{}, err
+	}
+	in := input{trigger: triggerCreate, req: req, id: baton.HandoffID(ids.New("hof")), fp: req.fingerprint()}
+	h, f, err := c.apply(ctx, "", in, c.createCheck(req, in.fp))
+	if errors.Is(err, store.ErrDuplicate) {
+		// A concurrent Create won the race for the request id or the
+		// pending slot; run the checks again to answer as it would have.
+		h, f, err = c.apply(ctx, "", in, c.createCheck(req, in.fp))
+	}
+	return c.started(h, f, err)
+}
+
+// started answers a request that may start an attempt (Create, Decide):
+// the row as committed, its driver started, or as it was when nothing
+// changed.
+func (c *Coordinator) started(h store.Handoff, f *fire, err error) (store.Handoff, error) {
+	if err != nil {
+		return store.Handoff{}, err
+	}
+	if f != nil {
+		c.startDriver(h, f.owner)
+	}
+	return public(h), nil
+}
+
+// createCheck applies Create's guards in the order that makes an exact
+// replay succeed whatever has changed since.
+func (c *Coordinator) createCheck(req Request, fp string) func(*fire) error {
+	return func(f *fire) error {
+		tx := f.tx
+		ws, err := workspace.GetWorkspace(tx, req.Workspace)
+		if err != nil {
+			return err
+		}
+		prev, err := tx.HandoffByRequest(req.Workspace, req.RequestID)
+		switch {
+		case err == nil && prev.Fingerprint == fp:
+			return &unchanged{h: prev}
+		case err == nil:
+			return baton.Errorf(ErrIdempotencyMismatch, "request id %q", req.RequestID)
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+		if ws.Archived {
+			return session.ErrArchived
+		}
+		if p, err := tx.PendingHandoffs(req.Workspace); err != nil {
+			return err
+		} else if len(p) > 0 {
+			return baton.Errorf(ErrTransferPending, "handoff %s is %s", p[0].ID, p[0].State)
+		}
+		if req.SourceSession != ws.CurrentSession {
+			return baton.Errorf(ErrSourceChanged, "current session is %q", ws.CurrentSession)
+		}
+		if err := workspace.CheckConfig(c.engines, req.Target); err != nil {
+			return fmt.Errorf("%w: target: %w", ErrInvalidRequest, err)
+		}
+		if req.Native {
+			return c.nativeCheck(tx, ws, req)
+		}
+		return nil
+	}
+}
+
+// nativeCheck refuses a native-path request the target engine cannot
+// carry: never a silent fallback to a briefed fresh session.
+func (c *Coordinator) nativeCheck(tx store.Tx, ws store.Workspace, req Request) error {
+	if req.SourceSession == "" {
+		return baton.Errorf(ErrNativeUnsupported, "the workspace has no source session to carry")
+	}
+	src, err := tx.GetSession(req.SourceSession)
+	if err != nil {
+		return err
+	}
+	if src.NativeID == "" {
+		return baton.Errorf(ErrNativeUnsupported, "source session %s has no native id", src.ID)
+	}
+	e, _ := c.engines.Lookup(req.Target.Engine)
+	r, ok := e.(engine.Reconfigurer)
+	if !ok || !src.Config.SameAccount(req.Target) || !r.CanReconfigure(src.Config, req.Target) {
+		return baton.Errorf(ErrNativeUnsupported, "engine %q cannot resume a session of %s/%s under %s/%s",
+			req.Target.Engine, src.Config.Engine, src.Config.Model, req.Target.Engine, req.Target.Model)
+	}
+	return nil
+}
+
+// Action is a user's decision on a handoff.
+type Action string
+
+const (
+	// Retry starts a new attempt, keeping a stored report (a retry with a
+	// report goes straight to a new target).
+	Retry Action = "retry"
+	// Skip starts a new attempt without a summary, dropping the report.
+	Skip Action = "skip"
+	// Cancel stops whatever runs and abandons the transfer, restoring the
+	// source.
+	Cancel Action = "cancel"
+)
+
+// Decide applies a user's decision to a handoff of the workspace.
+//
+//   - On a completed or cancelled handoff every action returns it unchanged.
+//   - Retry and Skip start a new attempt from failed or interrupted; they
+//     return ErrTransferRunning in any other pending state, and
+//     ErrStopUnconfirmed while a stop was not confirmed.
+//   - Cancel behaves as Stop: cancelled when the stop is confirmed (by the
+//     process that drives the transfer), failed (reservation kept,
+//     StopUnconfirmed set) when it is not.
+//
+// The action may be written in any case, with surrounding space. Errors:
+// ErrInvalidRequest (unknown action), ErrNotFound (unknown handoff
+// or another workspace's), ErrClosed, the store's. Safe to retry: a decision
+// that already took effect finds the handoff in its new state.
+func (c *Coordinator) Decide(ctx context.Context, ws baton.WorkspaceID, id baton.HandoffID, action Action) (store.Handoff, error) {
+	if err := checkCtx(ctx); err != nil {
+		return store.Handoff{}, err
+	}
+	// The action is parsed case-insensitively, surrounding space ignored.
+	a := Action(strings.ToLower(strings.TrimSpace(string(action))))
+	if a != Retry && a != Skip && a != Cancel {
+		return store.Handoff{}, baton.Errorf(ErrInvalidRequest, "unknown action %q (want retry, skip or cancel)", string(action))
+	}
+	if err := c.live(ctx); err != nil {
+		return store.Handoff{}, err
+	}
+	cur, err := c.Get(ctx, ws, id)
+	if err != nil {
+		return store.Handoff{}, err
+	}
+	if cur.State.Terminal() {
+		return cur, nil
+	}
+	if a == Cancel {
+		h, _, err := c.cancel(ctx, id)
+		return h, err
+	}
+	trig := triggerRetry
+	if a == Skip {
+		trig = triggerSkip
+	}
+	return c.started(c.apply(ctx, id, input{trigger: trig}, func(f *fire) error {
+		switch h := f.row; {
+		case h.State.Terminal():
+			return &unchanged{h: h}
+		case h.StopUnconfirmed:
+			return ErrStopUnconfirmed
+		case h.State != store.StateFailed && h.State != store.StateInterrupted:
+			return baton.Errorf(ErrTransferRunning, "state %s", h.State)
+		}
+		return nil
+	}))
 }

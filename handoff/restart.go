@@ -34,17 +34,7 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 	if err := syncx.Wait(ctx, &c.wg); err != nil {
 		return err
 	}
-	var mine []store.Handoff
-	err := c.store.View(ctx, func(tx store.Tx) error {
-		all, err := tx.PendingHandoffs("")
-		for _, h := range all {
-			r, rerr := tx.GetReservation(h.Workspace)
-			if rerr == nil && c.holds(r) {
-				mine = append(mine, h)
-			}
-		}
-		return err
-	})
+	mine, err := c.pendingHeld(ctx, func(r store.Reservation, _ store.Handoff) bool { return c.holds(r) })
 	if err != nil {
 		return err
 	}
@@ -56,10 +46,8 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 			msg += fmt.Sprintf("; the stop was not confirmed (%s%s)", out, errSuffix(herr))
 		}
 		in := input{trigger: triggerShutdown, confirmed: out.Confirmed(), errMsg: msg}
-		if _, _, err := c.apply(ctx, string(h.ID), in, pendingOnly); err != nil {
-			if _, ok := isUnchanged(err); !ok {
-				return err
-			}
+		if _, _, err := c.apply(ctx, h.ID, in, pendingOnly); err != nil {
+			return err
 		}
 	}
 	return c.sessions.Close(ctx)
@@ -90,10 +78,7 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 // confirmed gone.
 // Errors: the store's (Reconcile may be run again).
 func (c *Coordinator) Reconcile(ctx context.Context) ([]store.Handoff, error) {
-	if err := checkCtx(ctx); err != nil {
-		return nil, err
-	}
-	if err := c.live(); err != nil {
+	if err := c.live(ctx); err != nil {
 		return nil, err
 	}
 	return c.reconcile(ctx, false, nil)
@@ -112,32 +97,35 @@ func (c *Coordinator) reconcile(ctx context.Context, swept bool, held []workspac
 	var out []store.Handoff
 	for _, p := range pend {
 		var until time.Time
+		leftToLive := func(h store.Handoff) {
+			c.log.Info("reconcile left a transfer to the live process that drives it",
+				zap.String("handoff", string(h.ID)), zap.String("state", string(h.State)), zap.Time("leaseUntil", until))
+		}
 		in := input{trigger: triggerReconcile, errMsg: "interrupted by a restart"}
 		if p.StopRequested {
 			in = input{trigger: triggerCancelUnconfirmed, takeOver: true,
 				errMsg: "the stop was not confirmed: the process driving the transfer is gone, so its engine processes may still run; stop again to cancel"}
 		}
-		var (
-			lease leaseState
-			own   bool
-		)
-		if err := c.store.View(ctx, func(tx store.Tx) error {
-			lease, until = c.leaseOf(tx, p, c.clock.Now())
-			own = c.tookHere(tx, p)
-			return nil
-		}); err != nil {
+		// driven says whether a live process drives h: another (its lease
+		// is live) or this Coordinator (it took the reservation itself).
+		driven := func(tx store.Tx, h store.Handoff) (live, own bool) {
+			var l leaseState
+			l, until = c.leaseOf(tx, h, c.clock.Now())
+			return l == leaseLive, c.tookHere(tx, h)
+		}
+		var live, own bool
+		if err := c.store.View(ctx, func(tx store.Tx) error { live, own = driven(tx, p); return nil }); err != nil {
 			return out, err
 		}
 		if own {
 			continue // this Coordinator drives it, or keeps it for a decision
 		}
-		if lease == leaseLive {
+		if live {
 			// Another live process drives it. Were its lease to lapse
 			// before the change below, the transfer would be settled
 			// without its launches reaped (its stop unconfirmed): leave
 			// it to a later Reconcile.
-			c.log.Info("reconcile left a transfer to the live process that drives it",
-				zap.String("handoff", string(p.ID)), zap.String("state", string(p.State)), zap.Time("leaseUntil", until))
+			leftToLive(p)
 			continue
 		}
 		// Whatever the dead process launched in the workspace must be
@@ -148,32 +136,26 @@ func (c *Coordinator) reconcile(ctx context.Context, swept bool, held []workspac
 		} else if i := slices.IndexFunc(held, func(r workspace.Reaped) bool { return r.Workspace == p.Workspace }); i >= 0 {
 			rerr = mayStillRun(held[i].Launch)
 		}
-		if rerr != nil {
-			in.confirmed = false
+		if in.confirmed = rerr == nil; rerr != nil {
 			in.errMsg += "; " + rerr.Error()
-		} else {
-			in.confirmed = true
 		}
-		h, _, err := c.apply(ctx, string(p.ID), in, func(f *fire) error {
+		h, f, err := c.apply(ctx, p.ID, in, func(f *fire) error {
 			if err := pendingOnly(f); err != nil {
 				return err
 			}
-			var l leaseState
-			l, until = c.leaseOf(f.tx, f.row, c.clock.Now())
-			if l == leaseLive || c.tookHere(f.tx, f.row) {
+			if live, own := driven(f.tx, f.row); live || own {
 				return &unchanged{h: f.row} // a live process drives it
 			}
 			return nil
 		})
-		if prev, ok := isUnchanged(err); ok {
-			if prev.State.Pending() {
-				c.log.Info("reconcile left a transfer to the live process that drives it",
-					zap.String("handoff", string(prev.ID)), zap.String("state", string(prev.State)), zap.Time("leaseUntil", until))
-			}
-			continue
-		}
 		if err != nil {
 			return out, err
+		}
+		if f == nil {
+			if h.State.Pending() {
+				leftToLive(h)
+			}
+			continue
 		}
 		c.log.Info("handoff reconciled", zap.String("handoff", string(h.ID)), zap.String("was", string(p.State)), zap.String("now", string(h.State)))
 		out = append(out, public(h))
@@ -203,25 +185,12 @@ type Recovery struct {
 }
 
 // Reaped is a launch an earlier process left live that Recover dealt
-// with: its record (workspace, session, handoff, engine, host, holder)
-// and what the engine answered.
-type Reaped struct {
-	store.Launch
-	// Outcome is the engine's answer: engine.Stopped (processes of the
-	// launch were found running and were killed), engine.NotRunning (none
-	// ran any more), engine.Timeout or engine.Failed (not confirmed gone).
-	Outcome engine.StopOutcome
-	// Err says why a launch was not confirmed gone; nil when it was.
-	Err error
-}
-
-func reaped(rs []workspace.Reaped) []Reaped {
-	out := make([]Reaped, len(rs))
-	for i, r := range rs {
-		out[i] = Reaped(r)
-	}
-	return out
-}
+// with: its record (workspace, session, handoff, engine, host, holder,
+// the embedded store.Launch) and what the engine answered: Outcome
+// engine.Stopped (processes of the launch were found running and were
+// killed), engine.NotRunning (none ran any more), engine.Timeout or
+// engine.Failed (not confirmed gone, Err says why; nil when it was).
+type Reaped = workspace.Reaped
 
 // Recover is the one restart call of a process that serves its store
 // alone (an embedded store, or the only process on a shared one): run it
@@ -239,14 +208,11 @@ func reaped(rs []workspace.Reaped) []Reaped {
 // once they know it is gone. Errors: the store's; safe to run again (a
 // launch left held is tried again).
 func (c *Coordinator) Recover(ctx context.Context) (Recovery, error) {
-	if err := checkCtx(ctx); err != nil {
-		return Recovery{}, err
-	}
-	if err := c.live(); err != nil {
+	if err := c.live(ctx); err != nil {
 		return Recovery{}, err
 	}
 	rec, ended, err := c.sessions.Reconcile(ctx)
-	out := Recovery{EndedSessions: ended, Reaped: reaped(rec.Gone), Held: reaped(rec.Unconfirmed)}
+	out := Recovery{EndedSessions: ended, Reaped: append([]Reaped{}, rec.Gone...), Held: append([]Reaped{}, rec.Unconfirmed...)}
 	if err == nil {
 		out.Handoffs, err = c.reconcile(ctx, true, rec.Unconfirmed)
 	}

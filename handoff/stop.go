@@ -33,10 +33,7 @@ import (
 //
 // Errors: session.ErrNoWorkspace, ErrClosed, the store's and the engine's.
 func (c *Coordinator) Stop(ctx context.Context, ws baton.WorkspaceID) (engine.StopOutcome, error) {
-	if err := checkCtx(ctx); err != nil {
-		return "", err
-	}
-	if err := c.live(); err != nil {
+	if err := c.live(ctx); err != nil {
 		return "", err
 	}
 	h, ok, err := c.Current(ctx, ws)
@@ -124,18 +121,30 @@ func (c *Coordinator) releaseStop(id baton.HandoffID) {
 	c.mu.Lock()
 	again := c.stopping[id]
 	delete(c.stopping, id)
-	if !again || c.closed {
-		c.mu.Unlock()
-		return
+	c.mu.Unlock()
+	if again {
+		c.background(func() {
+			if h, err := c.load(c.root, id); err == nil {
+				c.serveRequested(c.root, h)
+			}
+		})
+	}
+}
+
+// background runs fn in a goroutine Shutdown waits for; false (fn is not
+// run) once the Coordinator is shut down.
+func (c *Coordinator) background(fn func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
 	}
 	c.wg.Add(1)
-	c.mu.Unlock()
 	go func() {
 		defer c.wg.Done()
-		if h, err := c.load(c.root, id); err == nil {
-			c.serveRequested(c.root, h)
-		}
+		fn()
 	}()
+	return true
 }
 
 // serveRequested carries out, in the background, the stop requested of h
@@ -144,7 +153,9 @@ func (c *Coordinator) serveRequested(ctx context.Context, h store.Handoff) {
 	if !h.StopRequested || !h.State.Pending() {
 		return
 	}
-	if r, err := c.reservation(ctx, h.Workspace); err != nil || !r.Held || r.Handoff != h.ID || !c.holds(r) {
+	var r store.Reservation
+	err := c.store.View(ctx, func(tx store.Tx) (err error) { r, err = tx.GetReservation(h.Workspace); return err })
+	if err != nil || !r.Held || r.Handoff != h.ID || !c.holds(r) {
 		return // another process holds it now: it carries the stop out
 	}
 	c.serveStop(h.ID, false, time.Time{})
@@ -168,17 +179,18 @@ func (c *Coordinator) finishStop(ctx context.Context, id baton.HandoffID) (store
 	if !h.StopRequested || !h.State.Pending() {
 		return public(h), stopAnswer(h), nil
 	}
-	c.cancelDriver(id)
+	c.mu.Lock()
+	if d, ok := c.drivers[id]; ok {
+		d.cancel() // stopped without waiting
+	}
+	c.mu.Unlock()
 	out, herr := c.sessions.Halt(ctx, h.Workspace)
 	out, herr = c.reapStrays(ctx, h.Workspace, out, herr)
 	in := input{trigger: triggerCancel, confirmed: true}
 	if !out.Confirmed() {
 		in = input{trigger: triggerCancelUnconfirmed, errMsg: fmt.Sprintf("the stop was not confirmed (%s%s); stop again", out, errSuffix(herr))}
 	}
-	settledRow, _, err := c.apply(ctx, string(id), in, terminalUnchanged)
-	if prev, ok := isUnchanged(err); ok {
-		return public(prev), out, nil
-	}
+	settledRow, _, err := c.apply(ctx, id, in, terminalUnchanged)
 	if err != nil {
 		return store.Handoff{}, "", err
 	}
@@ -193,12 +205,12 @@ func (c *Coordinator) finishStop(ctx context.Context, id baton.HandoffID) (store
 func (c *Coordinator) stopOrphaned(ctx context.Context, id baton.HandoffID, lapsed time.Time) (store.Handoff, engine.StopOutcome, error) {
 	msg := "the stop was not confirmed: the process driving the transfer is gone (its lease ran until " +
 		lapsed.UTC().Format(time.RFC3339) + "), so its engine processes may still run; stop again to cancel"
-	h, _, err := c.apply(ctx, string(id), input{trigger: triggerCancelUnconfirmed, errMsg: msg, takeOver: true}, terminalUnchanged)
-	if prev, ok := isUnchanged(err); ok {
-		return public(prev), engine.NotRunning, nil
-	}
-	if err != nil {
+	h, f, err := c.apply(ctx, id, input{trigger: triggerCancelUnconfirmed, errMsg: msg, takeOver: true}, terminalUnchanged)
+	switch {
+	case err != nil:
 		return store.Handoff{}, "", err
+	case f == nil:
+		return public(h), engine.NotRunning, nil
 	}
 	return public(h), engine.Timeout, nil
 }
@@ -210,7 +222,7 @@ func (c *Coordinator) stopOrphaned(ctx context.Context, id baton.HandoffID, laps
 // answer is engine.Timeout and the request stands.
 func (c *Coordinator) awaitStop(ctx context.Context, h store.Handoff, after int64) (store.Handoff, engine.StopOutcome, error) {
 	w := c.waiter(h.Workspace)
-	defer w.close()
+	defer w.cancel()
 	for {
 		var (
 			found *store.Handoff
@@ -333,22 +345,17 @@ func (c *Coordinator) serveStop(id baton.HandoffID, dead bool, until time.Time) 
 	if !c.claimStop(id) {
 		return
 	}
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		c.releaseStop(id)
-		return
-	}
-	c.wg.Add(1)
-	c.mu.Unlock()
-	go func() {
-		defer c.wg.Done()
+	started := c.background(func() {
 		defer c.releaseStop(id)
 		ctx := c.root
 		var err error
 		if dead {
-			if !c.stopRequested(ctx, id) {
-				return // see finishStop
+			// The row was read before the claim: the holder of the claim
+			// (a Stop call in this process) may have carried the request
+			// out meanwhile, and it must not be carried out again (see
+			// finishStop).
+			if h, err := c.load(ctx, id); err != nil || !h.StopRequested || !h.State.Pending() {
+				return
 			}
 			_, _, err = c.stopOrphaned(ctx, id, until)
 		} else {
@@ -357,16 +364,10 @@ func (c *Coordinator) serveStop(id baton.HandoffID, dead bool, until time.Time) 
 		if err != nil && ctx.Err() == nil && !errors.Is(err, ErrNotFound) {
 			c.log.Warn("carrying out a requested stop failed", zap.String("handoff", string(id)), zap.Error(err))
 		}
-	}()
-}
-
-// stopRequested reports whether a stop is still requested of handoff id. A
-// background stop is decided on a row read before its claim: the holder of
-// the claim (a Stop call in this process) may have carried that request out
-// meanwhile, and it must not be carried out again.
-func (c *Coordinator) stopRequested(ctx context.Context, id baton.HandoffID) bool {
-	h, err := c.load(ctx, id)
-	return err == nil && h.StopRequested && h.State.Pending()
+	})
+	if !started {
+		c.releaseStop(id)
+	}
 }
 
 func terminalUnchanged(f *fire) error {

@@ -2,6 +2,7 @@ package handoff
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"time"
 
@@ -41,7 +42,7 @@ func (c *Coordinator) Watch(ctx context.Context, ws baton.WorkspaceID, after int
 			return
 		}
 		w := c.waiter(ws)
-		defer w.close()
+		defer w.cancel()
 		for {
 			var page []store.Change
 			err := c.store.View(ctx, func(tx store.Tx) (err error) {
@@ -59,7 +60,12 @@ func (c *Coordinator) Watch(ctx context.Context, ws baton.WorkspaceID, after int
 			}
 			for _, ch := range page {
 				after = ch.Seq
-				if !yield(publicChange(ch), nil) {
+				out := Change{Seq: ch.Seq, Session: ch.Session, Instruction: ch.Instruction}
+				if ch.Handoff != nil {
+					h := public(*ch.Handoff)
+					out.Handoff = &h
+				}
+				if !yield(out, nil) {
 					return
 				}
 			}
@@ -73,15 +79,6 @@ func (c *Coordinator) Watch(ctx context.Context, ws baton.WorkspaceID, after int
 	}
 }
 
-func publicChange(ch store.Change) Change {
-	out := Change{Seq: ch.Seq, Session: ch.Session, Instruction: ch.Instruction}
-	if ch.Handoff != nil {
-		h := public(*ch.Handoff)
-		out.Handoff = &h
-	}
-	return out
-}
-
 // Wait blocks until handoff id of workspace ws settles: completed or
 // cancelled, or failed or interrupted (waiting for a decision), and returns
 // it then. It returns at once for a handoff already settled. Errors:
@@ -91,7 +88,7 @@ func (c *Coordinator) Wait(ctx context.Context, ws baton.WorkspaceID, id baton.H
 		return store.Handoff{}, err
 	}
 	w := c.waiter(ws)
-	defer w.close()
+	defer w.cancel()
 	for {
 		h, err := c.Get(ctx, ws, id)
 		if err != nil {
@@ -143,8 +140,6 @@ func (c *Coordinator) waiter(ws baton.WorkspaceID) *waiter {
 	return w
 }
 
-func (w *waiter) close() { w.cancel() }
-
 // wait blocks until the workspace may have changed or deadline (when not
 // zero) has passed; false once ctx is done.
 func (w *waiter) wait(ctx context.Context, deadline time.Time) bool {
@@ -167,4 +162,45 @@ func (w *waiter) wait(ctx context.Context, deadline time.Time) bool {
 	case <-due:
 	}
 	return true
+}
+
+// Get returns a handoff of a workspace. A handoff of another workspace is
+// ErrNotFound, as is an unknown one.
+func (c *Coordinator) Get(ctx context.Context, ws baton.WorkspaceID, id baton.HandoffID) (store.Handoff, error) {
+	if err := checkCtx(ctx); err != nil {
+		return store.Handoff{}, err
+	}
+	h, err := c.load(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && h.Workspace != ws) {
+		return store.Handoff{}, baton.Errorf(ErrNotFound, "%s", id)
+	}
+	if err != nil {
+		return store.Handoff{}, err
+	}
+	return public(h), nil
+}
+
+// Current returns the workspace's pending handoff; ok is false when none is
+// pending. Errors: session.ErrNoWorkspace, the store's.
+func (c *Coordinator) Current(ctx context.Context, ws baton.WorkspaceID) (h store.Handoff, ok bool, err error) {
+	if err := checkCtx(ctx); err != nil {
+		return store.Handoff{}, false, err
+	}
+	err = c.store.View(ctx, func(tx store.Tx) error {
+		if _, err := workspace.GetWorkspace(tx, ws); err != nil {
+			return err
+		}
+		p, err := tx.PendingHandoffs(ws)
+		if err != nil || len(p) == 0 {
+			return err
+		}
+		h, ok = public(p[0]), true
+		return nil
+	})
+	return h, ok, err
+}
+
+func (c *Coordinator) load(ctx context.Context, id baton.HandoffID) (h store.Handoff, err error) {
+	err = c.store.View(ctx, func(tx store.Tx) error { h, err = tx.GetHandoff(id); return err })
+	return h, err
 }
