@@ -230,6 +230,7 @@ func (c *Coordinator) Recover(ctx context.Context) (Recovery, error) {
 	return out, nil
 }
 
+// pendingOnly leaves a settled handoff unchanged.
 func pendingOnly(f *fire) error {
 	if !f.row.State.Pending() {
 		return &unchanged{h: f.row}

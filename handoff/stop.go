@@ -190,7 +190,7 @@ func (c *Coordinator) finishStop(ctx context.Context, id baton.HandoffID) (store
 	if !out.Confirmed() {
 		in = input{trigger: triggerCancelUnconfirmed, errMsg: fmt.Sprintf("the stop was not confirmed (%s%s); stop again", out, errSuffix(herr))}
 	}
-	settledRow, _, err := c.apply(ctx, id, in, terminalUnchanged)
+	settledRow, _, err := c.apply(ctx, id, in, pendingOnly)
 	if err != nil {
 		return store.Handoff{}, "", err
 	}
@@ -205,7 +205,7 @@ func (c *Coordinator) finishStop(ctx context.Context, id baton.HandoffID) (store
 func (c *Coordinator) stopOrphaned(ctx context.Context, id baton.HandoffID, lapsed time.Time) (store.Handoff, engine.StopOutcome, error) {
 	msg := "the stop was not confirmed: the process driving the transfer is gone (its lease ran until " +
 		lapsed.UTC().Format(time.RFC3339) + "), so its engine processes may still run; stop again to cancel"
-	h, f, err := c.apply(ctx, id, input{trigger: triggerCancelUnconfirmed, errMsg: msg, takeOver: true}, terminalUnchanged)
+	h, f, err := c.apply(ctx, id, input{trigger: triggerCancelUnconfirmed, errMsg: msg, takeOver: true}, pendingOnly)
 	switch {
 	case err != nil:
 		return store.Handoff{}, "", err
@@ -299,18 +299,10 @@ func (c *Coordinator) stopTimedOut(ctx context.Context, id baton.HandoffID) (sto
 // It costs O(pending handoffs) and runs at each lease renewal; a transfer
 // taken here is followed at once by follow.
 func (c *Coordinator) serveStops(ctx context.Context) {
-	type job struct {
-		id    baton.HandoffID
-		dead  bool
-		until time.Time
-	}
-	var jobs []job
+	var jobs []func()
 	err := c.store.View(ctx, func(tx store.Tx) error {
 		jobs = jobs[:0]
 		pend, err := tx.PendingHandoffs("")
-		if err != nil {
-			return err
-		}
 		now := c.clock.Now()
 		for _, h := range pend {
 			if !h.StopRequested {
@@ -319,13 +311,13 @@ func (c *Coordinator) serveStops(ctx context.Context) {
 			switch l, until := c.leaseOf(tx, h, now); l {
 			case leaseMine:
 				if r, err := tx.GetReservation(h.Workspace); err == nil && c.holds(r) {
-					jobs = append(jobs, job{id: h.ID})
+					jobs = append(jobs, func() { c.serveStop(h.ID, false, time.Time{}) })
 				}
 			case leaseDead:
-				jobs = append(jobs, job{id: h.ID, dead: true, until: until})
+				jobs = append(jobs, func() { c.serveStop(h.ID, true, until) })
 			}
 		}
-		return nil
+		return err
 	})
 	if err != nil {
 		if ctx.Err() == nil {
@@ -333,8 +325,8 @@ func (c *Coordinator) serveStops(ctx context.Context) {
 		}
 		return
 	}
-	for _, j := range jobs {
-		c.serveStop(j.id, j.dead, j.until)
+	for _, serve := range jobs {
+		serve()
 	}
 }
 
@@ -368,11 +360,4 @@ func (c *Coordinator) serveStop(id baton.HandoffID, dead bool, until time.Time) 
 	if !started {
 		c.releaseStop(id)
 	}
-}
-
-func terminalUnchanged(f *fire) error {
-	if f.row.State.Terminal() {
-		return &unchanged{h: f.row}
-	}
-	return nil
 }
