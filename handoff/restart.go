@@ -190,7 +190,21 @@ type Recovery struct {
 // engine.Stopped (processes of the launch were found running and were
 // killed), engine.NotRunning (none ran any more), engine.Timeout or
 // engine.Failed (not confirmed gone, Err says why; nil when it was).
-type Reaped = workspace.Reaped
+type Reaped struct {
+	store.Launch
+	Outcome engine.StopOutcome
+	Err     error
+}
+
+// reapedOf copies the supervisor's reap records into the public type,
+// never nil.
+func reapedOf(rs []workspace.Reaped) []Reaped {
+	out := make([]Reaped, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, Reaped{Launch: r.Launch, Outcome: r.Outcome, Err: r.Err})
+	}
+	return out
+}
 
 // Recover is the one restart call of a process that serves its store
 // alone (an embedded store, or the only process on a shared one): run it
@@ -212,7 +226,7 @@ func (c *Coordinator) Recover(ctx context.Context) (Recovery, error) {
 		return Recovery{}, err
 	}
 	rec, ended, err := c.sessions.Reconcile(ctx)
-	out := Recovery{EndedSessions: ended, Reaped: append([]Reaped{}, rec.Gone...), Held: append([]Reaped{}, rec.Unconfirmed...)}
+	out := Recovery{EndedSessions: ended, Reaped: reapedOf(rec.Gone), Held: reapedOf(rec.Unconfirmed)}
 	if err == nil {
 		out.Handoffs, err = c.reconcile(ctx, true, rec.Unconfirmed)
 	}
