@@ -65,7 +65,7 @@ func (s *Service) admit(ctx context.Context, req workspace.LaunchRequest) error 
 
 // recheck is the fence check after a start an engine made without
 // admission: best effort, since the agent may have run meanwhile. Only a
-// fence refuses (ErrStaleEpoch, ErrWorkspaceBusy, ErrLaunchRefused); a
+// fence refuses (workspace.ErrStaleEpoch, ErrWorkspaceBusy, ErrLaunchRefused); a
 // check that could not be made (the store failed) leaves the process
 // running, as it would without the check.
 func (s *Service) recheck(ctx context.Context, req workspace.LaunchRequest) error {

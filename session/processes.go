@@ -85,7 +85,7 @@ func alive(p engine.Process) bool {
 
 // Launch starts an engine process in a workspace: it refuses with
 // ErrSessionRunning while another process launched through this Service
-// still runs there, with ErrWorkspaceBusy or ErrStaleEpoch unless the
+// still runs there, with ErrWorkspaceBusy or workspace.ErrStaleEpoch unless the
 // request's owner may write, and with ErrLaunchRefused when Precheck fails.
 // The check and the engine call happen under one lock per workspace, so a
 // Halt that follows a committed stop request either sees the process or
@@ -98,7 +98,7 @@ func alive(p engine.Process) bool {
 // lets the agent run only after a transaction committed its admission
 // (store.Launch.Admitted) while the owner may still write and the launch's
 // record is still open; a reap that closes the record first, or a take of
-// the reservation, refuses it (ErrLaunchRefused, ErrStaleEpoch or
+// the reservation, refuses it (ErrLaunchRefused, workspace.ErrStaleEpoch or
 // ErrWorkspaceBusy) and the held process is killed before the agent runs.
 // So a process frozen between its fence and the spawn, whose launch
 // another process reaped or whose reservation it took meanwhile, never
