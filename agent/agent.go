@@ -84,8 +84,8 @@ type Config struct {
 	// when empty. Claude Code calls its tools mcp__<Name>__<tool>.
 	Name string
 	// Bridge, when set, is the command line of the program's stdio bridge
-	// subcommand (a program and its arguments; the program calls mcpserver.Bridge with
-	// mcpserver.BridgeFromEnv): Claude Code then reaches the
+	// subcommand (a program and its arguments; the program calls
+	// mcpserver.Bridge with its environment): Claude Code then reaches the
 	// server through it. Codex always reaches Addr itself.
 	Bridge []string
 	// Bearer, when set, is a bearer token the MCP endpoint requires:

@@ -93,13 +93,17 @@ func Example_transfer() {
 	fmt.Println("settled:", h.State, "stop unconfirmed:", h.StopUnconfirmed)
 	fmt.Println("current is the target:", cur.ID == h.TargetSession, "on", cur.Config.Model)
 
-	tr, err := exec.OpenTranscript(e.TranscriptPath(h.TargetSession))
+	seq, err := e.Transcript(ctx, h.TargetSession)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer tr.Close()
-	evs, _ := tr.Events(ctx, 0, 2)
+	var evs []transcript.Event
+	for ev := range seq {
+		if evs = append(evs, ev); len(evs) == 2 {
+			break
+		}
+	}
 	fmt.Println("the target was briefed:", len(evs) == 2 && evs[1].Speaker == transcript.User && strings.Contains(evs[1].Text, "Fix the parser."))
 	// Output:
 	// settled: completed stop unconfirmed: false

@@ -41,11 +41,7 @@ const bridgeArg = "baton-bridge"
 
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == bridgeArg {
-		o, err := mcpserver.BridgeFromEnv(os.Environ())
-		if err == nil {
-			err = mcpserver.Bridge(context.Background(), o)
-		}
-		if err != nil {
+		if err := mcpserver.Bridge(context.Background(), os.Environ(), nil, nil); err != nil {
 			fmt.Fprintln(os.Stderr, "bridge:", err)
 			os.Exit(1)
 		}

@@ -6,13 +6,13 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/engine/exec"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/handoff/mcpserver"
+	"github.com/batonhq/baton/internal/tlog"
 	"github.com/batonhq/baton/transcript"
 )
 
-// transcriptHistory is an mcpserver.History over the exec transcript at
+// transcriptHistory is an mcpserver.History over the transcript file at
 // Path (exec.Engine.TranscriptPath). Each call opens the transcript, reads
 // through its offset index and closes it, so it holds no file between
 // calls and sees the events a live launch appended since. Safe for
@@ -23,26 +23,28 @@ type transcriptHistory struct {
 
 var _ mcpserver.History = transcriptHistory{}
 
-// Len implements mcpserver.History. Errors: those of exec.OpenTranscript
-// and Transcript.Len.
-func (h transcriptHistory) Len(ctx context.Context) (n int64, err error) {
-	t, err := exec.OpenTranscript(h.Path)
-	if err != nil {
-		return 0, err
-	}
-	defer func() { err = errors.Join(err, t.Close()) }()
-	return t.Len(ctx)
+// Len implements mcpserver.History. Errors: an error matching
+// baton.ErrNotFound when there is no transcript, ctx's, or the file
+// system's.
+func (h transcriptHistory) Len(ctx context.Context) (int64, error) {
+	return read(h.Path, func(r *tlog.Reader) (int64, error) { return r.Len(ctx) })
 }
 
-// Events implements mcpserver.History. Errors: those of
-// exec.OpenTranscript and Transcript.Events.
-func (h transcriptHistory) Events(ctx context.Context, from int64, n int) (evs []transcript.Event, err error) {
-	t, err := exec.OpenTranscript(h.Path)
+// Events implements mcpserver.History. Errors: those of Len, baton.ErrInvalid
+// for a negative from or n, or an error matching baton.ErrInternal for a
+// corrupt transcript.
+func (h transcriptHistory) Events(ctx context.Context, from int64, n int) ([]transcript.Event, error) {
+	return read(h.Path, func(r *tlog.Reader) ([]transcript.Event, error) { return r.Events(ctx, from, n) })
+}
+
+// read opens the transcript at path, calls f on it and closes it.
+func read[T any](path string, f func(*tlog.Reader) (T, error)) (v T, err error) {
+	r, err := tlog.OpenReader(path)
 	if err != nil {
-		return nil, err
+		return v, err
 	}
-	defer func() { err = errors.Join(err, t.Close()) }()
-	return t.Events(ctx, from, n)
+	defer func() { err = errors.Join(err, r.Close()) }()
+	return f(r)
 }
 
 // history returns the function mcpserver.Config.History wants: the

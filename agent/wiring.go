@@ -35,7 +35,7 @@ type wiringOptions struct {
 	Name string
 	// Bridge, when set, is the command line of the host's stdio bridge
 	// subcommand (a program and its arguments; the program calls
-	// mcpserver.Bridge with mcpserver.BridgeFromEnv): the CLI launches it
+	// mcpserver.Bridge with its environment): the CLI launches it
 	// with the turn's Access in its environment instead of reaching
 	// Endpoint over HTTP itself.
 	Bridge []string

@@ -28,6 +28,8 @@ var (
 	// ErrExitedBeforeReady: the process ended before readiness was
 	// confirmed. Exit tells how.
 	ErrExitedBeforeReady = baton.NewError(baton.ErrUnavailable, "engine: process exited before ready")
+	// ErrClosed: Start was called on an engine after its Close.
+	ErrClosed = baton.NewError(baton.ErrUnavailable, "engine: engine closed")
 )
 
 // Mode says whether a start is fresh or resumes a native session.

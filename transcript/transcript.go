@@ -24,15 +24,9 @@ const (
 )
 
 // String returns "User", "Agent", or "Speaker(n)" for an unknown value.
-func (s Speaker) String() string {
-	switch s {
-	case User:
-		return "User"
-	case Agent:
-		return "Agent"
-	}
-	return "Speaker(" + strconv.Itoa(int(s)) + ")"
-}
+func (s Speaker) String() string { return name(speakerNames[:], int(s), "Speaker") }
+
+var speakerNames = [...]string{User: "User", Agent: "Agent"}
 
 // Kind says what an event is. Only Message events are replayed; the zero
 // value and unknown kinds are dropped like notes.
@@ -53,18 +47,16 @@ const (
 )
 
 // String returns the kind's name, or "Kind(n)" for an unknown value.
-func (k Kind) String() string {
-	switch k {
-	case Message:
-		return "Message"
-	case ToolCall:
-		return "ToolCall"
-	case Lifecycle:
-		return "Lifecycle"
-	case Note:
-		return "Note"
+func (k Kind) String() string { return name(kindNames[:], int(k), "Kind") }
+
+var kindNames = [...]string{Message: "Message", ToolCall: "ToolCall", Lifecycle: "Lifecycle", Note: "Note"}
+
+// name returns names[i], or typ(i) when i is not a known value.
+func name(names []string, i int, typ string) string {
+	if i > 0 && i < len(names) {
+		return names[i]
 	}
-	return "Kind(" + strconv.Itoa(int(k)) + ")"
+	return typ + "(" + strconv.Itoa(i) + ")"
 }
 
 // Turn says what a turn of a session is for; an engine start

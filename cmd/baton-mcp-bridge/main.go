@@ -52,14 +52,14 @@ func main() {
 }
 
 func run(ctx context.Context, environ []string) int {
-	o, err := mcpserver.BridgeFromEnv(environ)
-	if err != nil {
+	err := mcpserver.Bridge(ctx, environ, nil, nil)
+	switch {
+	case err == nil || errors.Is(err, context.Canceled):
+		return 0
+	case errors.Is(err, mcpserver.ErrBadConfig):
 		fmt.Fprintln(os.Stderr, "baton-mcp-bridge:", err)
 		return 2
 	}
-	if err := mcpserver.Bridge(ctx, o); err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintln(os.Stderr, "baton-mcp-bridge:", err)
-		return 1
-	}
-	return 0
+	fmt.Fprintln(os.Stderr, "baton-mcp-bridge:", err)
+	return 1
 }

@@ -373,7 +373,7 @@ func TestStartErrors(t *testing.T) {
 	if err := e.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Start(ctx, engine.StartRequest{Mode: engine.Fresh, Config: baton.EngineConfig{Engine: "acp"}}); !errors.Is(err, acp.ErrClosed) {
+	if _, err := e.Start(ctx, engine.StartRequest{Mode: engine.Fresh, Config: baton.EngineConfig{Engine: "acp"}}); !errors.Is(err, engine.ErrClosed) {
 		t.Errorf("Start after Close: %v", err)
 	}
 }

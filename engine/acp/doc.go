@@ -54,7 +54,7 @@
 // the agent lists models instead; its reasoning effort with the option of
 // category "thought_level"; an agent that offers neither fails readiness
 // with an error matching engine.ErrUnsupportedConfig. The permission mode
-// (one of PermissionModes) is set with session/set_mode when the agent
+// ("default", "acceptEdits", "plan", "dontAsk" or "bypassPermissions") is set with session/set_mode when the agent
 // offers a mode of that id, and decides, with the turn, how the engine
 // answers the agent's permission requests: see Permission. The engine
 // offers the agent no file system and no terminal of its own.

@@ -23,9 +23,9 @@ import (
 	"github.com/batonhq/baton/transcript"
 )
 
-// PermissionModes are the permission modes an Engine accepts (see
+// permissionModes are the permission modes an Engine accepts (see
 // Permission): the empty mode is "default".
-var PermissionModes = []string{"default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"}
+var permissionModes = []string{"default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"}
 
 // Options configure an Engine.
 type Options struct {
@@ -117,8 +117,9 @@ func New(opts Options) (*Engine, error) {
 }
 
 // Validate implements engine.Validator: the model and effort against
-// Options.Models and Options.Efforts, the permission mode against
-// PermissionModes. It cannot know what the agent advertises: an agent
+// Options.Models and Options.Efforts, the permission mode against those
+// the package knows ("default", "acceptEdits", "plan", "dontAsk",
+// "bypassPermissions"; the empty mode is "default"). It cannot know what the agent advertises: an agent
 // without the loadSession capability cannot resume a session, so it cannot
 // write a transfer's report either (the report-only turn resumes the
 // source): transfers from it must run without one (no GenerateSummary),
@@ -133,12 +134,12 @@ func (e *Engine) Validate(cfg baton.EngineConfig) error {
 		return nil
 	}
 	return errors.Join(check("model", cfg.Model, e.opts.Models), check("reasoning effort", cfg.ReasoningEffort, e.opts.Efforts),
-		check("permission mode", cfg.PermissionMode, PermissionModes))
+		check("permission mode", cfg.PermissionMode, permissionModes))
 }
 
 // TranscriptPath returns where session sid's transcript is (it may not
 // exist yet): DataDir/transcripts/<sid>.jsonl, the id escaped for a file
-// name, in the format of package exec (exec.OpenTranscript reads it).
+// name, in the format of package exec.
 func (e *Engine) TranscriptPath(sid baton.SessionID) string {
 	return tlog.Path(e.opts.DataDir, sid)
 }
@@ -163,7 +164,7 @@ func (e *Engine) Transcript(ctx context.Context, sid baton.SessionID) (iter.Seq2
 //
 // Errors: engine.ErrUnsupportedConfig (Validate refuses the configuration,
 // or the system is not Linux), baton.ErrInvalid (a resume without a native
-// id), ErrClosed, tlog's busy error (exec.ErrTranscriptBusy: another launch
+// id), engine.ErrClosed, tlog's busy error (exec.ErrTranscriptBusy: another launch
 // writes the session's transcript), ctx's, Admit's or Options.Launch's
 // error, or an error matching baton.ErrUnavailable when the spawn or the transcript fails.
 // Nothing runs after an error.
@@ -188,7 +189,7 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 			return nil, err
 		}
 	}
-	p, err := e.reg.Start(ErrClosed, func() (*process, error) {
+	p, err := e.reg.Start(func() (*process, error) {
 		var w *tlog.Writer
 		if req.Session != "" {
 			if w, err = tlog.OpenSession("acp", e.opts.DataDir, req.Session); err != nil {
@@ -235,15 +236,12 @@ func (e *Engine) release(p *process) {
 }
 
 // Close stops every running launch (a confirmed stop each) and waits for
-// the engine's goroutines; Start fails with ErrClosed afterwards. Errors:
+// the engine's goroutines; Start fails with engine.ErrClosed afterwards. Errors:
 // ctx's (some launch still runs), or an error naming the launches whose
 // stop was not confirmed. Safe to call more than once.
 func (e *Engine) Close(ctx context.Context) error {
 	return e.reg.Close(ctx, func(p *process) baton.LaunchID { return p.req.LaunchID }, nil)
 }
-
-// ErrClosed is returned by Start once Close was called.
-var ErrClosed = baton.NewError(baton.ErrUnavailable, "acp: engine closed")
 
 // HTTPServer is the MCP server at url, named name, as session/new and
 // session/load take it, with header's fields sent on every request (an

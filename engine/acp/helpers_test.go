@@ -16,8 +16,8 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/acp"
-	"github.com/batonhq/baton/engine/exec"
 	"github.com/batonhq/baton/engine/exec/clitest"
+	"github.com/batonhq/baton/internal/tlog"
 	"github.com/batonhq/baton/transcript"
 )
 
@@ -140,13 +140,13 @@ func events(t *testing.T, e *acp.Engine, sid baton.SessionID) []transcript.Event
 		out = append(out, ev)
 	}
 	// The file is package exec's format.
-	tr, err := exec.OpenTranscript(e.TranscriptPath(sid))
+	tr, err := tlog.OpenReader(e.TranscriptPath(sid))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tr.Close()
 	if n, err := tr.Len(context.Background()); err != nil || n != int64(len(out)) {
-		t.Fatalf("exec.OpenTranscript: %d events, %v; want %d", n, err, len(out))
+		t.Fatalf("tlog.OpenReader: %d events, %v; want %d", n, err, len(out))
 	}
 	return out
 }

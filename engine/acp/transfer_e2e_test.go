@@ -22,6 +22,7 @@ import (
 	"github.com/batonhq/baton/engine/exec/clitest"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/handoff/mcpserver"
+	"github.com/batonhq/baton/internal/tlog"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
@@ -211,7 +212,7 @@ func TestTransferAcrossProtocols(t *testing.T) {
 type fileHistory string
 
 func (p fileHistory) Len(ctx context.Context) (n int64, err error) {
-	t, err := exec.OpenTranscript(string(p))
+	t, err := tlog.OpenReader(string(p))
 	if err != nil {
 		return 0, err
 	}
@@ -220,7 +221,7 @@ func (p fileHistory) Len(ctx context.Context) (n int64, err error) {
 }
 
 func (p fileHistory) Events(ctx context.Context, from int64, n int) (evs []transcript.Event, err error) {
-	t, err := exec.OpenTranscript(string(p))
+	t, err := tlog.OpenReader(string(p))
 	if err != nil {
 		return nil, err
 	}

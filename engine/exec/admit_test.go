@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/exec"
+	"github.com/batonhq/baton/internal/tlog"
 )
 
 // markedPIDs returns the processes whose environment carries launch's
@@ -132,7 +133,7 @@ func TestHeldStart(t *testing.T) {
 			}
 			if tt.wantErr != nil {
 				// A refused launch leaves nothing in the transcript.
-				if tr, err := exec.OpenTranscript(e.TranscriptPath("s1")); err == nil {
+				if tr, err := tlog.OpenReader(e.TranscriptPath("s1")); err == nil {
 					n, err := tr.Len(tctx)
 					tr.Close()
 					if err != nil || n != 0 {

@@ -59,7 +59,6 @@ func Claude(o ClaudeOptions) Profile {
 		ReportOnly:      report,
 		Efforts:         []string{"low", "medium", "high", "xhigh", "max"},
 		PermissionModes: []string{"acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"},
-		Prompt:          PromptArg,
 		Reconfigure:     true,
 		Output: Output{
 			JSON:           true,

@@ -74,7 +74,6 @@ func Codex(o CodexOptions) Profile {
 		ReportOnly:      report,
 		Efforts:         []string{"minimal", "low", "medium", "high", "xhigh"},
 		PermissionModes: []string{"read-only", "workspace-write", "danger-full-access"},
-		Prompt:          PromptArg,
 		Reconfigure:     o.Reconfigure,
 		Output: Output{
 			JSON:           true,

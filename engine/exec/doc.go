@@ -36,8 +36,9 @@
 // Every line the child prints becomes transcript events, appended to the
 // session's transcript under Options.DataDir (JSON lines beside an offset
 // index, synced at each turn end and at exit), each marked with its launch
-// and turn. OpenTranscript reads one at the same cost at its start and its
-// end; the Engine is an engine.Transcriber, which the briefings replay.
+// and turn. The index reads event i at the same cost at the start and the
+// end of a large file; the Engine is an engine.Transcriber, which the
+// briefings replay, and package agent pages through it for the history tool.
 //
 // The Claude and Codex profiles are verified with Claude Code 2.1.197 and
 // Codex 0.171.0 against scripted APIs (package clitest); DESIGN.md beside

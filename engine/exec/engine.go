@@ -78,9 +78,6 @@ func New(opts Options) (*Engine, error) {
 	if p.Name == "" {
 		p.Name = filepath.Base(p.Command)
 	}
-	if p.Prompt == "" {
-		p.Prompt = PromptArg
-	}
 	opts.StopGrace, opts.DeathSignal, opts.Clock, opts.Logger = proc.Defaults(opts.StopGrace, opts.DeathSignal, opts.Clock, opts.Logger)
 	return &Engine{opts: opts, writers: map[baton.SessionID]*writer{}}, nil
 }
@@ -99,7 +96,7 @@ func (e *Engine) CanReconfigure(from, to baton.EngineConfig) bool {
 
 // TranscriptPath returns where session sid's transcript is (it may not
 // exist yet): DataDir/transcripts/<sid>.jsonl, the id escaped for a file
-// name. Read it with OpenTranscript.
+// name.
 func (e *Engine) TranscriptPath(sid baton.SessionID) string {
 	return tlog.Path(e.opts.DataDir, sid)
 }
@@ -119,7 +116,7 @@ func (e *Engine) TranscriptPath(sid baton.SessionID) string {
 //
 // Errors: engine.ErrUnsupportedConfig (the profile
 // refuses the configuration, cannot resume, or the system is not Linux),
-// baton.ErrInvalid (a resume without a native id), ErrClosed,
+// baton.ErrInvalid (a resume without a native id), engine.ErrClosed,
 // ErrTranscriptBusy (another engine or process writes the session's
 // transcript), ctx's error, the error of the profile's LaunchExtra, or an
 // error matching baton.ErrUnavailable when the spawn or the transcript fails. Nothing runs
@@ -132,7 +129,7 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 	if err != nil {
 		return nil, err
 	}
-	p, err := e.reg.Start(ErrClosed, func() (*process, error) {
+	p, err := e.reg.Start(func() (*process, error) {
 		var w *writer
 		if req.Session != "" {
 			if w, err = e.acquireLocked(req.Session); err != nil {
@@ -203,8 +200,8 @@ func (e *Engine) prepare(ctx context.Context, req engine.StartRequest) (*launch,
 		}
 	}
 	l := &launch{}
-	if len(extra.Files) > 0 || prof.Prompt == PromptFile {
-		if err := l.writeFiles(filepath.Join(e.opts.DataDir, "launches"), v, extra.Files, prof.Prompt == PromptFile, req.Prompt); err != nil {
+	if promptFile := prof.namesPromptFile(extra.Flags); len(extra.Files) > 0 || promptFile {
+		if err := l.writeFiles(filepath.Join(e.opts.DataDir, "launches"), v, extra.Files, promptFile, req.Prompt); err != nil {
 			l.cleanup()
 			return nil, baton.Errorf(baton.ErrUnavailable, "exec: %v", err)
 		}
@@ -300,7 +297,7 @@ func (e *Engine) release(p *process) {
 // Close stops every running launch (a confirmed stop each), waits for the
 // engine's goroutines and closes the transcripts it keeps open (the last
 // few sessions' stay open, and locked against other writers, between their
-// launches); Start fails with ErrClosed afterwards. Errors:
+// launches); Start fails with engine.ErrClosed afterwards. Errors:
 // ctx's (some launch still runs), or an error naming the launches whose
 // stop was not confirmed. Safe to call more than once.
 func (e *Engine) Close(ctx context.Context) error {
@@ -320,50 +317,9 @@ type writer struct {
 	refs int
 }
 
-// ErrClosed is returned by Start once Close was called.
-var ErrClosed = baton.NewError(baton.ErrUnavailable, "exec: engine closed")
-
-// Transcript errors. Match with errors.Is.
-var (
-	// ErrTranscriptCorrupt: the transcript or its index does not hold
-	// what the other says (a torn write the writer has not repaired yet,
-	// or a file edited by hand).
-	ErrTranscriptCorrupt = tlog.ErrCorrupt
-	// ErrTranscriptBusy: another writer (another Engine, in this process
-	// or another) has the session's transcript open.
-	ErrTranscriptBusy = tlog.ErrBusy
-)
-
-// Transcript reads a session's transcript: append-only JSON lines, one
-// event each, beside an offset index, so reading event i costs the same at
-// the start and at the end of a large file. A Transcript reads a file that
-// a live launch may be appending to; it sees every event indexed when Len
-// or Events is called. It is safe for concurrent use.
-type Transcript struct{ r *tlog.Reader }
-
-// OpenTranscript opens the transcript at path (see Engine.TranscriptPath).
-// Errors: an error matching baton.ErrNotFound when there is none, or the file system's.
-func OpenTranscript(path string) (*Transcript, error) {
-	r, err := tlog.OpenReader(path)
-	if err != nil {
-		return nil, err
-	}
-	return &Transcript{r: r}, nil
-}
-
-// Len returns the number of events. Errors: ctx's, or the file system's.
-func (t *Transcript) Len(ctx context.Context) (int64, error) { return t.r.Len(ctx) }
-
-// Events returns up to n events starting at index from (0 is the first);
-// fewer at the end, none when from is at or past the end. Errors:
-// baton.ErrInvalid for a negative from or n, ErrTranscriptCorrupt, ctx's,
-// or the file system's.
-func (t *Transcript) Events(ctx context.Context, from int64, n int) ([]transcript.Event, error) {
-	return t.r.Events(ctx, from, n)
-}
-
-// Close closes the files.
-func (t *Transcript) Close() error { return t.r.Close() }
+// ErrTranscriptBusy is returned by Start when another writer (another
+// Engine, in this process or another) has the session's transcript open.
+var ErrTranscriptBusy = tlog.ErrBusy
 
 // Transcript implements engine.Transcriber from session sid's transcript
 // file (TranscriptPath): each range opens it, reads it through its offset
@@ -372,7 +328,8 @@ func (t *Transcript) Close() error { return t.r.Close() }
 // appended until then. Every event carries the turn of the launch that
 // wrote it. Errors: engine.ErrNoTranscript when the session has no
 // transcript here, or the file system's; while ranging, ctx's,
-// ErrTranscriptCorrupt or the file system's.
+// an error matching baton.ErrInternal (the transcript
+// or its index does not hold what the other says), or the file system's.
 func (e *Engine) Transcript(ctx context.Context, sid baton.SessionID) (iter.Seq2[transcript.Event, error], error) {
 	return tlog.Seq(ctx, e.TranscriptPath(sid), baton.Errorf(engine.ErrNoTranscript, "exec: no transcript of session %s", sid))
 }

@@ -48,15 +48,16 @@ func Example() {
 	<-p.Done()
 	fmt.Println("clean exit:", p.Exit().Clean())
 
-	tr, err := exec.OpenTranscript(e.TranscriptPath("s1"))
+	evs, err := e.Transcript(ctx, "s1")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer tr.Close()
-	n, _ := tr.Len(ctx)
-	evs, _ := tr.Events(ctx, 0, int(n))
-	for _, ev := range evs {
+	for ev, err := range evs {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
 		if ev.Kind == transcript.Message {
 			fmt.Printf("%s: %s\n", ev.Speaker, ev.Text)
 		}

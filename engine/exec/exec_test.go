@@ -209,18 +209,19 @@ func TestLeftoversKilledAtExit(t *testing.T) {
 // standard input, or in a file, and the transcript records the turn.
 func TestPromptModes(t *testing.T) {
 	tests := []struct {
-		mode  exec.PromptMode
+		mode  string
+		stdin bool
 		fresh []string
 	}{
-		{exec.PromptArg, []string{"-after", "exit", "-prompt", "{prompt}"}},
-		{exec.PromptStdin, []string{"-after", "exit", "-stdin"}},
-		{exec.PromptFile, []string{"-after", "exit", "-prompt-file", "{prompt_file}"}},
+		{"arg", false, []string{"-after", "exit", "-prompt", "{prompt}"}},
+		{"stdin", true, []string{"-after", "exit", "-stdin"}},
+		{"file", false, []string{"-after", "exit", "-prompt-file", "{prompt_file}"}},
 	}
 	for _, tc := range tests {
-		t.Run(string(tc.mode), func(t *testing.T) {
+		t.Run(tc.mode, func(t *testing.T) {
 			ctx := testCtx(t)
 			prof := agentProfile()
-			prof.Fresh, prof.Prompt = tc.fresh, tc.mode
+			prof.Fresh, prof.Stdin = tc.fresh, tc.stdin
 			prof.Output.Events = func(line []byte) []transcript.Event {
 				return []transcript.Event{{Speaker: transcript.Agent, Kind: transcript.Message, Text: string(line)}}
 			}
@@ -395,7 +396,7 @@ func TestConcurrentStopAndClose(t *testing.T) {
 	default:
 		t.Error("Close returned while a launch still ran")
 	}
-	if _, err := e.Start(ctx, engine.StartRequest{Session: "s3"}); !errors.Is(err, exec.ErrClosed) {
+	if _, err := e.Start(ctx, engine.StartRequest{Session: "s3"}); !errors.Is(err, engine.ErrClosed) {
 		t.Errorf("Start after Close = %v; want ErrClosed", err)
 	}
 }

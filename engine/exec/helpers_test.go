@@ -21,6 +21,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/exec"
 	"github.com/batonhq/baton/engine/exec/clitest"
+	"github.com/batonhq/baton/internal/tlog"
 	"github.com/batonhq/baton/transcript"
 )
 
@@ -122,7 +123,7 @@ func readPIDs(t *testing.T, ctx context.Context, path string) (leader, grand int
 // events reads a session's whole transcript.
 func events(t *testing.T, e *exec.Engine, sid string) []transcript.Event {
 	t.Helper()
-	tr, err := exec.OpenTranscript(e.TranscriptPath(baton.SessionID(sid)))
+	tr, err := tlog.OpenReader(e.TranscriptPath(baton.SessionID(sid)))
 	if err != nil {
 		t.Fatal(err)
 	}

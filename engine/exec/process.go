@@ -55,7 +55,7 @@ func (e *Engine) spawn(req engine.StartRequest, l *launch, w *writer) (*process,
 	p := &process{e: e, req: req, l: l, w: w}
 	err := p.Spawn(proc.Command{
 		Engine: "exec", Name: prof.Name, Path: prof.Command, Args: l.argv, Dir: req.Dir, Env: l.env,
-		Launch: req.LaunchID, DeathSignal: e.opts.DeathSignal, Clock: e.opts.Clock, Stdin: prof.Prompt == PromptStdin, Held: req.Admit != nil,
+		Launch: req.LaunchID, DeathSignal: e.opts.DeathSignal, Clock: e.opts.Clock, Stdin: prof.Stdin, Held: req.Admit != nil,
 		ExitNativeID: true, Refine: p.refine,
 	})
 	if err != nil {

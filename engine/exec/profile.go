@@ -13,24 +13,6 @@ import (
 	"github.com/batonhq/baton/transcript"
 )
 
-// PromptMode says how a launch hands its opening prompt to the child.
-type PromptMode string
-
-const (
-	// PromptArg passes the prompt as an argument: the templates name it
-	// with the {prompt} placeholder. Anyone on the machine can read a
-	// process's arguments; prefer PromptStdin or PromptFile for prompts
-	// that must stay private.
-	PromptArg PromptMode = "arg"
-	// PromptStdin writes the prompt to the child's standard input and then
-	// closes it.
-	PromptStdin PromptMode = "stdin"
-	// PromptFile writes the prompt to a file readable only by the host's
-	// user; the templates name its path with {prompt_file}. The file is
-	// removed when the launch ends.
-	PromptFile PromptMode = "file"
-)
-
 // Rule recognises one kind of output line. A rule with neither Fields nor
 // Pattern matches nothing.
 type Rule struct {
@@ -94,8 +76,8 @@ type Output struct {
 // Templates are argument lists whose elements may hold placeholders,
 // replaced at each launch:
 //
-//	{prompt}        the opening prompt (PromptArg)
-//	{prompt_file}   the path of the prompt file (PromptFile)
+//	{prompt}        the opening prompt
+//	{prompt_file}   the path of a file that holds the opening prompt
 //	{native_id}     the native session being resumed
 //	{model} {effort} {permission}   the configuration's fields
 //	{workspace} {session} {launch} {dir}
@@ -105,7 +87,10 @@ type Output struct {
 // An element that is exactly "{flags}" in Fresh or Resume is replaced by the
 // configuration flags (Model, Effort, then Permission or ReportOnly); without
 // it they are appended. Anyone on the machine can read a process's
-// arguments, so {report_token} belongs in Env or a launch file, never in argv.
+// arguments, so {report_token} belongs in Env or a launch file, never in argv,
+// and a prompt that must stay private is better passed with Stdin or
+// {prompt_file} (written, readable only by the host's user, when a template
+// names it, and removed when the launch ends) than with {prompt}.
 type Profile struct {
 	// Name names the profile in errors.
 	Name string
@@ -136,8 +121,9 @@ type Profile struct {
 	// names any file of the launch, follow the configuration flags
 	// (ReportOnly included). An error fails Start with it.
 	LaunchExtra func(ctx context.Context, req engine.StartRequest) (Extra, error)
-	// Prompt says how the prompt is passed; "" means PromptArg.
-	Prompt PromptMode
+	// Stdin writes the opening prompt to the child's standard input and
+	// then closes it.
+	Stdin bool
 	// Output says how the child's output is read.
 	Output Output
 	// Reconfigure says a native session can be resumed under another
@@ -189,6 +175,19 @@ func (p *Profile) validate(cfg baton.EngineConfig) error {
 		return baton.Errorf(engine.ErrUnsupportedConfig, "%s: no permission flag", p.Name)
 	}
 	return check("permission mode", cfg.PermissionMode, p.PermissionModes)
+}
+
+// namesPromptFile reports whether a template of the profile, or one of the
+// launch's extra flags, names {prompt_file}.
+func (p *Profile) namesPromptFile(extra []string) bool {
+	for _, tmpl := range [][]string{p.Fresh, p.Resume, p.Model, p.Effort, p.Permission, p.ReportOnly, p.Env, extra} {
+		for _, s := range tmpl {
+			if strings.Contains(s, "{prompt_file}") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // vars are the placeholder values of one launch.

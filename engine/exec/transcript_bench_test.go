@@ -33,7 +33,7 @@ func BenchmarkTranscriptEvents(b *testing.B) {
 		b.Fatal(err)
 	}
 	w.Close()
-	tr, err := OpenTranscript(path)
+	tr, err := tlog.OpenReader(path)
 	if err != nil {
 		b.Fatal(err)
 	}

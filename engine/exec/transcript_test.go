@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/exec"
+	"github.com/batonhq/baton/internal/tlog"
 	"github.com/batonhq/baton/transcript"
 )
 
@@ -46,7 +47,7 @@ func TestTranscriptEvents(t *testing.T) {
 	if all[8] != (transcript.Event{Speaker: transcript.User, Kind: transcript.Message, Text: "two"}) {
 		t.Errorf("event 8 = %+v; want the second prompt", all[8])
 	}
-	tr, err := exec.OpenTranscript(e.TranscriptPath("s1"))
+	tr, err := tlog.OpenReader(e.TranscriptPath("s1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,8 +77,8 @@ func TestTranscriptEvents(t *testing.T) {
 	if _, err := tr.Events(ctx, -1, 1); !errors.Is(err, baton.ErrInvalid) {
 		t.Errorf("Events(-1) error = %v; want EINVALID", err)
 	}
-	if _, err := exec.OpenTranscript(e.TranscriptPath("nobody")); !errors.Is(err, baton.ErrNotFound) {
-		t.Errorf("OpenTranscript(missing) error = %v; want ENOTFOUND", err)
+	if _, err := tlog.OpenReader(e.TranscriptPath("nobody")); !errors.Is(err, baton.ErrNotFound) {
+		t.Errorf("OpenReader(missing) error = %v; want ENOTFOUND", err)
 	}
 }
 

@@ -30,7 +30,7 @@ const (
 	headerToken     = "X-Baton-Token"
 )
 
-// The environment variables the stdio bridge reads (BridgeFromEnv).
+// The environment variables the stdio bridge reads (Bridge).
 const (
 	envURL       = "BATON_MCP_URL"
 	envScope     = "BATON_MCP_SCOPE"

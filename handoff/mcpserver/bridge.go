@@ -16,80 +16,67 @@ import (
 	"github.com/batonhq/baton"
 )
 
-// BridgeOptions configure Bridge.
-type BridgeOptions struct {
-	// Endpoint is the URL of the host's Handler (loopback).
-	Endpoint string
-	// Access is sent with every request, in the X-Baton-* headers.
-	Access Access
-	// In and Out are the agent CLI's side: default os.Stdin and os.Stdout.
-	In  io.ReadCloser
-	Out io.WriteCloser
-	// HTTPClient reaches the endpoint (default: a client of its own).
-	HTTPClient *http.Client
+// bridgeConfig is what Bridge reads from its environment.
+type bridgeConfig struct {
+	// endpoint is the URL of the host's Handler (loopback).
+	endpoint string
+	// access is sent with every request, in the X-Baton-* headers.
+	access Access
 }
 
-// BridgeFromEnv reads BridgeOptions from environ ("NAME=value", as
-// os.Environ gives it): BATON_MCP_URL, BATON_MCP_SCOPE,
-// BATON_MCP_WORKSPACE, BATON_MCP_HANDOFF and BATON_MCP_TOKEN, which
-// Access.Environ writes. Errors: ErrBadConfig when one is missing or the
-// URL is not an http URL.
-func BridgeFromEnv(environ []string) (BridgeOptions, error) {
+// bridgeFromEnv reads the bridge's configuration from environ (see Bridge).
+// Errors: ErrBadConfig when a variable is missing or the URL is not an
+// http URL.
+func bridgeFromEnv(environ []string) (bridgeConfig, error) {
 	get := func(k string) string { return envLookup(environ, k) }
-	o := BridgeOptions{Endpoint: get(envURL), Access: accessFrom(get, envScope, envWorkspace, envHandoff, envToken)}
-	o.Access.Bearer = baton.ParseToken(get(envBearer))
-	if err := o.check(); err != nil {
-		return BridgeOptions{}, err
-	}
-	return o, nil
-}
-
-func (o BridgeOptions) check() error {
-	u, err := url.Parse(o.Endpoint)
+	c := bridgeConfig{endpoint: get(envURL), access: accessFrom(get, envScope, envWorkspace, envHandoff, envToken)}
+	c.access.Bearer = baton.ParseToken(get(envBearer))
+	u, err := url.Parse(c.endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return baton.Errorf(ErrBadConfig, "%s must be the http URL of the host's MCP endpoint", envURL)
+		return bridgeConfig{}, baton.Errorf(ErrBadConfig, "%s must be the http URL of the host's MCP endpoint", envURL)
 	}
-	if err := o.Access.valid(); err != nil {
-		return baton.Errorf(ErrBadConfig, "%v (set %s, %s, %s and %s)", err, envScope, envWorkspace, envHandoff, envToken)
+	if err := c.access.valid(); err != nil {
+		return bridgeConfig{}, baton.Errorf(ErrBadConfig, "%v (set %s, %s, %s and %s)", err, envScope, envWorkspace, envHandoff, envToken)
 	}
-	return nil
+	return c, nil
 }
 
-// Bridge serves MCP over In/Out, newline-delimited JSON-RPC as an agent
-// CLI speaks it to a stdio server, and forwards every message to the
-// host's streamable HTTP endpoint with the Access headers, relaying the
-// answers back. A host calls it from a subcommand of its own binary, which
-// the CLI's MCP configuration launches (ClaudeStdioConfig), or ships the
-// command cmd/baton-mcp-bridge, which runs it with BridgeFromEnv.
+// Bridge serves MCP over in and out (os.Stdin and os.Stdout when nil),
+// newline-delimited JSON-RPC as an agent CLI speaks it to a stdio server,
+// and forwards every message to the host's streamable HTTP endpoint with
+// the access of one turn, relaying the answers back. It reads the endpoint
+// and the access from environ ("NAME=value", as os.Environ gives it):
+// BATON_MCP_URL, BATON_MCP_SCOPE, BATON_MCP_WORKSPACE, BATON_MCP_HANDOFF,
+// BATON_MCP_TOKEN and BATON_MCP_BEARER, which Access.Environ writes. A host
+// calls it from a subcommand of its own binary, which the CLI's MCP
+// configuration launches, or ships the command cmd/baton-mcp-bridge, which
+// runs it.
 //
 // The bridge keeps no state of its own besides the negotiated protocol
 // version, which it sends in the MCP-Protocol-Version header. Messages are
-// forwarded one at a time, in order. It returns nil when In reaches its
+// forwarded one at a time, in order. It returns nil when in reaches its
 // end (the CLI closed the server), ctx's error when ctx ends, or the
-// error that broke either side. Errors: ErrBadConfig for unusable options.
+// error that broke either side. Errors: ErrBadConfig when a variable is
+// missing or the URL is not an http URL (nothing was read from in then).
 // No goroutine outlives it.
-func Bridge(ctx context.Context, o BridgeOptions) error {
-	if err := o.check(); err != nil {
-		return err
-	}
-	if o.In == nil {
-		o.In = os.Stdin
-	}
-	if o.Out == nil {
-		o.Out = nopCloser{os.Stdout}
-	}
-	client := o.HTTPClient
-	if client == nil {
-		client = &http.Client{}
-	}
-	b := &bridge{access: o.Access}
-	hc := *client
-	hc.Transport = &headerTransport{b: b, base: client.Transport}
-	local, err := (&mcp.IOTransport{Reader: o.In, Writer: o.Out}).Connect(ctx)
+func Bridge(ctx context.Context, environ []string, in io.ReadCloser, out io.WriteCloser) error {
+	c, err := bridgeFromEnv(environ)
 	if err != nil {
 		return err
 	}
-	remote, err := (&mcp.StreamableClientTransport{Endpoint: o.Endpoint, HTTPClient: &hc, DisableStandaloneSSE: true, MaxRetries: -1}).Connect(ctx)
+	if in == nil {
+		in = os.Stdin
+	}
+	if out == nil {
+		out = nopCloser{os.Stdout}
+	}
+	b := &bridge{access: c.access}
+	hc := &http.Client{Transport: &headerTransport{b: b, base: http.DefaultTransport}}
+	local, err := (&mcp.IOTransport{Reader: in, Writer: out}).Connect(ctx)
+	if err != nil {
+		return err
+	}
+	remote, err := (&mcp.StreamableClientTransport{Endpoint: c.endpoint, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}).Connect(ctx)
 	if err != nil {
 		_ = local.Close()
 		return err
@@ -191,11 +178,7 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if v != "" && r.Header.Get("Mcp-Protocol-Version") == "" {
 		r.Header.Set("Mcp-Protocol-Version", v)
 	}
-	base := t.base
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	return base.RoundTrip(r)
+	return t.base.RoundTrip(r)
 }
 
 type nopCloser struct{ io.Writer }

@@ -21,7 +21,7 @@ func runBridge(t *testing.T, url string, acc mcpserver.Access) (mcp.Transport, <
 	outR, outW := io.Pipe() // bridge -> client
 	done := make(chan error, 1)
 	go func() {
-		done <- mcpserver.Bridge(context.Background(), mcpserver.BridgeOptions{Endpoint: url, Access: acc, In: inR, Out: outW})
+		done <- mcpserver.Bridge(context.Background(), acc.Environ(url), inR, outW)
 		_ = outW.Close()
 	}()
 	return &mcp.IOTransport{Reader: outR, Writer: inW}, done

@@ -30,7 +30,7 @@ func TestConfigAndBridgeOptionsAreChecked(t *testing.T) {
 		}
 	}
 	o, err := mcpserver.BridgeFromEnv(append([]string{"OTHER=1"}, good.Environ("http://127.0.0.1:1/mcp")...))
-	if err != nil || o.Access != good || o.Endpoint != "http://127.0.0.1:1/mcp" {
+	if endpoint, acc := mcpserver.BridgeEnv(o); err != nil || acc != good || endpoint != "http://127.0.0.1:1/mcp" {
 		t.Fatalf("BridgeFromEnv = %+v, %v", o, err)
 	}
 }
@@ -87,8 +87,8 @@ func TestBearerTravelsWithTheAccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Access != a {
-		t.Errorf("BridgeFromEnv(Environ(a)).Access = %+v; want %+v", o.Access, a)
+	if _, acc := mcpserver.BridgeEnv(o); acc != a {
+		t.Errorf("BridgeFromEnv(Environ(a)).Access = %+v; want %+v", o, a)
 	}
 	a.Bearer = baton.Token{}
 	if got := a.Header().Get("Authorization"); got != "" {

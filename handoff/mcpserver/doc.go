@@ -49,7 +49,7 @@
 // a loopback listener. Bridge is the stdio side for CLIs that launch their
 // MCP servers as processes: a host calls it from a subcommand of its own
 // binary (or ships cmd/baton-mcp-bridge), the CLI launches it with the
-// Access in its environment (Access.Environ, read back by BridgeFromEnv),
+// Access in its environment (Access.Environ, read back by Bridge),
 // and it forwards every message to Handler. Package agent writes either
 // form into the CLIs' MCP configurations.
 //

@@ -35,11 +35,7 @@ const envBridge = "BATON_MCPSERVER_TEST_BRIDGE"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envBridge) == "1" {
-		o, err := mcpserver.BridgeFromEnv(os.Environ())
-		if err == nil {
-			err = mcpserver.Bridge(context.Background(), o)
-		}
-		if err != nil {
+		if err := mcpserver.Bridge(context.Background(), os.Environ(), nil, nil); err != nil {
 			os.Stderr.WriteString("bridge: " + err.Error() + "\n")
 			os.Exit(1)
 		}

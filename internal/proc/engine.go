@@ -152,15 +152,15 @@ type Launches[P interface {
 	procs  map[P]struct{}
 }
 
-// Start calls start with Mu held, unless Close was called (closed is
-// returned then), and records the process it returns as running, counting
+// Start calls start with Mu held, unless Close was called
+// (engine.ErrClosed is returned then), and records the process it returns as running, counting
 // its goroutine in WG (the one that calls RemoveLocked at its end).
-func (l *Launches[P]) Start(closed error, start func() (P, error)) (P, error) {
+func (l *Launches[P]) Start(start func() (P, error)) (P, error) {
 	l.Mu.Lock()
 	defer l.Mu.Unlock()
 	if l.closed {
 		var none P
-		return none, closed
+		return none, engine.ErrClosed
 	}
 	p, err := start()
 	if err != nil {
