@@ -68,8 +68,8 @@ func Conversation(in Input, lim Limits) string {
 	dst := make([]byte, 0, 4096)
 	dst = append(dst, briefingHeading...)
 	dst = append(dst, taskHeading...)
-	dst = red.appendText(dst, in.Task, quote, false, budget, noTask)
-	if ending := red.appendText(nil, in.Ending, quote, false, lim.maxMessageChars(), ""); len(ending) > 0 {
+	dst = red.appendText(dst, in.Task, quote, budget, noTask)
+	if ending := red.appendText(nil, in.Ending, quote, lim.maxMessageChars(), ""); len(ending) > 0 {
 		dst = append(dst, endingHeading...)
 		dst = append(dst, ending...)
 	}
@@ -101,7 +101,7 @@ type replay struct {
 // newReplay replays events, ranged over once, for a briefing of task.
 func newReplay(red *Redactor, lim Limits, task string, events iter.Seq[transcript.Event]) *replay {
 	p := &replay{red: red, win: window{budget: lim.maxChars()}, maxMsg: lim.maxMessageChars(), none: events == nil}
-	p.msg.reset(p.maxMsg, red.lookahead, false)
+	p.msg.reset(p.maxMsg, red.lookahead)
 	p.msg.add(task)
 	body, _, trunc := red.clip(nil, &p.msg, p.maxMsg)
 	if len(body) > 0 {
@@ -160,7 +160,7 @@ func (p *replay) event(ev transcript.Event) {
 	if !p.open || ev.Speaker != p.speaker {
 		p.flush()
 		p.open, p.speaker = true, ev.Speaker
-		p.msg.reset(p.maxMsg, p.red.lookahead, false)
+		p.msg.reset(p.maxMsg, p.red.lookahead)
 	} else if p.gap && (len(p.msg.part) > 0 || len(p.msg.buf) > 0 && !isASCIISpace(p.msg.buf[len(p.msg.buf)-1])) && !isASCIISpace(ev.Text[0]) {
 		p.msg.add("\n")
 	}
@@ -192,10 +192,9 @@ func isASCIISpace(c byte) bool { return c < utf8.RuneSelf && asciiSpace[c] }
 
 // appendText runs text through the pipeline, clips its quoted rendering to
 // budget runes and appends it behind pfx, or appends none when nothing is
-// left of it. indent keeps the first line's indentation (command output).
-// budget must leave room for the truncation mark on a line of its own.
-func (r *Redactor) appendText(dst []byte, text, pfx string, indent bool, budget int, none string) []byte {
-	body, runes, trunc := r.run(text, budget, indent)
+// left of it. budget must leave room for the truncation mark on a line of its own.
+func (r *Redactor) appendText(dst []byte, text, pfx string, budget int, none string) []byte {
+	body, runes, trunc := r.run(text, budget)
 	if len(body) == 0 && !trunc {
 		return append(dst, none...)
 	}

@@ -319,8 +319,8 @@ func TestConversationHugeLimits(t *testing.T) {
 		t.Errorf("%v allocations", allocs)
 	}
 	hl := HandoffLimits{MaxChars: math.MaxInt, MissionChars: math.MaxInt, ReportChars: math.MaxInt,
-		TaskChars: math.MaxInt, InstructionChars: math.MaxInt, GitChars: math.MaxInt, Conversation: lim}
-	out := HandoffPrompt(HandoffInput{Mission: "m", Tasks: []Task{{Title: "a", Evidence: "ok"}},
+		InstructionChars: math.MaxInt, Conversation: lim}
+	out := HandoffPrompt(HandoffInput{Mission: "m", Instructions: []Instruction{{ID: "a", Text: "ok"}},
 		Conversation: Input{Events: slices.Values(evs)}, Limits: hl})
 	if !strings.Contains(out, "> m\n") || !strings.Contains(out, "  > ok\n") {
 		t.Errorf("unexpected prompt:\n%s", out)

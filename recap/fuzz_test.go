@@ -76,10 +76,10 @@ func decodeEvents(script []byte, secret string) []transcript.Event {
 
 // templateText is all the text the builders write themselves.
 var templateText = strings.Join([]string{briefingHeading, taskHeading, noTask, endingHeading, replayHeading,
-	nothingExchanged, notIncluded, notAvailable, readWith, readWithEnd, taskStandIn, closingLine, handoffIntro, withReport, noMission, noReport, reportOmitted, noTasks, noInstructions,
+	nothingExchanged, notIncluded, notAvailable, readWith, readWithEnd, taskStandIn, closingLine, handoffIntro, withReport, noMission, noReport, reportOmitted, noInstructions,
 	omittedSection, handoffClosingLn, "Session transfer Previous session engine model native id unknown none",
-	"Mission Report from the previous session Tasks Pending instructions Git state Branch Base Status Diffstat",
-	"Evidence: none recorded (unverified). (no text) (untitled) earlier messages omitted more tasks parts instructions",
+	"Mission Report from the previous session Pending instructions",
+	"(no text) earlier messages omitted more parts instructions",
 	"How the previous session ended Conversation so far User Agent", baton.Redacted, truncationMark}, "\n")
 
 // checkConversation asserts every property of one Conversation call.
@@ -118,7 +118,7 @@ func refCoalesceKept(task string, evs []transcript.Event, lim Limits) []string {
 	for _, m := range refCoalesce(evs) {
 		r := newRedactor(lim.Secrets, lim.Markers)
 		var h head
-		h.reset(lim.maxMessageChars(), r.lookahead, false)
+		h.reset(lim.maxMessageChars(), r.lookahead)
 		h.add(m.text)
 		if body, _, trunc := r.clip(nil, &h, lim.maxMessageChars()); len(body) > 0 || trunc {
 			kept = append(kept, string(body))
@@ -185,12 +185,10 @@ func FuzzHandoffPrompt(f *testing.F) {
 			Source:  SessionRef{ID: secret, Engine: "claude", Model: title},
 			Mission: mission + s,
 			Report:  report + s,
-			Tasks: []Task{{Title: title, Status: "done", Evidence: evidence + s}, {Title: s, Evidence: evidence},
-				{Status: instr, Evidence: strings.Repeat(evidence, 3)}},
-			Instructions: []Instruction{{ID: "ins_1", State: "queued", Text: instr + s}, {ID: instr, Text: evidence}},
-			Git:          GitState{Branch: title, Base: s, Status: status + s, Diffstat: status},
+			Instructions: []Instruction{{ID: "ins_1", State: "queued", Text: instr + s}, {ID: instr, Text: evidence + status},
+				{State: instr, Text: strings.Repeat(evidence, 3)}},
 			Conversation: Input{Task: mission, Ending: instr, Events: slices.Values(decodeEvents(script, secret))},
-			Limits: HandoffLimits{MaxChars: abs(total) % 70000, MissionChars: abs(total) % 5000, TaskChars: abs(total) % 9000,
+			Limits: HandoffLimits{MaxChars: abs(total) % 70000, MissionChars: abs(total) % 5000, InstructionChars: abs(total) % 9000,
 				Conversation: lim},
 		}
 		out := HandoffPrompt(in)

@@ -14,28 +14,11 @@ type SessionRef struct {
 	EngineVersion string
 }
 
-// Task is one task of the mission, as the record knows it.
-type Task struct {
-	Title  string
-	Status string // for example "done", "in progress", "blocked"
-	// Evidence is how the status was verified: the checks actually run and
-	// their results. Empty means unverified, and the prompt says so.
-	Evidence string
-}
-
 // Instruction is a pending instruction from the user, not yet acted on.
 type Instruction struct {
 	ID    string
 	State string // for example "queued", "delivered"
 	Text  string
-}
-
-// GitState is the working tree as the record last saw it.
-type GitState struct {
-	Branch   string
-	Base     string
-	Status   string // for example the output of git status --short
-	Diffstat string // for example the output of git diff --stat BASE
 }
 
 // HandoffInput is what HandoffPrompt briefs a transfer's target from.
@@ -58,9 +41,7 @@ type HandoffInput struct {
 	// model (git state, checks run), as Markdown; they are quoted like any
 	// recorded text. Blank leaves the section out.
 	Facts        string
-	Tasks        []Task
 	Instructions []Instruction // the pending ones, in the order to handle them
-	Git          GitState
 	// Conversation is the source conversation, replayed as Conversation
 	// does; its Ending says how the source session ended.
 	Conversation Input
@@ -74,9 +55,7 @@ type HandoffLimits struct {
 	MaxChars         int // the whole prompt; default 160,000
 	MissionChars     int // default 32,000
 	ReportChars      int // default 24,100: a report of 24,000 is never clipped
-	TaskChars        int // default 48,000
 	InstructionChars int // default 24,000
-	GitChars         int // default 8,000
 	FactsChars       int // default 8,000
 	// Conversation bounds the replay section (MaxChars) and its messages
 	// (MaxMessageChars; the ending too). Its Secrets and Markers apply to
@@ -104,9 +83,7 @@ func (l HandoffLimits) normalized() HandoffLimits {
 		MaxChars:         clampLimit(l.MaxChars, defaultHandoffChars, minHandoffChars),
 		MissionChars:     clampLimit(l.MissionChars, 32000, minSectionChars),
 		ReportChars:      clampLimit(l.ReportChars, 24100, minSectionChars),
-		TaskChars:        clampLimit(l.TaskChars, 48000, minSectionChars),
 		InstructionChars: clampLimit(l.InstructionChars, 24000, minSectionChars),
-		GitChars:         clampLimit(l.GitChars, 8000, minSectionChars),
 		FactsChars:       clampLimit(l.FactsChars, 8000, minSectionChars),
 		Conversation: Limits{
 			MaxChars:        l.Conversation.maxChars(),

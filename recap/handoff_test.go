@@ -44,27 +44,12 @@ func TestHandoffPromptSections(t *testing.T) {
 		{"falls back on the task without a mission", func(in *HandoffInput) { in.Mission, in.Conversation.Task = "", "Fix bug 7" },
 			"Mission", "> Fix bug 7\n"},
 		{"says no mission was recorded", func(in *HandoffInput) { in.Mission = "" }, "Mission", noMission},
-		{"lists tasks with status and evidence",
-			func(in *HandoffInput) {
-				in.Tasks = []Task{{Title: "Form", Status: "done", Evidence: "go test ./login: ok\n  2 tests"}, {Title: "Docs", Status: "todo"}, {}}
-			},
-			"Tasks", "- [done] Form\n  Evidence:\n  > go test ./login: ok\n  >   2 tests\n" +
-				"- [todo] Docs\n  Evidence: none recorded (unverified).\n" +
-				"- [unknown] (untitled)\n  Evidence: none recorded (unverified).\n"},
-		{"says no tasks were recorded", nil, "Tasks", noTasks},
 		{"lists pending instructions by id and state",
 			func(in *HandoffInput) {
 				in.Instructions = []Instruction{{ID: "ins_2", State: "queued", Text: "Also add a logout button"}, {ID: "ins_3", State: "delivered"}}
 			},
 			"Pending instructions", "- ins_2 (queued)\n  > Also add a logout button\n- ins_3 (delivered)\n  (no text)\n"},
 		{"says no instructions are pending", nil, "Pending instructions", noInstructions},
-		{"shows the git state, keeping status columns",
-			func(in *HandoffInput) {
-				in.Git = GitState{Branch: "feat/login", Base: "main", Status: " M login.go\n?? new.go", Diffstat: " login.go | 4 ++--\n 1 file changed"}
-			},
-			"Git state", "Branch: feat/login\nBase: main\nStatus:\n>  M login.go\n> ?? new.go\nDiffstat:\n>  login.go | 4 ++--\n>  1 file changed\n"},
-		{"says what git state is unknown", nil, "Git state",
-			"Branch: unknown\nBase: unknown\nStatus: not recorded.\nDiffstat: not recorded.\n"},
 		{"replays the conversation",
 			func(in *HandoffInput) {
 				in.Conversation.Events = slices.Values(events(transcript.User, "Ship the login page", transcript.Agent, "On it"))
@@ -102,12 +87,10 @@ func bigHandoff() HandoffInput {
 		Source:  SessionRef{ID: strings.Repeat("i", 500), Engine: "claude", Model: "opus"},
 		Mission: strings.Repeat(para, 200),
 		Report:  strings.Repeat(para, 200),
-		Git:     GitState{Branch: "main", Base: "main", Status: strings.Repeat(" M file.go\n", 5000), Diffstat: strings.Repeat(" f | 1 +\n", 5000)},
 		Conversation: Input{Ending: strings.Repeat("panic: ", 1000),
 			Events: slices.Values(events(transcript.User, "1 "+para, transcript.Agent, "2 "+para, transcript.User, "3 "+para, transcript.Agent, "4 "+para))},
 	}
 	for i := range 300 {
-		in.Tasks = append(in.Tasks, Task{Title: fmt.Sprint("task ", i), Status: "done", Evidence: strings.Repeat(para, i%5)})
 		in.Instructions = append(in.Instructions, Instruction{ID: fmt.Sprint("ins_", i), State: "queued", Text: para})
 	}
 	return in
@@ -117,10 +100,10 @@ func bigHandoff() HandoffInput {
 // budget and the whole prompt within the total, with sections squeezed in
 // the documented order.
 func TestHandoffPromptBudgets(t *testing.T) {
-	lims := HandoffLimits{MissionChars: 3000, ReportChars: 2000, TaskChars: 5000, InstructionChars: 2500,
-		GitChars: 700, Conversation: Limits{MaxChars: 1500, MaxMessageChars: 400}}
-	budgets := map[string]int{"Mission": 3000, "Report from the previous session": 2000, "Tasks": 5000,
-		"Pending instructions": 2500, "Git state": 700, "Conversation so far": 1500, "How the previous session ended": 400}
+	lims := HandoffLimits{MissionChars: 3000, ReportChars: 2000, InstructionChars: 2500,
+		Conversation: Limits{MaxChars: 1500, MaxMessageChars: 400}}
+	budgets := map[string]int{"Mission": 3000, "Report from the previous session": 2000,
+		"Pending instructions": 2500, "Conversation so far": 1500, "How the previous session ended": 400}
 
 	in := bigHandoff()
 	in.Limits = lims
@@ -135,8 +118,8 @@ func TestHandoffPromptBudgets(t *testing.T) {
 			t.Errorf("%s: %d runes, want at most %d and over %d", heading, n, budget, budget-slack)
 		}
 	}
-	if tasks := handoffSection(t, out, "Tasks"); !strings.Contains(tasks, " more tasks omitted...\n") {
-		t.Errorf("tasks do not say how many were left out:\n%s", tasks)
+	if ins := handoffSection(t, out, "Pending instructions"); !strings.Contains(ins, " more instructions omitted...\n") {
+		t.Errorf("instructions do not say how many were left out:\n%s", ins)
 	}
 	full := utf8.RuneCountInString(out)
 
@@ -148,16 +131,16 @@ func TestHandoffPromptBudgets(t *testing.T) {
 	}
 	in = bigHandoff()
 	in.Limits = lims
-	in.Limits.MaxChars = full - 1000
+	in.Limits.MaxChars = full - 500
 	out = HandoffPrompt(in)
-	if n := utf8.RuneCountInString(out); n > full-1000 {
-		t.Errorf("prompt is %d runes, want at most %d", n, full-1000)
+	if n := utf8.RuneCountInString(out); n > full-500 {
+		t.Errorf("prompt is %d runes, want at most %d", n, full-500)
 	}
 	for heading := range budgets {
 		got := handoffSection(t, out, heading)
-		if heading == "Tasks" {
-			if n := utf8.RuneCountInString(got); n > 4000 || n < 3600 {
-				t.Errorf("tasks squeezed to %d runes, want the level, 4000", n)
+		if heading == "Mission" {
+			if n := utf8.RuneCountInString(got); n > 2500 || n < 2250 {
+				t.Errorf("mission squeezed to %d runes, want the level, 2500", n)
 			}
 			continue
 		}
@@ -173,13 +156,13 @@ func TestHandoffPromptBudgets(t *testing.T) {
 	if n := utf8.RuneCountInString(out); n > minHandoffChars {
 		t.Errorf("prompt is %d runes, want at most %d", n, minHandoffChars)
 	}
-	for _, h := range []string{"# Session transfer: ", "\n## Mission\n", "\n## Tasks\n", handoffClosingLn} {
+	for _, h := range []string{"# Session transfer: ", "\n## Mission\n", "\n## Pending instructions\n", handoffClosingLn} {
 		if !strings.Contains(out, h) {
 			t.Errorf("squeezed prompt lacks %q", h)
 		}
 	}
-	// Omitted in order: git first, the mission last.
-	order := []string{"Git state", "Conversation so far", "How the previous session ended", "Tasks",
+	// Omitted in order: the conversation first, the mission last.
+	order := []string{"Conversation so far", "How the previous session ended",
 		"Pending instructions", "Report from the previous session", "Mission"}
 	kept := false
 	for _, h := range order {

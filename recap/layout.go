@@ -10,14 +10,10 @@ import (
 // block is one item of a handoff section: head lines, then a body quoted
 // under them, or a line standing for a blank body.
 type block struct {
-	head  string // "\n"-terminated, already through the pipeline; may be empty
-	intro string // line before a non-blank body
-	none  string // line standing for a blank body
-	body  string // raw text, run through the pipeline when rendered
-	pfx   string // body line prefix
-	// indent keeps the indentation of the body's first line: command
-	// output, where columns mean something.
-	indent bool
+	head string // "\n"-terminated, already through the pipeline; may be empty
+	none string // line standing for a blank body
+	body string // raw text, run through the pipeline when rendered
+	pfx  string // body line prefix
 }
 
 // minBody is what a listed body is given at least before later items are
@@ -28,7 +24,7 @@ const minBody = 80
 // bodies share what is left by water-filling: a body smaller than the fair
 // share keeps its size, larger ones are clipped to the same share. When even
 // minBody-sized bodies do not fit, the last items are left out and counted
-// ("...2 more tasks omitted..."). Only the kept part of each body is read, so
+// ("...2 more instructions omitted..."). Only the kept part of each body is read, so
 // the work is O(budget) per item, plus one count of each body's runes.
 func (r *Redactor) list(blocks []block, budget int, noun string) string {
 	n := len(blocks)
@@ -37,11 +33,10 @@ func (r *Redactor) list(blocks []block, budget int, noun string) string {
 		fixed[i] = runes(b.head)
 		// Whether anything is left of the body does not depend on how much
 		// of it is kept: a short run of the pipeline tells.
-		if len(r.appendText(nil, b.body, b.pfx, b.indent, minBody, "")) == 0 {
+		if len(r.appendText(nil, b.body, b.pfx, minBody, "")) == 0 {
 			fixed[i] += runes(b.none)
 			continue
 		}
-		fixed[i] += runes(b.intro)
 		lines := strings.Count(b.body, "\n") + 1
 		est[i] = max(runes(b.body)+1+runes(b.pfx)*lines, markRunes+1+runes(b.pfx))
 	}
@@ -71,8 +66,7 @@ func (r *Redactor) list(blocks []block, budget int, noun string) string {
 			dst = append(dst, b.none...)
 			continue
 		}
-		dst = append(dst, b.intro...)
-		dst = r.appendText(dst, b.body, b.pfx, b.indent, caps[i], "")
+		dst = r.appendText(dst, b.body, b.pfx, caps[i], "")
 	}
 	if k < n {
 		dst = append(dst, omitted(n-k, "more", noun)...)
@@ -105,7 +99,7 @@ func waterFill(est []int, room int) []int {
 // and renders it on one line of at most limit runes, or returns none when
 // nothing is left of it.
 func (r *Redactor) line(s string, limit int, none string) string {
-	body, _, trunc := r.run(s, limit, false)
+	body, _, trunc := r.run(s, limit)
 	if len(body) == 0 && !trunc {
 		return none
 	}

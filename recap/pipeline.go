@@ -18,7 +18,6 @@ type head struct {
 	cut      int // byte offset of the limit-th rune's end, -1 until reached
 	limit    int
 	extra    int
-	indent   bool // keep the first line's indentation (command output)
 	overflow bool // a non-space byte arrived after buf was full
 	// part holds an incomplete UTF-8 sequence that ended the last piece:
 	// engines stream chunks cut anywhere, and the next piece may complete
@@ -27,8 +26,8 @@ type head struct {
 	part []byte
 }
 
-func (h *head) reset(limit, extra int, indent bool) {
-	*h = head{buf: h.buf[:0], cut: -1, limit: limit, extra: extra, indent: indent, part: h.part[:0]}
+func (h *head) reset(limit, extra int) {
+	*h = head{buf: h.buf[:0], cut: -1, limit: limit, extra: extra, part: h.part[:0]}
 }
 
 // incompleteTail returns how many bytes at the end of s begin a UTF-8
@@ -56,8 +55,7 @@ func (h *head) done() {
 }
 
 // add appends the next piece of the text. Leading white space of the text is
-// dropped (only leading blank lines with indent), so buf never starts with a
-// blank line.
+// dropped, so buf never starts with a blank line.
 func (h *head) add(text string) {
 	if len(h.part) > 0 {
 		// Complete the held sequence with the continuation bytes that
@@ -88,7 +86,7 @@ func (h *head) add(text string) {
 // to complete.
 func (h *head) addWhole(text string) {
 	if len(h.buf) == 0 {
-		text = trimLeading(text, h.indent)
+		text = trimLeading(text)
 	}
 	if h.cut < 0 {
 		i, n := runePrefix(text, h.limit-h.runes)
@@ -142,8 +140,8 @@ func ascii8[T ~string | ~[]byte](s T) bool {
 // run runs text through the pipeline of clip, in the scratch accumulator,
 // and returns the result (valid until the next run), its rune count and
 // whether it was cut.
-func (r *Redactor) run(text string, limit int, indent bool) ([]byte, int, bool) {
-	r.th.reset(limit, r.lookahead, indent)
+func (r *Redactor) run(text string, limit int) ([]byte, int, bool) {
+	r.th.reset(limit, r.lookahead)
 	r.th.add(text)
 	body, runes, trunc := r.clip(r.out[:0], &r.th, limit)
 	r.out = body
@@ -168,7 +166,7 @@ func (r *Redactor) clip(dst []byte, h *head, limit int) ([]byte, int, bool) {
 	}
 	stripped := r.strip(s)
 	changed := len(stripped) != len(s) || len(r.spans) > 0
-	s = trimLeading(stripped, h.indent)
+	s = trimLeading(stripped)
 	end := len(s)
 	if complete {
 		s = bytes.TrimRightFunc(s, unicode.IsSpace)
@@ -280,11 +278,10 @@ func IsBlank(s string) bool {
 	return true
 }
 
-// trimLeading drops the leading white space of s, or with indent only its
-// leading blank lines, keeping the first line's indentation.
-func trimLeading[T ~string | ~[]byte](s T, indent bool) T {
-	cut := 0
-	for i := 0; i < len(s); {
+// trimLeading drops the leading white space of s.
+func trimLeading[T ~string | ~[]byte](s T) T {
+	i := 0
+	for i < len(s) {
 		c, n := rune(s[i]), 1
 		if c >= utf8.RuneSelf {
 			c, n = decodeRune(s[i:])
@@ -293,11 +290,8 @@ func trimLeading[T ~string | ~[]byte](s T, indent bool) T {
 			break
 		}
 		i += n
-		if !indent || c == '\n' {
-			cut = i
-		}
 	}
-	return s[cut:]
+	return s[i:]
 }
 
 // decodeRune decodes the first rune of s without converting all of it.

@@ -14,7 +14,6 @@ const (
 		"prompt was assembled from the record alone. Check what it claims against the " +
 		"working tree.\n"
 	reportOmitted    = "The previous session's report was not included in this briefing: "
-	noTasks          = "No tasks were recorded.\n"
 	noInstructions   = "No pending instructions.\n"
 	omittedSection   = "Omitted: the prompt budget was exhausted.\n"
 	handoffClosingLn = "\nBefore you act, re-establish context from the working tree " +
@@ -25,9 +24,8 @@ const (
 // HandoffPrompt returns the prompt a session transfer's target opens with: a
 // title and the source session; the mission; the source's report, verbatim,
 // or a sentence saying no LLM summary was made; the facts gathered without
-// a model (only when in.Facts is not blank); the tasks with their status
-// and verification evidence; the pending instructions by id and state; the
-// git state; how the source session ended (when known); the conversation
+// a model (only when in.Facts is not blank); the pending instructions by
+// id and state; how the source session ended (when known); the conversation
 // replay (as Conversation renders it); and a closing line telling the agent
 // to re-establish context from the working tree. With a report it wraps the
 // report in that record; without one the record stands alone.
@@ -39,8 +37,7 @@ const (
 // sections do not fit together, the larger ones are clipped to a common
 // level and the smaller ones stay whole; when that level would fall below a
 // section's floor, sections are replaced by a line saying they were omitted,
-// in this order: git, facts, conversation, ending, tasks, instructions, report,
-// mission. The title and the source fields are clipped to one line each.
+// in this order: facts, conversation, ending, instructions, report, mission. The title and the source fields are clipped to one line each.
 //
 // HandoffPrompt never fails and never panics; the same input gives the same
 // output. in.Conversation.Events is ranged over once.
@@ -70,24 +67,20 @@ func HandoffPrompt(in HandoffInput) string {
 		secs = append(secs, &section{heading: "Facts gathered without a model", squeeze: 1, budget: lim.FactsChars,
 			render: single(in.Facts, quote, "")})
 	}
-	secs = append(secs, []*section{
-		{heading: "Tasks", squeeze: 4, budget: lim.TaskChars, render: r.tasks(in.Tasks)},
-		{heading: "Pending instructions", squeeze: 5, budget: lim.InstructionChars,
-			render: r.instructions(in.Instructions)},
-		{heading: "Git state", squeeze: 0, budget: lim.GitChars, render: r.git(in.Git)},
-	}...)
+	secs = append(secs, &section{heading: "Pending instructions", squeeze: 5, budget: lim.InstructionChars,
+		render: r.instructions(in.Instructions)})
 	maxMsg := lim.Conversation.MaxMessageChars
-	if len(r.appendText(nil, in.Conversation.Ending, quote, false, maxMsg, "")) > 0 {
+	if len(r.appendText(nil, in.Conversation.Ending, quote, maxMsg, "")) > 0 {
 		secs = append(secs, &section{heading: "How the previous session ended", squeeze: 3,
 			budget: maxMsg, floor: minMessageChars, render: func(b int) string {
-				return string(r.appendText(nil, in.Conversation.Ending, quote, false, b, ""))
+				return string(r.appendText(nil, in.Conversation.Ending, quote, b, ""))
 			}})
 	}
 	secs = append(secs, &section{heading: "Conversation so far", squeeze: 2,
 		budget: lim.Conversation.MaxChars, floor: minMaxChars,
 		render: func(b int) string { return string(rp.render(nil, b, in.Conversation)) }})
 
-	hasReport := len(r.appendText(nil, report, verbatim, false, minBody, "")) > 0
+	hasReport := len(r.appendText(nil, report, verbatim, minBody, "")) > 0
 	head := r.handoffHead(in, hasReport)
 	fixed := runes(head) + runes(handoffClosingLn)
 	for _, s := range secs {
@@ -137,27 +130,6 @@ func (r *Redactor) handoffHead(in HandoffInput, hasReport bool) string {
 	return b.String()
 }
 
-func (r *Redactor) tasks(tasks []Task) func(int) string {
-	return func(budget int) string {
-		if len(tasks) == 0 {
-			return noTasks
-		}
-		blocks := make([]block, len(tasks))
-		for i, t := range tasks {
-			blocks[i] = block{
-				head: "- [" + r.line(t.Status, 40, "unknown") + "] " +
-					r.line(t.Title, 2*fieldChars, "(untitled)") + "\n",
-				intro:  "  Evidence:\n",
-				none:   "  Evidence: none recorded (unverified).\n",
-				body:   t.Evidence,
-				pfx:    itemQuote,
-				indent: true,
-			}
-		}
-		return r.list(blocks, budget, "task")
-	}
-}
-
 func (r *Redactor) instructions(ins []Instruction) func(int) string {
 	return func(budget int) string {
 		if len(ins) == 0 {
@@ -173,16 +145,5 @@ func (r *Redactor) instructions(ins []Instruction) func(int) string {
 			}
 		}
 		return r.list(blocks, budget, "instruction")
-	}
-}
-
-func (r *Redactor) git(g GitState) func(int) string {
-	return func(budget int) string {
-		return r.list([]block{
-			{head: "Branch: " + r.line(g.Branch, fieldChars, "unknown") + "\n"},
-			{head: "Base: " + r.line(g.Base, fieldChars, "unknown") + "\n"},
-			{intro: "Status:\n", none: "Status: not recorded.\n", body: g.Status, pfx: quote, indent: true},
-			{intro: "Diffstat:\n", none: "Diffstat: not recorded.\n", body: g.Diffstat, pfx: quote, indent: true},
-		}, budget, "part")
 	}
 }

@@ -12,6 +12,6 @@ func NewRedactor(lim Limits) *Redactor { return newRedactor(lim.Secrets, lim.Mar
 // invalid UTF-8 replaced by U+FFFD. It returns dst unchanged when nothing
 // is left. Its cost is linear in len(text).
 func (r *Redactor) Clean(dst []byte, text string) []byte {
-	body, _, _ := r.run(text, math.MaxInt, false)
+	body, _, _ := r.run(text, math.MaxInt)
 	return append(dst, body...)
 }

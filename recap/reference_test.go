@@ -71,7 +71,7 @@ func refReplay(task string, evs []transcript.Event, lim Limits) string {
 	r := newRedactor(lim.Secrets, lim.Markers)
 	clip := func(text string) ([]byte, int, bool) {
 		var h head
-		h.reset(lim.maxMessageChars(), r.lookahead, false)
+		h.reset(lim.maxMessageChars(), r.lookahead)
 		h.add(text) // whole, not chunk by chunk
 		body, n, trunc := r.clip(nil, &h, lim.maxMessageChars())
 		return slices.Clone(body), n, trunc
