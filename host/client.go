@@ -225,15 +225,15 @@ func (c *Client) Info(ctx context.Context) (Info, error) {
 // Open calls open_session for path (and cwd, if not empty) and returns
 // the session's handle on this connection: a new session, or the one
 // already open at the same canonical path, now shared. Notably
-// ErrPathInUse, ErrDraining and ErrInvalidPath.
+// ErrPathInUse, ErrDraining, and baton.ErrInvalid for a bad path.
 func (c *Client) Open(ctx context.Context, path, cwd string) (string, error) {
 	res, err := callData[wire.Opened](ctx, c, wire.Command{Type: wire.CmdOpenSession, SessionPath: path, Cwd: cwd})
 	return res.SessionID, err
 }
 
 // Prompt calls prompt: it returns once the session accepted the prompt
-// (or queued it), not when the turn ends. Notably ErrUnknownSession and
-// ErrSessionClosed.
+// (or queued it), not when the turn ends. Notably ErrSessionClosed, and
+// baton.ErrNotFound for a handle the connection never got.
 func (c *Client) Prompt(ctx context.Context, sessionID, text string) error {
 	_, err := c.call(ctx, wire.Command{Type: wire.CmdPrompt, SessionID: sessionID, Text: text})
 	return err

@@ -135,7 +135,7 @@ func (c *conn) readLoop() {
 		line, err := next()
 		if err != nil {
 			if errors.Is(err, wire.ErrLineTooLong) && c.beginHandling() {
-				err = baton.Errorf(ErrInvalidCommand, "line over %d bytes", c.h.opts.MaxLineBytes)
+				err = baton.Errorf(errInvalidCommand, "line over %d bytes", c.h.opts.MaxLineBytes)
 				c.endHandling(c.h.responseLine(wire.Command{}, nil, err))
 			}
 			return
@@ -199,7 +199,7 @@ func (h *Host) readerDone(c *conn) {
 func (h *Host) dispatch(c *conn, line []byte) (resp []byte, after func()) {
 	var cmd wire.Command
 	if err := json.Unmarshal(line, &cmd); err != nil {
-		return h.responseLine(cmd, nil, baton.Errorf(ErrInvalidCommand, "not a command object: %v", err)), nil
+		return h.responseLine(cmd, nil, baton.Errorf(errInvalidCommand, "not a command object: %v", err)), nil
 	}
 	var data any
 	var err error
@@ -209,7 +209,7 @@ func (h *Host) dispatch(c *conn, line []byte) (resp []byte, after func()) {
 		data = h.Info()
 	case wire.CmdOpenSession:
 		if cmd.SessionPath == "" {
-			err = baton.Errorf(ErrInvalidCommand, "sessionPath is required")
+			err = baton.Errorf(errInvalidCommand, "sessionPath is required")
 			break
 		}
 		data, err = h.open(c.ctx, c, cmd.SessionPath, cmd.Cwd)
@@ -221,7 +221,7 @@ func (h *Host) dispatch(c *conn, line []byte) (resp []byte, after func()) {
 		switch cmd.Type {
 		case wire.CmdPrompt:
 			if cmd.Text == "" {
-				err = baton.Errorf(ErrInvalidCommand, "text is required")
+				err = baton.Errorf(errInvalidCommand, "text is required")
 				break
 			}
 			data, err = wire.Accepted{SessionID: e.id}, runtimeErr(e.sess.Prompt(c.ctx, cmd.Text))
@@ -233,20 +233,20 @@ func (h *Host) dispatch(c *conn, line []byte) (resp []byte, after func()) {
 			data, err = h.closeSession(c, e)
 		}
 	case "":
-		err = baton.Errorf(ErrInvalidCommand, "type is required")
+		err = baton.Errorf(errInvalidCommand, "type is required")
 	default:
-		err = baton.Errorf(ErrInvalidCommand, "unknown type %q", cmd.Type)
+		err = baton.Errorf(errInvalidCommand, "unknown type %q", cmd.Type)
 	}
 	return h.responseLine(cmd, data, err), after
 }
 
 // begin looks a handle up on c and holds its session with an in-flight
 // request. A handle parked by the handoff answers ErrSessionClosed with the
-// terminal record as errorData, never ErrUnknownSession: a session being
+// terminal record as errorData, never errUnknownSession: a session being
 // parked or closed is waited for, so the answer follows its terminal record.
 func (h *Host) begin(c *conn, sessionID string) (*entry, error) {
 	if sessionID == "" {
-		return nil, baton.Errorf(ErrInvalidCommand, "sessionId is required")
+		return nil, baton.Errorf(errInvalidCommand, "sessionId is required")
 	}
 	h.mu.Lock()
 	e := c.sessions[sessionID]

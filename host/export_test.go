@@ -13,6 +13,15 @@ import (
 // Hold is one session that still holds the generation.
 type Hold = hold
 
+// The sentinels of the invalid_command, invalid_path and unknown_session
+// wire codes; a caller matches them with baton.ErrInvalid and
+// baton.ErrNotFound.
+var (
+	ErrInvalidCommand = errInvalidCommand
+	ErrInvalidPath    = errInvalidPath
+	ErrUnknownSession = errUnknownSession
+)
+
 // DefaultGrace is the grace of a host whose Options leave it zero.
 const DefaultGrace = defaultGrace
 

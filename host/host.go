@@ -392,17 +392,20 @@ func (o Options) withDefaults() (Options, error) {
 // socket. Each is also matched by its code-level sentinel (baton.ErrInvalid,
 // ...).
 var (
-	// ErrInvalidCommand: a line that is not a JSON object or is over the
+	// errInvalidCommand and errInvalidPath are matched by baton.ErrInvalid
+	// on both sides, errUnknownSession by baton.ErrNotFound.
+	//
+	// errInvalidCommand: a line that is not a JSON object or is over the
 	// line limit, a command with no type, an unknown type, or a missing
 	// field (invalid_command).
-	ErrInvalidCommand = baton.NewError(baton.ErrInvalid, "host: invalid command")
-	// ErrInvalidPath: a session path (or cwd) that is not absolute, or
+	errInvalidCommand = baton.NewError(baton.ErrInvalid, "host: invalid command")
+	// errInvalidPath: a session path (or cwd) that is not absolute, or
 	// whose directory does not exist (invalid_path).
-	ErrInvalidPath = baton.NewError(baton.ErrInvalid, "host: invalid session path")
-	// ErrUnknownSession: a session handle this host never gave the
+	errInvalidPath = baton.NewError(baton.ErrInvalid, "host: invalid session path")
+	// errUnknownSession: a session handle this host never gave the
 	// connection; a handle parked by a handoff never answers it
 	// (unknown_session).
-	ErrUnknownSession = baton.NewError(baton.ErrNotFound, "host: unknown session")
+	errUnknownSession = baton.NewError(baton.ErrNotFound, "host: unknown session")
 	// ErrPathInUse: the canonical path is reserved by a session that is
 	// closing, or claimed by another live host generation. Its ErrorData is
 	// {owner: {pid, instanceId, generation}, retry_after_ms: 2000}
@@ -434,9 +437,9 @@ var wireCodes = []struct {
 	err  *baton.Error
 	code string
 }{
-	{ErrInvalidCommand, "invalid_command"},
-	{ErrInvalidPath, "invalid_path"},
-	{ErrUnknownSession, "unknown_session"},
+	{errInvalidCommand, "invalid_command"},
+	{errInvalidPath, "invalid_path"},
+	{errUnknownSession, "unknown_session"},
 	{ErrPathInUse, "session_path_in_use"},
 	{ErrDraining, "host_draining"},
 	{ErrSessionClosed, "session_closed"},

@@ -40,11 +40,11 @@ func TestCanonicalPath(t *testing.T) {
 		{"a symlink to the file", filepath.Join(dir, "file-link"), filepath.Join(real, "a.jsonl"), nil},
 		{"unclean spelling", filepath.Join(dir, "link", ".", "x", "..", "a.jsonl"), filepath.Join(real, "a.jsonl"), nil},
 		{"file not there yet: its directory is resolved", filepath.Join(dir, "link", "new.jsonl"), filepath.Join(real, "new.jsonl"), nil},
-		{"relative", "a.jsonl", "", ErrInvalidPath},
-		{"empty", "", "", ErrInvalidPath},
-		{"NUL", filepath.Join(real, "a\x00b"), "", ErrInvalidPath},
-		{"missing directory", filepath.Join(dir, "nope", "a.jsonl"), "", ErrInvalidPath},
-		{"symlink loop", filepath.Join(dir, "loop", "a.jsonl"), "", ErrInvalidPath},
+		{"relative", "a.jsonl", "", errInvalidPath},
+		{"empty", "", "", errInvalidPath},
+		{"NUL", filepath.Join(real, "a\x00b"), "", errInvalidPath},
+		{"missing directory", filepath.Join(dir, "nope", "a.jsonl"), "", errInvalidPath},
+		{"symlink loop", filepath.Join(dir, "loop", "a.jsonl"), "", errInvalidPath},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

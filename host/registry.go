@@ -133,7 +133,7 @@ func (h *Host) open(ctx context.Context, c *conn, path, cwd string) (wire.Opened
 		return wire.Opened{}, err
 	}
 	if cwd != "" && !filepath.IsAbs(cwd) {
-		return wire.Opened{}, baton.Errorf(ErrInvalidPath, "cwd %q is not absolute", cwd)
+		return wire.Opened{}, baton.Errorf(errInvalidPath, "cwd %q is not absolute", cwd)
 	}
 	h.mu.Lock()
 	if err := h.stoppedLocked(); err != nil {
@@ -229,12 +229,12 @@ func (h *Host) detachLocked(e *entry, c *conn) {
 
 // endedLocked is the error of a command for a handle c no longer holds:
 // ErrSessionClosed with the terminal record it remembers, or
-// ErrUnknownSession; Host.mu held.
+// errUnknownSession; Host.mu held.
 func (h *Host) endedLocked(c *conn, sessionID string) error {
 	if rec, ok := c.ended[sessionID]; ok {
 		return &dataError{err: baton.Errorf(ErrSessionClosed, "%s: %s", sessionID, rec.Reason), data: rec}
 	}
-	return baton.Errorf(ErrUnknownSession, "%q", sessionID)
+	return baton.Errorf(errUnknownSession, "%q", sessionID)
 }
 
 // closeEntry closes a session the caller moved to stClosing: the runtime
@@ -275,16 +275,16 @@ func (h *Host) closeEntry(e *entry, reason string) {
 // canonicalPath returns the canonical form of a session path: absolute,
 // cleaned, with every symbolic link resolved. For a file that does not
 // exist yet, its directory is resolved and the file name kept, so two
-// spellings of one future file agree. It returns ErrInvalidPath for an
+// spellings of one future file agree. It returns errInvalidPath for an
 // empty or relative path, a path with a NUL byte, a path whose directory
 // does not exist, or one that cannot be resolved (a symbolic link loop).
 // It touches nothing.
 func canonicalPath(p string) (string, error) {
 	if p == "" || strings.IndexByte(p, 0) >= 0 {
-		return "", baton.Errorf(ErrInvalidPath, "empty or NUL in %q", p)
+		return "", baton.Errorf(errInvalidPath, "empty or NUL in %q", p)
 	}
 	if !filepath.IsAbs(p) {
-		return "", baton.Errorf(ErrInvalidPath, "%q is not absolute", p)
+		return "", baton.Errorf(errInvalidPath, "%q is not absolute", p)
 	}
 	clean := filepath.Clean(p)
 	resolved, err := filepath.EvalSymlinks(clean)
@@ -292,11 +292,11 @@ func canonicalPath(p string) (string, error) {
 		return resolved, nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
-		return "", baton.Errorf(ErrInvalidPath, "%q: %v", p, err)
+		return "", baton.Errorf(errInvalidPath, "%q: %v", p, err)
 	}
 	dir, err := filepath.EvalSymlinks(filepath.Dir(clean))
 	if err != nil {
-		return "", baton.Errorf(ErrInvalidPath, "directory of %q: %v", p, err)
+		return "", baton.Errorf(errInvalidPath, "directory of %q: %v", p, err)
 	}
 	return filepath.Join(dir, filepath.Base(clean)), nil
 }
