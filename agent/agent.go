@@ -49,10 +49,12 @@ type Config struct {
 	// DataDir/<engine name>. Required.
 	DataDir string
 	// Claude, when set, registers the Claude Code CLI as the engine
-	// "claude" (exec.Claude on these options, wired by Wiring.Claude).
+	// "claude" (exec.Claude on these options, wired to the MCP server as
+	// the package doc says).
 	Claude *exec.ClaudeOptions
 	// Codex, when set, registers the Codex CLI as the engine "codex"
-	// (exec.Codex on these options, wired by Wiring.Codex).
+	// (exec.Codex on these options, wired to the MCP server as the package
+	// doc says).
 	Codex *exec.CodexOptions
 	// Profiles are more CLIs, by engine name, each run by an exec engine
 	// of its own on the profile the function returns: build it with
@@ -162,10 +164,10 @@ func New(st store.Store, cfg Config) (_ *Host, err error) {
 	}()
 	profiles := map[string]exec.Profile{}
 	if cfg.Claude != nil {
-		profiles[Claude] = w.Claude(*cfg.Claude)
+		profiles[Claude] = w.claude(*cfg.Claude)
 	}
 	if cfg.Codex != nil {
-		profiles[Codex] = w.Codex(*cfg.Codex)
+		profiles[Codex] = w.codex(*cfg.Codex)
 	}
 	for name, p := range cfg.Profiles {
 		if _, dup := profiles[name]; dup || p == nil || name == "" {

@@ -51,7 +51,7 @@ func agentProfile(report string) func(w *agent.Wiring) exec.Profile {
 			},
 		}
 		return w.Profile(p, func(l agent.Launch) []string {
-			return []string{"-mcp-config", "{file:" + agent.ConfigFile + "}", "-allowed", strings.Join(l.Tools, ",")}
+			return []string{"-mcp-config", "{file:mcp.json}", "-allowed", strings.Join(l.Tools, ",")}
 		})
 	}
 }

@@ -33,13 +33,13 @@
 // conversation read back from its CLI's transcript, bounded and redacted as
 // the MCP server redacts, then the report.
 //
-// Claude Code (Wiring.Claude) gets the configuration as a launch file
+// Claude Code (Config.Claude) gets the configuration as a launch file
 // (--mcp-config, mode 0600, removed when the launch ends: it holds the
 // token), --strict-mcp-config on a report-only turn, and --allowedTools
 // naming the turn's tools (in print mode the CLI refuses an MCP tool that
 // --allowedTools does not name); with Config.Bridge it launches the
 // program's stdio bridge (mcpserver.Bridge) instead of reaching Addr.
-// Codex (Wiring.Codex) gets the server as -c overrides, with its token in
+// Codex (Config.Codex) gets the server as -c overrides, with its token in
 // the environment, never on the command line. Any other CLI: a profile of
 // Config.Profiles built with Wiring.Profile. Verified with Claude Code
 // 2.1.197 and Codex 0.171.0 (package engine/exec/clitest).

@@ -25,6 +25,11 @@ const (
 // Attach gives w the Coordinator and the MCP server, as New does.
 func (w *Wiring) Attach(co *handoff.Coordinator, srv *mcpserver.Server) { w.attach(co, srv) }
 
+// Claude and Codex return the profiles New registers for Config.Claude
+// and Config.Codex.
+func (w *Wiring) Claude(o exec.ClaudeOptions) exec.Profile { return w.claude(o) }
+func (w *Wiring) Codex(o exec.CodexOptions) exec.Profile   { return w.codex(o) }
+
 // ClaudeConfig renders w's --mcp-config file for a.
 func (w *Wiring) ClaudeConfig(a mcpserver.Access) ([]byte, error) { return w.render(a) }
 

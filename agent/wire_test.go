@@ -211,7 +211,7 @@ func TestClaudeFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := string(x.Files[agent.ConfigFile]); ok != (got != "") || got != string(l.Config) {
+			if got := string(x.Files["mcp.json"]); ok != (got != "") || got != string(l.Config) {
 				t.Errorf("%s file = %q; want %q", tc.name, got, l.Config)
 			}
 		}

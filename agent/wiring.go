@@ -17,9 +17,9 @@ import (
 	"github.com/batonhq/baton/transcript"
 )
 
-// ConfigFile is the name of the launch file that holds the MCP
-// configuration (its path is {file:mcp.json} in a profile's templates).
-const ConfigFile = "mcp.json"
+// configFile is the name of the launch file that holds the MCP
+// configuration: its path is {file:mcp.json} in a profile's templates.
+const configFile = "mcp.json"
 
 // defaultName is the MCP server's name in the configurations when
 // Config.Name is empty: Claude Code calls its tools mcp__baton__<tool>.
@@ -227,14 +227,14 @@ func validName(s string) bool {
 }
 
 // Profile returns p wired to the server: each launch For gives an MCP side
-// to gets the launch file ConfigFile (mode 0600, removed when the launch
+// to gets the launch file mcp.json (mode 0600, removed when the launch
 // ends) and the flags that flags returns for it, argument templates in
 // which {file:mcp.json} is the file's path. Other launches run as p says.
 // p's LaunchExtra is replaced. The token is in the file, never on the
 // command line.
 func (w *Wiring) Profile(p exec.Profile, flags func(l Launch) []string) exec.Profile {
 	return w.wire(p, func(l Launch) exec.Extra {
-		return exec.Extra{Files: map[string][]byte{ConfigFile: l.Config}, Flags: flags(l)}
+		return exec.Extra{Files: map[string][]byte{configFile: l.Config}, Flags: flags(l)}
 	})
 }
 
@@ -251,14 +251,14 @@ func (w *Wiring) wire(p exec.Profile, extra func(l Launch) exec.Extra) exec.Prof
 	return p
 }
 
-// Claude returns exec.Claude(o) wired to the server (Profile). A
+// claude returns exec.Claude(o) wired to the server (Profile). A
 // report-only turn gets --mcp-config with its configuration and
 // --strict-mcp-config (no other MCP server), and --allowedTools names the
 // read-only built-in tools, submit_session_handoff and get_handoff_facts.
 // A turn of a transfer's target session gets --mcp-config beside the
 // user's own MCP servers, and --allowedTools adds read_source_history and
 // get_handoff_facts.
-func (w *Wiring) Claude(o exec.ClaudeOptions) exec.Profile {
+func (w *Wiring) claude(o exec.ClaudeOptions) exec.Profile {
 	p := exec.Claude(o)
 	// The report-only turn's --allowedTools names the report tools beside
 	// the read-only ones.
@@ -266,7 +266,7 @@ func (w *Wiring) Claude(o exec.ClaudeOptions) exec.Profile {
 	if i := slices.Index(p.ReportOnly, "--allowedTools"); i >= 0 && i+1 < len(p.ReportOnly) {
 		p.ReportOnly[i+1] += "," + strings.Join(allowedTools(w.opts.Name, mcpserver.ScopeReport), ",")
 	}
-	file := "{file:" + ConfigFile + "}"
+	file := "{file:" + configFile + "}"
 	return w.Profile(p, func(l Launch) []string {
 		if l.Access.Scope == mcpserver.ScopeReport {
 			return []string{"--mcp-config", file, "--strict-mcp-config"}
@@ -284,7 +284,7 @@ const (
 	envAuthorization = "BATON_MCP_AUTHORIZATION"
 )
 
-// Codex returns exec.Codex(o) wired to the server over streamable HTTP: a
+// codex returns exec.Codex(o) wired to the server over streamable HTTP: a
 // wired turn gets the server as configuration overrides (-c
 // mcp_servers.<Name>.url, http_headers with the scope, workspace and
 // handoff, env_http_headers naming BATON_MCP_TOKEN, enabled_tools with the
@@ -293,7 +293,7 @@ const (
 // that is not read-only) and its token in BATON_MCP_TOKEN, never on the command
 // line.
 // Config.Bridge is not used: Codex reaches the endpoint itself.
-func (w *Wiring) Codex(o exec.CodexOptions) exec.Profile {
+func (w *Wiring) codex(o exec.CodexOptions) exec.Profile {
 	return w.wire(exec.Codex(o), func(l Launch) exec.Extra {
 		a := l.Access
 		key := "mcp_servers." + w.opts.Name + "."

@@ -126,15 +126,9 @@ func New(opts Options) (*Engine, error) {
 // and its continuations start fresh with a briefing. Errors:
 // engine.ErrUnsupportedConfig.
 func (e *Engine) Validate(cfg baton.EngineConfig) error {
-	cfg = cfg.Normalize()
-	check := func(what, v string, ok []string) error {
-		if v != "" && ok != nil && !slices.Contains(ok, v) {
-			return baton.Errorf(engine.ErrUnsupportedConfig, "acp: %s: %s %q", e.opts.Name, what, v)
-		}
-		return nil
-	}
-	return errors.Join(check("model", cfg.Model, e.opts.Models), check("reasoning effort", cfg.ReasoningEffort, e.opts.Efforts),
-		check("permission mode", cfg.PermissionMode, permissionModes))
+	cfg, name := cfg.Normalize(), "acp: "+e.opts.Name
+	return errors.Join(proc.Accept(name, "model", cfg.Model, e.opts.Models), proc.Accept(name, "reasoning effort", cfg.ReasoningEffort, e.opts.Efforts),
+		proc.Accept(name, "permission mode", cfg.PermissionMode, permissionModes))
 }
 
 // TranscriptPath returns where session sid's transcript is (it may not
@@ -164,7 +158,7 @@ func (e *Engine) Transcript(ctx context.Context, sid baton.SessionID) (iter.Seq2
 //
 // Errors: engine.ErrUnsupportedConfig (Validate refuses the configuration,
 // or the system is not Linux), baton.ErrInvalid (a resume without a native
-// id), engine.ErrClosed, tlog's busy error (exec.ErrTranscriptBusy: another launch
+// id), engine.ErrClosed, an error matching baton.ErrBusy (another launch
 // writes the session's transcript), ctx's, Admit's or Options.Launch's
 // error, or an error matching baton.ErrUnavailable when the spawn or the transcript fails.
 // Nothing runs after an error.

@@ -55,7 +55,7 @@
 // ReapLaunch.
 //
 // One writer per transcript: two Engines on one data directory must not
-// run launches of one session (the second gets ErrTranscriptBusy).
+// run launches of one session (the second gets an error matching baton.ErrBusy).
 // Arguments are visible to every user of the machine: pass secrets (the
 // report token) in a launch file or the environment, never in argv.
 // Transcripts hold the conversation in clear text, mode 0600.

@@ -117,8 +117,8 @@ func (e *Engine) TranscriptPath(sid baton.SessionID) string {
 // Errors: engine.ErrUnsupportedConfig (the profile
 // refuses the configuration, cannot resume, or the system is not Linux),
 // baton.ErrInvalid (a resume without a native id), engine.ErrClosed,
-// ErrTranscriptBusy (another engine or process writes the session's
-// transcript), ctx's error, the error of the profile's LaunchExtra, or an
+// an error matching baton.ErrBusy (another engine or process writes the
+// session's transcript), ctx's error, the error of the profile's LaunchExtra, or an
 // error matching baton.ErrUnavailable when the spawn or the transcript fails. Nothing runs
 // after an error.
 func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Process, error) {
@@ -316,10 +316,6 @@ type writer struct {
 	*tlog.Writer
 	refs int
 }
-
-// ErrTranscriptBusy is returned by Start when another writer (another
-// Engine, in this process or another) has the session's transcript open.
-var ErrTranscriptBusy = tlog.ErrBusy
 
 // Transcript implements engine.Transcriber from session sid's transcript
 // file (TranscriptPath): each range opens it, reads it through its offset

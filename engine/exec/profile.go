@@ -3,13 +3,14 @@ package exec
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
+	"github.com/batonhq/baton/internal/proc"
 	"github.com/batonhq/baton/transcript"
 )
 
@@ -156,25 +157,14 @@ func fields(kv ...string) map[string]string {
 // validate checks cfg against the profile's accepted values.
 func (p *Profile) validate(cfg baton.EngineConfig) error {
 	cfg = cfg.Normalize()
-	check := func(what, v string, ok []string) error {
-		if v == "" || ok == nil || slices.Contains(ok, v) {
-			return nil
-		}
-		return baton.Errorf(engine.ErrUnsupportedConfig, "%s: %s %q (accepted: %s)", p.Name, what, v, strings.Join(ok, ", "))
-	}
-	if err := check("model", cfg.Model, p.Models); err != nil {
-		return err
-	}
-	if err := check("reasoning effort", cfg.ReasoningEffort, p.Efforts); err != nil {
-		return err
-	}
 	if cfg.ReasoningEffort != "" && len(p.Effort) == 0 {
 		return baton.Errorf(engine.ErrUnsupportedConfig, "%s: no reasoning effort flag", p.Name)
 	}
 	if cfg.PermissionMode != "" && len(p.Permission) == 0 {
 		return baton.Errorf(engine.ErrUnsupportedConfig, "%s: no permission flag", p.Name)
 	}
-	return check("permission mode", cfg.PermissionMode, p.PermissionModes)
+	return errors.Join(proc.Accept(p.Name, "model", cfg.Model, p.Models), proc.Accept(p.Name, "reasoning effort", cfg.ReasoningEffort, p.Efforts),
+		proc.Accept(p.Name, "permission mode", cfg.PermissionMode, p.PermissionModes))
 }
 
 // namesPromptFile reports whether a template of the profile, or one of the

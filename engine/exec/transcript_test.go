@@ -134,8 +134,8 @@ func TestTranscriptBusy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Start(ctx, engine.StartRequest{Session: "s1", Prompt: "hi"}); !errors.Is(err, exec.ErrTranscriptBusy) {
-		t.Errorf("second writer's Start = %v; want ErrTranscriptBusy", err)
+	if _, err := b.Start(ctx, engine.StartRequest{Session: "s1", Prompt: "hi"}); !errors.Is(err, baton.ErrBusy) {
+		t.Errorf("second writer's Start = %v; want ErrBusy", err)
 	}
 	if o, err := p.Stop(ctx); !o.Confirmed() {
 		t.Fatalf("Stop = %s, %v", o, err)
@@ -152,8 +152,8 @@ func TestIdleTranscripts(t *testing.T) {
 	}
 	b := newEngine(t, exec.Options{Profile: agentProfile("-after", "exit"), DataDir: dir})
 	ctx := testCtx(t)
-	if _, err := b.Start(ctx, engine.StartRequest{Session: "s8", Prompt: "hi"}); !errors.Is(err, exec.ErrTranscriptBusy) {
-		t.Errorf("Start on a session the other engine keeps open = %v; want ErrTranscriptBusy", err)
+	if _, err := b.Start(ctx, engine.StartRequest{Session: "s8", Prompt: "hi"}); !errors.Is(err, baton.ErrBusy) {
+		t.Errorf("Start on a session the other engine keeps open = %v; want ErrBusy", err)
 	}
 	// The ninth launch lets go of s0 once its exit sync is done, a moment
 	// after its Done: poll, bounded.
@@ -163,7 +163,7 @@ func TestIdleTranscripts(t *testing.T) {
 		if p, err = b.Start(ctx, engine.StartRequest{Session: "s0", Prompt: "again"}); err == nil {
 			break
 		}
-		if !errors.Is(err, exec.ErrTranscriptBusy) {
+		if !errors.Is(err, baton.ErrBusy) {
 			t.Fatal(err)
 		}
 		select {

@@ -4,14 +4,12 @@
 //
 // # Basics
 //
-// Append writes what json.Marshal writes for a string: quoted; '"' and '\\'
-// escaped with a backslash; \b \f \n \r \t by name; other control
-// characters and, with HTML escaping, '<' '>' '&' as \u00XX; U+2028 and
-// U+2029 as \u2028 and \u2029; each byte of invalid UTF-8 as the escape
-// \ufffd. AppendCanonical writes what an encoding/json Encoder with
+// AppendCanonical writes what an encoding/json Encoder with
 // SetEscapeHTML(false) writes after a decode/encode round trip has
-// replaced invalid UTF-8: no HTML escaping, and each byte of invalid UTF-8
-// as the character U+FFFD itself.
+// replaced invalid UTF-8: quoted; '"' and '\\' escaped with a backslash;
+// \b \f \n \r \t by name; other control characters as \u00XX; U+2028 and
+// U+2029 as \u2028 and \u2029; each byte of invalid UTF-8 as the character
+// U+FFFD.
 //
 // # Caveats
 //
@@ -23,21 +21,16 @@ package jsonesc
 
 import "unicode/utf8"
 
-// Append appends s as json.Marshal writes it (HTML escaping on).
-func Append(b []byte, s string) []byte { return appendString(b, s, true) }
-
 // AppendCanonical appends s as canonical JSON writes it: no HTML escaping,
 // and invalid UTF-8 as the character U+FFFD.
-func AppendCanonical(b []byte, s string) []byte { return appendString(b, s, false) }
-
-func appendString(b []byte, s string, std bool) []byte {
+func AppendCanonical(b []byte, s string) []byte {
 	const hexDigits = "0123456789abcdef"
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && (!std || (c != '<' && c != '>' && c != '&')) {
+			if c >= 0x20 && c != '"' && c != '\\' {
 				i++
 				continue
 			}
@@ -66,11 +59,7 @@ func appendString(b []byte, s string, std bool) []byte {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			b = append(b, s[start:i]...)
-			if std {
-				b = append(b, `\ufffd`...)
-			} else {
-				b = utf8.AppendRune(b, utf8.RuneError)
-			}
+			b = utf8.AppendRune(b, utf8.RuneError)
 		case r == '\u2028' || r == '\u2029':
 			b = append(b, s[start:i]...)
 			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])

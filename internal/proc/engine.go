@@ -47,6 +47,16 @@ func Defaults(grace time.Duration, sig syscall.Signal, clk clock.Clock, log *zap
 	return grace, sig, clk, log
 }
 
+// Accept is both engines' check of one configuration field: nil when v is
+// blank, ok is nil or ok holds v; otherwise an engine.ErrUnsupportedConfig
+// error begun by name that lists ok.
+func Accept(name, what, v string, ok []string) error {
+	if v == "" || ok == nil || slices.Contains(ok, v) {
+		return nil
+	}
+	return baton.Errorf(engine.ErrUnsupportedConfig, "%s: %s %q (accepted: %s)", name, what, v, strings.Join(ok, ", "))
+}
+
 // Precheck is what both engines check first in Start: that the system
 // runs launches (engine.ErrUnsupportedConfig, begun by name), ctx, and the
 // configuration (validate's error); then it gives req a fresh launch id

@@ -79,7 +79,7 @@ func decodeRecord(line []byte) (transcript.Event, error) {
 
 // Reader reads a session's transcript: append-only JSON lines, one
 // event each, beside an offset index, so reading event i costs the same at
-// the start and at the end of a large file. A Transcript reads a file that
+// the start and at the end of a large file. A Reader reads a file that
 // a live launch may be appending to; it sees every event indexed when Len
 // or Events is called. It is safe for concurrent use.
 type Reader struct {
