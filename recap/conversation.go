@@ -81,7 +81,7 @@ func Conversation(in Input, lim Limits) string {
 
 // replay turns a stream of events into a window of messages.
 type replay struct {
-	red    *Redactor
+	red    *redactor
 	win    window
 	msg    head
 	maxMsg int
@@ -99,7 +99,7 @@ type replay struct {
 }
 
 // newReplay replays events, ranged over once, for a briefing of task.
-func newReplay(red *Redactor, lim Limits, task string, events iter.Seq[transcript.Event]) *replay {
+func newReplay(red *redactor, lim Limits, task string, events iter.Seq[transcript.Event]) *replay {
 	p := &replay{red: red, win: window{budget: lim.maxChars()}, maxMsg: lim.maxMessageChars(), none: events == nil}
 	p.msg.reset(p.maxMsg, red.lookahead)
 	p.msg.add(task)
@@ -193,7 +193,7 @@ func isASCIISpace(c byte) bool { return c < utf8.RuneSelf && asciiSpace[c] }
 // appendText runs text through the pipeline, clips its quoted rendering to
 // budget runes and appends it behind pfx, or appends none when nothing is
 // left of it. budget must leave room for the truncation mark on a line of its own.
-func (r *Redactor) appendText(dst []byte, text, pfx string, budget int, none string) []byte {
+func (r *redactor) appendText(dst []byte, text, pfx string, budget int, none string) []byte {
 	body, runes, trunc := r.run(text, budget)
 	if len(body) == 0 && !trunc {
 		return append(dst, none...)

@@ -26,7 +26,7 @@ const minBody = 80
 // minBody-sized bodies do not fit, the last items are left out and counted
 // ("...2 more instructions omitted..."). Only the kept part of each body is read, so
 // the work is O(budget) per item, plus one count of each body's runes.
-func (r *Redactor) list(blocks []block, budget int, noun string) string {
+func (r *redactor) list(blocks []block, budget int, noun string) string {
 	n := len(blocks)
 	fixed, est := make([]int, n), make([]int, n)
 	for i, b := range blocks {
@@ -98,7 +98,7 @@ func waterFill(est []int, room int) []int {
 // line runs a short field (a title, an id, a status) through the pipeline
 // and renders it on one line of at most limit runes, or returns none when
 // nothing is left of it.
-func (r *Redactor) line(s string, limit int, none string) string {
+func (r *redactor) line(s string, limit int, none string) string {
 	body, _, trunc := r.run(s, limit)
 	if len(body) == 0 && !trunc {
 		return none

@@ -158,7 +158,7 @@ const maxMarkerPasses = 16
 // for trailers (s must be a buffer of the caller's). Markers without a
 // trailer form cost a bytes.Contains of their literal, a regexp scan when
 // it is there, and a copy of the text when they match.
-func (r *Redactor) strip(s []byte) []byte {
+func (r *redactor) strip(s []byte) []byte {
 	for range maxMarkerPasses {
 		changed := false
 		for _, m := range r.markers {

@@ -140,7 +140,7 @@ func ascii8[T ~string | ~[]byte](s T) bool {
 // run runs text through the pipeline of clip, in the scratch accumulator,
 // and returns the result (valid until the next run), its rune count and
 // whether it was cut.
-func (r *Redactor) run(text string, limit int) ([]byte, int, bool) {
+func (r *redactor) run(text string, limit int) ([]byte, int, bool) {
 	r.th.reset(limit, r.lookahead)
 	r.th.add(text)
 	body, runes, trunc := r.clip(r.out[:0], &r.th, limit)
@@ -157,7 +157,7 @@ func (r *Redactor) run(text string, limit int) ([]byte, int, bool) {
 // redacting after means text joined by a removed marker is checked too. A cut
 // text ends at least r.lookahead bytes before the end of what was read, so a
 // secret that begins before the cut was seen whole and is replaced whole.
-func (r *Redactor) clip(dst []byte, h *head, limit int) ([]byte, int, bool) {
+func (r *redactor) clip(dst []byte, h *head, limit int) ([]byte, int, bool) {
 	h.done()
 	s, complete := h.buf, !h.overflow
 	if sp := r.find(s); len(sp) > 0 {

@@ -101,7 +101,7 @@ func HandoffPrompt(in HandoffInput) string {
 }
 
 // handoffHead renders the title, the introduction and the source session.
-func (r *Redactor) handoffHead(in HandoffInput, hasReport bool) string {
+func (r *redactor) handoffHead(in HandoffInput, hasReport bool) string {
 	var b strings.Builder
 	b.WriteString("# Session transfer")
 	if t := r.line(in.Title, titleChars, ""); t != "" {
@@ -130,7 +130,7 @@ func (r *Redactor) handoffHead(in HandoffInput, hasReport bool) string {
 	return b.String()
 }
 
-func (r *Redactor) instructions(ins []Instruction) func(int) string {
+func (r *redactor) instructions(ins []Instruction) func(int) string {
 	return func(budget int) string {
 		if len(ins) == 0 {
 			return noInstructions

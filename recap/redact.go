@@ -17,14 +17,11 @@ type span struct{ start, end int }
 // a secret or token shape beginning before the cut is seen whole.
 const minLookahead = 256
 
-// Redactor applies the text rules of the builders to text a caller shows
-// on its own terms, for example a page of a conversation served to an
-// agent: the secrets of its Limits and the built-in token shapes are
-// redacted, its markers stripped, exactly as in a replayed message, but
-// nothing is clipped. It holds the scratch buffers the text pipeline
-// reuses, so that a replay allocates per call, not per chunk; it is not
-// safe for concurrent use (build one per goroutine).
-type Redactor struct {
+// redactor applies the text rules of the builders: the secrets of its
+// Limits and the built-in token shapes are redacted, its markers stripped.
+// It holds the scratch buffers the text pipeline reuses, so that a replay
+// allocates per call, not per chunk; it is not safe for concurrent use.
+type redactor struct {
 	secrets   [][]byte // longest first, distinct, non-blank
 	markers   []marker
 	lookahead int // bytes read past a clip point
@@ -48,8 +45,8 @@ const (
 	shortSecret              // a one-byte secret is the byte
 )
 
-func newRedactor(secrets []string, markers []*regexp.Regexp) *Redactor {
-	r := &Redactor{lookahead: minLookahead}
+func newRedactor(secrets []string, markers []*regexp.Regexp) *redactor {
+	r := &redactor{lookahead: minLookahead}
 	seen := make(map[string]bool, len(secrets))
 	for _, v := range secrets {
 		// A value is redacted trimmed too: the text around it may have been
@@ -101,7 +98,7 @@ func newRedactor(secrets []string, markers []*regexp.Regexp) *Redactor {
 // Overlapping and touching spans are united, so that two secrets sharing
 // bytes become one redaction and neither leaks a piece of the other. The
 // result is reused by the next call.
-func (r *Redactor) find(s []byte) []span {
+func (r *redactor) find(s []byte) []span {
 	sp := r.spans[:0]
 	add := func(start, end int) {
 		if n := len(sp); n > 0 && start <= sp[n-1].end {

@@ -6,7 +6,7 @@ import (
 )
 
 func TestRedactorClean(t *testing.T) {
-	r := NewRedactor(Limits{
+	clean := Cleaner(Limits{
 		Markers: []*regexp.Regexp{regexp.MustCompile(`\s*DONE\s*$`), regexp.MustCompile(`<<CUT>>`)},
 		Secrets: []string{"s3cr3t-staging-token-77"},
 	})
@@ -21,7 +21,7 @@ func TestRedactorClean(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := string(r.Clean([]byte("x:"), tt.in)); got != "x:"+tt.want {
+			if got := string(clean([]byte("x:"), tt.in)); got != "x:"+tt.want {
 				t.Errorf("Clean(%q) = %q, want %q", tt.in, got, "x:"+tt.want)
 			}
 		})

@@ -56,7 +56,7 @@ func BenchmarkReadHistory(b *testing.B) {
 		lim := recap.Limits{Secrets: []string{"s3cr3t-staging-token-77"}}
 		b.Run(sz.name, func(b *testing.B) {
 			ctx := context.Background()
-			red := recap.NewRedactor(lim)
+			red := recap.Cleaner(lim)
 			b.ReportAllocs()
 			chars := 0
 			for i := 0; b.Loop(); i++ {

@@ -47,7 +47,7 @@ var (
 // ReadHistory returns one page of h as read_source_history renders it,
 // redacted with lim.
 func ReadHistory(ctx context.Context, h History, lim recap.Limits, args HistoryArgs) (Page, error) {
-	return readHistory(ctx, h, recap.NewRedactor(lim), args)
+	return readHistory(ctx, h, recap.Cleaner(lim), args)
 }
 
 // Connect serves one MCP session for a over t (one end of

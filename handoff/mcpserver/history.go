@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/transcript"
 )
 
@@ -140,11 +139,11 @@ func parseCursor(s string) (pos, error) {
 }
 
 // readHistory returns one page of h, redacted and stripped of markers by
-// red (the Secrets and Markers of Config.Limits and the built-in token
+// clean (the Secrets and Markers of Config.Limits and the built-in token
 // shapes), as the conversation replay of package recap does. Errors:
 // errBadArguments (a cursor this server did not make, or one past the
 // conversation, an unknown direction), and h's errors.
-func readHistory(ctx context.Context, h History, red *recap.Redactor, args historyArgs) (page, error) {
+func readHistory(ctx context.Context, h History, clean cleaner, args historyArgs) (page, error) {
 	at, err := args.check()
 	if err != nil {
 		return page{}, err
@@ -162,7 +161,7 @@ func readHistory(ctx context.Context, h History, red *recap.Redactor, args histo
 	if err != nil {
 		return page{}, err
 	}
-	w := &walker{ctx: ctx, h: h, n: n, red: red, reportTurns: args.ReportTurns}
+	w := &walker{ctx: ctx, h: h, n: n, clean: clean, reportTurns: args.ReportTurns}
 	switch {
 	case at.ev > n:
 		return page{}, baton.Errorf(errBadArguments, "the cursor points past the conversation")

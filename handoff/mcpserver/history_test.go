@@ -44,7 +44,7 @@ type want struct {
 // messages a reader must see, in order.
 func conversation(n int, seed uint64) (mcpserver.MemHistory, []want) {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	red := recap.NewRedactor(historyLimits())
+	clean := recap.Cleaner(historyLimits())
 	var evs mcpserver.MemHistory
 	var msgs []want
 	evs = append(evs, transcript.Event{Kind: transcript.Lifecycle, Text: "session started"})
@@ -88,7 +88,7 @@ func conversation(n int, seed uint64) (mcpserver.MemHistory, []want) {
 	var sp transcript.Speaker
 	flush := func() {
 		if cur != nil {
-			if t := string(red.Clean(nil, string(cur))); t != "" {
+			if t := string(clean(nil, string(cur))); t != "" {
 				msgs = append(msgs, want{speaker: map[transcript.Speaker]string{transcript.User: "user", transcript.Agent: "agent"}[sp], text: t})
 			}
 		}

@@ -2,16 +2,15 @@ package mcpserver
 
 import (
 	"github.com/batonhq/baton/handoff/facts"
-	"github.com/batonhq/baton/recap"
 )
 
 // redactFacts returns f with every recorded text (paths, subjects, names,
 // commands, notes) redacted as the briefing redacts it, so that neither the
 // Markdown nor the structured facts carry a secret the briefing would not.
-func redactFacts(f facts.Facts, red *recap.Redactor) facts.Facts {
+func redactFacts(f facts.Facts, clean cleaner) facts.Facts {
 	r := func(s *string) {
 		if *s != "" {
-			*s = string(red.Clean(nil, *s))
+			*s = string(clean(nil, *s))
 		}
 	}
 	g := &f.Git

@@ -62,13 +62,16 @@ type Server struct {
 	cfg     Config
 	co      *handoff.Coordinator
 	log     *zap.Logger
-	reds    sync.Pool // *recap.Redactor
+	reds    sync.Pool // cleaner
 	servers map[Scope]*mcp.Server
 	http    *mcp.StreamableHTTPHandler
 
 	mu     sync.Mutex
 	grants map[baton.TokenHash]grant
 }
+
+// cleaner is a recap.Cleaner: it redacts and strips a text the tools show.
+type cleaner = func(dst []byte, text string) []byte
 
 // grant is what a target token may read.
 type grant struct {
@@ -91,7 +94,7 @@ func New(cfg Config) (*Server, error) {
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
-	s.reds.New = func() any { return recap.NewRedactor(cfg.Limits) }
+	s.reds.New = func() any { return recap.Cleaner(cfg.Limits) }
 	fromHeader := func(req *mcp.CallToolRequest) (Access, error) {
 		if req.Extra == nil || req.Extra.Header == nil {
 			return Access{}, baton.Errorf(errAccessDenied, "no access headers")

@@ -15,7 +15,6 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/handoff/facts"
-	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/store"
 )
 
@@ -184,9 +183,9 @@ func (s *Server) history(ctx context.Context, a Access, raw json.RawMessage) (*m
 	if h == nil {
 		return nil, ErrNoHistory
 	}
-	red := s.reds.Get().(*recap.Redactor)
-	defer s.reds.Put(red)
-	p, err := readHistory(ctx, h, red, args)
+	clean := s.reds.Get().(cleaner)
+	defer s.reds.Put(clean)
+	p, err := readHistory(ctx, h, clean, args)
 	if err != nil {
 		return nil, err
 	}
@@ -210,9 +209,9 @@ func (s *Server) facts(ctx context.Context, a Access, raw json.RawMessage) (*mcp
 	if err != nil {
 		return nil, err
 	}
-	red := s.reds.Get().(*recap.Redactor)
-	defer s.reds.Put(red)
-	f = redactFacts(f, red)
+	clean := s.reds.Get().(cleaner)
+	defer s.reds.Put(clean)
+	f = redactFacts(f, clean)
 	md := f.Markdown()
 	if md == "" {
 		md = "No facts were gathered."

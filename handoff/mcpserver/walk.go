@@ -55,7 +55,7 @@ type walker struct {
 	n           int64
 	buf         []transcript.Event // the cached batch, events from..
 	from        int64
-	red         *recap.Redactor
+	clean       cleaner
 	raw         []byte
 	reportTurns bool // the walk shows report-only turns too
 }
@@ -136,7 +136,7 @@ func (w *walker) read(s int64) (message, error) {
 		}
 	}
 	w.raw = raw
-	m.text = w.red.Clean(nil, string(raw))
+	m.text = w.clean(nil, string(raw))
 	if unread > 0 {
 		m.text = append(m.text, "\n[… "+strconv.Itoa(unread)+" more bytes of this message were not read]"...)
 	}
