@@ -15,7 +15,7 @@ type ClaudeOptions struct {
 	// ReadOnlyTools are the built-in tools of a report-only turn (--tools
 	// and --allowedTools); nil means Read, Grep and Glob. The MCP server a
 	// report-only turn reports through, and its tools, come from a launch
-	// hook (Profile.LaunchExtra): package agent's Wiring.Claude adds them.
+	// hook (Profile.LaunchExtra): package agent adds them (Config.Claude).
 	ReadOnlyTools []string
 }
 
