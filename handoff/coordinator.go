@@ -153,7 +153,7 @@ func WithTimeouts(t Timeouts) Option {
 // leases at once; a different id waits for them to lapse. On a
 // store one process holds alone (badgerstore) this is unnecessary: a lease written
 // before the store was opened belongs to a dead process and is taken at once.
-// With WithSessions the shared service's (session.WithInstanceID) is used.
+// With WithSessions the shared service's (session.Options.InstanceID) is used.
 func WithInstanceID(id string) Option {
 	return func(co *Coordinator) { co.given.Add("WithInstanceID"); co.id = id }
 }
@@ -238,8 +238,8 @@ func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator
 	c.incarnation = workspace.Incarnation(st)
 	shared := c.svc != nil
 	if !shared {
-		s, err := session.New(st, engines, session.WithClock(c.clock), session.WithLogger(c.log), session.WithStopTimeout(c.stopTime),
-			session.WithReadyTimeout(c.readyTime), session.WithInstanceID(c.id))
+		s, err := session.New(st, engines, session.Options{Clock: c.clock, Logger: c.log, StopTimeout: c.stopTime,
+			ReadyTimeout: c.readyTime, InstanceID: c.id})
 		if err != nil {
 			return nil, err
 		}

@@ -196,7 +196,7 @@ func TestTargetEndingBeforeCompletionStaysEnded(t *testing.T) {
 	target.Finish(0, nil)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		s, err := f.svc.Sessions(f.ctx, f.ws)
+		s, err := session.List[store.Session](f.ctx, f.svc, f.ws)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +207,7 @@ func TestTargetEndingBeforeCompletionStaysEnded(t *testing.T) {
 	}
 	target.Release("native-target")
 	h = f.wait(h.ID, store.StateCompleted)
-	ss, err := f.svc.Sessions(f.ctx, f.ws)
+	ss, err := session.List[store.Session](f.ctx, f.svc, f.ws)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func TestOptionConflicts(t *testing.T) {
 	eng := enginetest.New(enginetest.Options{})
 	t.Cleanup(eng.Close)
 	reg := engine.NewRegistry(map[string]engine.Engine{"demo": eng})
-	svc, err := session.New(st, reg)
+	svc, err := session.New(st, reg, session.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,11 +42,8 @@ func TestOptionConflicts(t *testing.T) {
 			t.Errorf("%s: New = %v, %v; want ErrOptionConflict", tc.name, co, err)
 		}
 	}
-	if _, err := session.New(st, reg, session.WithClock(clk), session.WithClock(clk)); !errors.Is(err, baton.ErrOptionConflict) {
-		t.Errorf("session.New with WithClock twice = %v; want ErrOptionConflict", err)
-	}
 	// A shared service's options are the Coordinator's.
-	shared, err := session.New(st, reg, session.WithClock(clk), session.WithInstanceID("node-1"))
+	shared, err := session.New(st, reg, session.Options{Clock: clk, InstanceID: "node-1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,7 @@ type BriefingInput struct {
 	// first. The target is told of them; none is redelivered silently.
 	Instructions []store.Instruction
 	// Conversation is the source session's conversation as its engine
-	// recorded it (an engine.Transcriber; see session.Service.Transcript),
+	// recorded it (an engine.Transcriber),
 	// every event marked with its turn. Nil when none is to be had (no
 	// source session, an engine that keeps no transcripts or none of it) or
 	// when Handoff.Share leaves it out: ConversationOmitted then says why.

@@ -149,7 +149,7 @@ func TestTransferWithoutSummaryCompletes(t *testing.T) {
 	if ws.Config != f.cfgB {
 		t.Fatalf("workspace config %v, want %v", ws.Config, f.cfgB)
 	}
-	wakeups, _ := f.svc.Wakeups(f.ctx, f.ws)
+	wakeups, _ := session.List[store.Wakeup](f.ctx, f.svc, f.ws)
 	if len(wakeups) != 1 || wakeups[0].ID != w.ID || wakeups[0].Session != h.TargetSession || wakeups[0].Prompt != w.Prompt || !wakeups[0].At.Equal(w.At) {
 		t.Fatalf("wakeups after completion = %+v", wakeups)
 	}
@@ -278,7 +278,7 @@ func TestTargetFailureRestoresSourceThenRetryCompletes(t *testing.T) {
 	if h.Attempt != 2 || len(h.History) != 2 || h.History[0].Outcome != store.StateFailed {
 		t.Fatalf("after retry: attempt %d history %+v", h.Attempt, h.History)
 	}
-	sessions, _ := f.svc.Sessions(f.ctx, f.ws)
+	sessions, _ := session.List[store.Session](f.ctx, f.svc, f.ws)
 	if len(sessions) != 3 || sessions[1].ActivationOrder != workspace.RolledBack {
 		t.Fatalf("sessions = %+v, want the first target rolled back", sessions)
 	}

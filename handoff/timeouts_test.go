@@ -45,11 +45,7 @@ func TestReadyTimeoutPrecedence(t *testing.T) {
 				opts = append(opts, handoff.WithTimeouts(handoff.Timeouts{Ready: tc.coordinator}))
 			}
 			if tc.shared >= 0 {
-				var sopts []session.Option
-				if tc.shared > 0 {
-					sopts = append(sopts, session.WithReadyTimeout(tc.shared))
-				}
-				svc, err := session.New(st, reg, sopts...)
+				svc, err := session.New(st, reg, session.Options{ReadyTimeout: tc.shared})
 				if err != nil {
 					t.Fatal(err)
 				}

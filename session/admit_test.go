@@ -95,7 +95,7 @@ func TestAdmission(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
 			fe := &frozenEngine{eng: f.eng, admit: tt.admit, frozen: make(chan struct{}, 1), wake: make(chan struct{})}
-			a, err := session.New(f.st, fe, session.WithClock(f.clk), session.WithInstanceID("svc-a"))
+			a, err := session.New(f.st, fe, session.Options{Clock: f.clk, InstanceID: "svc-a"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,7 +137,7 @@ func TestAdmission(t *testing.T) {
 			if !tt.reaper {
 				engB = startOnly{engB}
 			}
-			b, err := session.New(st, engB, session.WithClock(f.clk), session.WithInstanceID("svc-b"))
+			b, err := session.New(st, engB, session.Options{Clock: f.clk, InstanceID: "svc-b"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -58,7 +58,7 @@ func (f *fixture) killedRun() store.Session {
 	f.eng.Push(enginetest.Script{Ready: enginetest.ExitBeforeReady, ExitCode: -1, ExitErr: errors.New("signal: killed")})
 	_, err := f.svc.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: theTask})
 	mustIs(f.t, err, engine.ErrExitedBeforeReady)
-	all, _ := f.svc.Sessions(f.ctx, f.ws)
+	all, _ := session.List[store.Session](f.ctx, f.svc, f.ws)
 	if len(all) != 1 {
 		f.t.Fatalf("sessions = %+v", all)
 	}
@@ -92,7 +92,7 @@ func TestRunQueuedAfterRestartBriefsWithTheEnding(t *testing.T) {
 	})
 	f.restart()
 	tr := history("Please continue.")
-	res, err := f.svc.RunQueued(f.ctx, session.RunQueuedOptions{Events: events(tr)})
+	res, err := f.runQueued(session.Briefing{Events: events(tr)}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestRunQueuedAfterRestartBriefsWithTheEnding(t *testing.T) {
 		t.Fatalf("task or message repeated:\n%s", got)
 	}
 	st := res.Started[0]
-	if !st.Result.Briefed || st.Result.Prompt != got || st.Continuation.State != store.ContinuationStarted || st.Continuation.Reason == "" {
+	if !st.Briefed || st.Prompt != got || st.Continuation.State != store.ContinuationStarted || st.Continuation.Reason == "" {
 		t.Fatalf("started = %+v", st)
 	}
 	if row := f.continuationRow(c.ID); row.State != store.ContinuationStarted {
@@ -121,7 +121,7 @@ func TestRunQueuedAfterRestartBriefsWithTheEnding(t *testing.T) {
 	}
 	// Never twice: the queue is empty now, on this Service and the next.
 	f.restart()
-	if res, err := f.svc.RunQueued(f.ctx, session.RunQueuedOptions{}); err != nil || len(res.Started)+len(res.Refused)+len(res.Deferred) != 0 {
+	if res, err := f.runQueued(session.Briefing{}, 0); err != nil || len(res.Started)+len(res.Refused)+len(res.Deferred) != 0 {
 		t.Fatalf("second RunQueued = %+v, %v", res, err)
 	}
 	if n := len(f.launches()); n != 2 {
@@ -147,7 +147,7 @@ func TestQueueContinuationKeepsTheSessionsEnding(t *testing.T) {
 		return tx.PutSession(s)
 	})
 	f.restart()
-	if _, err := f.svc.RunQueued(f.ctx, session.RunQueuedOptions{}); err != nil {
+	if _, err := f.runQueued(session.Briefing{}, 0); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.launches()[1].Req.Prompt; !strings.Contains(got, killed.EndReason) {
@@ -161,7 +161,7 @@ func TestRunQueuedAutomated(t *testing.T) {
 		f.killedRun()
 		c := f.queue(store.Continuation{Task: theTask, Ending: theEnding, Prompt: "usage limit reset: continue", Automated: true})
 		f.restart()
-		res, err := f.svc.RunQueued(f.ctx, session.RunQueuedOptions{})
+		res, err := f.runQueued(session.Briefing{}, 0)
 		if err != nil || len(res.Refused) != 1 || len(res.Started) != 0 {
 			t.Fatalf("RunQueued = %+v, %v", res, err)
 		}
@@ -178,7 +178,7 @@ func TestRunQueuedAutomated(t *testing.T) {
 		s := f.resumable()
 		f.queue(store.Continuation{Task: theTask, Ending: theEnding, Prompt: "usage limit reset: continue", Automated: true})
 		f.restart()
-		res, err := f.svc.RunQueued(f.ctx, session.RunQueuedOptions{})
+		res, err := f.runQueued(session.Briefing{}, 0)
 		if err != nil || len(res.Started) != 1 {
 			t.Fatalf("RunQueued = %+v, %v", res, err)
 		}
@@ -195,13 +195,13 @@ func TestRunQueuedDefers(t *testing.T) {
 	first := f.queue(store.Continuation{Prompt: "one"})
 	second := f.queue(store.Continuation{Prompt: "two"})
 	f.reserve("h1")
-	res, err := f.svc.RunQueued(f.ctx, session.RunQueuedOptions{})
+	res, err := f.runQueued(session.Briefing{}, 0)
 	if err != nil || cmp.Diff([]baton.ContinuationID{first.ID, second.ID}, res.Deferred) != "" || len(res.Started) != 0 {
 		t.Fatalf("RunQueued while reserved = %+v, %v", res, err)
 	}
 	f.release("h1")
 	// The first starts; the second finds the workspace busy with it.
-	res, err = f.svc.RunQueued(f.ctx, session.RunQueuedOptions{})
+	res, err = f.runQueued(session.Briefing{}, 0)
 	if err != nil || len(res.Started) != 1 || res.Started[0].Continuation.ID != first.ID || cmp.Diff([]baton.ContinuationID{second.ID}, res.Deferred) != "" {
 		t.Fatalf("RunQueued = %+v, %v", res, err)
 	}
@@ -209,7 +209,7 @@ func TestRunQueuedDefers(t *testing.T) {
 		t.Fatalf("deferred continuation is %s", row.State)
 	}
 	f.stop(s.ID)
-	res, err = f.svc.RunQueued(f.ctx, session.RunQueuedOptions{})
+	res, err = f.runQueued(session.Briefing{}, 0)
 	if err != nil || len(res.Started) != 1 || res.Started[0].Continuation.ID != second.ID {
 		t.Fatalf("RunQueued after stop = %+v, %v", res, err)
 	}
@@ -228,7 +228,7 @@ func TestRunQueuedMarksStartedBeforeLaunch(t *testing.T) {
 	seen := store.ContinuationState("")
 	f = newFixture(t, func(o *enginetest.Options) {
 		o.ScriptFor = func(engine.StartRequest) (enginetest.Script, bool) {
-			all, err := f.svc.Continuations(context.Background(), f.ws)
+			all, err := session.List[store.Continuation](context.Background(), f.svc, f.ws)
 			if err == nil && len(all) == 1 {
 				seen = all[0].State
 			}
@@ -236,7 +236,7 @@ func TestRunQueuedMarksStartedBeforeLaunch(t *testing.T) {
 		}
 	})
 	f.queue(store.Continuation{Prompt: "go"})
-	if _, err := f.svc.RunQueued(f.ctx, session.RunQueuedOptions{}); err != nil {
+	if _, err := f.runQueued(session.Briefing{}, 0); err != nil {
 		t.Fatal(err)
 	}
 	if seen != store.ContinuationStarted {
@@ -265,7 +265,7 @@ func TestRunQueuedRetryAndCancel(t *testing.T) {
 			})
 			f.resumable()
 			id = f.queue(store.Continuation{Task: theTask, Prompt: "go"}).ID
-			res, err := f.svc.RunQueued(f.ctx, session.RunQueuedOptions{})
+			res, err := f.runQueued(session.Briefing{}, 0)
 			if err != nil || len(res.Started) != 1 {
 				t.Fatalf("RunQueued = %+v, %v", res, err)
 			}
@@ -277,7 +277,7 @@ func TestRunQueuedRetryAndCancel(t *testing.T) {
 			if n := len(f.launches()); n != wantLaunches {
 				t.Fatalf("launches = %+v, want %d", summaries(f.launches()), wantLaunches)
 			}
-			if st.Result.Retried == cancelled || (st.Err != nil) != cancelled || st.Continuation.State != wantState {
+			if st.Retried == cancelled || (st.Err != nil) != cancelled || st.Continuation.State != wantState {
 				t.Fatalf("started = %+v", st)
 			}
 			if cancelled && st.Continuation.Reason != "user gave up" {
@@ -292,7 +292,7 @@ func TestRunQueuedEngineFailureIsRecorded(t *testing.T) {
 	f.resumable()
 	c := f.queue(store.Continuation{Prompt: "go"})
 	f.eng.Push(enginetest.Script{StartErr: engine.ErrAuth})
-	res, err := f.svc.RunQueued(f.ctx, session.RunQueuedOptions{})
+	res, err := f.runQueued(session.Briefing{}, 0)
 	if err != nil || len(res.Started) != 1 || !errors.Is(res.Started[0].Err, engine.ErrAuth) {
 		t.Fatalf("RunQueued = %+v, %v", res, err)
 	}
@@ -316,19 +316,19 @@ func TestCancelContinuation(t *testing.T) {
 	if err != nil || cmp.Diff(got, again) != "" {
 		t.Fatalf("second cancel = %+v, %v; want it unchanged", again, err)
 	}
-	res, err := f.svc.RunQueued(f.ctx, session.RunQueuedOptions{})
+	res, err := f.runQueued(session.Briefing{}, 0)
 	if err != nil || len(res.Started)+len(res.Refused)+len(res.Deferred) != 0 || len(f.launches()) != 0 {
 		t.Fatalf("RunQueued ran a cancelled continuation: %+v, %v", res, err)
 	}
 	refused := f.queue(store.Continuation{Prompt: "go", Automated: true})
-	if _, err := f.svc.RunQueued(f.ctx, session.RunQueuedOptions{}); err != nil {
+	if _, err := f.runQueued(session.Briefing{}, 0); err != nil {
 		t.Fatal(err)
 	}
 	_, err = f.svc.CancelContinuation(f.ctx, refused.ID, "")
-	mustIs(t, err, session.ErrContinuationSettled)
+	mustIs(t, err, baton.ErrConflict)
 	_, err = f.svc.CancelContinuation(f.ctx, "cnt_nope", "")
 	mustIs(t, err, store.ErrNotFound)
-	all, err := f.svc.Continuations(f.ctx, f.ws)
+	all, err := session.List[store.Continuation](f.ctx, f.svc, f.ws)
 	if err != nil || len(all) != 2 || all[0].ID != c.ID || all[1].State != store.ContinuationRefused {
 		t.Fatalf("Continuations = %+v, %v", all, err)
 	}
@@ -360,7 +360,7 @@ func TestQueueContinuationRejects(t *testing.T) {
 			mustIs(t, err, tt.want)
 		})
 	}
-	if all, _ := f.svc.Continuations(f.ctx, f.ws); len(all) != 0 {
+	if all, _ := session.List[store.Continuation](f.ctx, f.svc, f.ws); len(all) != 0 {
 		t.Fatalf("rejected continuations were stored: %+v", all)
 	}
 	c := f.queue(store.Continuation{ID: "mine", State: store.ContinuationStarted, Reason: "x", Prompt: "go", Target: baton.EngineConfig{Engine: " demo "}})
@@ -376,12 +376,12 @@ func TestRunQueuedAfterClose(t *testing.T) {
 	if err := f.svc.Close(f.ctx); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.svc.RunQueued(f.ctx, session.RunQueuedOptions{})
+	_, err := f.runQueued(session.Briefing{}, 0)
 	mustIs(t, err, session.ErrClosed)
 	if row := f.continuationRow(c.ID); row.State != store.ContinuationQueued {
 		t.Fatalf("state after a refused run = %s", row.State)
 	}
 	var noCtx context.Context
-	_, err = f.svc.RunQueued(noCtx, session.RunQueuedOptions{})
+	_, err = f.svc.RunQueued(noCtx, session.Briefing{}, 0)
 	mustIs(t, err, baton.ErrInvalid)
 }

@@ -64,42 +64,18 @@ func describe(c baton.EngineConfig) string {
 	return fmt.Sprintf("engine %q with account %q", c.Engine, c.Account)
 }
 
-// ContinueRequest asks to continue a workspace's run.
-type ContinueRequest struct {
-	Workspace baton.WorkspaceID
-	// Prompt is the new message, 1..baton.MaxPromptBytes bytes. A resume delivers
-	// it alone, byte for byte; a fresh session gets it after the briefing.
-	Prompt string
-	// Task is the run's original task, quoted once in a briefing (at most
-	// baton.MaxPromptBytes bytes).
-	Task string
-	// Ending says how the previous attempt ended, quoted in a briefing when
-	// not blank (at most baton.MaxPromptBytes bytes).
-	Ending string
-	// Session names the session the run last ran in, when known. With a
-	// blank Ending, that session's end reason (read when the continuation
-	// is planned) briefs a fresh session: a run whose session crashed or
-	// was cut off by a restart is never briefed as if nothing happened.
-	Session baton.SessionID
-	// Target is the configuration to continue on; the zero value means the
-	// workspace's. Its engine and account decide whether a session can be
-	// resumed; a resumed session then runs with all of Target (model,
-	// effort, permission mode). Unless the plan is a refusal, Target becomes
-	// the workspace's configuration before the start, so the next ordinary
-	// message resumes the session the continuation ran.
-	Target baton.EngineConfig
-	// Automated marks a trigger without a user (a usage-limit timer, a
-	// wakeup, restart recovery): it may only resume.
-	Automated bool
-	// Events yields the previous conversation (a transcript source). It is
-	// ranged over at most once, and only when a briefing is built. Nil
-	// means the transcript of Session, read from its engine when that is an
-	// engine.Transcriber (Service.Transcript); without one the briefing
-	// says the conversation was not included. Events of report-only turns
-	// are left out. A trailing user message equal to Prompt (the
-	// host appended the continuation's own message already) is left out, so
-	// a briefing never replays the message it precedes.
-	Events iter.Seq[transcript.Event]
+// Briefing says how the fresh session of a continuation is briefed.
+type Briefing struct {
+	// Events returns the previous conversation of a continuation's run (a
+	// transcript source), given the continuation; it is called only when a
+	// briefing is built, and its sequence is ranged over once. Nil, or a
+	// nil sequence, means the transcript of the continuation's Session,
+	// read from its engine when that keeps transcripts; without one the
+	// briefing says the conversation was not included. Events of
+	// report-only turns are left out. A trailing user message equal to the
+	// Prompt (the host appended the continuation's own message already) is
+	// left out, so a briefing never replays the message it precedes.
+	Events func(store.Continuation) iter.Seq[transcript.Event]
 	// Limits bound the conversation replay and name markers and secrets to
 	// strip (see recap.Conversation).
 	Limits recap.Limits
@@ -107,6 +83,14 @@ type ContinueRequest struct {
 
 // ContinueResult says how a continuation ran.
 type ContinueResult struct {
+	// Continuation is, for RunQueued, the record as it then stands: State
+	// started (or cancelled meanwhile), refused, or queued (deferred: its
+	// workspace was reserved or ran a process), Reason saying how it went.
+	// Continue leaves it zero.
+	Continuation store.Continuation
+	// Err is, for RunQueued, the start's error (the engine's, or ctx's);
+	// nil once ready. Continue returns its error instead.
+	Err error
 	// Reason says how the run continues and why, in words a user can read:
 	// a resume of a session with a native id on the target's engine and
 	// account, else a fresh session briefed from the record (after a
@@ -148,9 +132,25 @@ type ContinueResult struct {
 // automated or ctx is done; never after any other error (engine.ErrAuth
 // included).
 //
+// c says what to continue, as QueueContinuation would store it (its ID,
+// State, Reason and times are ignored): Workspace; Prompt, the new message
+// (1..baton.MaxPromptBytes bytes), which a resume delivers alone, byte for
+// byte, and a fresh session gets after the briefing; Task, the run's
+// original task, and Ending, how the previous attempt ended, each quoted in
+// a briefing (at most baton.MaxPromptBytes bytes); Session, the session the
+// run last ran in, when known: with a blank Ending its end reason briefs a
+// fresh session, so a run whose session crashed or was cut off is never
+// briefed as if nothing happened; Target, the configuration to continue on
+// (zero: the workspace's), whose engine and account decide whether a
+// session can be resumed and which, unless the plan is a refusal, becomes
+// the workspace's configuration before the start, so the next ordinary
+// message resumes the session the continuation ran; Automated, a trigger
+// without a user (a usage-limit timer, a wakeup, restart recovery), which
+// may only resume. b says how a fresh session is briefed.
+//
 // Errors: baton.ErrInvalid (bad input; a Target the engine refuses; a
 // prompt too long to follow the briefing), ErrNoWorkspace,
-// ErrArchived, ErrNoSession (req.Session unknown or of another workspace),
+// ErrArchived, ErrNoSession (c.Session unknown or of another workspace),
 // ErrWorkspaceBusy (a transfer is pending),
 // ErrSessionRunning, ErrResumeOnly (automated and nothing to resume: the
 // result's Reason says why, and nothing was written), ErrClosed, and
@@ -158,7 +158,7 @@ type ContinueResult struct {
 // is marked ended with the reason). Not safe to retry blindly after an
 // engine error: the rows show what happened; safe to call again after a
 // refusal that came before the engine (nothing was launched).
-func (s *Service) Continue(ctx context.Context, req ContinueRequest) (ContinueResult, error) {
+func (s *Service) Continue(ctx context.Context, req store.Continuation, b Briefing) (ContinueResult, error) {
 	if err := s.checkContinue(ctx, req.Prompt, req.Task, req.Ending, req.Target); err != nil {
 		return ContinueResult{}, err
 	}
@@ -169,8 +169,7 @@ func (s *Service) Continue(ctx context.Context, req ContinueRequest) (ContinueRe
 	if id, busy := s.Running(req.Workspace); busy {
 		return ContinueResult{}, baton.Errorf(ErrSessionRunning, "session %s", id)
 	}
-	j := &contJob{ws: req.Workspace, prompt: req.Prompt, task: req.Task, ending: req.Ending, automated: req.Automated, limits: req.Limits,
-		events: func() iter.Seq[transcript.Event] { return req.Events }, prev: req.Session}
+	j := newJob(req, b)
 	var p plan
 	err := s.contUpdate(ctx, j, func(tx store.Tx) (err error) {
 		ws, err := workspace.GetWorkspace(tx, req.Workspace)
@@ -223,6 +222,15 @@ type contJob struct {
 	built    bool   // the briefing was built
 	briefing string // the briefing, once built
 	opening  string // briefing, heading and message: a fresh session's prompt
+}
+
+// newJob is the job of carrying out continuation c, briefed as b says.
+func newJob(c store.Continuation, b Briefing) *contJob {
+	j := &contJob{ws: c.Workspace, prompt: c.Prompt, task: c.Task, ending: c.Ending, automated: c.Automated, limits: b.Limits, prev: c.Session}
+	if b.Events != nil {
+		j.events = func() iter.Seq[transcript.Event] { return b.Events(c) }
+	}
+	return j
 }
 
 // errNeedBriefing aborts a planning transaction that chose a fresh session
@@ -393,9 +401,9 @@ func (s *Service) contStart(ctx context.Context, j *contJob, p plan) (ContinueRe
 	return res, err
 }
 
-// ErrContinuationSettled: CancelContinuation of a continuation that was
+// errContinuationSettled: CancelContinuation of a continuation that was
 // refused; only queued and started continuations can be cancelled.
-var ErrContinuationSettled = baton.NewError(baton.ErrConflict, "the continuation was refused already")
+var errContinuationSettled = baton.NewError(baton.ErrConflict, "the continuation was refused already")
 
 // QueueContinuation stores c durably as queued, with everything its
 // briefing needs: Task, Prompt, Target, Automated and, above all, Ending,
@@ -456,7 +464,7 @@ func (s *Service) QueueContinuation(ctx context.Context, c store.Continuation) (
 // follows its resume (a process already launched is not stopped: Stop
 // does that). reason is stored for the user. Cancelling a cancelled
 // continuation returns it unchanged. Errors: store.ErrNotFound,
-// ErrContinuationSettled (it was refused).
+// baton.ErrConflict (it was refused).
 func (s *Service) CancelContinuation(ctx context.Context, id baton.ContinuationID, reason string) (c store.Continuation, err error) {
 	if ctx == nil {
 		return store.Continuation{}, baton.Errorf(baton.ErrInvalid, "nil context")
@@ -470,52 +478,12 @@ func (s *Service) CancelContinuation(ctx context.Context, id baton.ContinuationI
 		case err != nil, c.State == store.ContinuationCancelled:
 			return err
 		case c.State == store.ContinuationRefused:
-			return baton.Errorf(ErrContinuationSettled, "%s: %s", id, c.Reason)
+			return baton.Errorf(errContinuationSettled, "%s: %s", id, c.Reason)
 		}
 		c.State, c.Reason, c.UpdatedAt = store.ContinuationCancelled, reason, s.clock.Now()
 		return tx.PutContinuation(c)
 	})
 	return c, err
-}
-
-// Continuations returns a workspace's continuations, oldest first.
-// Errors: ErrNoWorkspace.
-func (s *Service) Continuations(ctx context.Context, ws baton.WorkspaceID) ([]store.Continuation, error) {
-	return list(ctx, s, ws, store.Tx.ListContinuations)
-}
-
-// RunQueuedOptions say how RunQueued briefs the fresh sessions it opens.
-type RunQueuedOptions struct {
-	// Events returns the previous conversation of a continuation's run (a
-	// transcript source), given the continuation as queued; it is called
-	// only when a briefing is built, and its sequence is ranged over once.
-	// Nil means nothing was recorded.
-	Events func(store.Continuation) iter.Seq[transcript.Event]
-	// Limits bound the conversation replay (see recap.Conversation).
-	Limits recap.Limits
-	// Max is the most continuations to run; <= 0 means all.
-	Max int
-}
-
-// QueuedStart is a continuation RunQueued started.
-type QueuedStart struct {
-	// Continuation is the record after the start: state started (or
-	// cancelled meanwhile), Reason saying how it went.
-	Continuation store.Continuation
-	Result       ContinueResult
-	// Err is the start's error (the engine's, or ctx's); nil once ready.
-	Err error
-}
-
-// RunQueuedResult says what RunQueued did with each queued continuation.
-type RunQueuedResult struct {
-	Started []QueuedStart
-	// Refused are automated continuations with nothing to resume, those
-	// whose prompt is too long to follow a briefing, and those whose
-	// workspace is gone or archived; each stores its Reason.
-	Refused []store.Continuation
-	// Deferred stay queued: their workspace is reserved or runs a process.
-	Deferred []baton.ContinuationID
 }
 
 // RunQueued runs the queued continuations, oldest first, each with its
@@ -528,12 +496,15 @@ type RunQueuedResult struct {
 // reserved or runs a process stays queued (Deferred), as does one whose
 // launch was refused before reaching the engine. Each start waits (until
 // ctx is done) for readiness before the next one; an engine failure of one
-// does not stop the others: it is in its QueuedStart and its Reason. Call
-// it on a new Service after a restart, and again when capacity frees.
+// does not stop the others: it is in its result's Err and its Reason. It
+// runs at most max continuations (<= 0: all) and returns a result for each
+// one it dealt with (see ContinueResult.Continuation), b briefing the fresh
+// sessions it opens. Call it on a new Service after a restart, and again
+// when capacity frees.
 // Errors: baton.ErrInvalid (nil ctx), ErrClosed, ctx's error (checked
 // between continuations), and the store's.
-func (s *Service) RunQueued(ctx context.Context, opts RunQueuedOptions) (RunQueuedResult, error) {
-	var res RunQueuedResult
+func (s *Service) RunQueued(ctx context.Context, b Briefing, max int) ([]ContinueResult, error) {
+	var res []ContinueResult
 	if ctx == nil {
 		return res, baton.Errorf(baton.ErrInvalid, "nil context")
 	}
@@ -545,31 +516,25 @@ func (s *Service) RunQueued(ctx context.Context, opts RunQueuedOptions) (RunQueu
 	if err := s.store.View(ctx, func(tx store.Tx) (err error) { queued, err = tx.QueuedContinuations(); return err }); err != nil {
 		return res, err
 	}
-	if opts.Max > 0 && len(queued) > opts.Max {
-		queued = queued[:opts.Max]
+	if max > 0 && len(queued) > max {
+		queued = queued[:max]
 	}
 	for _, c := range queued {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
 		if _, busy := s.Running(c.Workspace); busy {
-			res.Deferred = append(res.Deferred, c.ID)
+			res = append(res, ContinueResult{Continuation: c})
 			continue
 		}
-		j := &contJob{ws: c.Workspace, prompt: c.Prompt, task: c.Task, ending: c.Ending, automated: c.Automated, limits: opts.Limits, prev: c.Session}
-		if opts.Events != nil {
-			j.events = func() iter.Seq[transcript.Event] { return opts.Events(c) }
-		}
+		j := newJob(c, b)
 		out, cur, p, err := s.claim(ctx, c.ID, j)
 		if err != nil {
 			return res, err
 		}
 		switch out {
-		case claimDeferred:
-			res.Deferred = append(res.Deferred, c.ID)
-			continue
-		case claimRefused:
-			res.Refused = append(res.Refused, cur)
+		case claimDeferred, claimRefused:
+			res = append(res, ContinueResult{Continuation: cur})
 			continue
 		case claimGone:
 			continue
@@ -580,7 +545,11 @@ func (s *Service) RunQueued(ctx context.Context, opts RunQueuedOptions) (RunQueu
 			if uerr := s.settle(ctx, c.ID, store.ContinuationQueued, "deferred: "+err.Error()); uerr != nil {
 				return res, uerr
 			}
-			res.Deferred = append(res.Deferred, c.ID)
+			final, uerr := s.continuation(ctx, c.ID)
+			if uerr != nil {
+				return res, uerr
+			}
+			res = append(res, ContinueResult{Continuation: final})
 			if errors.Is(err, ErrClosed) {
 				return res, err
 			}
@@ -597,7 +566,8 @@ func (s *Service) RunQueued(ctx context.Context, opts RunQueuedOptions) (RunQueu
 		if uerr != nil {
 			return res, uerr
 		}
-		res.Started = append(res.Started, QueuedStart{Continuation: final, Result: r, Err: err})
+		r.Continuation, r.Err = final, err
+		res = append(res, r)
 	}
 	return res, nil
 }
@@ -840,7 +810,7 @@ func echoStart(held []transcript.Event, want string) int {
 	return len(held)
 }
 
-// Transcript returns the conversation of session sid as the engine it ran
+// transcriptOf returns the conversation of session sid as the engine it ran
 // on recorded it: the Service's engine, or the one an *engine.Registry
 // names in the session's configuration, when that engine is an
 // engine.Transcriber (see it for the sequence: lazy, bounded batches,
@@ -848,7 +818,7 @@ func echoStart(held []transcript.Event, want string) int {
 // baton.ErrInvalid for a nil context, ErrNoSession (unknown),
 // engine.ErrNoTranscript (the engine keeps no transcripts, is not
 // registered, or holds none of sid), the store's.
-func (s *Service) Transcript(ctx context.Context, sid baton.SessionID) (iter.Seq2[transcript.Event, error], error) {
+func (s *Service) transcriptOf(ctx context.Context, sid baton.SessionID) (iter.Seq2[transcript.Event, error], error) {
 	if ctx == nil {
 		return nil, baton.Errorf(baton.ErrInvalid, "nil context")
 	}
@@ -878,7 +848,7 @@ const (
 )
 
 // Conversation returns what a briefing replays of session sid: its
-// engine's transcript (Transcript), or, when none is to be had (no session
+// engine's transcript (transcriptOf), or, when none is to be had (no session
 // named, an engine that keeps no transcripts, none of sid, a read that
 // failed), a nil sequence and the reason a briefing gives for leaving the
 // conversation out. Errors: ctx's, and only ctx's.
@@ -887,7 +857,7 @@ func (p *supervisor) Conversation(ctx context.Context, sid baton.SessionID) (ite
 	if sid == "" {
 		return nil, omitNoSession, nil
 	}
-	seq, err := s.Transcript(ctx, sid)
+	seq, err := s.transcriptOf(ctx, sid)
 	switch {
 	case err == nil:
 		return seq, "", nil

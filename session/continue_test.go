@@ -59,12 +59,12 @@ func history(prompt string) *pastTalk {
 }
 
 // continueOK runs Continue and fails the test on error.
-func (f *fixture) continueOK(req session.ContinueRequest) session.ContinueResult {
+func (f *fixture) continueOK(req store.Continuation, b ...session.Briefing) session.ContinueResult {
 	f.t.Helper()
 	if req.Workspace == "" {
 		req.Workspace = f.ws
 	}
-	res, err := f.svc.Continue(f.ctx, req)
+	res, err := f.svc.Continue(f.ctx, req, append(b, session.Briefing{})[0])
 	if err != nil {
 		f.t.Fatalf("Continue: %v (%s)", err, res.Reason)
 	}
@@ -84,7 +84,7 @@ func TestContinueResumesByteForByte(t *testing.T) {
 	s := f.resumable()
 	prompt := "  keep going:\n\tfix the *second* test too  \n"
 	tr := history(prompt)
-	res := f.continueOK(session.ContinueRequest{Prompt: prompt, Task: theTask, Ending: theEnding, Events: tr.seq()})
+	res := f.continueOK(store.Continuation{Prompt: prompt, Task: theTask, Ending: theEnding}, session.Briefing{Events: always(tr.seq())})
 	l := f.launches()
 	want := launchSummary{s.ID, engine.Resume, "native-1", prompt, cfgA}
 	if len(l) != 2 || summaries(l)[1] != want {
@@ -103,7 +103,7 @@ func TestContinueFreshIsBriefed(t *testing.T) {
 	f.insertSession(store.Session{ID: "killed", ActivationOrder: 1, NativeID: noNativeID})
 	prompt := "Please carry on."
 	tr := history(prompt)
-	res := f.continueOK(session.ContinueRequest{Prompt: prompt, Task: theTask, Ending: theEnding, Events: tr.seq()})
+	res := f.continueOK(store.Continuation{Prompt: prompt, Task: theTask, Ending: theEnding}, session.Briefing{Events: always(tr.seq())})
 	l := f.launches()
 	if len(l) != 1 || l[0].Req.Mode != engine.Fresh || l[0].Req.Session == "killed" {
 		t.Fatalf("launches = %+v, want one fresh start of a new session", summaries(l))
@@ -147,7 +147,7 @@ func TestContinueTaskAppearsOnce(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
-			res := f.continueOK(session.ContinueRequest{Prompt: tt.task, Task: tt.task})
+			res := f.continueOK(store.Continuation{Prompt: tt.task, Task: tt.task})
 			got := f.launches()[0].Req.Prompt
 			hasStandIn := strings.HasSuffix(got, "Carry on with the original task, quoted above.")
 			if hasStandIn != tt.standIn || !strings.HasPrefix(got, res.Briefing) {
@@ -166,7 +166,7 @@ func TestContinueTaskAppearsOnce(t *testing.T) {
 func TestContinueOnAnotherAccountStartsFreshAndSwitches(t *testing.T) {
 	f := newFixture(t)
 	old := f.resumable()
-	res := f.continueOK(session.ContinueRequest{Prompt: "go on", Task: theTask, Target: cfgAlt})
+	res := f.continueOK(store.Continuation{Prompt: "go on", Task: theTask, Target: cfgAlt})
 	l := f.launches()
 	if len(l) != 2 || l[1].Req.Mode != engine.Fresh || l[1].Req.Config != cfgAlt || res.Session.ID == old.ID {
 		t.Fatalf("launches = %+v", summaries(l))
@@ -185,7 +185,7 @@ func TestContinueOnAnotherAccountStartsFreshAndSwitches(t *testing.T) {
 func TestContinueResumeTakesTheTargetModel(t *testing.T) {
 	f := newFixture(t)
 	s := f.resumable()
-	f.continueOK(session.ContinueRequest{Prompt: "go on", Target: cfgA2})
+	f.continueOK(store.Continuation{Prompt: "go on", Target: cfgA2})
 	want := launchSummary{s.ID, engine.Resume, "native-1", "go on", cfgA2}
 	if got := summaries(f.launches())[1]; got != want {
 		t.Fatalf("launch = %+v, want %+v", got, want)
@@ -200,7 +200,7 @@ func TestContinueRetriesFreshWhenSessionMissing(t *testing.T) {
 	old := f.resumable()
 	f.eng.Push(enginetest.Script{StartErr: baton.Errorf(engine.ErrSessionMissing, "No conversation found with session ID native-1")})
 	prompt := "continue please"
-	res := f.continueOK(session.ContinueRequest{Prompt: prompt, Task: theTask, Ending: theEnding, Events: history(prompt).seq()})
+	res := f.continueOK(store.Continuation{Prompt: prompt, Task: theTask, Ending: theEnding}, session.Briefing{Events: always(history(prompt).seq())})
 	l := f.launches()
 	if len(l) != 3 {
 		t.Fatalf("launches = %+v, want 3 (first run, failed resume, fresh retry)", summaries(l))
@@ -258,7 +258,7 @@ func TestContinueDoesNotRetry(t *testing.T) {
 				}
 			})
 			old := f.resumable()
-			res, err := f.svc.Continue(ctx, session.ContinueRequest{Workspace: f.ws, Prompt: "go", Automated: tt.automated})
+			res, err := f.svc.Continue(ctx, store.Continuation{Workspace: f.ws, Prompt: "go", Automated: tt.automated}, session.Briefing{})
 			mustIs(t, err, tt.want)
 			if n := len(f.launches()); n != 2 {
 				t.Fatalf("launches = %+v, want 2 (first run, the resume): no retry", summaries(f.launches()))
@@ -277,14 +277,14 @@ func TestContinueDoesNotRetry(t *testing.T) {
 func TestContinueAutomatedMayOnlyResume(t *testing.T) {
 	f := newFixture(t)
 	f.insertSession(store.Session{ID: "killed", ActivationOrder: 1, NativeID: noNativeID})
-	before, _ := f.svc.Sessions(f.ctx, f.ws)
+	before, _ := session.List[store.Session](f.ctx, f.svc, f.ws)
 	tr := history("wake up")
-	res, err := f.svc.Continue(f.ctx, session.ContinueRequest{Workspace: f.ws, Prompt: "wake up", Task: theTask, Automated: true, Target: cfgAlt, Events: tr.seq()})
+	res, err := f.svc.Continue(f.ctx, store.Continuation{Workspace: f.ws, Prompt: "wake up", Task: theTask, Automated: true, Target: cfgAlt}, session.Briefing{Events: always(tr.seq())})
 	mustIs(t, err, session.ErrResumeOnly)
 	if res.Reason != err.Error() {
 		t.Fatalf("reason = %q, error %q", res.Reason, err)
 	}
-	after, _ := f.svc.Sessions(f.ctx, f.ws)
+	after, _ := session.List[store.Session](f.ctx, f.svc, f.ws)
 	if d := cmp.Diff(before, after); d != "" || len(f.launches()) != 0 || tr.ranged.Load() != 0 {
 		t.Fatalf("a refusal had effects: launches %d, sessions (-before +after):\n%s", len(f.launches()), d)
 	}
@@ -293,7 +293,7 @@ func TestContinueAutomatedMayOnlyResume(t *testing.T) {
 	}
 	// With something to resume, an automated trigger resumes.
 	f.insertSession(store.Session{ID: "live", ActivationOrder: 2})
-	r := f.continueOK(session.ContinueRequest{Prompt: "wake up", Automated: true})
+	r := f.continueOK(store.Continuation{Prompt: "wake up", Automated: true})
 	if l := f.launches(); len(l) != 1 || l[0].Req.Mode != engine.Resume || l[0].Req.NativeID != "n-live" || r.Briefed {
 		t.Fatalf("automated resume = %+v", summaries(l))
 	}
@@ -320,31 +320,31 @@ func TestContinueRejects(t *testing.T) {
 	tests := []struct {
 		name string
 		ctx  context.Context
-		req  session.ContinueRequest
+		req  store.Continuation
 		want error
 	}{
-		{"nil context", nil, session.ContinueRequest{Workspace: f.ws, Prompt: "x"}, baton.ErrInvalid},
-		{"blank prompt", f.ctx, session.ContinueRequest{Workspace: f.ws, Prompt: "\n "}, baton.ErrInvalid},
-		{"prompt too long", f.ctx, session.ContinueRequest{Workspace: f.ws, Prompt: big}, baton.ErrInvalid},
-		{"task too long", f.ctx, session.ContinueRequest{Workspace: f.ws, Prompt: "x", Task: big}, baton.ErrInvalid},
-		{"ending too long", f.ctx, session.ContinueRequest{Workspace: f.ws, Prompt: "x", Ending: big}, baton.ErrInvalid},
-		{"target without engine", f.ctx, session.ContinueRequest{Workspace: f.ws, Prompt: "x", Target: baton.EngineConfig{Model: "m"}}, baton.ErrInvalid},
-		{"target the engine refuses", f.ctx, session.ContinueRequest{Workspace: f.ws, Prompt: "x", Target: baton.EngineConfig{Engine: "demo", Model: "unknown"}}, baton.ErrInvalid},
-		{"unknown workspace", f.ctx, session.ContinueRequest{Workspace: "nope", Prompt: "x"}, session.ErrNoWorkspace},
-		{"archived workspace", f.ctx, session.ContinueRequest{Workspace: "archived", Prompt: "x"}, session.ErrArchived},
+		{"nil context", nil, store.Continuation{Workspace: f.ws, Prompt: "x"}, baton.ErrInvalid},
+		{"blank prompt", f.ctx, store.Continuation{Workspace: f.ws, Prompt: "\n "}, baton.ErrInvalid},
+		{"prompt too long", f.ctx, store.Continuation{Workspace: f.ws, Prompt: big}, baton.ErrInvalid},
+		{"task too long", f.ctx, store.Continuation{Workspace: f.ws, Prompt: "x", Task: big}, baton.ErrInvalid},
+		{"ending too long", f.ctx, store.Continuation{Workspace: f.ws, Prompt: "x", Ending: big}, baton.ErrInvalid},
+		{"target without engine", f.ctx, store.Continuation{Workspace: f.ws, Prompt: "x", Target: baton.EngineConfig{Model: "m"}}, baton.ErrInvalid},
+		{"target the engine refuses", f.ctx, store.Continuation{Workspace: f.ws, Prompt: "x", Target: baton.EngineConfig{Engine: "demo", Model: "unknown"}}, baton.ErrInvalid},
+		{"unknown workspace", f.ctx, store.Continuation{Workspace: "nope", Prompt: "x"}, session.ErrNoWorkspace},
+		{"archived workspace", f.ctx, store.Continuation{Workspace: "archived", Prompt: "x"}, session.ErrArchived},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := f.svc.Continue(tt.ctx, tt.req)
+			_, err := f.svc.Continue(tt.ctx, tt.req, session.Briefing{})
 			mustIs(t, err, tt.want)
 		})
 	}
 	f.reserve("h1")
-	_, err := f.svc.Continue(f.ctx, session.ContinueRequest{Workspace: f.ws, Prompt: "x"})
+	_, err := f.svc.Continue(f.ctx, store.Continuation{Workspace: f.ws, Prompt: "x"}, session.Briefing{})
 	mustIs(t, err, session.ErrWorkspaceBusy)
 	f.release("h1")
 	s := f.start(session.TurnRequest{Prompt: "running"})
-	_, err = f.svc.Continue(f.ctx, session.ContinueRequest{Workspace: f.ws, Prompt: "x"})
+	_, err = f.svc.Continue(f.ctx, store.Continuation{Workspace: f.ws, Prompt: "x"}, session.Briefing{})
 	mustIs(t, err, session.ErrSessionRunning)
 	if got := f.session(s.ID); got.Status != store.SessionRunning {
 		t.Fatalf("a refused continuation touched the running session: %+v", got)
@@ -352,20 +352,20 @@ func TestContinueRejects(t *testing.T) {
 	if n := len(f.launches()); n != 1 {
 		t.Fatalf("refused continuations reached the engine: %d launches", n)
 	}
-	all, _ := f.svc.Sessions(f.ctx, f.ws)
+	all, _ := session.List[store.Session](f.ctx, f.svc, f.ws)
 	if len(all) != 1 {
 		t.Fatalf("refused continuations wrote sessions: %+v", all)
 	}
 	if err := f.svc.Close(f.ctx); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.svc.Continue(f.ctx, session.ContinueRequest{Workspace: f.ws, Prompt: "x"})
+	_, err = f.svc.Continue(f.ctx, store.Continuation{Workspace: f.ws, Prompt: "x"}, session.Briefing{})
 	mustIs(t, err, session.ErrClosed)
 }
 
 func TestContinueEventsMayBeNil(t *testing.T) {
 	f := newFixture(t)
-	res := f.continueOK(session.ContinueRequest{Prompt: "start over"})
+	res := f.continueOK(store.Continuation{Prompt: "start over"})
 	if !res.Briefed || !strings.Contains(res.Briefing, "The conversation was not included") || strings.Contains(res.Briefing, "Nothing was exchanged") || !strings.Contains(res.Briefing, "No task was recorded") {
 		t.Fatalf("briefing without a record:\n%s", res.Briefing)
 	}
@@ -377,20 +377,20 @@ func TestContinueEventsMayBeNil(t *testing.T) {
 func TestContinuePromptTooLongForABriefing(t *testing.T) {
 	f := newFixture(t)
 	big := strings.Repeat("y", baton.MaxPromptBytes)
-	_, err := f.svc.Continue(f.ctx, session.ContinueRequest{Workspace: f.ws, Prompt: big, Target: cfgAlt})
+	_, err := f.svc.Continue(f.ctx, store.Continuation{Workspace: f.ws, Prompt: big, Target: cfgAlt}, session.Briefing{})
 	mustIs(t, err, baton.ErrInvalid)
 	if ws, _ := f.svc.Workspace(f.ctx, f.ws); ws.Config != cfgA || len(f.launches()) != 0 {
 		t.Fatalf("a rejected continuation had effects: config %+v, %d launches", ws.Config, len(f.launches()))
 	}
 	// The same message resumes: no briefing goes with it.
 	f.resumable()
-	if res := f.continueOK(session.ContinueRequest{Prompt: big}); res.Briefed || f.launches()[1].Req.Prompt != big {
+	if res := f.continueOK(store.Continuation{Prompt: big}); res.Briefed || f.launches()[1].Req.Prompt != big {
 		t.Fatalf("resume of a long message: briefed %v", res.Briefed)
 	}
 	// Queued, the same message is refused with the reason stored.
 	f.stop(f.launches()[1].Req.Session)
 	c := f.queue(store.Continuation{Prompt: big, Target: cfgAlt})
-	res, err := f.svc.RunQueued(f.ctx, session.RunQueuedOptions{})
+	res, err := f.runQueued(session.Briefing{}, 0)
 	if err != nil || len(res.Refused) != 1 || !strings.Contains(f.continuationRow(c.ID).Reason, "exceed") {
 		t.Fatalf("RunQueued = %+v, %v; stored %+v", res, err, f.continuationRow(c.ID))
 	}

@@ -8,12 +8,13 @@
 // workspace at most; a handoff.Coordinator shares it (WithSessions, or
 // Coordinator.Sessions), so a transfer and an ordinary start never run two
 // processes in one workspace. Workspaces: CreateWorkspace, Workspace,
-// Sessions, Current, SetShare, ArchiveWorkspace. Turns: Start (fresh,
-// implicit resume, or explicit resume), Stop, Running, Transcript.
-// Messages: Message queues an instruction, delivered in order once nothing
-// runs. Wakeups: ScheduleWakeup, FireDue. Continuations: Continue resumes
-// a session with a native id on the target's engine and account, else
-// opens a fresh one briefed from the record and the previous conversation;
+// Current, SetShare, ArchiveWorkspace; List reads a workspace's sessions,
+// instructions, wakeups or continuations. Turns: Start (fresh, implicit
+// resume, or explicit resume), Stop, Running. Messages: Message queues an
+// instruction, delivered in order once nothing runs. Wakeups:
+// ScheduleWakeup, FireDue. Continuations: Continue resumes a session with a
+// native id on the target's engine and account, else opens a fresh one
+// briefed from the record and the previous conversation;
 // QueueContinuation and RunQueued keep one across restarts, never run
 // twice.
 //

@@ -36,11 +36,11 @@ func TestContinuationQueuedWhileStartingBriefsWithTheCrash(t *testing.T) {
 	ls[0].Proc.Finish(-1, errors.New("signal: killed"))
 	mustIs(t, <-started, engine.ErrExitedBeforeReady)
 
-	res, err := f.svc.RunQueued(f.ctx, session.RunQueuedOptions{})
+	res, err := f.runQueued(session.Briefing{}, 0)
 	if err != nil || len(res.Started) != 1 {
 		t.Fatalf("RunQueued = %+v, %v", res, err)
 	}
-	got := res.Started[0].Result.Prompt
+	got := res.Started[0].Prompt
 	for _, want := range []string{"## How the previous session ended", "signal: killed"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("opening prompt lacks %q:\n%s", want, got)
@@ -70,12 +70,12 @@ func TestContinuationQueuedWhileRunningBriefsWithTheRestart(t *testing.T) {
 	if rec, err := session.Reconcile(f.ctx, f.svc); err != nil || rec.EndedSessions != 1 {
 		t.Fatalf("Reconcile = %+v, %v", rec, err)
 	}
-	res, err := f.svc.RunQueued(f.ctx, session.RunQueuedOptions{})
+	res, err := f.runQueued(session.Briefing{}, 0)
 	if err != nil || len(res.Started) != 1 {
 		t.Fatalf("RunQueued = %+v, %v", res, err)
 	}
-	got := res.Started[0].Result.Prompt
-	if !strings.Contains(got, "interrupted by a restart") || !res.Started[0].Result.Briefed {
+	got := res.Started[0].Prompt
+	if !strings.Contains(got, "interrupted by a restart") || !res.Started[0].Briefed {
 		t.Fatalf("opening prompt does not say the session was cut off by a restart:\n%s", got)
 	}
 	if row := f.continuationRow(c.ID); row.Ending != "interrupted by a restart" {
@@ -87,9 +87,9 @@ func TestContinuationQueuedWhileRunningBriefsWithTheRestart(t *testing.T) {
 func TestContinueUsesItsSessionsEnding(t *testing.T) {
 	f := newFixture(t)
 	killed := f.killedRun()
-	_, err := f.svc.Continue(f.ctx, session.ContinueRequest{Workspace: f.ws, Session: "ses_nope", Prompt: "Go on."})
+	_, err := f.svc.Continue(f.ctx, store.Continuation{Workspace: f.ws, Session: "ses_nope", Prompt: "Go on."}, session.Briefing{})
 	mustIs(t, err, session.ErrNoSession)
-	res, err := f.svc.Continue(f.ctx, session.ContinueRequest{Workspace: f.ws, Session: killed.ID, Task: theTask, Prompt: "Go on."})
+	res, err := f.svc.Continue(f.ctx, store.Continuation{Workspace: f.ws, Session: killed.ID, Task: theTask, Prompt: "Go on."}, session.Briefing{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,11 +105,11 @@ func TestRefusedWakeupSaysWhy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := f.svc.FireDue(f.ctx, 0)
+	res, err := f.fireDue(f.ctx, 0)
 	if err != nil || len(res.Refused) != 1 {
 		t.Fatalf("FireDue = %+v, %v", res, err)
 	}
-	all, err := f.svc.Wakeups(f.ctx, f.ws)
+	all, err := session.List[store.Wakeup](f.ctx, f.svc, f.ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func (p slowProc) Stop(ctx context.Context) (engine.StopOutcome, error) {
 func TestStopTimesOut(t *testing.T) {
 	f := newFixture(t)
 	release := make(chan struct{})
-	svc, err := session.New(f.st, slowStop{Engine: f.eng, release: release}, session.WithClock(f.clk), session.WithStopTimeout(10*time.Second))
+	svc, err := session.New(f.st, slowStop{Engine: f.eng, release: release}, session.Options{Clock: f.clk, StopTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

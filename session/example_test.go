@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -19,7 +20,7 @@ func ExampleService() {
 	ctx := context.Background()
 	eng := enginetest.New(enginetest.Options{})
 	defer eng.Close()
-	svc, err := session.New(memstore.New(), eng)
+	svc, err := session.New(memstore.New(), eng, session.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -60,21 +61,21 @@ func ExampleService_Continue() {
 	ctx := context.Background()
 	eng := enginetest.New(enginetest.Options{})
 	defer eng.Close()
-	svc, _ := session.New(memstore.New(), eng)
+	svc, _ := session.New(memstore.New(), eng, session.Options{})
 	defer func() { _ = svc.Close(ctx) }()
 	ws := baton.WorkspaceID("repo")
 	if _, err := svc.CreateWorkspace(ctx, store.Workspace{ID: ws, Config: baton.EngineConfig{Engine: "demo"}}); err != nil {
 		fmt.Println(err)
 		return
 	}
-	transcript := []transcript.Event{
+	history := []transcript.Event{
 		{Speaker: transcript.User, Kind: transcript.Message, Text: "Fix the flaky test."},
 		{Speaker: transcript.Agent, Kind: transcript.Message, Text: "Looking at the retry loop."},
 	}
-	res, err := svc.Continue(ctx, session.ContinueRequest{
+	res, err := svc.Continue(ctx, store.Continuation{
 		Workspace: ws, Prompt: "Carry on, please.",
-		Task: "Fix the flaky test.", Ending: "killed by a restart", Events: slices.Values(transcript),
-	})
+		Task: "Fix the flaky test.", Ending: "killed by a restart",
+	}, session.Briefing{Events: func(store.Continuation) iter.Seq[transcript.Event] { return slices.Values(history) }})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -2,16 +2,24 @@ package session
 
 import (
 	"context"
+	"iter"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/transcript"
 )
 
 // Supervise exposes a Service's supervisor (its launches, halts, reaps
 // and restart sweep, which package handoff reaches through a
 // workspace.Link) to this package's external tests.
 func Supervise(s *Service) *supervisor { return s.sup() }
+
+// Transcript is the conversation of session sid a briefing replays, as
+// its engine recorded it, for the tests.
+func Transcript(ctx context.Context, s *Service, sid baton.SessionID) (iter.Seq2[transcript.Event, error], error) {
+	return s.transcriptOf(ctx, sid)
+}
 
 // Reconciled is what the restart sweep of a Service did, for the tests.
 type Reconciled struct {

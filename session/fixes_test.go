@@ -23,11 +23,11 @@ func TestFireDueUnpinnedUsesImplicitResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := f.svc.FireDue(f.ctx, 0)
+	res, err := f.fireDue(f.ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(session.FireResult{Fired: []baton.WakeupID{w.ID}}, res); d != "" {
+	if d := cmp.Diff(fired{Fired: []baton.WakeupID{w.ID}}, res); d != "" {
 		t.Fatalf("FireDue (-want +got):\n%s", d)
 	}
 	ls := f.launches()
@@ -50,11 +50,11 @@ func TestFireDueRefusedDeliveryIsDeferred(t *testing.T) {
 	// reserves the workspace: Start is then refused before the engine.
 	var once sync.Once
 	f.svc = f.newService(afterUpdate{Store: f.st, hook: func() { once.Do(func() { f.reserve("hof_x") }) }})
-	res, err := f.svc.FireDue(f.ctx, 0)
+	res, err := f.fireDue(f.ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(session.FireResult{Deferred: []baton.WakeupID{w.ID}}, res); d != "" {
+	if d := cmp.Diff(fired{Deferred: []baton.WakeupID{w.ID}}, res); d != "" {
 		t.Fatalf("FireDue (-want +got):\n%s", d)
 	}
 	if len(res.Fired) != 0 || len(f.launches()) != 0 {

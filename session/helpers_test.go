@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"errors"
+	"iter"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
+	"github.com/batonhq/baton/transcript"
 )
 
 // t0 is the fake clock's start in every test.
@@ -62,7 +64,7 @@ func newFixture(t *testing.T, opts ...func(*enginetest.Options)) *fixture {
 // clock: a process restart when st is the fixture's store.
 func (f *fixture) newService(st store.Store) *session.Service {
 	f.t.Helper()
-	svc, err := session.New(st, f.eng, session.WithClock(f.clk))
+	svc, err := session.New(st, f.eng, session.Options{Clock: f.clk})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -255,4 +257,56 @@ func (g *gateStore) Update(ctx context.Context, fn func(store.Tx) error) error {
 	<-gt.release
 	defer close(gt.done)
 	return g.Store.Update(ctx, fn)
+}
+
+// fired is what FireDue returned, sorted by the status it left each
+// wakeup in.
+type fired struct{ Fired, Deferred, Refused []baton.WakeupID }
+
+// fireDue calls FireDue and sorts its answer (see fired).
+func (f *fixture) fireDue(ctx context.Context, limit int) (fired, error) {
+	var res fired
+	ws, err := f.svc.FireDue(ctx, limit)
+	for _, w := range ws {
+		switch w.Status {
+		case store.WakeupFired:
+			res.Fired = append(res.Fired, w.ID)
+		case store.WakeupPending:
+			res.Deferred = append(res.Deferred, w.ID)
+		case store.WakeupCancelled:
+			res.Refused = append(res.Refused, w.ID)
+		}
+	}
+	return res, err
+}
+
+// always is a Briefing's Events that yields events whatever the
+// continuation.
+func always(events iter.Seq[transcript.Event]) func(store.Continuation) iter.Seq[transcript.Event] {
+	return func(store.Continuation) iter.Seq[transcript.Event] { return events }
+}
+
+// queued is what RunQueued returned, sorted by the state it left each
+// continuation in.
+type queued struct {
+	Started  []session.ContinueResult
+	Refused  []store.Continuation
+	Deferred []baton.ContinuationID
+}
+
+// runQueued calls RunQueued and sorts its answer (see queued).
+func (f *fixture) runQueued(b session.Briefing, max int) (queued, error) {
+	var res queued
+	all, err := f.svc.RunQueued(f.ctx, b, max)
+	for _, r := range all {
+		switch r.Continuation.State {
+		case store.ContinuationRefused:
+			res.Refused = append(res.Refused, r.Continuation)
+		case store.ContinuationQueued:
+			res.Deferred = append(res.Deferred, r.Continuation.ID)
+		default:
+			res.Started = append(res.Started, r)
+		}
+	}
+	return res, err
 }

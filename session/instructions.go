@@ -16,8 +16,6 @@ import (
 
 // Errors of the instruction queue. Match them with errors.Is.
 var (
-	// ErrInstructionNotFound: no such instruction in that workspace.
-	ErrInstructionNotFound = baton.NewError(baton.ErrNotFound, "no such instruction")
 	// ErrInstructionCancelled: a resend of a cancelled instruction.
 	ErrInstructionCancelled = baton.NewError(baton.ErrConflict, "the instruction was cancelled")
 	// ErrInstructionDelivered: a cancel of an instruction already handed
@@ -89,12 +87,6 @@ func (s *Service) Message(ctx context.Context, ws baton.WorkspaceID, text string
 	return s.instruction(ctx, ws, in.ID)
 }
 
-// Instructions returns a workspace's instructions, oldest first, in every
-// state. Errors: ErrNoWorkspace, the store's.
-func (s *Service) Instructions(ctx context.Context, ws baton.WorkspaceID) ([]store.Instruction, error) {
-	return list(ctx, s, ws, store.Tx.ListInstructions)
-}
-
 // DeliverPending delivers the workspace's oldest pending instruction when
 // nothing runs there and no transfer holds it, and reports whether it
 // launched one (its turn's end delivers the next). A host calls it when a
@@ -114,7 +106,7 @@ func (s *Service) DeliverPending(ctx context.Context, ws baton.WorkspaceID) (sto
 // request: an unknown or delivered one is queued as pending again (and a
 // pending one stays so), then delivered at once if nothing runs, oldest
 // pending first. It returns the instruction as it is then.
-// Errors: ErrInstructionNotFound, ErrInstructionCancelled,
+// Errors: baton.ErrNotFound (no such instruction in ws), ErrInstructionCancelled,
 // ErrWorkspaceBusy while a transfer holds the workspace, the store's.
 func (s *Service) ResendInstruction(ctx context.Context, ws baton.WorkspaceID, id baton.InstructionID) (store.Instruction, error) {
 	if ctx == nil {
@@ -151,7 +143,7 @@ func (s *Service) ResendInstruction(ctx context.Context, ws baton.WorkspaceID, i
 // CancelInstruction withdraws an instruction that was not delivered
 // (pending or unknown): it is kept, cancelled, and never delivered.
 // Cancelling a cancelled one returns it unchanged. Errors:
-// ErrInstructionNotFound, ErrInstructionDelivered, ErrWorkspaceBusy
+// baton.ErrNotFound (no such instruction in ws), ErrInstructionDelivered, ErrWorkspaceBusy
 // while a transfer holds the workspace, the store's.
 func (s *Service) CancelInstruction(ctx context.Context, ws baton.WorkspaceID, id baton.InstructionID) (out store.Instruction, err error) {
 	if ctx == nil {
@@ -292,10 +284,13 @@ func (s *Service) instruction(ctx context.Context, ws baton.WorkspaceID, id bato
 	return out, err
 }
 
+// errNoInstruction: no such instruction in that workspace.
+var errNoInstruction = baton.NewError(baton.ErrNotFound, "no such instruction")
+
 func getInstruction(tx store.Tx, ws baton.WorkspaceID, id baton.InstructionID) (store.Instruction, error) {
 	in, err := tx.GetInstruction(id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && in.Workspace != ws) {
-		return store.Instruction{}, baton.Errorf(ErrInstructionNotFound, "%s", id)
+		return store.Instruction{}, baton.Errorf(errNoInstruction, "%s", id)
 	}
 	return in, err
 }
@@ -343,99 +338,84 @@ func (s *Service) ScheduleWakeup(ctx context.Context, w store.Wakeup) (store.Wak
 	return w, nil
 }
 
-// Wakeups returns a workspace's wakeups ordered by time.
-func (s *Service) Wakeups(ctx context.Context, ws baton.WorkspaceID) ([]store.Wakeup, error) {
-	return list(ctx, s, ws, func(tx store.Tx, ws baton.WorkspaceID) ([]store.Wakeup, error) { return tx.ListWakeups(ws, "") })
-}
-
-// FireResult says what FireDue did with each due wakeup.
-type FireResult struct {
-	// Fired were delivered (resumed their session with the prompt).
-	Fired []baton.WakeupID
-	// Deferred stay pending: their workspace is reserved or busy. They are
-	// neither fired nor dropped.
-	Deferred []baton.WakeupID
-	// Refused were cancelled: there was nothing they could resume (a timer
-	// may only resume; it never starts a briefed fresh session).
-	Refused []baton.WakeupID
-}
-
-// FireDue delivers the wakeups due now, at most limit (<= 0: all). A wakeup
-// whose workspace is reserved (a transfer is pending) or already runs a
-// process is deferred. Delivery is resume-only: the pinned session (or the
-// current one) must have a native id on the workspace's engine and account,
-// otherwise the wakeup is refused and marked cancelled. A wakeup is marked
-// fired in the transaction before its launch, so a crash never fires it
-// twice. Errors are the store's; an engine failure of one wakeup does not
-// stop the others (the session row records it).
-func (s *Service) FireDue(ctx context.Context, limit int) (FireResult, error) {
-	var res FireResult
+// FireDue delivers the wakeups due now, at most limit (<= 0: all), and
+// returns each one it handled as it then stands: fired (delivered: its
+// session resumed with the prompt), pending (deferred: its workspace is
+// reserved, a transfer is pending, or already runs a process; neither fired
+// nor dropped), or cancelled with its Reason (refused: delivery is
+// resume-only, and the pinned session, or the current one, has no native id
+// on the workspace's engine and account). A wakeup is marked fired in the
+// transaction before its launch, so a crash never fires it twice. Errors
+// are the store's; an engine failure of one wakeup does not stop the others
+// (the session row records it).
+func (s *Service) FireDue(ctx context.Context, limit int) ([]store.Wakeup, error) {
+	var res []store.Wakeup
 	var due []store.Wakeup
 	if err := s.store.View(ctx, func(tx store.Tx) (err error) { due, err = tx.DueWakeups(s.clock.Now(), limit); return err }); err != nil {
 		return res, err
 	}
 	for _, w := range due {
 		if _, busy := s.Running(w.Workspace); busy {
-			res.Deferred = append(res.Deferred, w.ID)
+			res = append(res, w)
 			continue
 		}
 		var target store.Session
-		var outcome *[]baton.WakeupID // the list of res w goes to
+		var handled bool
 		err := s.store.Update(ctx, func(tx store.Tx) error {
-			outcome = nil
+			handled = false
 			cur, err := tx.GetWakeup(w.ID)
 			if err != nil || cur.Status != store.WakeupPending {
 				return err
 			}
+			w, handled = cur, true
 			if r, err := workspace.Reserved(tx, cur.Workspace); err != nil || r {
-				outcome = &res.Deferred
 				return err
 			}
 			var why string
 			if target, why, err = s.wakeupTarget(tx, cur); err != nil {
 				return err
 			}
-			cur.Status, cur.UpdatedAt, outcome = store.WakeupFired, s.clock.Now(), &res.Fired
+			cur.Status, cur.UpdatedAt = store.WakeupFired, s.clock.Now()
 			if target.ID == "" {
-				cur.Status, cur.Reason, outcome = store.WakeupCancelled, why, &res.Refused
+				cur.Status, cur.Reason = store.WakeupCancelled, why
 			}
+			w = cur
 			return tx.PutWakeup(cur)
 		})
 		if err != nil {
 			return res, err
 		}
-		if outcome == &res.Fired {
+		if handled && w.Status == store.WakeupFired {
 			_, err := s.Start(ctx, TurnRequest{Workspace: w.Workspace, Session: target.ID, Prompt: w.Prompt})
 			switch {
 			case errors.Is(err, workspace.ErrWorkspaceBusy), errors.Is(err, ErrSessionRunning):
 				// Refused before the engine was called (a transfer reserved
 				// the workspace, or a process started, in between): put
 				// it back rather than drop it.
-				if err := s.repend(ctx, w.ID); err != nil {
+				if w, err = s.repend(ctx, w.ID); err != nil {
 					return res, err
 				}
-				outcome = &res.Deferred
 			case err != nil:
 				s.log.Warn("wakeup delivery failed", zapSession(target.ID), zap.Error(err))
 			}
 		}
-		if outcome != nil {
-			*outcome = append(*outcome, w.ID)
+		if handled {
+			res = append(res, w)
 		}
 	}
 	return res, nil
 }
 
-// repend puts a wakeup marked fired back to pending.
-func (s *Service) repend(ctx context.Context, id baton.WakeupID) error {
-	return s.store.Update(ctx, func(tx store.Tx) error {
-		w, err := tx.GetWakeup(id)
-		if err != nil || w.Status != store.WakeupFired {
+// repend puts a wakeup marked fired back to pending and returns it.
+func (s *Service) repend(ctx context.Context, id baton.WakeupID) (w store.Wakeup, err error) {
+	err = s.store.Update(ctx, func(tx store.Tx) error {
+		if w, err = tx.GetWakeup(id); err != nil || w.Status != store.WakeupFired {
 			return err
 		}
 		w.Status, w.UpdatedAt = store.WakeupPending, s.clock.Now()
 		return tx.PutWakeup(w)
 	})
+	return w, err
 }
 
 // wakeupTarget is the session a wakeup may resume: the pinned session, or

@@ -17,7 +17,7 @@ func ExampleService_Message() {
 	ctx := context.Background()
 	eng := enginetest.New(enginetest.Options{})
 	defer eng.Close()
-	svc, err := session.New(memstore.New(), eng)
+	svc, err := session.New(memstore.New(), eng, session.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -43,7 +43,7 @@ func ExampleService_Message() {
 		fmt.Println("not delivered:", err)
 		return
 	}
-	all, _ := svc.Instructions(ctx, ws)
+	all, _ := session.List[store.Instruction](ctx, svc, ws)
 	for _, in := range all {
 		fmt.Println(in.Text, "->", in.State)
 	}

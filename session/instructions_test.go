@@ -23,7 +23,7 @@ type insState struct {
 
 func (f *fixture) instructions() []insState {
 	f.t.Helper()
-	all, err := f.svc.Instructions(f.ctx, f.ws)
+	all, err := session.List[store.Instruction](f.ctx, f.svc, f.ws)
 	if err != nil {
 		f.t.Fatalf("Instructions: %v", err)
 	}
@@ -155,7 +155,7 @@ func TestReservationKeepsTheQueue(t *testing.T) {
 
 func (f *fixture) firstID() baton.InstructionID {
 	f.t.Helper()
-	all, err := f.svc.Instructions(f.ctx, f.ws)
+	all, err := session.List[store.Instruction](f.ctx, f.svc, f.ws)
 	if err != nil || len(all) == 0 {
 		f.t.Fatalf("Instructions = %v, %v", all, err)
 	}
@@ -223,13 +223,13 @@ func TestCancelAndResendRules(t *testing.T) {
 
 	f.launches()[0].Proc.Finish(0, nil) // its end delivers the next one
 	f.waitInstructions([]insState{{"not this one", store.InstructionCancelled}, {"this one", store.InstructionDelivered}})
-	all, _ := f.svc.Instructions(f.ctx, f.ws)
+	all, _ := session.List[store.Instruction](f.ctx, f.svc, f.ws)
 	_, err = f.svc.CancelInstruction(f.ctx, f.ws, all[1].ID)
 	mustIs(t, err, session.ErrInstructionDelivered)
 
 	for _, id := range []baton.InstructionID{"ins-nope", all[0].ID} {
 		_, err = f.svc.CancelInstruction(f.ctx, "ws-other", id)
-		mustIs(t, err, session.ErrInstructionNotFound)
+		mustIs(t, err, baton.ErrNotFound)
 	}
 }
 

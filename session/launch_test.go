@@ -43,7 +43,7 @@ func (f *fixture) liveLaunches() []store.Launch {
 func TestLaunchRecordsAndReap(t *testing.T) {
 	f := newFixture(t)
 	r := &reaper{Engine: f.eng, out: engine.Timeout}
-	svc, err := session.New(f.st, r, session.WithClock(f.clk), session.WithInstanceID("host-a"))
+	svc, err := session.New(f.st, r, session.Options{Clock: f.clk, InstanceID: "host-a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestLaunchRecordsAndReap(t *testing.T) {
 	}
 
 	// host-a crashes: its process runs on, unknown to the next Service.
-	next, err := session.New(f.st, r, session.WithClock(f.clk), session.WithInstanceID("host-b"))
+	next, err := session.New(f.st, r, session.Options{Clock: f.clk, InstanceID: "host-b"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestLaunchRecordsAndReap(t *testing.T) {
 func TestReapEndsTheRowOfAReapedLaunch(t *testing.T) {
 	f := newFixture(t)
 	r := &reaper{Engine: f.eng, out: engine.Stopped}
-	svc, err := session.New(f.st, r, session.WithClock(f.clk), session.WithInstanceID("host-a"))
+	svc, err := session.New(f.st, r, session.Options{Clock: f.clk, InstanceID: "host-a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestReapEndsTheRowOfAReapedLaunch(t *testing.T) {
 	}
 	// host-a crashes; host-b reaps what it left (Reap, not Reconcile: a
 	// multi-process host reaps a workspace, it does not end every row).
-	next, err := session.New(f.st, r, session.WithClock(f.clk), session.WithInstanceID("host-b"))
+	next, err := session.New(f.st, r, session.Options{Clock: f.clk, InstanceID: "host-b"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func TestEndsAndRollbacksDoNotScan(t *testing.T) {
 	// workspace's engine and account.
 	d := f.start(session.TurnRequest{Prompt: "four"})
 	f.stop(d.ID)
-	res, err := f.svc.Continue(f.ctx, session.ContinueRequest{Workspace: f.ws, Prompt: "five", Task: "the task"})
+	res, err := f.svc.Continue(f.ctx, store.Continuation{Workspace: f.ws, Prompt: "five", Task: "the task"}, session.Briefing{})
 	if err != nil {
 		t.Fatalf("Continue: %v", err)
 	}

@@ -91,7 +91,7 @@ func alive(p engine.Process) bool {
 // Halt that follows a committed stop request either sees the process or
 // prevents it. Launch does not wait for readiness and writes no session
 // rows: callers record what the launch means. A request without a
-// ReadyTimeout gets the Service's (WithReadyTimeout).
+// ReadyTimeout gets the Service's (Options.ReadyTimeout).
 //
 // The fence is checked again once the process exists. An engine that
 // supports two-phase starts (engine.StartRequest.Admit) spawns it held and

@@ -26,7 +26,7 @@ func TestContinueReplaysTheEnginesTranscript(t *testing.T) {
 	f.eng.Push(enginetest.Script{Reply: "The parser accepts trailing commas now; go test ./... passes."})
 	s := f.start(session.TurnRequest{Prompt: "Make the parser accept trailing commas."})
 	f.stop(s.ID)
-	res := f.continueOK(session.ContinueRequest{Session: s.ID, Prompt: "Now the lexer.", Target: cfgAlt})
+	res := f.continueOK(store.Continuation{Session: s.ID, Prompt: "Now the lexer.", Target: cfgAlt})
 	if !res.Briefed {
 		t.Fatalf("not briefed: %+v", res)
 	}
@@ -47,13 +47,13 @@ func TestContinueCallersEventsWin(t *testing.T) {
 	s := f.start(session.TurnRequest{Prompt: "the task"})
 	f.stop(s.ID)
 	mine := []transcript.Event{{Speaker: transcript.Agent, Kind: transcript.Message, Text: "from the caller"}}
-	res := f.continueOK(session.ContinueRequest{Session: s.ID, Prompt: "go on", Target: cfgAlt, Events: func(yield func(transcript.Event) bool) {
+	res := f.continueOK(store.Continuation{Session: s.ID, Prompt: "go on", Target: cfgAlt}, session.Briefing{Events: always(func(yield func(transcript.Event) bool) {
 		for _, ev := range mine {
 			if !yield(ev) {
 				return
 			}
 		}
-	}})
+	})})
 	if !strings.Contains(res.Briefing, "from the caller") || strings.Contains(res.Briefing, "from the engine") {
 		t.Fatalf("briefing does not replay the caller's events alone:\n%s", res.Briefing)
 	}
@@ -96,7 +96,7 @@ func TestReplayWithoutATranscript(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := memstore.New()
-			svc, err := session.New(st, tc.eng)
+			svc, err := session.New(st, tc.eng, session.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,17 +132,17 @@ func TestReplayWithoutATranscript(t *testing.T) {
 
 func TestTranscriptErrors(t *testing.T) {
 	f := newFixture(t)
-	if _, err := f.svc.Transcript(f.ctx, "ses_nope"); !errors.Is(err, session.ErrNoSession) {
+	if _, err := session.Transcript(f.ctx, f.svc, "ses_nope"); !errors.Is(err, session.ErrNoSession) {
 		t.Errorf("Transcript(unknown) = %v; want ErrNoSession", err)
 	}
 	reg := engine.NewRegistry(map[string]engine.Engine{"demo": plainEngine{f.eng}})
-	svc, err := session.New(f.st, reg)
+	svc, err := session.New(f.st, reg, session.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { svc.Close(f.ctx) })
 	s := f.start(session.TurnRequest{Prompt: "x"})
-	if _, err := svc.Transcript(f.ctx, s.ID); !errors.Is(err, engine.ErrNoTranscript) {
+	if _, err := session.Transcript(f.ctx, svc, s.ID); !errors.Is(err, engine.ErrNoTranscript) {
 		t.Errorf("Transcript through an engine without the capability = %v; want engine.ErrNoTranscript", err)
 	}
 }

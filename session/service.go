@@ -22,6 +22,9 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
+// errWorkspaceExists: CreateWorkspace with an id already in use.
+var errWorkspaceExists = baton.NewError(baton.ErrConflict, "workspace already exists")
+
 // ErrClosed is returned by a Service after Close.
 var ErrClosed = baton.NewError(baton.ErrUnavailable, "session service closed")
 
@@ -31,7 +34,6 @@ var ErrClosed = baton.NewError(baton.ErrUnavailable, "session service closed")
 // most one process runs in a workspace at a time.
 type Service struct {
 	link
-	given     workspace.Given
 	store     store.Store
 	engine    engine.Engine
 	clock     clock.Clock
@@ -39,7 +41,7 @@ type Service struct {
 	stopTime  time.Duration
 	readyTime time.Duration
 	id        string // base, a slash and a suffix of this Service's own
-	base      string // WithInstanceID's id, or a random one
+	base      string // Options.InstanceID, or a random one
 	host      string
 
 	mu       sync.Mutex
@@ -53,79 +55,60 @@ type Service struct {
 	wg     sync.WaitGroup
 }
 
-// Option configures a Service.
-type Option func(*Service)
-
-// WithClock sets the time source (default: the wall clock).
-func WithClock(c clock.Clock) Option {
-	return func(s *Service) { s.given.Add("WithClock"); s.clock = c }
-}
-
-// WithLogger sets the logger (default: zap.NewNop()).
-func WithLogger(l *zap.Logger) Option {
-	return func(s *Service) { s.given.Add("WithLogger"); s.log = l }
-}
-
-// WithInstanceID names this process in the launch records it writes
-// (default: a random id). The transfer coordinator gives the service it
-// creates its own instance id. A record's store.Launch.Holder is the id,
-// a slash and a random suffix minted by New (see InstanceID): a process
-// restarted under the same id never takes a launch of its earlier
-// incarnation, which may still run, for one of its own.
-func WithInstanceID(id string) Option {
-	return func(s *Service) { s.given.Add("WithInstanceID"); s.id = id }
+// Options configure a Service; the zero value of a field means its
+// default.
+type Options struct {
+	// Clock is the time source (default: the wall clock).
+	Clock clock.Clock
+	// Logger is the logger (default: zap.NewNop()).
+	Logger *zap.Logger
+	// InstanceID names this process in the launch records the Service
+	// writes (default: a random id). The transfer coordinator gives the
+	// service it creates its own instance id. A record's
+	// store.Launch.Holder is the id, a slash and a random suffix minted by
+	// New: a process restarted under the same id never takes a launch of
+	// its earlier incarnation, which may still run, for one of its own.
+	InstanceID string
+	// StopTimeout bounds every stop the Service asks of an engine (Stop,
+	// Close, a transfer's stops; default 30 seconds). A stop not
+	// confirmed by then is reported as engine.Timeout: the process may
+	// still run, and nothing takes it for stopped.
+	StopTimeout time.Duration
+	// ReadyTimeout bounds how long each launch the Service makes may take
+	// to confirm readiness (engine.StartRequest.ReadyTimeout of a request
+	// that sets none; default engine.DefaultReadyTimeout). See package
+	// handoff, Timeouts, for the whole rule.
+	ReadyTimeout time.Duration
 }
 
 // defaultStopTimeout bounds a stop the Service asks of an engine.
 const defaultStopTimeout = 30 * time.Second
 
-// WithStopTimeout bounds every stop the Service asks of an engine (Halt,
-// Stop, Close; default 30 seconds, and d <= 0 means the default).
-// A stop not confirmed by then is reported as engine.Timeout: the process
-// may still run, and nothing takes it for stopped.
-func WithStopTimeout(d time.Duration) Option {
-	return func(s *Service) { s.given.Add("WithStopTimeout"); s.stopTime = d }
-}
-
-// WithReadyTimeout bounds how long each launch the Service makes may take
-// to confirm readiness (engine.StartRequest.ReadyTimeout of a request that
-// sets none; default engine.DefaultReadyTimeout, and d <= 0 means the
-// default). See package handoff, Timeouts, for the whole rule.
-func WithReadyTimeout(d time.Duration) Option {
-	return func(s *Service) { s.given.Add("WithReadyTimeout"); s.readyTime = d }
-}
-
 // New returns a Service over st that starts processes with eng (usually an
-// *engine.Registry). Errors: baton.ErrInvalid for a nil store or engine,
-// baton.ErrOptionConflict for an option given twice.
-func New(st store.Store, eng engine.Engine, opts ...Option) (*Service, error) {
+// *engine.Registry). Errors: baton.ErrInvalid for a nil store or engine.
+func New(st store.Store, eng engine.Engine, opts Options) (*Service, error) {
 	if st == nil || eng == nil {
 		return nil, baton.Errorf(baton.ErrInvalid, "session.New: nil store or engine")
 	}
-	s := &Service{store: st, engine: eng, clock: clock.Real{}, log: zap.NewNop(), slots: map[baton.WorkspaceID]*slot{},
+	s := &Service{store: st, engine: eng, clock: opts.Clock, log: opts.Logger, slots: map[baton.WorkspaceID]*slot{},
 		launches: map[baton.LaunchID]bool{}, exited: map[baton.LaunchID]string{}}
 	s.link = workspace.NewLink(s.sup())
-	for _, o := range opts {
-		o(s)
-	}
-	if err := s.given.Err(); err != nil {
-		return nil, err
-	}
 	s.clock, s.log = cmp.Or[clock.Clock](s.clock, clock.Real{}), cmp.Or(s.log, zap.NewNop())
+	s.stopTime, s.readyTime = opts.StopTimeout, opts.ReadyTimeout
 	if s.stopTime <= 0 {
 		s.stopTime = defaultStopTimeout
 	}
 	if s.readyTime <= 0 {
 		s.readyTime = engine.DefaultReadyTimeout
 	}
-	s.base = cmp.Or(s.id, ids.New("svc"))
+	s.base = cmp.Or(opts.InstanceID, ids.New("svc"))
 	s.id = s.base + "/" + ids.New("run")
 	s.host, _ = os.Hostname() // "" when unknown
 	return s, nil
 }
 
 // InstanceID returns the holder this Service writes in launch records
-// (store.Launch.Holder): its WithInstanceID (or random) id, a slash and a
+// (store.Launch.Holder): its Options.InstanceID (or random) id, a slash and a
 // suffix of this Service's own.
 func (p *supervisor) InstanceID() string { return p.id }
 
@@ -141,7 +124,7 @@ func (p *supervisor) Clock() clock.Clock { return p.clock }
 // Logger returns the Service's logger.
 func (p *supervisor) Logger() *zap.Logger { return p.log }
 
-// BaseID returns the id the Service was given (WithInstanceID), or the
+// BaseID returns the id the Service was given (Options.InstanceID), or the
 // random one it chose: its InstanceID without the suffix of its own.
 func (p *supervisor) BaseID() string { return p.base }
 
@@ -183,7 +166,7 @@ func (s *Service) Close(ctx context.Context) error {
 // blank (stored as baton.ShareConversation) or a valid baton.Share. Errors:
 // baton.ErrInvalid (also matching engine.ErrUnknownEngine or
 // engine.ErrUnsupportedConfig for a configuration the engines do not
-// offer), ErrWorkspaceExists.
+// offer), baton.ErrConflict (the id is in use).
 func (s *Service) CreateWorkspace(ctx context.Context, w store.Workspace) (store.Workspace, error) {
 	w.ID = baton.WorkspaceID(strings.TrimSpace(string(w.ID)))
 	if err := workspace.CheckWorkspaceID(w.ID); err != nil {
@@ -207,7 +190,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, w store.Workspace) (store
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		if _, err := tx.GetWorkspace(w.ID); !errors.Is(err, store.ErrNotFound) {
 			if err == nil {
-				err = baton.Errorf(ErrWorkspaceExists, "%s", w.ID)
+				err = baton.Errorf(errWorkspaceExists, "%s", w.ID)
 			}
 			return err
 		}
@@ -273,12 +256,6 @@ func (s *Service) Workspace(ctx context.Context, ws baton.WorkspaceID) (w store.
 	return w, err
 }
 
-// Sessions returns a workspace's sessions in creation order. Errors:
-// ErrNoWorkspace.
-func (s *Service) Sessions(ctx context.Context, ws baton.WorkspaceID) ([]store.Session, error) {
-	return list(ctx, s, ws, store.Tx.ListSessions)
-}
-
 // checkFields checks each name and value pair with baton.CheckField, in
 // order.
 func checkFields(pairs ...string) error {
@@ -290,14 +267,29 @@ func checkFields(pairs ...string) error {
 	return nil
 }
 
-// list returns what read lists of workspace ws, after checking that ws
-// exists (ErrNoWorkspace).
-func list[T any](ctx context.Context, s *Service, ws baton.WorkspaceID, read func(store.Tx, baton.WorkspaceID) ([]T, error)) (out []T, err error) {
+// List returns a workspace's records of one kind: its sessions in
+// creation order, its instructions oldest first in every state, its wakeups
+// ordered by time, or its continuations oldest first. For example:
+//
+//	wakeups, err := session.List[store.Wakeup](ctx, svc, ws)
+//
+// Errors: ErrNoWorkspace, the store's.
+func List[T store.Session | store.Instruction | store.Wakeup | store.Continuation](ctx context.Context, s *Service, ws baton.WorkspaceID) (out []T, err error) {
 	err = s.store.View(ctx, func(tx store.Tx) error {
 		if _, err := workspace.GetWorkspace(tx, ws); err != nil {
 			return err
 		}
-		out, err = read(tx, ws)
+		var err error
+		switch p := any(&out).(type) {
+		case *[]store.Session:
+			*p, err = tx.ListSessions(ws)
+		case *[]store.Instruction:
+			*p, err = tx.ListInstructions(ws)
+		case *[]store.Wakeup:
+			*p, err = tx.ListWakeups(ws, "")
+		case *[]store.Continuation:
+			*p, err = tx.ListContinuations(ws)
+		}
 		return err
 	})
 	return out, err
@@ -356,8 +348,6 @@ var (
 	// ErrSessionRunning: a process already runs in the workspace; at most
 	// one may.
 	ErrSessionRunning = baton.NewError(baton.ErrConflict, "a session is already running in the workspace")
-	// ErrWorkspaceExists: CreateWorkspace with an id already in use.
-	ErrWorkspaceExists = baton.NewError(baton.ErrConflict, "workspace already exists")
 	// ErrArchived: the workspace is archived and takes no new work.
 	ErrArchived = baton.NewError(baton.ErrConflict, "workspace is archived")
 	// ErrNoWorkspace: no workspace has that id.

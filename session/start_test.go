@@ -119,7 +119,7 @@ func TestStartRefusedWhileReserved(t *testing.T) {
 	if n := len(f.launches()); n != 0 {
 		t.Fatalf("launches = %d, want 0", n)
 	}
-	if all, _ := f.svc.Sessions(f.ctx, f.ws); len(all) != 0 {
+	if all, _ := session.List[store.Session](f.ctx, f.svc, f.ws); len(all) != 0 {
 		t.Fatalf("a refused start wrote sessions: %+v", all)
 	}
 	// Once released, it may start.
@@ -152,7 +152,7 @@ func TestStartEngineErrorRecordedAsEnded(t *testing.T) {
 	f.eng.Push(enginetest.Script{StartErr: engine.ErrAuth})
 	_, err := f.svc.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: "hi"})
 	mustIs(t, err, engine.ErrAuth)
-	all, err := f.svc.Sessions(f.ctx, f.ws)
+	all, err := session.List[store.Session](f.ctx, f.svc, f.ws)
 	if err != nil || len(all) != 1 {
 		t.Fatalf("sessions = %+v, %v", all, err)
 	}
@@ -167,7 +167,7 @@ func TestStartNotReadyRecordedAsEnded(t *testing.T) {
 	f.eng.Push(enginetest.Script{Ready: enginetest.ExitBeforeReady, ExitCode: 137})
 	_, err := f.svc.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: "hi"})
 	mustIs(t, err, engine.ErrExitedBeforeReady)
-	all, _ := f.svc.Sessions(f.ctx, f.ws)
+	all, _ := session.List[store.Session](f.ctx, f.svc, f.ws)
 	if len(all) != 1 {
 		t.Fatalf("sessions = %+v", all)
 	}
@@ -216,7 +216,7 @@ func TestStartRejectsBadInput(t *testing.T) {
 	if n := len(f.launches()); n != 0 {
 		t.Fatalf("bad input reached the engine %d times", n)
 	}
-	if all, _ := f.svc.Sessions(f.ctx, f.ws); len(all) != 0 {
+	if all, _ := session.List[store.Session](f.ctx, f.svc, f.ws); len(all) != 0 {
 		t.Fatalf("bad input wrote sessions: %+v", all)
 	}
 }

@@ -15,20 +15,20 @@ import (
 
 // TestLaunchesCarryTheReadyTimeout: every launch the Service makes tells
 // its engine how long it may take to be ready: the Service's
-// WithReadyTimeout, engine.DefaultReadyTimeout without it, and a request's
+// Options.ReadyTimeout, engine.DefaultReadyTimeout without it, and a request's
 // own bound when it sets one.
 func TestLaunchesCarryTheReadyTimeout(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		opts []session.Option
-		want time.Duration
+		name  string
+		ready time.Duration
+		want  time.Duration
 	}{
-		{"default", nil, engine.DefaultReadyTimeout},
-		{"the service's", []session.Option{session.WithReadyTimeout(7 * time.Minute)}, 7 * time.Minute},
+		{"default", 0, engine.DefaultReadyTimeout},
+		{"the service's", 7 * time.Minute, 7 * time.Minute},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			svc, err := session.New(f.st, f.eng, append([]session.Option{session.WithClock(f.clk)}, tc.opts...)...)
+			svc, err := session.New(f.st, f.eng, session.Options{Clock: f.clk, ReadyTimeout: tc.ready})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,7 +74,7 @@ func (hangingReaper) ReapLaunch(ctx context.Context, _ baton.LaunchID) (engine.S
 func TestReapWithinTheStopTimeout(t *testing.T) {
 	f := newFixture(t)
 	r := hangingReaper{f.eng}
-	first, err := session.New(f.st, r, session.WithClock(f.clk), session.WithInstanceID("host-a"))
+	first, err := session.New(f.st, r, session.Options{Clock: f.clk, InstanceID: "host-a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestReapWithinTheStopTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	// host-a dies; host-b reconciles.
-	next, err := session.New(f.st, r, session.WithClock(f.clk), session.WithInstanceID("host-b"), session.WithStopTimeout(time.Minute))
+	next, err := session.New(f.st, r, session.Options{Clock: f.clk, InstanceID: "host-b", StopTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

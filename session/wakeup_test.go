@@ -40,7 +40,7 @@ func TestScheduleWakeupValidation(t *testing.T) {
 			mustIs(t, err, tt.want)
 		})
 	}
-	if ws, _ := f.svc.Wakeups(f.ctx, f.ws); len(ws) != 0 {
+	if ws, _ := session.List[store.Wakeup](f.ctx, f.svc, f.ws); len(ws) != 0 {
 		t.Fatalf("rejected wakeups were stored: %+v", ws)
 	}
 	w, err := f.svc.ScheduleWakeup(f.ctx, store.Wakeup{Workspace: f.ws, Prompt: "check", At: due})
@@ -67,16 +67,16 @@ func TestFireDueResumesTheSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := f.svc.FireDue(f.ctx, 0)
+	res, err := f.fireDue(f.ctx, 0)
 	if err != nil || len(res.Fired)+len(res.Deferred)+len(res.Refused) != 0 {
 		t.Fatalf("FireDue before the deadline = %+v, %v; want nothing", res, err)
 	}
 	f.clk.Advance(time.Hour)
-	res, err = f.svc.FireDue(f.ctx, 0)
+	res, err = f.fireDue(f.ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(session.FireResult{Fired: []baton.WakeupID{w.ID}}, res); d != "" {
+	if d := cmp.Diff(fired{Fired: []baton.WakeupID{w.ID}}, res); d != "" {
 		t.Fatalf("FireDue (-want +got):\n%s", d)
 	}
 	l := f.launches()
@@ -97,7 +97,7 @@ func TestFireDueDefersWhileReservedOrRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Running: deferred.
-	res, err := f.svc.FireDue(f.ctx, 0)
+	res, err := f.fireDue(f.ctx, 0)
 	if err != nil || len(res.Deferred) != 1 || len(res.Fired)+len(res.Refused) != 0 {
 		t.Fatalf("FireDue while running = %+v, %v", res, err)
 	}
@@ -105,7 +105,7 @@ func TestFireDueDefersWhileReservedOrRunning(t *testing.T) {
 	// Reserved: deferred again, neither fired nor dropped.
 	f.reserve("h1")
 	for range 2 {
-		res, err = f.svc.FireDue(f.ctx, 0)
+		res, err = f.fireDue(f.ctx, 0)
 		if err != nil || len(res.Deferred) != 1 || len(res.Fired)+len(res.Refused) != 0 {
 			t.Fatalf("FireDue while reserved = %+v, %v", res, err)
 		}
@@ -117,7 +117,7 @@ func TestFireDueDefersWhileReservedOrRunning(t *testing.T) {
 		t.Fatalf("launches = %d, want only the first start", n)
 	}
 	f.release("h1")
-	res, err = f.svc.FireDue(f.ctx, 0)
+	res, err = f.fireDue(f.ctx, 0)
 	if err != nil || len(res.Fired) != 1 {
 		t.Fatalf("FireDue after release = %+v, %v", res, err)
 	}
@@ -148,11 +148,11 @@ func TestFireDueRefusesWhenNothingToResume(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := f.svc.FireDue(f.ctx, 0)
+			res, err := f.fireDue(f.ctx, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(session.FireResult{Refused: []baton.WakeupID{w.ID}}, res); d != "" {
+			if d := cmp.Diff(fired{Refused: []baton.WakeupID{w.ID}}, res); d != "" {
 				t.Fatalf("FireDue (-want +got):\n%s", d)
 			}
 			if st := f.wakeupStatus(w.ID); st != store.WakeupCancelled {
@@ -172,7 +172,7 @@ func TestFireDueLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, err := f.svc.FireDue(f.ctx, 1)
+	res, err := f.fireDue(f.ctx, 1)
 	if err != nil || len(res.Refused) != 1 {
 		t.Fatalf("FireDue(limit 1) = %+v, %v; want one handled", res, err)
 	}
@@ -212,7 +212,7 @@ func TestRebindWakeupsMovesOnlyPendingPinnedToSource(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("moved %d, want 1", n)
 	}
-	all, err := f.svc.Wakeups(f.ctx, f.ws)
+	all, err := session.List[store.Wakeup](f.ctx, f.svc, f.ws)
 	if err != nil {
 		t.Fatal(err)
 	}

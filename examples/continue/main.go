@@ -72,7 +72,7 @@ func run(ctx context.Context, w io.Writer) error {
 func process1(ctx context.Context, w io.Writer, st store.Store, tr transcripts, cfg baton.EngineConfig) error {
 	eng := enginetest.New(enginetest.Options{})
 	defer eng.Close()
-	svc, err := session.New(st, eng)
+	svc, err := session.New(st, eng, session.Options{})
 	if err != nil {
 		return err
 	}
@@ -121,24 +121,27 @@ func process1(ctx context.Context, w io.Writer, st store.Store, tr transcripts, 
 func process2(ctx context.Context, w io.Writer, st store.Store, tr transcripts) error {
 	eng := enginetest.New(enginetest.Options{})
 	defer eng.Close()
-	svc, err := session.New(st, eng)
+	svc, err := session.New(st, eng, session.Options{})
 	if err != nil {
 		return err
 	}
 	defer func() { _ = svc.Close(ctx) }()
 
-	res, err := svc.RunQueued(ctx, session.RunQueuedOptions{Events: tr.events})
+	res, err := svc.RunQueued(ctx, session.Briefing{Events: tr.events}, 0)
 	if err != nil {
 		return err
 	}
-	if len(res.Started) != 2 || len(res.Refused)+len(res.Deferred) != 0 {
+	if len(res) != 2 {
 		return fmt.Errorf("RunQueued: want both continuations started, got %+v", res)
 	}
-	for _, qs := range res.Started {
+	for _, qs := range res {
+		if qs.Continuation.State != store.ContinuationStarted {
+			return fmt.Errorf("continuation of %s: want started, got %s (%s)", qs.Continuation.Workspace, qs.Continuation.State, qs.Continuation.Reason)
+		}
 		if qs.Err != nil {
 			return fmt.Errorf("continuation of %s: %w", qs.Continuation.Workspace, qs.Err)
 		}
-		r := qs.Result
+		r := qs
 		req, ok := received(eng, r.Session.ID)
 		if !ok {
 			return fmt.Errorf("no engine start for session %s", r.Session.ID)

@@ -78,7 +78,7 @@ func (d *demo) transferWithReport(ctx context.Context) error {
 	}
 	fmt.Fprintf(d.w, "  result: %s, attempt %d\n", h.State, h.Attempt)
 	fmt.Fprintf(d.w, "    current session is the target: %t (model %s, native id %s)\n", cur.ID == h.TargetSession, cur.Config.Model, cur.NativeID)
-	wakeups, err := svc.Wakeups(ctx, reportWS)
+	wakeups, err := session.List[store.Wakeup](ctx, svc, reportWS)
 	if err != nil {
 		return err
 	}

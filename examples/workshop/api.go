@@ -284,7 +284,7 @@ func (s *server) listSessions(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, err)
 		return
 	}
-	all, err := s.svc.Sessions(r.Context(), ws)
+	all, err := session.List[store.Session](r.Context(), s.svc, ws)
 	if err != nil {
 		writeErr(w, r, err)
 		return
@@ -462,7 +462,7 @@ func (s *server) createWakeup(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) listWakeups(w http.ResponseWriter, r *http.Request) {
-	all, err := s.svc.Wakeups(r.Context(), baton.WorkspaceID(r.PathValue("ws")))
+	all, err := session.List[store.Wakeup](r.Context(), s.svc, baton.WorkspaceID(r.PathValue("ws")))
 	if err != nil {
 		writeErr(w, r, err)
 		return
@@ -473,7 +473,7 @@ func (s *server) listWakeups(w http.ResponseWriter, r *http.Request) {
 // --- instructions ---
 
 func (s *server) listInstructions(w http.ResponseWriter, r *http.Request) {
-	all, err := s.svc.Instructions(r.Context(), baton.WorkspaceID(r.PathValue("ws")))
+	all, err := session.List[store.Instruction](r.Context(), s.svc, baton.WorkspaceID(r.PathValue("ws")))
 	if err != nil {
 		writeErr(w, r, err)
 		return

@@ -50,7 +50,7 @@ func (h *harness) legacyRows(t *rapid.T, ws baton.WorkspaceID) {
 func (h *harness) actWakeup(t *rapid.T) {
 	ws := h.drawWS(t)
 	n := h.drawUp(t)
-	sessions, err := n.co.Sessions().Sessions(h.ctx, ws)
+	sessions, err := session.List[store.Session](h.ctx, n.co.Sessions(), ws)
 	if err != nil {
 		h.fatalf("sessions: %v", err)
 	}
@@ -96,8 +96,8 @@ func (h *harness) actFireDue(t *rapid.T) {
 		h.fatalf("fire due on %s: %v", n.id, err)
 	}
 	deferred := map[baton.WakeupID]bool{}
-	for _, id := range res.Deferred {
-		deferred[id] = true
+	for _, w := range res {
+		deferred[w.ID] = w.Status == store.WakeupPending
 	}
 	stored := map[baton.WakeupID]store.Wakeup{}
 	_ = h.raw.View(h.ctx, func(tx store.Tx) error {
@@ -137,7 +137,7 @@ func (h *harness) actOrdinary(t *rapid.T) {
 	case 1:
 		req.Fresh = true
 	case 2:
-		sessions, err := n.co.Sessions().Sessions(h.ctx, ws)
+		sessions, err := session.List[store.Session](h.ctx, n.co.Sessions(), ws)
 		if err != nil {
 			h.fatalf("sessions: %v", err)
 		}

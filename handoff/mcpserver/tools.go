@@ -15,6 +15,7 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/handoff/facts"
+	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
 
@@ -235,7 +236,7 @@ func (s *Server) gather(ctx context.Context, ws baton.WorkspaceID, id baton.Hand
 	}
 	var since store.Session
 	if h.SourceSession != "" {
-		ss, err := s.co.Sessions().Sessions(ctx, ws)
+		ss, err := session.List[store.Session](ctx, s.co.Sessions(), ws)
 		if err != nil {
 			return facts.Facts{}, err
 		}

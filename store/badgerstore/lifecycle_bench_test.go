@@ -427,7 +427,7 @@ func historyWorkspace(b *testing.B, n int) (*badgerstore.Store, []baton.SessionI
 	}
 	eng := enginetest.New(enginetest.Options{})
 	b.Cleanup(eng.Close)
-	svc, err := session.New(st, eng)
+	svc, err := session.New(st, eng, session.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

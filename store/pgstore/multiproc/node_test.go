@@ -258,7 +258,7 @@ func runNode() int {
 	}})
 	defer scripted.Close()
 	reg := engine.NewRegistry(map[string]engine.Engine{"test": &loggingEngine{inner: scripted, log: lf, node: id, gate: gate}})
-	svc, err := session.New(st, reg, session.WithLogger(log.Named("session")), session.WithInstanceID(id))
+	svc, err := session.New(st, reg, session.Options{Logger: log.Named("session"), InstanceID: id})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "node:", err)
 		return 1
