@@ -334,9 +334,6 @@ var (
 	// ErrNotFound: no such handoff in that workspace (a handoff of another
 	// workspace is not found either).
 	ErrNotFound = baton.NewError(baton.ErrNotFound, "handoff not found")
-	// ErrNativeUnsupported: a native-path request (Request.Native) whose
-	// target engine cannot carry the source's native session.
-	ErrNativeUnsupported = baton.NewError(baton.ErrUnsupported, "the target engine cannot carry the source's native session")
 	// ErrTransferRunning: retry or skip while the transfer is still running.
 	ErrTransferRunning = baton.NewError(baton.ErrConflict, "the transfer is still running")
 	// ErrStopUnconfirmed: retry or skip while a stop was not confirmed: a
@@ -354,6 +351,11 @@ var (
 	// ErrClosed: the Coordinator was shut down.
 	ErrClosed = baton.NewError(baton.ErrUnavailable, "coordinator shut down")
 )
+
+// errNativeUnsupported: a native-path request (Request.Native) whose
+// target engine cannot carry the source's native session; callers match
+// its code, baton.ErrUnsupported.
+var errNativeUnsupported = baton.NewError(baton.ErrUnsupported, "the target engine cannot carry the source's native session")
 
 // errStaleAttempt refuses an engine callback of an attempt that is not the
 // current one, or that arrived after a Stop was requested: never applied.

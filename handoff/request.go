@@ -34,7 +34,7 @@ type Request struct {
 	// Native asks for the native path: the target is the source's own
 	// native session resumed under Target by an engine that can carry it
 	// (engine.Reconfigurer); no report is generated. Create refuses with
-	// ErrNativeUnsupported when the target engine cannot: there is no
+	// baton.ErrUnsupported when the target engine cannot: there is no
 	// silent fallback. Part of the fingerprint.
 	Native bool `json:"native,omitempty"`
 	// Share says what the target's briefing carries besides the record:
@@ -137,7 +137,7 @@ func (r Request) canonical() []byte {
 // ErrInvalidRequest (malformed; also matches engine.ErrUnknownEngine or
 // engine.ErrUnsupportedConfig for a target the engines do not offer),
 // session.ErrNoWorkspace, ErrIdempotencyMismatch, session.ErrArchived,
-// ErrTransferPending, ErrSourceChanged, ErrNativeUnsupported (Native asked
+// ErrTransferPending, ErrSourceChanged, baton.ErrUnsupported (Native asked
 // and the target engine cannot carry the source's session), ErrClosed, and
 // the store's errors.
 func (c *Coordinator) Create(ctx context.Context, req Request) (store.Handoff, error) {
@@ -214,19 +214,19 @@ func (c *Coordinator) createCheck(req Request, fp string) func(*fire) error {
 // carry: never a silent fallback to a briefed fresh session.
 func (c *Coordinator) nativeCheck(tx store.Tx, ws store.Workspace, req Request) error {
 	if req.SourceSession == "" {
-		return baton.Errorf(ErrNativeUnsupported, "the workspace has no source session to carry")
+		return baton.Errorf(errNativeUnsupported, "the workspace has no source session to carry")
 	}
 	src, err := tx.GetSession(req.SourceSession)
 	if err != nil {
 		return err
 	}
 	if src.NativeID == "" {
-		return baton.Errorf(ErrNativeUnsupported, "source session %s has no native id", src.ID)
+		return baton.Errorf(errNativeUnsupported, "source session %s has no native id", src.ID)
 	}
 	e, _ := c.engines.Lookup(req.Target.Engine)
 	r, ok := e.(engine.Reconfigurer)
 	if !ok || !src.Config.SameAccount(req.Target) || !r.CanReconfigure(src.Config, req.Target) {
-		return baton.Errorf(ErrNativeUnsupported, "engine %q cannot resume a session of %s/%s under %s/%s",
+		return baton.Errorf(errNativeUnsupported, "engine %q cannot resume a session of %s/%s under %s/%s",
 			req.Target.Engine, src.Config.Engine, src.Config.Model, req.Target.Engine, req.Target.Model)
 	}
 	return nil

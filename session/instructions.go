@@ -14,13 +14,14 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// Errors of the instruction queue. Match them with errors.Is.
+// Refusals of the instruction queue; callers match their code,
+// baton.ErrConflict.
 var (
-	// ErrInstructionCancelled: a resend of a cancelled instruction.
-	ErrInstructionCancelled = baton.NewError(baton.ErrConflict, "the instruction was cancelled")
-	// ErrInstructionDelivered: a cancel of an instruction already handed
+	// errInstructionCancelled: a resend of a cancelled instruction.
+	errInstructionCancelled = baton.NewError(baton.ErrConflict, "the instruction was cancelled")
+	// errInstructionDelivered: a cancel of an instruction already handed
 	// to the agent.
-	ErrInstructionDelivered = baton.NewError(baton.ErrConflict, "the instruction was already delivered")
+	errInstructionDelivered = baton.NewError(baton.ErrConflict, "the instruction was already delivered")
 )
 
 // Message sends text to the workspace's agent. Every message is recorded as
@@ -80,33 +81,19 @@ func (s *Service) Message(ctx context.Context, ws baton.WorkspaceID, text string
 	}
 	// Nothing runs: deliver the oldest pending instruction now (this one,
 	// unless older ones still wait: order is kept).
-	got, ok, err := s.deliverNext(ctx, ws)
+	got, ok, err := s.DeliverPending(ctx, ws)
 	if err == nil && ok && got.ID == in.ID {
 		return got, nil
 	}
 	return s.instruction(ctx, ws, in.ID)
 }
 
-// DeliverPending delivers the workspace's oldest pending instruction when
-// nothing runs there and no transfer holds it, and reports whether it
-// launched one (its turn's end delivers the next). A host calls it when a
-// turn it did not start through Message ends (an ordinary Start, a
-// transfer's target), so that queued instructions are not left waiting.
-// It is safe to call at any time and concurrently: an instruction is
-// delivered once. Errors: the store's; ErrWorkspaceBusy and
-// ErrSessionRunning are not errors here (ok is false).
-func (s *Service) DeliverPending(ctx context.Context, ws baton.WorkspaceID) (store.Instruction, bool, error) {
-	if ctx == nil {
-		return store.Instruction{}, false, baton.Errorf(baton.ErrInvalid, "nil context")
-	}
-	return s.deliverNext(ctx, ws)
-}
-
 // ResendInstruction delivers an instruction again, on the user's explicit
 // request: an unknown or delivered one is queued as pending again (and a
 // pending one stays so), then delivered at once if nothing runs, oldest
 // pending first. It returns the instruction as it is then.
-// Errors: baton.ErrNotFound (no such instruction in ws), ErrInstructionCancelled,
+// Errors: baton.ErrNotFound (no such instruction in ws), baton.ErrConflict
+// (the instruction was cancelled),
 // ErrWorkspaceBusy while a transfer holds the workspace, the store's.
 func (s *Service) ResendInstruction(ctx context.Context, ws baton.WorkspaceID, id baton.InstructionID) (store.Instruction, error) {
 	if ctx == nil {
@@ -122,7 +109,7 @@ func (s *Service) ResendInstruction(ctx context.Context, ws baton.WorkspaceID, i
 		}
 		switch in.State {
 		case store.InstructionCancelled:
-			return baton.Errorf(ErrInstructionCancelled, "%s", id)
+			return baton.Errorf(errInstructionCancelled, "%s", id)
 		case store.InstructionPending:
 			return nil
 		}
@@ -133,7 +120,7 @@ func (s *Service) ResendInstruction(ctx context.Context, ws baton.WorkspaceID, i
 		return store.Instruction{}, err
 	}
 	if _, running := s.Running(ws); !running {
-		if _, _, err := s.deliverNext(ctx, ws); err != nil {
+		if _, _, err := s.DeliverPending(ctx, ws); err != nil {
 			return store.Instruction{}, err
 		}
 	}
@@ -143,7 +130,8 @@ func (s *Service) ResendInstruction(ctx context.Context, ws baton.WorkspaceID, i
 // CancelInstruction withdraws an instruction that was not delivered
 // (pending or unknown): it is kept, cancelled, and never delivered.
 // Cancelling a cancelled one returns it unchanged. Errors:
-// baton.ErrNotFound (no such instruction in ws), ErrInstructionDelivered, ErrWorkspaceBusy
+// baton.ErrNotFound (no such instruction in ws), baton.ErrConflict (it was
+// already delivered), ErrWorkspaceBusy
 // while a transfer holds the workspace, the store's.
 func (s *Service) CancelInstruction(ctx context.Context, ws baton.WorkspaceID, id baton.InstructionID) (out store.Instruction, err error) {
 	if ctx == nil {
@@ -162,7 +150,7 @@ func (s *Service) CancelInstruction(ctx context.Context, ws baton.WorkspaceID, i
 			out = in
 			return nil
 		case store.InstructionDelivered:
-			return baton.Errorf(ErrInstructionDelivered, "%s", id)
+			return baton.Errorf(errInstructionDelivered, "%s", id)
 		}
 		in.State, in.UpdatedAt = store.InstructionCancelled, s.clock.Now()
 		out = in
@@ -171,9 +159,20 @@ func (s *Service) CancelInstruction(ctx context.Context, ws baton.WorkspaceID, i
 	return out, err
 }
 
-// deliverNext launches a turn with the oldest pending instruction (see
-// launchNext) and waits for the engine to confirm it.
-func (s *Service) deliverNext(ctx context.Context, ws baton.WorkspaceID) (store.Instruction, bool, error) {
+// DeliverPending delivers the workspace's oldest pending instruction when
+// nothing runs there and no transfer holds it, and reports whether it
+// launched one (its turn's end delivers the next). A host calls it when a
+// turn it did not start through Message ends (an ordinary Start, a
+// transfer's target), so that queued instructions are not left waiting.
+// It is safe to call at any time and concurrently: an instruction is
+// delivered once. Errors: the store's; ErrWorkspaceBusy and
+// ErrSessionRunning are not errors here (ok is false). It launches a turn
+// with the oldest pending instruction (see launchNext) and waits for the
+// engine to confirm it.
+func (s *Service) DeliverPending(ctx context.Context, ws baton.WorkspaceID) (store.Instruction, bool, error) {
+	if ctx == nil {
+		return store.Instruction{}, false, baton.Errorf(baton.ErrInvalid, "nil context")
+	}
 	in, sess, p, err := s.launchNext(ctx, ws)
 	if err != nil || p == nil {
 		return in, false, err
@@ -251,7 +250,7 @@ func (s *Service) afterTurn(ws baton.WorkspaceID) {
 	}
 	go func() {
 		defer s.wg.Done()
-		if _, _, err := s.deliverNext(context.Background(), ws); err != nil {
+		if _, _, err := s.DeliverPending(context.Background(), ws); err != nil {
 			s.log.Warn("delivering a queued instruction failed", zap.Error(err))
 		}
 	}()

@@ -219,13 +219,13 @@ func TestCancelAndResendRules(t *testing.T) {
 		t.Fatalf("second Cancel = %+v, %v; want idempotent", again, err)
 	}
 	_, err = f.svc.ResendInstruction(f.ctx, f.ws, queued.ID)
-	mustIs(t, err, session.ErrInstructionCancelled)
+	mustIs(t, err, baton.ErrConflict)
 
 	f.launches()[0].Proc.Finish(0, nil) // its end delivers the next one
 	f.waitInstructions([]insState{{"not this one", store.InstructionCancelled}, {"this one", store.InstructionDelivered}})
 	all, _ := session.List[store.Instruction](f.ctx, f.svc, f.ws)
 	_, err = f.svc.CancelInstruction(f.ctx, f.ws, all[1].ID)
-	mustIs(t, err, session.ErrInstructionDelivered)
+	mustIs(t, err, baton.ErrConflict)
 
 	for _, id := range []baton.InstructionID{"ins-nope", all[0].ID} {
 		_, err = f.svc.CancelInstruction(f.ctx, "ws-other", id)

@@ -495,7 +495,7 @@ func (s *server) resendInstruction(w http.ResponseWriter, r *http.Request) {
 	}
 	x, err := s.svc.ResendInstruction(r.Context(), baton.WorkspaceID(r.PathValue("ws")), baton.InstructionID(r.PathValue("id")))
 	if err != nil {
-		writeErr(w, r, err)
+		writeErr(w, r, conflictAs(err, "instruction-cancelled"))
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"instruction": x})
@@ -503,7 +503,7 @@ func (s *server) resendInstruction(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) cancelInstruction(w http.ResponseWriter, r *http.Request) {
 	if _, err := s.svc.CancelInstruction(r.Context(), baton.WorkspaceID(r.PathValue("ws")), baton.InstructionID(r.PathValue("id"))); err != nil {
-		writeErr(w, r, err)
+		writeErr(w, r, conflictAs(err, "instruction-delivered"))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -46,8 +46,6 @@ var errorMapping = []struct {
 	{session.ErrArchived, http.StatusConflict, "workspace-archived"},
 	{session.ErrWorkspaceBusy, http.StatusConflict, "workspace-busy"},
 	{session.ErrSessionRunning, http.StatusConflict, "session-running"},
-	{session.ErrInstructionCancelled, http.StatusConflict, "instruction-cancelled"},
-	{session.ErrInstructionDelivered, http.StatusConflict, "instruction-delivered"},
 	{handoff.ErrClosed, http.StatusServiceUnavailable, "unavailable"},
 	{session.ErrClosed, http.StatusServiceUnavailable, "unavailable"},
 	{store.ErrClosed, http.StatusServiceUnavailable, "unavailable"},
@@ -70,6 +68,16 @@ var byCode = map[string]struct {
 	baton.ErrStale.Code:       {http.StatusConflict, "stale"},
 	baton.ErrUnavailable.Code: {http.StatusServiceUnavailable, "unavailable"},
 	baton.ErrInternal.Code:    {http.StatusInternalServerError, "internal"},
+}
+
+// conflictAs answers the one conflict (baton.ErrConflict) an endpoint can
+// meet under a wire code of its own: an instruction's resend refused
+// because it was cancelled, its cancel because it was delivered.
+func conflictAs(err error, code string) error {
+	if errors.Is(err, baton.ErrConflict) {
+		return &apiError{http.StatusConflict, code, err.Error()}
+	}
+	return err
 }
 
 // httpError returns the status and wire code of err.

@@ -203,7 +203,7 @@ func (h *harness) cancelInstr(i *instr, n *node) {
 	case i.state == store.InstructionDelivered:
 		h.unchanged("cancel of a delivered instruction", func() {
 			_, err := call()
-			expectErr(h, "cancel of a delivered instruction", err, session.ErrInstructionDelivered)
+			expectErr(h, "cancel of a delivered instruction", err, baton.ErrConflict)
 		})
 	case i.state == store.InstructionCancelled:
 		h.unchanged("cancel of a cancelled instruction", func() {
@@ -249,7 +249,7 @@ func (h *harness) resendInstr(i *instr, n *node, quiet bool) {
 	case i.state == store.InstructionCancelled:
 		h.unchanged("resend of a cancelled instruction", func() {
 			_, err := call()
-			expectErr(h, "resend of a cancelled instruction", err, session.ErrInstructionCancelled)
+			expectErr(h, "resend of a cancelled instruction", err, baton.ErrConflict)
 		})
 		return
 	}

@@ -134,10 +134,10 @@ func mutationBugs() []plantedBug {
 			"\t\treturn tx.PutInstruction(in)\n"}),
 		// Anchor: the delivered case of Service.CancelInstruction (session/instructions.go).
 		mut("CancelDelivered", "instruction queue", edit{"session/instructions.go",
-			"\t\tcase store.InstructionDelivered:\n\t\t\treturn baton.Errorf(ErrInstructionDelivered, \"%s\", id)\n", ""}),
+			"\t\tcase store.InstructionDelivered:\n\t\t\treturn baton.Errorf(errInstructionDelivered, \"%s\", id)\n", ""}),
 		// Anchor: the cancelled case of Service.ResendInstruction (session/instructions.go).
 		mut("ResendCancelled", "instruction queue", edit{"session/instructions.go",
-			"\t\tcase store.InstructionCancelled:\n\t\t\treturn baton.Errorf(ErrInstructionCancelled, \"%s\", id)\n", ""}),
+			"\t\tcase store.InstructionCancelled:\n\t\t\treturn baton.Errorf(errInstructionCancelled, \"%s\", id)\n", ""}),
 		// Anchor: the OnExit of Service.launchTurn (session/processes.go).
 		mut("QueueNotDrainedAfterTurn", "instruction queue", edit{"session/processes.go",
 			"\t\ts.afterTurn(sess.Workspace) // the next queued instruction, if any\n", ""}),

@@ -266,7 +266,7 @@ func TestNativeReadinessFailure(t *testing.T) {
 
 // TestNativeUnsupported: when the target engine cannot carry the source's
 // native session (a profile that does not reconfigure, or an engine that
-// is no engine.Reconfigurer), Create refuses with ErrNativeUnsupported
+// is no engine.Reconfigurer), Create refuses with baton.ErrUnsupported
 // (EUNSUPPORTED) and changes nothing: no handoff, no change in the feed,
 // no launch, the source still current and running.
 func TestNativeUnsupported(t *testing.T) {
@@ -324,8 +324,8 @@ func TestNativeUnsupported(t *testing.T) {
 			before := snap()
 			_, err := w.co.Create(w.ctx, handoff.Request{Workspace: "ws", RequestID: "req-1", SourceSession: w.src.ID,
 				Native: true, Target: baton.EngineConfig{Engine: "agent", Model: "large"}})
-			if !errors.Is(err, handoff.ErrNativeUnsupported) || baton.ErrorCode(err) != baton.ErrUnsupported.Code {
-				t.Fatalf("Create = %v (code %q); want ErrNativeUnsupported, %s", err, baton.ErrorCode(err), baton.ErrUnsupported.Code)
+			if !errors.Is(err, baton.ErrUnsupported) || baton.ErrorCode(err) != baton.ErrUnsupported.Code {
+				t.Fatalf("Create = %v (code %q); want %s", err, baton.ErrorCode(err), baton.ErrUnsupported.Code)
 			}
 			if d := cmp.Diff(before, snap()); d != "" {
 				t.Errorf("a refused native request changed something (-before +after):\n%s", d)
