@@ -19,6 +19,7 @@ import (
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/handoff/mcpserver"
 	"github.com/batonhq/baton/recap"
+	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
 
@@ -69,11 +70,15 @@ type Config struct {
 	// scripted engine for demos, say). A name of a CLI asked for is
 	// refused.
 	Engines map[string]engine.Engine
+	// Sessions are the options of the Coordinator's session service
+	// (InstanceID, a stable one on a shared store; Clock, timeouts, ...);
+	// New sets Logger when it is nil.
+	Sessions session.Options
 	// Handoff are more options of the Coordinator (WithObserver,
-	// WithFacts, WithTimeouts, ...), applied after New's own, so they
-	// win: WithLogger, WithHistoryTool(read_source_history) (a briefing
-	// without the conversation points the target at the tool it is
-	// granted), and WithBriefingLimits with the Secrets and Markers of
+	// WithFacts, WithTimeouts, ...), given after New's own:
+	// WithSessionOptions(Sessions), WithHistoryTool(read_source_history) (a
+	// briefing without the conversation points the target at the tool it
+	// is granted), and WithBriefingLimits with the Secrets and Markers of
 	// MCP.Limits (the briefing redacts what the history tool redacts).
 	Handoff []handoff.Option
 	// MCP configures the MCP server (its Limits, Facts, Version, ...);
@@ -199,7 +204,11 @@ func New(st store.Store, cfg Config) (_ *Host, err error) {
 	h.Engines = engine.NewRegistry(reg)
 	// The targets are granted read_source_history, and the briefing
 	// redacts what the MCP server redacts.
-	opts := append([]handoff.Option{handoff.WithLogger(log.Named("handoff")), handoff.WithHistoryTool(mcpserver.ToolHistory),
+	so := cfg.Sessions
+	if so.Logger == nil {
+		so.Logger = log.Named("handoff")
+	}
+	opts := append([]handoff.Option{handoff.WithSessionOptions(so), handoff.WithHistoryTool(mcpserver.ToolHistory),
 		handoff.WithBriefingLimits(recap.HandoffLimits{Conversation: recap.Limits{Secrets: cfg.MCP.Limits.Secrets, Markers: cfg.MCP.Limits.Markers}})},
 		cfg.Handoff...)
 	if h.Coordinator, err = handoff.New(st, h.Engines, opts...); err != nil {

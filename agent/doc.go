@@ -54,5 +54,5 @@
 // server of the user's own configuration. The exec engines run on Linux
 // only. On a store that several processes share, each runs its own Host,
 // calls Coordinator.Reconcile instead of Recover, and gives its
-// Coordinator a stable handoff.WithInstanceID.
+// Coordinator a stable instance id (Config.Sessions.InstanceID).
 package agent

@@ -2,7 +2,7 @@
 //
 // # Basics
 //
-// Every baton component that waits takes a Clock (handoff.WithClock,
+// Every baton component that waits takes a Clock (handoff.WithSessionOptions,
 // session.Options.Clock, enginetest.Options.Clock); Real, the wall clock, is
 // the default. Tests pass a *Fake and move time by hand with Advance, so no
 // test sleeps to reach a generation timeout or a lease expiry. Timers of a

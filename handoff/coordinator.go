@@ -46,7 +46,7 @@ type Coordinator struct {
 	id          string
 	genTimeout  time.Duration
 	readyTime   time.Duration
-	stopTime    time.Duration
+	sessOpts    session.Options // WithSessionOptions'
 	leaseTTL    time.Duration
 	poll        time.Duration
 	briefing    func(context.Context, BriefingInput) (string, error)
@@ -80,28 +80,27 @@ type Coordinator struct {
 // Option configures a Coordinator.
 type Option func(*Coordinator)
 
-// sharedOptions are the options a session service shared with
-// WithSessions decides: giving one of them too is an error.
-var sharedOptions = []string{"WithClock", "WithLogger", "Timeouts.Stop", "WithInstanceID"}
-
-// WithClock sets the time source (default: the wall clock). It is also
-// given to the session service the Coordinator creates; with WithSessions
-// the shared service's is used.
-func WithClock(c clock.Clock) Option {
-	return func(co *Coordinator) { co.given.Add("WithClock"); co.clock = c }
-}
-
-// WithLogger sets the logger (default: zap.NewNop()); with WithSessions
-// the shared service's is used.
-func WithLogger(l *zap.Logger) Option {
-	return func(co *Coordinator) { co.given.Add("WithLogger"); co.log = l }
+// WithSessionOptions sets the options of the session service the
+// Coordinator creates (see session.Options; default: the zero Options). Its
+// clock, logger and instance id are the Coordinator's too: the instance id
+// names this process in reservation leases and launch records (default: a
+// random one). On a shared store (PostgreSQL), give a process the same id
+// across its restarts so that its Reconcile takes back its own leases at
+// once; a different id waits for them to lapse. On a store one process
+// holds alone (badgerstore) it is unnecessary: a lease written before the
+// store was opened belongs to a dead process and is taken at once. Its
+// ReadyTimeout, for ordinary starts, defaults to Timeouts.Ready. With
+// WithSessions the shared service's options are used instead, and giving
+// both is an error at New (baton.ErrOptionConflict).
+func WithSessionOptions(o session.Options) Option {
+	return func(co *Coordinator) { co.given.Add("WithSessionOptions"); co.sessOpts = o }
 }
 
 // WithSessions shares an existing session service (and so its table of
 // running processes) instead of creating one. It must use the same store.
 // The Coordinator then uses the service's clock, logger, stop timeout and
-// instance id: giving WithClock, WithLogger, Timeouts.Stop or
-// WithInstanceID as well is an error at New (baton.ErrOptionConflict).
+// instance id (session.Options): giving WithSessionOptions as well is an
+// error at New (baton.ErrOptionConflict).
 func WithSessions(s *session.Service) Option {
 	return func(co *Coordinator) { co.given.Add("WithSessions"); co.svc = s }
 }
@@ -115,16 +114,12 @@ type Timeouts struct {
 	// (default engine.DefaultReadyTimeout): every launch of a transfer
 	// carries it to its engine (engine.StartRequest.ReadyTimeout), and a
 	// target's is also counted from the commit that enters starting; past
-	// it the target is stopped and the attempt fails. It is given to the
-	// session service the Coordinator creates, for ordinary starts too; a
-	// service shared with WithSessions keeps its own for those.
+	// it the target is stopped and the attempt fails. It is the default
+	// ReadyTimeout of the session service the Coordinator creates, for
+	// ordinary starts too; a service shared with WithSessions keeps its own
+	// for those. Stops are bounded by the session service's StopTimeout
+	// (session.Options).
 	Ready time.Duration
-	// Stop bounds every stop the Coordinator asks of an engine (default 30
-	// seconds); a stop not confirmed by then counts as engine.Timeout,
-	// never as stopped. It is given to the session service the Coordinator
-	// creates; with WithSessions the shared service's is used, and setting
-	// it is an error at New.
-	Stop time.Duration
 	// Lease is how long a reservation's runtime lease lasts without
 	// renewal (default 30 seconds). The Coordinator renews the leases it
 	// holds every third of it; Reconcile leaves another live process's
@@ -140,22 +135,8 @@ type Timeouts struct {
 func WithTimeouts(t Timeouts) Option {
 	return func(co *Coordinator) {
 		co.given.Add("WithTimeouts")
-		if t.Stop != 0 {
-			co.given.Add("Timeouts.Stop")
-		}
-		co.genTimeout, co.readyTime, co.stopTime, co.leaseTTL, co.poll = t.Generation, t.Ready, t.Stop, t.Lease, t.Poll
+		co.genTimeout, co.readyTime, co.leaseTTL, co.poll = t.Generation, t.Ready, t.Lease, t.Poll
 	}
-}
-
-// WithInstanceID names this coordinator process in reservation leases
-// (default: a random id). On a shared store (PostgreSQL), give a process
-// the same id across its restarts so that its Reconcile takes back its own
-// leases at once; a different id waits for them to lapse. On a
-// store one process holds alone (badgerstore) this is unnecessary: a lease written
-// before the store was opened belongs to a dead process and is taken at once.
-// With WithSessions the shared service's (session.Options.InstanceID) is used.
-func WithInstanceID(id string) Option {
-	return func(co *Coordinator) { co.given.Add("WithInstanceID"); co.id = id }
 }
 
 // WithHistoryTool names the tool a transfer's target can call to read the
@@ -202,14 +183,14 @@ type Event struct {
 // Call Recover (or, on a store other processes share, Reconcile) once
 // before serving: see Restart in the package documentation. Errors:
 // baton.ErrInvalid for a nil store or registry, or a session service over
-// another store; baton.ErrOptionConflict for an option given twice, or one
-// WithSessions decides.
+// another store; baton.ErrOptionConflict for an option given twice, or
+// WithSessionOptions with WithSessions.
 func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator, error) {
 	if st == nil || engines == nil {
 		return nil, baton.Errorf(baton.ErrInvalid, "handoff.New: nil store or engine registry")
 	}
 	c := &Coordinator{
-		store: st, engines: engines, id: ids.New("coord"), briefing: DefaultBriefing,
+		store: st, engines: engines, briefing: DefaultBriefing,
 		drivers: map[baton.HandoffID]*driver{}, stopping: map[baton.HandoffID]bool{}, took: map[baton.HandoffID]context.CancelFunc{},
 	}
 	for _, o := range opts {
@@ -218,18 +199,8 @@ func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator
 	if err := c.given.Err(); err != nil {
 		return nil, err
 	}
-	if c.svc != nil {
-		for _, name := range sharedOptions {
-			if c.given.Has(name) {
-				return nil, baton.Errorf(baton.ErrOptionConflict, "handoff.New: %s with WithSessions: the shared service's is used", name)
-			}
-		}
-	}
-	if c.clock == nil {
-		c.clock = clock.Real{}
-	}
-	if c.log == nil {
-		c.log = zap.NewNop()
+	if c.svc != nil && c.given.Has("WithSessionOptions") {
+		return nil, baton.Errorf(baton.ErrOptionConflict, "handoff.New: WithSessionOptions with WithSessions: the shared service's are used")
 	}
 	c.genTimeout = orDefault(c.genTimeout, defaultGenerationTimeout)
 	c.readyTime = orDefault(c.readyTime, engine.DefaultReadyTimeout)
@@ -238,8 +209,12 @@ func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator
 	c.incarnation = workspace.Incarnation(st)
 	shared := c.svc != nil
 	if !shared {
-		s, err := session.New(st, engines, session.Options{Clock: c.clock, Logger: c.log, StopTimeout: c.stopTime,
-			ReadyTimeout: c.readyTime, InstanceID: c.id})
+		o := c.sessOpts
+		o.ReadyTimeout = orDefault(o.ReadyTimeout, c.readyTime)
+		if o.InstanceID == "" {
+			o.InstanceID = ids.New("coord")
+		}
+		s, err := session.New(st, engines, o)
 		if err != nil {
 			return nil, err
 		}
@@ -253,9 +228,7 @@ func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator
 		return nil, baton.Errorf(baton.ErrInvalid, "handoff.New: session service uses another store")
 	}
 	c.sessions = sup
-	if shared {
-		c.clock, c.log, c.id = sup.Clock(), sup.Logger(), sup.BaseID()
-	}
+	c.clock, c.log, c.id = sup.Clock(), sup.Logger(), sup.BaseID()
 	c.sm = newMachine()
 	c.root, c.stop = context.WithCancel(context.Background())
 	c.wg.Add(1)

@@ -39,7 +39,8 @@
 // An unconfirmed stop is never taken for a stop: the handoff fails with
 // StopUnconfirmed set and keeps the reservation until a Stop is
 // confirmed, by the process that drives the transfer (Timeouts.Lease). A
-// report-only turn does not survive a restart. Timeouts.Ready and
-// Timeouts.Stop bound every launch and stop; DESIGN.md beside this file
+// report-only turn does not survive a restart. Timeouts.Ready and the
+// session service's StopTimeout (session.Options) bound every launch and
+// stop; DESIGN.md beside this file
 // counts a transfer's commits and spells out the timeouts.
 package handoff

@@ -233,7 +233,7 @@ func TestShutdownWithConfirmedStopAllowsRetry(t *testing.T) {
 	if err := f.co.Shutdown(f.ctx); err != nil {
 		t.Fatal(err)
 	}
-	co2, err := handoff.New(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": f.eng}), handoff.WithClock(f.clk))
+	co2, err := handoff.New(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": f.eng}), handoff.WithSessionOptions(session.Options{Clock: f.clk}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func (f *fixture) launches2(n int) []enginetest.Launch {
 // by the one that does: it is never taken as confirmed by a process that
 // started nothing.
 func TestStopOnAnotherNodeIsConfirmedByTheDrivingNode(t *testing.T) {
-	f := newFixture(t, handoff.WithInstanceID("node-a"))
+	f := newFixtureAs(t, "node-a")
 	f.eng.Push(enginetest.Script{Ready: enginetest.ReadyHold})
 	h := f.create("r1", false)
 	f.wait(h.ID, store.StateStarting)
@@ -267,7 +267,7 @@ func TestStopOnAnotherNodeIsConfirmedByTheDrivingNode(t *testing.T) {
 
 	engB := enginetest.New(enginetest.Options{Clock: f.clk})
 	t.Cleanup(engB.Close)
-	b, err := handoff.New(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": engB}), handoff.WithClock(f.clk), handoff.WithInstanceID("node-b"))
+	b, err := handoff.New(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": engB}), handoff.WithSessionOptions(session.Options{Clock: f.clk, InstanceID: "node-b"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestStopAfterTheDrivingNodeDiedIsUnconfirmed(t *testing.T) {
 	// Node a sees the store without its notifications: frozen, it would
 	// not hear of the stop request either.
 	mem := memstore.New()
-	f := newFixtureOn(t, silentStore{mem}, handoff.WithInstanceID("node-a"), handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
+	f := newFixtureOnAs(t, silentStore{mem}, "node-a", handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
 	f.eng.Push(enginetest.Script{Ready: enginetest.ReadyHold})
 	h := f.create("r1", false)
 	f.wait(h.ID, store.StateStarting)
@@ -306,7 +306,7 @@ func TestStopAfterTheDrivingNodeDiedIsUnconfirmed(t *testing.T) {
 	clkB := clock.NewFake(f.clk.Now().Add(ttl + time.Second))
 	engB := enginetest.New(enginetest.Options{Clock: clkB})
 	t.Cleanup(engB.Close)
-	b, err := handoff.New(mem, engine.NewRegistry(map[string]engine.Engine{"demo": engB}), handoff.WithClock(clkB), handoff.WithInstanceID("node-b"), handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
+	b, err := handoff.New(mem, engine.NewRegistry(map[string]engine.Engine{"demo": engB}), handoff.WithSessionOptions(session.Options{Clock: clkB, InstanceID: "node-b"}), handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +382,7 @@ func (r reaperEngine) ReapLaunch(context.Context, baton.LaunchID) (engine.StopOu
 // unconfirmed: no retry, and the workspace stays held.
 func TestReconcileKeepsUnreapedLaunchesHeld(t *testing.T) {
 	const ttl = 30 * time.Second
-	f := newFixture(t, handoff.WithInstanceID("node-a"), handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
+	f := newFixtureAs(t, "node-a", handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
 	f.eng.Push(enginetest.Script{Ready: enginetest.ReadyHold})
 	h := f.create("r1", false)
 	f.wait(h.ID, store.StateStarting)
@@ -395,7 +395,7 @@ func TestReconcileKeepsUnreapedLaunchesHeld(t *testing.T) {
 		// Each node starts once the previous one's lease has lapsed.
 		clkB := clock.NewFake(f.clk.Now().Add(time.Duration(i+1) * (ttl + time.Second)))
 		b, err := handoff.New(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": reaperEngine{f.eng, tc.out}}),
-			handoff.WithClock(clkB), handoff.WithInstanceID("node-b-"+string(tc.out)), handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
+			handoff.WithSessionOptions(session.Options{Clock: clkB, InstanceID: "node-b-" + string(tc.out)}), handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -495,7 +495,7 @@ func (s lateNotifier) Subscribe(ws baton.WorkspaceID) (<-chan struct{}, func()) 
 func TestStopRequestedBeforeTheDriverSubscribedIsCarriedOut(t *testing.T) {
 	mem := memstore.New()
 	late := lateNotifier{Store: mem, n: mem, armed: make(chan struct{}), pending: make(chan struct{}, 8)}
-	f := newFixtureOn(t, late, handoff.WithInstanceID("node-a"))
+	f := newFixtureOnAs(t, late, "node-a")
 	f.eng.Push(enginetest.Script{Ready: enginetest.ReadyReject})
 	h := f.create("r1", false)
 	f.wait(h.ID, store.StateFailed) // node a keeps the reservation for a decision
@@ -507,7 +507,7 @@ func TestStopRequestedBeforeTheDriverSubscribedIsCarriedOut(t *testing.T) {
 
 	engB := enginetest.New(enginetest.Options{Clock: f.clk})
 	t.Cleanup(engB.Close)
-	b, err := handoff.New(mem, engine.NewRegistry(map[string]engine.Engine{"demo": engB}), handoff.WithClock(f.clk), handoff.WithInstanceID("node-b"))
+	b, err := handoff.New(mem, engine.NewRegistry(map[string]engine.Engine{"demo": engB}), handoff.WithSessionOptions(session.Options{Clock: f.clk, InstanceID: "node-b"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -568,7 +568,7 @@ func TestReadyTimeoutCountsFromEnteringStarting(t *testing.T) {
 	t.Cleanup(eng.Close)
 	slow := slowTargetStart{Engine: eng, entered: make(chan struct{}), release: make(chan struct{})}
 	st := memstore.New()
-	co, err := handoff.New(st, engine.NewRegistry(map[string]engine.Engine{"demo": slow}), handoff.WithClock(clk), handoff.WithTimeouts(handoff.Timeouts{Ready: ready}))
+	co, err := handoff.New(st, engine.NewRegistry(map[string]engine.Engine{"demo": slow}), handoff.WithSessionOptions(session.Options{Clock: clk}), handoff.WithTimeouts(handoff.Timeouts{Ready: ready}))
 	if err != nil {
 		t.Fatal(err)
 	}

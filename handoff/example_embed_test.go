@@ -34,7 +34,7 @@ func ExampleCoordinator_Recover() {
 	}
 	defer st.Close()
 	engines := engine.NewRegistry(map[string]engine.Engine{"claude": myEngine})
-	co, err := handoff.New(st, engines, handoff.WithLogger(logger))
+	co, err := handoff.New(st, engines, handoff.WithSessionOptions(session.Options{Logger: logger}))
 	if err != nil {
 		fmt.Println(err)
 		return

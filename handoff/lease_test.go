@@ -8,6 +8,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
 
@@ -16,14 +17,14 @@ import (
 // dies and its lease lapses, the second interrupts it, launching nothing.
 func TestReconcileRespectsLiveLeases(t *testing.T) {
 	const ttl = 30 * time.Second
-	f := newFixture(t, handoff.WithInstanceID("node-a"), handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
+	f := newFixtureAs(t, "node-a", handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
 	f.eng.Push(enginetest.Script{Ready: enginetest.ReadyHold})
 	h := f.create("r1", false)
 	f.wait(h.ID, store.StateStarting)
 	f.launches(2)
 
 	b, err := handoff.New(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": f.eng}),
-		handoff.WithClock(f.clk), handoff.WithInstanceID("node-b"), handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
+		handoff.WithSessionOptions(session.Options{Clock: f.clk, InstanceID: "node-b"}), handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func (f *fixture) waitLease(ok func(time.Time) bool) {
 // store do, leaves the transfers it drives, or keeps for a decision, alone:
 // it neither interrupts them nor stops what they launched.
 func TestReconcileLeavesOwnTransfers(t *testing.T) {
-	f := newFixture(t, handoff.WithInstanceID("node-a"))
+	f := newFixtureAs(t, "node-a")
 	f.eng.Push(enginetest.Script{Ready: enginetest.ReadyHold})
 	h := f.create("r1", false)
 	f.wait(h.ID, store.StateStarting)

@@ -33,10 +33,9 @@ func TestOptionConflicts(t *testing.T) {
 	}{
 		{"WithTimeouts twice", []handoff.Option{handoff.WithTimeouts(handoff.Timeouts{Lease: time.Second}), handoff.WithTimeouts(handoff.Timeouts{Lease: time.Minute})}},
 		{"WithSessions twice", []handoff.Option{handoff.WithSessions(svc), handoff.WithSessions(svc)}},
-		{"WithClock with WithSessions", []handoff.Option{handoff.WithSessions(svc), handoff.WithClock(clk)}},
-		{"WithLogger with WithSessions", []handoff.Option{handoff.WithLogger(nil), handoff.WithSessions(svc)}},
-		{"Timeouts.Stop with WithSessions", []handoff.Option{handoff.WithSessions(svc), handoff.WithTimeouts(handoff.Timeouts{Stop: time.Second})}},
-		{"WithInstanceID with WithSessions", []handoff.Option{handoff.WithSessions(svc), handoff.WithInstanceID("n")}},
+		{"WithSessionOptions twice", []handoff.Option{handoff.WithSessionOptions(session.Options{Clock: clk}), handoff.WithSessionOptions(session.Options{})}},
+		{"WithSessionOptions with WithSessions", []handoff.Option{handoff.WithSessionOptions(session.Options{Logger: nil}), handoff.WithSessions(svc)}},
+		{"WithSessions with WithSessionOptions", []handoff.Option{handoff.WithSessions(svc), handoff.WithSessionOptions(session.Options{InstanceID: "n"})}},
 	} {
 		if co, err := handoff.New(st, reg, tc.opts...); !errors.Is(err, baton.ErrOptionConflict) || !errors.Is(err, baton.ErrInvalid) {
 			t.Errorf("%s: New = %v, %v; want ErrOptionConflict", tc.name, co, err)

@@ -43,7 +43,7 @@ func (r *failingReaper) ReapLaunch(ctx context.Context, id baton.LaunchID) (engi
 // the workspace stays held. A second Recover kills it and says so
 // (Reaped, Outcome engine.Stopped), with an info line naming the workspace and the launch.
 func TestRecoverSaysWhatItReaped(t *testing.T) {
-	f := newFixture(t, handoff.WithInstanceID("node-1"))
+	f := newFixtureAs(t, "node-1")
 	f.eng.Push(enginetest.Script{Ready: enginetest.ReadyHold})
 	h := f.create("r1", false)
 	f.wait(h.ID, store.StateStarting)
@@ -55,8 +55,7 @@ func TestRecoverSaysWhatItReaped(t *testing.T) {
 
 	core, logs := observer.New(zapcore.InfoLevel)
 	eng := &failingReaper{Engine: f.eng, fail: true}
-	co2, err := handoff.New(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": eng}), handoff.WithClock(f.clk),
-		handoff.WithInstanceID("node-1"), handoff.WithLogger(zap.New(core)))
+	co2, err := handoff.New(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": eng}), handoff.WithSessionOptions(session.Options{Clock: f.clk, InstanceID: "node-1", Logger: zap.New(core)}))
 	if err != nil {
 		t.Fatal(err)
 	}

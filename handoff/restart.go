@@ -70,7 +70,7 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 // store was opened belongs to a process that is gone and is taken at once;
 // on a shared store (PostgreSQL) another process's lease is taken once it
 // lapses, so run Reconcile again later, or give a restarted process its
-// previous WithInstanceID. A transfer whose reservation this Coordinator
+// previous instance id (session.Options.InstanceID). A transfer whose reservation this Coordinator
 // took itself, and still holds (it drives it, or keeps it for a decision),
 // is left alone as well, so a host on a shared store can run Reconcile
 // periodically. Session rows are not touched: see Recover.

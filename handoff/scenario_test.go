@@ -41,11 +41,23 @@ type fixture struct {
 // with a workspace whose source session runs (launch 1).
 func newFixture(t *testing.T, opts ...handoff.Option) *fixture {
 	t.Helper()
-	return newFixtureOn(t, memstore.New(), opts...)
+	return newFixtureOnAs(t, memstore.New(), "", opts...)
+}
+
+// newFixtureAs is newFixture with the session service's instance id.
+func newFixtureAs(t *testing.T, id string, opts ...handoff.Option) *fixture {
+	t.Helper()
+	return newFixtureOnAs(t, memstore.New(), id, opts...)
 }
 
 // newFixtureOn is newFixture over st.
 func newFixtureOn(t *testing.T, st store.Store, opts ...handoff.Option) *fixture {
+	t.Helper()
+	return newFixtureOnAs(t, st, "", opts...)
+}
+
+// newFixtureOnAs is newFixtureAs over st.
+func newFixtureOnAs(t *testing.T, st store.Store, id string, opts ...handoff.Option) *fixture {
 	t.Helper()
 	f := &fixture{t: t, st: st, ctx: context.Background(), ws: "ws-1", root: t.TempDir(),
 		clk:  clock.NewFake(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)),
@@ -56,7 +68,7 @@ func newFixtureOn(t *testing.T, st store.Store, opts ...handoff.Option) *fixture
 	}})
 	t.Cleanup(f.eng.Close)
 	var err error
-	co, err = handoff.New(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": f.eng}), append([]handoff.Option{handoff.WithClock(f.clk)}, opts...)...)
+	co, err = handoff.New(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": f.eng}), append([]handoff.Option{handoff.WithSessionOptions(session.Options{Clock: f.clk, InstanceID: id})}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +347,7 @@ func TestGenerationTimeoutWithoutReportFails(t *testing.T) {
 
 func TestReconcileInterruptsAndNeverRelaunches(t *testing.T) {
 	// The same node restarting: the same instance id takes its lease back.
-	f := newFixture(t, handoff.WithInstanceID("node-1"))
+	f := newFixtureAs(t, "node-1")
 	f.eng.Push(enginetest.Script{Ready: enginetest.ReadyHold})
 	h := f.create("r1", false)
 	f.wait(h.ID, store.StateStarting)
@@ -344,7 +356,7 @@ func TestReconcileInterruptsAndNeverRelaunches(t *testing.T) {
 	// Crash: the engine's processes die with the host; the coordinator is
 	// dropped without Shutdown.
 	f.eng.CrashAll()
-	co2, err := handoff.New(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": f.eng}), handoff.WithClock(f.clk), handoff.WithInstanceID("node-1"))
+	co2, err := handoff.New(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": f.eng}), handoff.WithSessionOptions(session.Options{Clock: f.clk, InstanceID: "node-1"}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -137,8 +137,8 @@ func newServer(ctx context.Context, cfg config, log *zap.Logger) (*server, error
 	}
 	s.demo = newDemoEngine(cfg.Demo, s.submitReport)
 	acfg := agent.Config{Addr: cfg.MCPAddr, DataDir: filepath.Join(cfg.Data, "exec"), Logger: log,
-		Engines: map[string]engine.Engine{"demo": s.demo},
-		Handoff: []handoff.Option{handoff.WithInstanceID(id), handoff.WithTimeouts(handoff.Timeouts{Lease: cfg.LeaseTTL}), handoff.WithObserver(s.observe)}}
+		Engines: map[string]engine.Engine{"demo": s.demo}, Sessions: session.Options{InstanceID: id},
+		Handoff: []handoff.Option{handoff.WithTimeouts(handoff.Timeouts{Lease: cfg.LeaseTTL}), handoff.WithObserver(s.observe)}}
 	if cfg.Token != "" {
 		// One door: /mcp takes the API's token too, and each CLI's MCP
 		// configuration carries it.

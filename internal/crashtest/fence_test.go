@@ -232,8 +232,8 @@ func frozenTransfer(t *testing.T, hide bool, reapB func(*exec.Engine) engine.Eng
 	if reapB != nil {
 		engB = reapB(engB.(*exec.Engine))
 	}
-	coA := newNode(t, st, frz, handoff.WithInstanceID("node-a"))
-	coB := newNode(t, st, engB, handoff.WithInstanceID("node-b"), handoff.WithClock(clock.NewFake(time.Now().Add(time.Hour))))
+	coA := newNode(t, st, frz, handoff.WithSessionOptions(session.Options{InstanceID: "node-a"}))
+	coB := newNode(t, st, engB, handoff.WithSessionOptions(session.Options{InstanceID: "node-b", Clock: clock.NewFake(time.Now().Add(time.Hour))}))
 	root := filepath.Join(t.TempDir(), "ws")
 	if err := os.Mkdir(root, 0o700); err != nil {
 		t.Fatal(err)

@@ -63,7 +63,7 @@ func lifecycleCoordinator(tb testing.TB, st store.Store) (*handoff.Coordinator, 
 	})
 	tb.Cleanup(eng.Close)
 	co, err := handoff.New(st, engine.NewRegistry(map[string]engine.Engine{"demo": eng}),
-		handoff.WithLogger(zaptest.NewLogger(tb, zaptest.Level(zap.WarnLevel))))
+		handoff.WithSessionOptions(session.Options{Logger: zaptest.NewLogger(tb, zaptest.Level(zap.WarnLevel))}))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -218,8 +218,8 @@ func main() {
 	if *mode == "recover" {
 		// What Recover reaped is logged at info: the JSON lines go to
 		// stdout, among the host's own.
-		opts = append(opts, handoff.WithLogger(zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()),
-			zapcore.Lock(os.Stdout), zapcore.InfoLevel))))
+		opts = append(opts, handoff.WithSessionOptions(session.Options{Logger: zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()),
+			zapcore.Lock(os.Stdout), zapcore.InfoLevel))}))
 	}
 	co, err = handoff.New(st, engine.NewRegistry(map[string]engine.Engine{"agent": eng}), opts...)
 	if err != nil {
