@@ -18,7 +18,6 @@ import (
 	"github.com/batonhq/baton/engine/exec"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/handoff/mcpserver"
-	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
@@ -74,12 +73,16 @@ type Config struct {
 	// (InstanceID, a stable one on a shared store; Clock, timeouts, ...);
 	// New sets Logger when it is nil.
 	Sessions session.Options
+	// Briefing says how a transfer's target is briefed (its Build, Facts,
+	// ...). New sets HistoryTool (read_source_history: a briefing without
+	// the conversation points the target at the tool it is granted) when
+	// it is blank, and the Secrets and Markers of Limits.Conversation to
+	// those of MCP.Limits (the briefing redacts what the history tool
+	// redacts).
+	Briefing handoff.Briefing
 	// Handoff are more options of the Coordinator (WithObserver,
-	// WithFacts, WithTimeouts, ...), given after New's own:
-	// WithSessionOptions(Sessions), WithHistoryTool(read_source_history) (a
-	// briefing without the conversation points the target at the tool it
-	// is granted), and WithBriefingLimits with the Secrets and Markers of
-	// MCP.Limits (the briefing redacts what the history tool redacts).
+	// WithTimeouts, ...), given after New's own: WithSessionOptions
+	// (Sessions) and WithBriefing (Briefing).
 	Handoff []handoff.Option
 	// MCP configures the MCP server (its Limits, Facts, Version, ...);
 	// New sets Coordinator, History when it is nil (the source's transcript
@@ -208,9 +211,12 @@ func New(st store.Store, cfg Config) (_ *Host, err error) {
 	if so.Logger == nil {
 		so.Logger = log.Named("handoff")
 	}
-	opts := append([]handoff.Option{handoff.WithSessionOptions(so), handoff.WithHistoryTool(mcpserver.ToolHistory),
-		handoff.WithBriefingLimits(recap.HandoffLimits{Conversation: recap.Limits{Secrets: cfg.MCP.Limits.Secrets, Markers: cfg.MCP.Limits.Markers}})},
-		cfg.Handoff...)
+	b := cfg.Briefing
+	if b.HistoryTool == "" {
+		b.HistoryTool = mcpserver.ToolHistory
+	}
+	b.Limits.Conversation.Secrets, b.Limits.Conversation.Markers = cfg.MCP.Limits.Secrets, cfg.MCP.Limits.Markers
+	opts := append([]handoff.Option{handoff.WithSessionOptions(so), handoff.WithBriefing(b)}, cfg.Handoff...)
 	if h.Coordinator, err = handoff.New(st, h.Engines, opts...); err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -15,17 +14,17 @@ import (
 
 // DefaultBriefing builds the target's prompt with recap.HandoffPrompt from
 // what the records hold: the workspace's mission, the source session, the
-// report, if one was written, the facts gathered (WithFacts), the queued
+// report, if one was written, the facts gathered (Briefing.Facts), the queued
 // instructions not known to be delivered, by id and state, and the source
 // session's conversation, replayed from its engine's transcript (bounded
 // and redacted, report-only turns left out). Without a report the prompt
 // says that no LLM summary was made. Without a transcript it says that the
 // conversation was not included, why, and where the target can read it
-// (WithHistoryTool), never that nothing was exchanged; a transcript that
+// (Briefing.HistoryTool), never that nothing was exchanged; a transcript that
 // fails midway is left out the same way. What Handoff.Share withholds (the
 // conversation, the report) is left out, and the prompt says so. Tools that
 // know more (tasks, git state, a conversation of their own) pass their own
-// function to WithBriefing. Errors: ctx's, when it ended while the
+// function as Briefing.Build. Errors: ctx's, when it ended while the
 // transcript was read.
 func DefaultBriefing(ctx context.Context, in BriefingInput) (string, error) {
 	// What the records alone give: the conversation has no events yet (it
@@ -55,22 +54,9 @@ func DefaultBriefing(ctx context.Context, in BriefingInput) (string, error) {
 	})
 }
 
-// WithFacts sets how a transfer's facts are gathered beside the report
-// (default: none): gather returns the facts of the workspace's root since
-// the source session started (or, without a source, since the transfer was
-// created), rendered as Markdown; facts.Func of package handoff/facts
-// gathers git state. It runs in the driver, outside any store
-// transaction, just before the transfer enters starting; what it returns is
-// stored on the handoff (Handoff.Facts) in that transition's commit and
-// given to the briefing. It must be bounded in time and size, and should
-// return a short honest line rather than nothing when it cannot tell.
-func WithFacts(gather func(ctx context.Context, root string, since time.Time) string) Option {
-	return func(co *Coordinator) { co.given.Add("WithFacts"); co.facts = gather }
-}
-
-// gatherFacts runs the WithFacts gatherer for h, if any.
+// gatherFacts runs the Briefing.Facts gatherer for h, if any.
 func (c *Coordinator) gatherFacts(ctx context.Context, h store.Handoff) string {
-	if c.facts == nil {
+	if c.brief.Facts == nil {
 		return ""
 	}
 	in, err := c.briefingInput(ctx, h)
@@ -84,5 +70,5 @@ func (c *Coordinator) gatherFacts(ctx context.Context, h store.Handoff) string {
 	if in.Source != nil && !in.Source.StartedAt.IsZero() {
 		since = in.Source.StartedAt
 	}
-	return c.facts(ctx, in.Workspace.Root, since)
+	return c.brief.Facts(ctx, in.Workspace.Root, since)
 }

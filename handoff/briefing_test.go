@@ -244,7 +244,7 @@ func TestTransferShare(t *testing.T) {
 		{baton.ShareConversation, baton.ShareReport, baton.ShareReport, false, true},
 		{baton.ShareConversation, baton.ShareNone, baton.ShareNone, false, false},
 	} {
-		prompt, h := transfer(t, tc.ws, tc.req, true, handoff.WithHistoryTool("read_source_history"))
+		prompt, h := transfer(t, tc.ws, tc.req, true, handoff.WithBriefing(handoff.Briefing{HistoryTool: "read_source_history"}))
 		if h.Share != tc.want {
 			t.Errorf("workspace %q, request %q: handoff share %q; want %q", tc.ws, tc.req, h.Share, tc.want)
 		}

@@ -35,25 +35,22 @@ const (
 // transaction, and engine side effects happen only after that transaction
 // has committed. Safe for concurrent use.
 type Coordinator struct {
-	store       store.Store
-	engines     *engine.Registry
-	svc         *session.Service
-	sessions    supervisor // svc's
-	given       workspace.Given
-	clock       clock.Clock
-	log         *zap.Logger
-	sm          *stateless.StateMachine
-	id          string
-	genTimeout  time.Duration
-	readyTime   time.Duration
-	sessOpts    session.Options // WithSessionOptions'
-	leaseTTL    time.Duration
-	poll        time.Duration
-	briefing    func(context.Context, BriefingInput) (string, error)
-	historyTool string
-	briefLimits recap.HandoffLimits
-	facts       func(ctx context.Context, root string, since time.Time) string
-	observers   []func(Event)
+	store      store.Store
+	engines    *engine.Registry
+	svc        *session.Service
+	sessions   supervisor // svc's
+	given      workspace.Given
+	clock      clock.Clock
+	log        *zap.Logger
+	sm         *stateless.StateMachine
+	id         string
+	genTimeout time.Duration
+	readyTime  time.Duration
+	sessOpts   session.Options // WithSessionOptions'
+	leaseTTL   time.Duration
+	poll       time.Duration
+	brief      Briefing // WithBriefing's, Build set
+	observers  []func(Event)
 	// incarnation is the store's Incarnation when it is exclusive
 	// (workspace.Incarnation).
 	incarnation string
@@ -139,29 +136,47 @@ func WithTimeouts(t Timeouts) Option {
 	}
 }
 
-// WithHistoryTool names the tool a transfer's target can call to read the
-// source conversation (the MCP server's read_source_history, when the
-// target's launch is granted it): a briefing that does not include the
-// conversation points the target at it. Default: none.
-func WithHistoryTool(name string) Option {
-	return func(co *Coordinator) { co.given.Add("WithHistoryTool"); co.historyTool = strings.TrimSpace(name) }
+// Briefing says how a transfer's target is briefed; a zero field keeps its
+// default.
+type Briefing struct {
+	// Build builds the target's opening prompt from the transfer's records
+	// (default: DefaultBriefing, which also reads the source engine's
+	// transcript, when it keeps one). It runs after the transaction that
+	// entered starting, before the target is launched; an error fails the
+	// attempt. It must be deterministic for the same input.
+	Build func(ctx context.Context, in BriefingInput) (string, error)
+	// Limits bound the default briefing's sections and name what it
+	// redacts besides the built-in token shapes (for example
+	// Conversation.Secrets: the values of the host's API keys); Build gets
+	// them as BriefingInput.Limits. Default: recap's defaults.
+	Limits recap.HandoffLimits
+	// HistoryTool names the tool a transfer's target can call to read the
+	// source conversation (the MCP server's read_source_history, when the
+	// target's launch is granted it): a briefing that does not include the
+	// conversation points the target at it. Default: none.
+	HistoryTool string
+	// Facts gathers a transfer's facts beside the report (default: none):
+	// it returns the facts of the workspace's root since the source session
+	// started (or, without a source, since the transfer was created),
+	// rendered as Markdown; facts.Func of package handoff/facts gathers git
+	// state. It runs in the driver, outside any store transaction, just
+	// before the transfer enters starting; what it returns is stored on the
+	// handoff (Handoff.Facts) in that transition's commit and given to the
+	// briefing. It must be bounded in time and size, and should return a
+	// short honest line rather than nothing when it cannot tell.
+	Facts func(ctx context.Context, root string, since time.Time) string
 }
 
-// WithBriefingLimits sets the bounds of the default briefing's sections and
-// what it redacts besides the built-in token shapes (for example
-// Conversation.Secrets: the values of the host's API keys); the
-// Briefing gets them as BriefingInput.Limits. Default: recap's defaults.
-func WithBriefingLimits(l recap.HandoffLimits) Option {
-	return func(co *Coordinator) { co.given.Add("WithBriefingLimits"); co.briefLimits = l }
-}
-
-// WithBriefing sets how the target's opening prompt is built from the
-// transfer's records (default: DefaultBriefing, which also reads the source
-// engine's transcript, when it keeps one). It runs after the transaction
-// that entered starting, before the target is launched; an error fails the
-// attempt. It must be deterministic for the same input.
-func WithBriefing(b func(ctx context.Context, in BriefingInput) (string, error)) Option {
-	return func(co *Coordinator) { co.given.Add("WithBriefing"); co.briefing = b }
+// WithBriefing sets how a transfer's target is briefed (see Briefing).
+func WithBriefing(b Briefing) Option {
+	return func(co *Coordinator) {
+		co.given.Add("WithBriefing")
+		b.HistoryTool = strings.TrimSpace(b.HistoryTool)
+		if b.Build == nil {
+			b.Build = DefaultBriefing
+		}
+		co.brief = b
+	}
 }
 
 // WithObserver registers fn to be called after every committed transition,
@@ -190,7 +205,7 @@ func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator
 		return nil, baton.Errorf(baton.ErrInvalid, "handoff.New: nil store or engine registry")
 	}
 	c := &Coordinator{
-		store: st, engines: engines, briefing: DefaultBriefing,
+		store: st, engines: engines, brief: Briefing{Build: DefaultBriefing},
 		drivers: map[baton.HandoffID]*driver{}, stopping: map[baton.HandoffID]bool{}, took: map[baton.HandoffID]context.CancelFunc{},
 	}
 	for _, o := range opts {

@@ -21,7 +21,7 @@
 // activates the target and moves the source's wakeups to it; a failure,
 // Stop or restart restores the source. failed and interrupted wait for
 // Decide (Retry, Skip; Cancel is Stop). Watch, Wait and List observe.
-// The target's briefing (DefaultBriefing, or WithBriefing's) carries the
+// The target's briefing (DefaultBriefing, or WithBriefing's Build) carries the
 // record, the report and the conversation as the user chose (baton.Share),
 // and is published under <workspace root>/.ai/handoffs/.
 //

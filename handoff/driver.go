@@ -256,7 +256,7 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner work
 		return failed("the workspace could not be read: " + err.Error())
 	}
 	ws := in.Workspace
-	prompt, err := c.briefing(ctx, in)
+	prompt, err := c.brief.Build(ctx, in)
 	if err != nil {
 		return failed("building the handoff prompt failed: " + err.Error())
 	}

@@ -335,7 +335,7 @@ func TestFactsAreStoredAndBriefed(t *testing.T) {
 			t.Skipf("git: %v: %s", err, out)
 		}
 	}
-	f := newFixture(t, handoff.WithFacts(facts.Func(facts.Options{})))
+	f := newFixture(t, handoff.WithBriefing(handoff.Briefing{Facts: facts.Func(facts.Options{})}))
 	// The fixture's workspace has its own root; point a new one at the
 	// repository.
 	if _, err := f.svc.CreateWorkspace(f.ctx, store.Workspace{ID: "ws-git", Root: root, Config: f.cfgA}); err != nil {

@@ -131,17 +131,17 @@ type BriefingInput struct {
 	Conversation        iter.Seq2[transcript.Event, error]
 	ConversationOmitted string
 	// HistoryTool names the tool the target can call to read the source
-	// conversation (WithHistoryTool); blank when it has none, or when
+	// conversation (Briefing.HistoryTool); blank when it has none, or when
 	// Handoff.Share leaves the conversation out.
 	HistoryTool string
 	// Limits bound the briefing and say what to redact
-	// (WithBriefingLimits).
+	// (Briefing.Limits).
 	Limits recap.HandoffLimits
 }
 
 // briefingInput reads what a briefing is given for h.
 func (c *Coordinator) briefingInput(ctx context.Context, h store.Handoff) (BriefingInput, error) {
-	in := BriefingInput{Handoff: public(h), Limits: c.briefLimits}
+	in := BriefingInput{Handoff: public(h), Limits: c.brief.Limits}
 	err := c.store.View(ctx, func(tx store.Tx) error {
 		ws, err := tx.GetWorkspace(h.Workspace)
 		if err != nil {
@@ -168,7 +168,7 @@ func (c *Coordinator) briefingInput(ctx context.Context, h store.Handoff) (Brief
 		in.ConversationOmitted = omitChosen
 		return in, nil
 	}
-	in.HistoryTool = c.historyTool
+	in.HistoryTool = c.brief.HistoryTool
 	in.Conversation, in.ConversationOmitted, err = c.sessions.Conversation(ctx, h.SourceSession)
 	return in, err
 }

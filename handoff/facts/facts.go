@@ -178,7 +178,7 @@ func lastChecks(cs []Check, maxN int) ([]Check, int) {
 
 func (f *Facts) note(s string) { f.Notes = append(f.Notes, s) }
 
-// Func returns a gatherer for handoff.WithFacts: the facts of the
+// Func returns a gatherer for handoff.Briefing.Facts: the facts of the
 // workspace's root since the source session started (or, without a
 // source, since the transfer was created), rendered as Markdown. A
 // workspace without a root gives no facts.

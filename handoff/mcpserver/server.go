@@ -21,7 +21,7 @@ import (
 const (
 	toolSubmit = "submit_session_handoff"
 	// ToolHistory is the name of the tool that reads the source
-	// conversation (for handoff.WithHistoryTool).
+	// conversation (for handoff.Briefing.HistoryTool).
 	ToolHistory = "read_source_history"
 	toolFacts   = "get_handoff_facts"
 )
