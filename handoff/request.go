@@ -1,18 +1,19 @@
 package handoff
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/ids"
-	"github.com/batonhq/baton/internal/jsonesc"
 	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
@@ -90,41 +91,50 @@ func (r Request) fingerprint() string {
 	return hex.EncodeToString(sum[:])
 }
 
-// canonical returns the canonical JSON of r (object keys sorted, no white
-// space, encoding/json's string escaping), written directly: a Request
-// holds only strings and booleans, in a known shape. A blank Share is left
-// out. TestFingerprintIsCanonical checks it against encoding/json on
-// random requests, so the fingerprints of stored handoffs do not change.
+// canonical returns the canonical JSON of r: object keys sorted (the
+// fields below are declared in that order), no white space, encoding/json's
+// string escaping without its HTML escaping, invalid UTF-8 written as
+// U+FFFD, a blank Share and every blank optional field left out. TestFingerprintIsCanonical checks it against a
+// generic re-encoding on random requests, so the fingerprints of stored
+// handoffs do not change.
 func (r Request) canonical() []byte {
-	b := make([]byte, 0, 160+len(r.Workspace)+len(r.RequestID)+len(r.SourceSession))
-	sep := byte('{')
-	key := func(k string) { b = append(append(append(b, sep, '"'), k...), '"', ':'); sep = ',' }
-	str := func(k, v string) { key(k); b = jsonesc.AppendCanonical(b, v) }
-	opt := func(k, v string) {
-		if v != "" {
-			str(k, v)
-		}
-	}
-	key("generateSummary")
-	b = strconv.AppendBool(b, r.GenerateSummary)
-	if r.Native {
-		key("native")
-		b = append(b, "true"...)
-	}
-	str("requestId", r.RequestID)
-	opt("share", string(r.Share))
-	opt("sourceSessionId", string(r.SourceSession))
 	t := r.Target
-	key("target")
-	sep = '{'
-	opt("account", t.Account)
-	str("engine", t.Engine)
-	opt("model", t.Model)
-	opt("permissionMode", t.PermissionMode)
-	opt("reasoningEffort", t.ReasoningEffort)
-	b = append(b, '}')
-	str("workspaceId", string(r.Workspace))
-	return append(b, '}')
+	v := struct {
+		GenerateSummary bool   `json:"generateSummary"`
+		Native          bool   `json:"native,omitempty"`
+		RequestID       string `json:"requestId"`
+		Share           string `json:"share,omitempty"`
+		SourceSession   string `json:"sourceSessionId,omitempty"`
+		Target          struct {
+			Account         string `json:"account,omitempty"`
+			Engine          string `json:"engine"`
+			Model           string `json:"model,omitempty"`
+			PermissionMode  string `json:"permissionMode,omitempty"`
+			ReasoningEffort string `json:"reasoningEffort,omitempty"`
+		} `json:"target"`
+		Workspace string `json:"workspaceId"`
+	}{GenerateSummary: r.GenerateSummary, Native: r.Native, RequestID: valid(r.RequestID), Share: valid(string(r.Share)),
+		SourceSession: valid(string(r.SourceSession)), Workspace: valid(string(r.Workspace))}
+	v.Target.Account, v.Target.Engine, v.Target.Model = valid(t.Account), valid(t.Engine), valid(t.Model)
+	v.Target.PermissionMode, v.Target.ReasoningEffort = valid(t.PermissionMode), valid(t.ReasoningEffort)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // strings and booleans: it cannot fail
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// valid replaces each byte of s that is not valid UTF-8 by U+FFFD, as
+// encoding/json reads it, so that the canonical JSON writes the rune itself.
+func valid(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Create requests a session transfer and returns the handoff as committed.
