@@ -21,9 +21,9 @@
 // activates the target and moves the source's wakeups to it; a failure,
 // Stop or restart restores the source. failed and interrupted wait for
 // Decide (Retry, Skip; Cancel is Stop). Watch, Wait and List observe.
-// The target's briefing (DefaultBriefing, or WithBriefing's Build) carries the
-// record, the report and the conversation as the user chose (baton.Share),
-// and is published under <workspace root>/.ai/handoffs/.
+// The target's briefing (DefaultBriefing, or WithBriefing's Build) carries
+// the record, the report and the conversation as the user chose
+// (baton.Share), and is published under <workspace root>/.ai/handoffs/.
 //
 // # Restart
 //
@@ -41,6 +41,6 @@
 // confirmed, by the process that drives the transfer (Timeouts.Lease). A
 // report-only turn does not survive a restart. Timeouts.Ready and the
 // session service's StopTimeout (session.Options) bound every launch and
-// stop; DESIGN.md beside this file
-// counts a transfer's commits and spells out the timeouts.
+// stop; DESIGN.md beside this file counts a transfer's commits and spells
+// out the timeouts.
 package handoff
