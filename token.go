@@ -93,13 +93,10 @@ func (t Token) LogValue() slog.Value { return slog.StringValue(Redacted) }
 // TokenHash is the SHA-256 of a token. The zero TokenHash matches no token.
 type TokenHash [sha256.Size]byte
 
-// IsZero reports whether h is unset.
-func (h TokenHash) IsZero() bool { return h == TokenHash{} }
-
 // Matches reports, in constant time, whether t hashes to h. The zero TokenHash and
 // the empty token never match.
 func (h TokenHash) Matches(t Token) bool {
-	if h.IsZero() || t.IsZero() {
+	if h == (TokenHash{}) || t.IsZero() {
 		return false
 	}
 	th := t.Hash()

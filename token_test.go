@@ -113,8 +113,8 @@ func TestHashForm(t *testing.T) {
 	if _, err := hex.DecodeString(tok.Hash().String()); err != nil {
 		t.Errorf("Hash().String() is not hex: %v", err)
 	}
-	if !(TokenHash{}).IsZero() || tok.Hash().IsZero() {
-		t.Error("IsZero wrong")
+	if tok.Hash() == (TokenHash{}) {
+		t.Error("Hash() is zero")
 	}
 }
 

@@ -3,6 +3,7 @@ package badgerstore
 import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 )
 
 // queuedList holds the queued continuations of every workspace, oldest
@@ -34,7 +35,7 @@ func (t *tx) GetContinuation(id baton.ContinuationID) (store.Continuation, error
 // baton.ErrInvalid if ID or Workspace is empty.
 func (t *tx) PutContinuation(c store.Continuation) error {
 	k := continuationKey(c.ID)
-	cur, found, err := current[continuationRow](t, "PutContinuation", k, required("continuation", "ID", c.ID), required("continuation", "Workspace", c.Workspace))
+	cur, found, err := current[continuationRow](t, "PutContinuation", k, backend.Required(pkg, "continuation", "ID", c.ID), backend.Required(pkg, "continuation", "Workspace", c.Workspace))
 	if err != nil {
 		return err
 	}

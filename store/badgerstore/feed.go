@@ -7,15 +7,13 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 )
 
 // pendingChanges are the feed entries of one transaction: one per record,
 // its last value, in the order records were first written. They are
 // numbered and written by flush, just before the commit.
-type pendingChanges struct {
-	order []string
-	last  map[string]pendingChange
-}
+type pendingChanges = backend.Changes[string, pendingChange]
 
 // pendingChange is a change (its record left out), the field of
 // store.Change its record goes in ("handoff", "session" or "instruction")
@@ -26,22 +24,10 @@ type pendingChange struct {
 	body  []byte
 }
 
-// add notes the record id, of the kind field names, whose JSON is body.
-func (p *pendingChanges) add(c store.Change, field, id string, body []byte) {
-	k := field + "\x00" + id
-	if p.last == nil {
-		p.last = map[string]pendingChange{}
-	}
-	if _, ok := p.last[k]; !ok {
-		p.order = append(p.order, k)
-	}
-	p.last[k] = pendingChange{c, field, body}
-}
-
 // recordChange notes that the record id of workspace ws, of the kind field
 // names, was written as body.
 func (t *tx) recordChange(ws baton.WorkspaceID, field, id string, body []byte) {
-	t.changes.add(store.Change{Workspace: ws}, field, id, body)
+	t.changes.Add(field+"\x00"+id, pendingChange{store.Change{Workspace: ws}, field, body})
 }
 
 // encodeChange returns the JSON of c with its record, whose JSON is body,
@@ -67,13 +53,12 @@ func encodeChange(c store.Change, field string, body []byte) ([]byte, error) {
 // feed: of two transactions appending to one workspace, the second to
 // commit conflicts and re-runs, so Seq follows commit order.
 func (t *tx) flushChanges() ([]baton.WorkspaceID, error) {
-	if len(t.changes.order) == 0 {
+	if t.changes.Len() == 0 {
 		return nil, nil
 	}
 	next := map[baton.WorkspaceID]uint64{}
 	var grown []baton.WorkspaceID
-	for _, k := range t.changes.order {
-		pc := t.changes.last[k]
+	for pc := range t.changes.All() {
 		c := pc.c
 		seq, ok := next[c.Workspace]
 		if !ok {

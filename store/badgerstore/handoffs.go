@@ -8,6 +8,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 )
 
 // pendingList is the 'p' table: one slot key per workspace with a pending
@@ -97,15 +98,14 @@ func (t *tx) ListHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
 // re-runs and sees the winner.
 func (t *tx) PutHandoff(h store.Handoff) error {
 	k := handoffKey(h.ID)
-	cur, found, err := current[handoffRow](t, "PutHandoff", k, required("handoff", "ID", h.ID),
-		required("handoff", "Workspace", h.Workspace), required("handoff", "RequestID", h.RequestID))
+	cur, found, err := current[handoffRow](t, "PutHandoff", k, backend.Required(pkg, "handoff", "ID", h.ID),
+		backend.Required(pkg, "handoff", "Workspace", h.Workspace), backend.Required(pkg, "handoff", "RequestID", h.RequestID))
 	if err != nil {
 		return err
 	}
 	rk := requestKey(h.Workspace, h.RequestID)
 	if found && (h.Workspace != cur.Workspace || h.RequestID != cur.RequestID) {
-		return baton.Errorf(baton.ErrInvalid, "badgerstore: PutHandoff %q: workspace and request id cannot change (stored %q/%q, given %q/%q)",
-			h.ID, cur.Workspace, cur.RequestID, h.Workspace, h.RequestID)
+		return backend.KeysChanged(pkg, h, cur.Handoff)
 	}
 	if !found {
 		holder, err := t.getString(rk)
@@ -113,7 +113,7 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 			return err
 		}
 		if holder != "" {
-			return baton.Errorf(store.ErrDuplicate, "badgerstore: request id %q of workspace %q is taken by handoff %q", h.RequestID, h.Workspace, holder)
+			return backend.RequestTaken(pkg, h, holder)
 		}
 	}
 	slot, err := t.checkSlot(h)
@@ -150,7 +150,7 @@ func (t *tx) checkSlot(h store.Handoff) (string, error) {
 		return "", err
 	}
 	if h.State.Pending() && slot != "" && slot != string(h.ID) {
-		return "", baton.Errorf(store.ErrDuplicate, "badgerstore: workspace %q already has pending handoff %q", h.Workspace, slot)
+		return "", backend.SlotTaken(pkg, h, slot)
 	}
 	return slot, nil
 }

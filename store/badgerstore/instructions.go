@@ -3,6 +3,7 @@ package badgerstore
 import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 )
 
 // instructionIndex is the entry of i in the instructions of its workspace,
@@ -24,7 +25,7 @@ func (t *tx) GetInstruction(id baton.InstructionID) (store.Instruction, error) {
 // baton.ErrInvalid if ID or Workspace is empty.
 func (t *tx) PutInstruction(i store.Instruction) error {
 	k := instructionKey(i.ID)
-	cur, found, err := current[instructionRow](t, "PutInstruction", k, required("instruction", "ID", i.ID), required("instruction", "Workspace", i.Workspace))
+	cur, found, err := current[instructionRow](t, "PutInstruction", k, backend.Required(pkg, "instruction", "ID", i.ID), backend.Required(pkg, "instruction", "Workspace", i.Workspace))
 	if err != nil {
 		return err
 	}

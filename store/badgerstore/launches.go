@@ -3,6 +3,7 @@ package badgerstore
 import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 )
 
 // liveList holds the live launches of every workspace, oldest first: by
@@ -31,7 +32,7 @@ func (t *tx) GetLaunch(id baton.LaunchID) (store.Launch, error) {
 // baton.ErrInvalid if ID or Workspace is empty.
 func (t *tx) PutLaunch(l store.Launch) error {
 	k := launchKey(l.ID)
-	cur, found, err := current[launchRow](t, "PutLaunch", k, required("launch", "ID", l.ID), required("launch", "Workspace", l.Workspace))
+	cur, found, err := current[launchRow](t, "PutLaunch", k, backend.Required(pkg, "launch", "ID", l.ID), backend.Required(pkg, "launch", "Workspace", l.Workspace))
 	if err != nil {
 		return err
 	}

@@ -8,10 +8,6 @@ import (
 	"go.uber.org/zap"
 )
 
-// maxConflictRetries is how many times Update re-runs its function after
-// a serialization conflict when Options.MaxConflictRetries is 0.
-const maxConflictRetries = 16
-
 // Options configure Open. The zero value is ready to use: the default
 // memory profile, every commit fsynced, 16 conflict retries and no logging.
 type Options struct {
@@ -67,17 +63,6 @@ func (o Options) minFree() uint64 {
 		return 256 << 20
 	}
 	return uint64(o.MinFreeBytes)
-}
-
-// maxRetries resolves MaxConflictRetries.
-func (o Options) maxRetries() int {
-	switch {
-	case o.MaxConflictRetries == 0:
-		return maxConflictRetries
-	case o.MaxConflictRetries < 0:
-		return 0
-	}
-	return o.MaxConflictRetries
 }
 
 // groupCommit reports whether o asks for group commit: sync without

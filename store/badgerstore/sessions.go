@@ -3,6 +3,7 @@ package badgerstore
 import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 )
 
 // sessionIndex is the entry of s in the sessions of its workspace, ordered
@@ -23,7 +24,7 @@ func (t *tx) GetSession(id baton.SessionID) (store.Session, error) {
 // workspace keeps it there); baton.ErrInvalid if ID or Workspace is empty.
 func (t *tx) PutSession(s store.Session) error {
 	k := sessionKey(s.ID)
-	cur, found, err := current[sessionRow](t, "PutSession", k, required("session", "ID", s.ID), required("session", "Workspace", s.Workspace))
+	cur, found, err := current[sessionRow](t, "PutSession", k, backend.Required(pkg, "session", "ID", s.ID), backend.Required(pkg, "session", "Workspace", s.Workspace))
 	if err != nil {
 		return err
 	}

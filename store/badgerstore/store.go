@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,8 +15,12 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 	"github.com/batonhq/baton/store/internal/notify"
 )
+
+// pkg prefixes this package's error messages.
+const pkg = "badgerstore"
 
 // Errors of this package, besides the store sentinels.
 var (
@@ -128,7 +131,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		_ = lock.release()
 		return nil, err
 	}
-	s := &Store{db: db, lock: lock, log: log, maxRetries: opts.maxRetries(), incarnation: rand.Text(),
+	s := &Store{db: db, lock: lock, log: log, maxRetries: backend.Retries(opts.MaxConflictRetries), incarnation: rand.Text(),
 		cache: newRecordCache(opts.cachePerShard()), health: hl}
 	if group {
 		s.gs = newGroupSync(dir, opts.valueThreshold())
@@ -298,7 +301,8 @@ func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
 			return baton.Errorf(store.ErrTxConflict, "badgerstore: update: conflicting commit after %d tries", try+1)
 		}
 		s.log.Debug("badgerstore: serialization conflict, retrying", zap.Int("try", try+1))
-		if err := pause(ctx, try); err != nil {
+		// Up to 100µs·2^try, capped at 10ms.
+		if err := backend.Pause(ctx, min(100*time.Microsecond<<min(try, 7), 10*time.Millisecond)); err != nil {
 			return fmt.Errorf("badgerstore: update: %w", err)
 		}
 	}
@@ -459,21 +463,6 @@ func (s *Store) Health() error {
 // by a process that no longer holds the directory. It makes the store
 // exclusive, in the sense of package store's doc.
 func (s *Store) Incarnation() string { return s.incarnation }
-
-// pause waits before retry number try+1: a random time up to 100µs·2^try,
-// capped at 10ms, so that the losers of a race do not collide again in
-// lockstep.
-func pause(ctx context.Context, try int) error {
-	limit := min(100*time.Microsecond<<min(try, 7), 10*time.Millisecond)
-	timer := time.NewTimer(mrand.N(limit) + 1)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
-}
 
 // Close waits for running transactions to end, closes badger (flushing its
 // memtable) and releases the directory. Afterwards Update, View and Close

@@ -12,6 +12,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 )
 
 // tx is a store.Tx over one badger transaction. Every read returns the
@@ -86,7 +87,7 @@ func (t *tx) writable(op string) error {
 		return err
 	}
 	if !t.update {
-		return baton.Errorf(baton.ErrInternal, "badgerstore: %s in a read-only transaction", op)
+		return backend.ReadOnly(pkg, op)
 	}
 	return nil
 }
@@ -146,7 +147,7 @@ func stored[V any, K ~string](t *tx, k key, kind string, id K) (V, error) {
 		return *new(V), err
 	}
 	if !found {
-		return *new(V), notFound(kind, id)
+		return *new(V), backend.NotFound(pkg, kind, id)
 	}
 	return v, nil
 }
@@ -436,18 +437,6 @@ func firstErrOf(steps ...func() error) error {
 		}
 	}
 	return nil
-}
-
-// required refuses an empty key field.
-func required[K ~string](kind, field string, k K) error {
-	if k == "" {
-		return baton.Errorf(baton.ErrInvalid, "badgerstore: %s: %s is empty", kind, field)
-	}
-	return nil
-}
-
-func notFound[K ~string](kind string, k K) error {
-	return baton.Errorf(store.ErrNotFound, "badgerstore: %s %q", kind, string(k))
 }
 
 // storageErr wraps a badger failure (or undecodable data) so that it

@@ -6,6 +6,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 )
 
 // dueList holds the pending wakeups of every workspace by (At, ID).
@@ -40,7 +41,7 @@ func (t *tx) GetWakeup(id baton.WakeupID) (store.Wakeup, error) {
 // empty.
 func (t *tx) PutWakeup(w store.Wakeup) error {
 	k := wakeupKey(w.ID)
-	cur, found, err := current[wakeupRow](t, "PutWakeup", k, required("wakeup", "ID", w.ID), required("wakeup", "Workspace", w.Workspace))
+	cur, found, err := current[wakeupRow](t, "PutWakeup", k, backend.Required(pkg, "wakeup", "ID", w.ID), backend.Required(pkg, "wakeup", "Workspace", w.Workspace))
 	if err != nil {
 		return err
 	}

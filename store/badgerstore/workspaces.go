@@ -5,6 +5,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 )
 
 // workspaces is the list of every workspace: the records themselves, in
@@ -19,7 +20,7 @@ func (t *tx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
 // PutWorkspace inserts or replaces w; baton.ErrInvalid if the id is empty.
 func (t *tx) PutWorkspace(w store.Workspace) error {
 	k := workspaceKey(w.ID)
-	_, found, err := current[workspaceRow](t, "PutWorkspace", k, required("workspace", "ID", w.ID))
+	_, found, err := current[workspaceRow](t, "PutWorkspace", k, backend.Required(pkg, "workspace", "ID", w.ID))
 	if err != nil {
 		return err
 	}
@@ -63,7 +64,7 @@ func (t *tx) PutReservation(r store.Reservation) error {
 	if err := t.writable("PutReservation"); err != nil {
 		return err
 	}
-	if err := required("reservation", "Workspace", r.Workspace); err != nil {
+	if err := backend.Required(pkg, "reservation", "Workspace", r.Workspace); err != nil {
 		return err
 	}
 	return t.put(reservationKey(r.Workspace), toReservation(r))

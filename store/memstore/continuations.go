@@ -3,6 +3,7 @@ package memstore
 import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 	"github.com/batonhq/baton/store/internal/records"
 )
 
@@ -19,7 +20,7 @@ func (t *tx) GetContinuation(id baton.ContinuationID) (store.Continuation, error
 // PutContinuation inserts or replaces c; a stored one keeps its creation
 // order. baton.ErrInvalid if ID or Workspace is empty.
 func (t *tx) PutContinuation(c store.Continuation) error {
-	if err := t.begin("PutContinuation", key("continuation", "ID", c.ID), key("continuation", "Workspace", c.Workspace)); err != nil {
+	if err := t.begin("PutContinuation", backend.Required(pkg, "continuation", "ID", c.ID), backend.Required(pkg, "continuation", "Workspace", c.Workspace)); err != nil {
 		return err
 	}
 	write(t, &t.st.continuations, c.ID, records.Continuation(c, records.UTC), insertSeq(t, &t.st.continuations, c.ID))
@@ -29,17 +30,11 @@ func (t *tx) PutContinuation(c store.Continuation) error {
 // QueuedContinuations returns the continuations in state queued, oldest
 // (first inserted) first, reading only those.
 func (t *tx) QueuedContinuations() ([]store.Continuation, error) {
-	if err := t.readable(); err != nil {
-		return nil, err
-	}
-	return t.st.continuations.list(t.st.queued, bySeq), nil
+	return listed(t, &t.st.continuations, t.st.queued, bySeq)
 }
 
 // ListContinuations returns the continuations of ws, any state, oldest
 // first.
 func (t *tx) ListContinuations(ws baton.WorkspaceID) ([]store.Continuation, error) {
-	if err := t.readable(); err != nil {
-		return nil, err
-	}
-	return t.st.continuations.list(t.st.contsByWS[ws], bySeq), nil
+	return listed(t, &t.st.continuations, t.st.contsByWS[ws], bySeq)
 }

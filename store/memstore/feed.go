@@ -5,6 +5,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 )
 
 // changeKey names one record of the change feed: its kind ('h', 's' or
@@ -17,8 +18,7 @@ type changeKey struct {
 // pendingChanges are the changes of one transaction: one per record, its
 // last value, in the order records were first written.
 type pendingChanges struct {
-	order []changeKey
-	last  map[changeKey]store.Change
+	backend.Changes[changeKey, store.Change]
 }
 
 func (p *pendingChanges) add(c store.Change) {
@@ -31,21 +31,14 @@ func (p *pendingChanges) add(c store.Change) {
 	case c.Instruction != nil:
 		k = changeKey{'i', string(c.Instruction.ID)}
 	}
-	if p.last == nil {
-		p.last = map[changeKey]store.Change{}
-	}
-	if _, ok := p.last[k]; !ok {
-		p.order = append(p.order, k)
-	}
-	p.last[k] = c
+	p.Add(k, c)
 }
 
 // appendTo numbers the changes after the committed ones of their
 // workspaces, appends them to feed and returns the workspaces that grew.
 func (p *pendingChanges) appendTo(feed map[baton.WorkspaceID][]store.Change) []baton.WorkspaceID {
 	var grown []baton.WorkspaceID
-	for _, k := range p.order {
-		c := p.last[k]
+	for c := range p.All() {
 		l := feed[c.Workspace]
 		if !slices.Contains(grown, c.Workspace) {
 			grown = append(grown, c.Workspace)

@@ -3,6 +3,7 @@ package memstore
 import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 	"github.com/batonhq/baton/store/internal/records"
 )
 
@@ -78,10 +79,7 @@ func (t *tx) PendingHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
 
 // ListHandoffs returns the handoffs of ws in creation (insert) order.
 func (t *tx) ListHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
-	if err := t.readable(); err != nil {
-		return nil, err
-	}
-	return t.st.handoffs.list(t.st.handoffsByWS[ws], bySeq), nil
+	return listed(t, &t.st.handoffs, t.st.handoffsByWS[ws], bySeq)
 }
 
 // PutHandoff inserts or replaces h. store.ErrDuplicate if (Workspace,
@@ -90,17 +88,16 @@ func (t *tx) ListHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
 // baton.ErrInvalid if ID, Workspace or RequestID is empty, or if h would
 // change the stored Workspace or RequestID.
 func (t *tx) PutHandoff(h store.Handoff) error {
-	if err := t.begin("PutHandoff", key("handoff", "ID", h.ID), key("handoff", "Workspace", h.Workspace),
-		key("handoff", "RequestID", h.RequestID)); err != nil {
+	if err := t.begin("PutHandoff", backend.Required(pkg, "handoff", "ID", h.ID), backend.Required(pkg, "handoff", "Workspace", h.Workspace),
+		backend.Required(pkg, "handoff", "RequestID", h.RequestID)); err != nil {
 		return err
 	}
 	cur, found := t.st.handoffs.rows[h.ID]
 	if found && (h.Workspace != cur.r.Workspace || h.RequestID != cur.r.RequestID) {
-		return baton.Errorf(baton.ErrInvalid, "memstore: PutHandoff %q: workspace and request id cannot change (stored %q/%q, given %q/%q)",
-			h.ID, cur.r.Workspace, cur.r.RequestID, h.Workspace, h.RequestID)
+		return backend.KeysChanged(pkg, h, cur.r)
 	}
 	if id, ok := t.st.byRequest[requestKey{h.Workspace, h.RequestID}]; ok && id != h.ID {
-		return baton.Errorf(store.ErrDuplicate, "memstore: request id %q of workspace %q is taken by handoff %q", h.RequestID, h.Workspace, id)
+		return backend.RequestTaken(pkg, h, id)
 	}
 	if err := t.checkSlot(h); err != nil {
 		return err
@@ -117,7 +114,7 @@ func (t *tx) checkSlot(h store.Handoff) error {
 		return nil
 	}
 	if id, ok := t.st.pending[h.Workspace]; ok && id != h.ID {
-		return baton.Errorf(store.ErrDuplicate, "memstore: workspace %q already has pending handoff %q", h.Workspace, id)
+		return backend.SlotTaken(pkg, h, id)
 	}
 	return nil
 }

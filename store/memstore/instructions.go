@@ -3,6 +3,7 @@ package memstore
 import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 	"github.com/batonhq/baton/store/internal/records"
 )
 
@@ -20,7 +21,7 @@ func (t *tx) GetInstruction(id baton.InstructionID) (store.Instruction, error) {
 // ListInstructions) and adds a change to its workspace's feed.
 // baton.ErrInvalid if ID or Workspace is empty.
 func (t *tx) PutInstruction(i store.Instruction) error {
-	if err := t.begin("PutInstruction", key("instruction", "ID", i.ID), key("instruction", "Workspace", i.Workspace)); err != nil {
+	if err := t.begin("PutInstruction", backend.Required(pkg, "instruction", "ID", i.ID), backend.Required(pkg, "instruction", "Workspace", i.Workspace)); err != nil {
 		return err
 	}
 	i = records.Instruction(i, records.UTC)

@@ -3,6 +3,7 @@ package memstore
 import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 	"github.com/batonhq/baton/store/internal/records"
 )
 
@@ -20,7 +21,7 @@ func (t *tx) GetLaunch(id baton.LaunchID) (store.Launch, error) {
 // PutLaunch inserts or replaces l; a stored one keeps its creation order.
 // baton.ErrInvalid if ID or Workspace is empty.
 func (t *tx) PutLaunch(l store.Launch) error {
-	if err := t.begin("PutLaunch", key("launch", "ID", l.ID), key("launch", "Workspace", l.Workspace)); err != nil {
+	if err := t.begin("PutLaunch", backend.Required(pkg, "launch", "ID", l.ID), backend.Required(pkg, "launch", "Workspace", l.Workspace)); err != nil {
 		return err
 	}
 	write(t, &t.st.launches, l.ID, records.Launch(l, records.UTC), insertSeq(t, &t.st.launches, l.ID))
@@ -30,12 +31,9 @@ func (t *tx) PutLaunch(l store.Launch) error {
 // LiveLaunches returns the launches not gone (live) of ws (ws == "": of
 // every workspace), oldest (first inserted) first, reading only those.
 func (t *tx) LiveLaunches(ws baton.WorkspaceID) ([]store.Launch, error) {
-	if err := t.readable(); err != nil {
-		return nil, err
-	}
 	ids := t.st.live
 	if ws != "" {
 		ids = t.st.liveByWS[ws]
 	}
-	return t.st.launches.list(ids, bySeq), nil
+	return listed(t, &t.st.launches, ids, bySeq)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 	"github.com/batonhq/baton/store/internal/notify"
 )
 
@@ -15,6 +16,9 @@ import (
 // was given to has returned: the transaction is over, and its Tx must not be
 // kept. It is a programming error (baton.ErrInternal).
 var ErrTxDone = baton.NewError(baton.ErrInternal, "memstore: transaction used after its function returned")
+
+// pkg prefixes this package's error messages.
+const pkg = "memstore"
 
 // Store is an in-memory store.Store. Updates run one at a time; Views run
 // concurrently with each other but never with an Update, so every
@@ -179,13 +183,13 @@ func (t *tx) writable(op string) error {
 		return ErrTxDone
 	}
 	if t.readOnly {
-		return baton.Errorf(baton.ErrInternal, "memstore: %s in a read-only transaction", op)
+		return backend.ReadOnly(pkg, op)
 	}
 	return nil
 }
 
 // begin checks a Put: the transaction is writable and the record's keys
-// (errs, see key) are set.
+// (errs, see backend.Required) are set.
 func (t *tx) begin(op string, errs ...error) error {
 	if err := t.writable(op); err != nil {
 		return err
@@ -195,16 +199,3 @@ func (t *tx) begin(op string, errs ...error) error {
 
 // onUndo records how to reverse the write about to be made.
 func (t *tx) onUndo(f func()) { t.undo = append(t.undo, f) }
-
-// key rejects an empty primary key: such a record could never be read back
-// by its id and would collide with every other empty one.
-func key[K ~string](kind, field string, k K) error {
-	if k == "" {
-		return baton.Errorf(baton.ErrInvalid, "memstore: %s: %s is empty", kind, field)
-	}
-	return nil
-}
-
-func notFound[K ~string](kind string, k K) error {
-	return baton.Errorf(store.ErrNotFound, "memstore: %s %q", kind, string(k))
-}

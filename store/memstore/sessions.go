@@ -3,6 +3,7 @@ package memstore
 import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 	"github.com/batonhq/baton/store/internal/records"
 )
 
@@ -16,7 +17,7 @@ func (t *tx) GetSession(id baton.SessionID) (store.Session, error) {
 // PutSession inserts s with the next Seq (whatever s.Seq says) or replaces
 // it keeping its stored Seq; baton.ErrInvalid if ID or Workspace is empty.
 func (t *tx) PutSession(s store.Session) error {
-	if err := t.begin("PutSession", key("session", "ID", s.ID), key("session", "Workspace", s.Workspace)); err != nil {
+	if err := t.begin("PutSession", backend.Required(pkg, "session", "ID", s.ID), backend.Required(pkg, "session", "Workspace", s.Workspace)); err != nil {
 		return err
 	}
 	s = records.Session(s, records.UTC)
@@ -29,8 +30,5 @@ func (t *tx) PutSession(s store.Session) error {
 // ListSessions returns the sessions of ws in creation order (ascending Seq),
 // reading only those.
 func (t *tx) ListSessions(ws baton.WorkspaceID) ([]store.Session, error) {
-	if err := t.readable(); err != nil {
-		return nil, err
-	}
-	return t.st.sessions.list(t.st.sessionsByWS[ws], bySeq), nil
+	return listed(t, &t.st.sessions, t.st.sessionsByWS[ws], bySeq)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 	"github.com/batonhq/baton/store/internal/records"
 )
 
@@ -145,6 +146,15 @@ func (tb *table[K, R]) list(ids map[K]struct{}, order func(a, b row[R]) int) []R
 	return tb.sorted(rows, order)
 }
 
+// listed returns the records of ids in tb (each copied out), sorted by
+// order, in a transaction that is still readable.
+func listed[K ~string, R any](t *tx, tb *table[K, R], ids map[K]struct{}, order func(a, b row[R]) int) ([]R, error) {
+	if err := t.readable(); err != nil {
+		return nil, err
+	}
+	return tb.list(ids, order), nil
+}
+
 // sorted sorts rows by order and copies their records out.
 func (tb *table[K, R]) sorted(rows []row[R], order func(a, b row[R]) int) []R {
 	if len(rows) == 0 {
@@ -169,7 +179,7 @@ func get[K ~string, R any](t *tx, tb *table[K, R], kind string, id K) (R, error)
 	}
 	r, ok := tb.rows[id]
 	if !ok {
-		return *new(R), notFound(kind, id)
+		return *new(R), backend.NotFound(pkg, kind, id)
 	}
 	return tb.copy(r.r), nil
 }

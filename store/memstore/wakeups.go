@@ -7,6 +7,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 	"github.com/batonhq/baton/store/internal/records"
 )
 
@@ -52,7 +53,7 @@ func (t *tx) GetWakeup(id baton.WakeupID) (store.Wakeup, error) {
 // PutWakeup inserts or replaces w; baton.ErrInvalid if ID or Workspace is
 // empty.
 func (t *tx) PutWakeup(w store.Wakeup) error {
-	if err := t.begin("PutWakeup", key("wakeup", "ID", w.ID), key("wakeup", "Workspace", w.Workspace)); err != nil {
+	if err := t.begin("PutWakeup", backend.Required(pkg, "wakeup", "ID", w.ID), backend.Required(pkg, "wakeup", "Workspace", w.Workspace)); err != nil {
 		return err
 	}
 	write(t, &t.st.wakeups, w.ID, records.Wakeup(w, records.UTC), 0)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 	"github.com/batonhq/baton/store/internal/records"
 )
 
@@ -16,7 +17,7 @@ func (t *tx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
 
 // PutWorkspace inserts or replaces w; baton.ErrInvalid if the id is empty.
 func (t *tx) PutWorkspace(w store.Workspace) error {
-	if err := t.begin("PutWorkspace", key("workspace", "ID", w.ID)); err != nil {
+	if err := t.begin("PutWorkspace", backend.Required(pkg, "workspace", "ID", w.ID)); err != nil {
 		return err
 	}
 	write(t, &t.st.workspaces, w.ID, records.Workspace(w, records.UTC), 0)
@@ -45,7 +46,7 @@ func (t *tx) GetReservation(ws baton.WorkspaceID) (store.Reservation, error) {
 // PutReservation inserts or replaces the row of r.Workspace;
 // baton.ErrInvalid if r.Workspace is empty.
 func (t *tx) PutReservation(r store.Reservation) error {
-	if err := t.begin("PutReservation", key("reservation", "Workspace", r.Workspace)); err != nil {
+	if err := t.begin("PutReservation", backend.Required(pkg, "reservation", "Workspace", r.Workspace)); err != nil {
 		return err
 	}
 	write(t, &t.st.reservations, r.Workspace, records.Reservation(r, records.UTC), 0)

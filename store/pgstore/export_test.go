@@ -10,6 +10,10 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
+// DefaultMaxConns is the pool size when the Options and the connection
+// string leave it unset.
+const DefaultMaxConns = defaultMaxConns
+
 // BareTransition sends the statements of the benchmarked transition
 // (bench_test.go) as the Store sends them, in two pgx batches, with none
 // of the Store's code around them: the floor of that transition in SQL.

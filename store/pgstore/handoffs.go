@@ -9,6 +9,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 )
 
 var handoffs = newTable(kindHandoff, "handoffs",
@@ -88,7 +89,7 @@ func (t *tx) GetHandoff(id baton.HandoffID) (store.Handoff, error) {
 	}
 	if c, have := t.cache.handoffs[id]; have {
 		if !c.ok {
-			return store.Handoff{}, notFound(kindHandoff, id)
+			return store.Handoff{}, backend.NotFound(pkg, kindHandoff, id)
 		}
 		c.r.History = slices.Clone(c.r.History)
 		return c.r, nil
@@ -101,7 +102,7 @@ func (t *tx) GetHandoff(id baton.HandoffID) (store.Handoff, error) {
 	}
 	if !found {
 		remember(&t.cache.handoffs, id, store.Handoff{}, false)
-		return store.Handoff{}, notFound(kindHandoff, id)
+		return store.Handoff{}, backend.NotFound(pkg, kindHandoff, id)
 	}
 	if t.update {
 		// The read-ahead ran for this workspace: rows it did not find
@@ -145,8 +146,8 @@ func (t *tx) ListHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
 // queued, but for one that takes the pending slot, which needs the
 // server's answer.
 func (t *tx) PutHandoff(h store.Handoff) error {
-	if err := t.checkPut("PutHandoff", required(kindHandoff, "ID", h.ID), required(kindHandoff, "Workspace", h.Workspace),
-		required(kindHandoff, "RequestID", h.RequestID)); err != nil {
+	if err := t.checkPut("PutHandoff", backend.Required(pkg, kindHandoff, "ID", h.ID), backend.Required(pkg, kindHandoff, "Workspace", h.Workspace),
+		backend.Required(pkg, kindHandoff, "RequestID", h.RequestID)); err != nil {
 		return err
 	}
 	if c := t.cache.handoffs[h.ID]; !c.ok {
@@ -170,8 +171,7 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 		return err
 	}
 	if h.Workspace != cur.Workspace || h.RequestID != cur.RequestID {
-		return baton.Errorf(baton.ErrInvalid, "pgstore: PutHandoff %q: workspace and request id never change (have %q/%q, got %q/%q)",
-			h.ID, cur.Workspace, cur.RequestID, h.Workspace, h.RequestID)
+		return backend.KeysChanged(pkg, h, cur)
 	}
 	if h.State.Pending() && !cur.State.Pending() {
 		n, err := t.exec(h.Workspace, "put handoff", takeSlotSQL, handoffs.args(h)...)

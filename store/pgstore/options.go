@@ -13,11 +13,6 @@ import (
 // Options.Schema is empty.
 const defaultSchema = "baton"
 
-// defaultMaxConflictRetries is how many times Update re-runs its function
-// after a conflict (a deadlock, a lock wait that ran out) when
-// Options.MaxConflictRetries is 0.
-const defaultMaxConflictRetries = 16
-
 // defaultTimeout bounds an Update or View whose context has no deadline,
 // when Options.Timeout is 0.
 const defaultTimeout = 30 * time.Second
@@ -30,16 +25,16 @@ const (
 	defaultStatementTimeout         = 30 * time.Second
 )
 
-// DefaultMaxConns is the size of the pool when neither Options.MaxConns
+// defaultMaxConns is the size of the pool when neither Options.MaxConns
 // nor the connection string's pool_max_conns sets it.
-const DefaultMaxConns = 16
+const defaultMaxConns = 16
 
 // maxSchemaLen keeps the notification channel name, the schema name plus a
 // suffix, under PostgreSQL's 63-byte identifier limit.
 const maxSchemaLen = 48
 
 // Options configure Open. The zero value is ready to use: schema "baton",
-// DefaultMaxConns, 16 conflict retries, a 30 s timeout, the default
+// defaultMaxConns, 16 conflict retries, a 30 s timeout, the default
 // server-side limits and no logging.
 type Options struct {
 	// Logger receives the migrations Open applies (info), the store's
@@ -54,7 +49,7 @@ type Options struct {
 	// MaxConns is the size of the connection pool: how many Updates and
 	// Views run at once; the others wait for a connection. 0 means the
 	// pool_max_conns parameter of the connection string, or
-	// DefaultMaxConns: an Update spends most of its time waiting for its
+	// defaultMaxConns: an Update spends most of its time waiting for its
 	// round trips and the WAL flush of its commit, not on a CPU, and
 	// PostgreSQL flushes the commits that wait together at once, so more
 	// connections than cores keep the server busy. The notification
@@ -110,16 +105,6 @@ func (o Options) schema() string {
 		return defaultSchema
 	}
 	return o.Schema
-}
-
-func (o Options) maxRetries() int {
-	switch {
-	case o.MaxConflictRetries == 0:
-		return defaultMaxConflictRetries
-	case o.MaxConflictRetries < 0:
-		return 0
-	}
-	return o.MaxConflictRetries
 }
 
 func (o Options) timeout() time.Duration {

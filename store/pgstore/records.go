@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store/internal/backend"
 )
 
 // table describes how one record kind maps onto its table: cols are the
@@ -166,7 +167,7 @@ func get[R any](t *tx, tb *table[R], id string) (R, error) {
 		return r, err
 	}
 	if !found {
-		return r, notFound(tb.kind, id)
+		return r, backend.NotFound(pkg, tb.kind, id)
 	}
 	t.see(tb.kind, id)
 	return r, nil
@@ -213,7 +214,7 @@ func put[R any](t *tx, tb *table[R], id string, r R) {
 // uniqueness rule: it refuses a write in a View (op names it) and an
 // empty id or workspace, then writes r (put).
 func putChecked[R any](t *tx, tb *table[R], op, id string, r R) error {
-	if err := t.checkPut(op, required(tb.kind, "ID", id), required(tb.kind, "Workspace", tb.ws(r))); err != nil {
+	if err := t.checkPut(op, backend.Required(pkg, tb.kind, "ID", id), backend.Required(pkg, tb.kind, "Workspace", tb.ws(r))); err != nil {
 		return err
 	}
 	put(t, tb, id, r)

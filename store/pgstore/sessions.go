@@ -5,6 +5,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 )
 
 // sessions: seq is an identity column the server sets on insert, so it
@@ -49,7 +50,7 @@ func (t *tx) seeSession(s store.Session) {
 // insert order across the schema) or replaces it keeping its stored Seq;
 // baton.ErrInvalid for an empty ID or Workspace.
 func (t *tx) PutSession(s store.Session) error {
-	if err := t.checkPut("PutSession", required(kindSession, "ID", s.ID), required(kindSession, "Workspace", s.Workspace)); err != nil {
+	if err := t.checkPut("PutSession", backend.Required(pkg, kindSession, "ID", s.ID), backend.Required(pkg, kindSession, "Workspace", s.Workspace)); err != nil {
 		return err
 	}
 	if seq, ok := t.sessionSeqs[s.ID]; ok {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"time"
@@ -17,7 +16,11 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 )
+
+// pkg prefixes this package's error messages.
+const pkg = "pgstore"
 
 // Errors of this package, besides the store sentinels.
 var (
@@ -88,13 +91,13 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	case opts.MaxConns > 0:
 		cfg.MaxConns = opts.MaxConns
 	case !strings.Contains(connString, "pool_max_conns"):
-		cfg.MaxConns = DefaultMaxConns
+		cfg.MaxConns = defaultMaxConns
 	}
 	s := &Store{
 		log:        log,
 		schema:     schema,
 		channel:    schema + "_changes",
-		maxRetries: opts.maxRetries(),
+		maxRetries: backend.Retries(opts.MaxConflictRetries),
 		timeout:    opts.timeout(),
 	}
 	s.notify = newNotifier(cfg.ConnConfig.Copy(), s.channel, log)
@@ -237,28 +240,15 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) e
 			return fmt.Errorf("%w (%d attempts): %w", store.ErrTxConflict, attempt+1, err)
 		}
 		s.log.Debug(retryMessage, zap.Int("attempt", attempt+1), zap.Error(err))
-		if err := pause(ctx, attempt); err != nil {
-			return err
+		// Up to (attempt+1) ms, at most about 10 ms.
+		if err := backend.Pause(ctx, time.Duration(min(attempt+1, 10))*time.Millisecond); err != nil {
+			return fmt.Errorf("pgstore: %w", err)
 		}
 	}
 }
 
 // retryMessage is what the Logger gets, at debug level, for each retry.
 const retryMessage = "pgstore: conflict, retrying"
-
-// pause waits a random time that grows with attempt (at most about 10 ms),
-// so that transactions that collided do not collide again in step.
-func pause(ctx context.Context, attempt int) error {
-	limit := time.Duration(min(attempt+1, 10)) * time.Millisecond
-	t := time.NewTimer(rand.N(limit))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("pgstore: %w", ctx.Err())
-	}
-}
 
 // attempt runs fn once; retry says the failure is worth another attempt.
 func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, update bool) (err error, retry bool) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 )
 
 // tx is a store.Tx on one pooled connection.
@@ -147,7 +148,7 @@ func (t *tx) writable(op string) error {
 		return err
 	}
 	if !t.update {
-		return baton.Errorf(baton.ErrInternal, "pgstore: %s in a read-only transaction", op)
+		return backend.ReadOnly(pkg, op)
 	}
 	return nil
 }
@@ -372,16 +373,4 @@ func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
 		return ctx, func() {}
 	}
 	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-}
-
-// required refuses an empty key field.
-func required[K ~string](kind, field string, k K) error {
-	if k == "" {
-		return baton.Errorf(baton.ErrInvalid, "pgstore: %s: %s is empty", kind, field)
-	}
-	return nil
-}
-
-func notFound[K ~string](kind string, k K) error {
-	return baton.Errorf(store.ErrNotFound, "pgstore: %s %q", kind, string(k))
 }

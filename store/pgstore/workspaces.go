@@ -7,6 +7,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 )
 
 var workspaces = newTable(kindWorkspace, "workspaces",
@@ -64,7 +65,7 @@ func getOfWorkspace[R any](t *tx, tb *table[R], m *map[baton.WorkspaceID]cached[
 	}
 	c := (*m)[ws]
 	if !c.ok {
-		return zero, notFound(what, ws)
+		return zero, backend.NotFound(pkg, what, ws)
 	}
 	return c.r, nil
 }
@@ -72,7 +73,7 @@ func getOfWorkspace[R any](t *tx, tb *table[R], m *map[baton.WorkspaceID]cached[
 // PutWorkspace inserts or replaces w; baton.ErrInvalid if the id is
 // empty. It cannot fail otherwise, so it is queued.
 func (t *tx) PutWorkspace(w store.Workspace) error {
-	if err := t.checkPut("PutWorkspace", required("workspace", "ID", w.ID)); err != nil {
+	if err := t.checkPut("PutWorkspace", backend.Required(pkg, "workspace", "ID", w.ID)); err != nil {
 		return err
 	}
 	if c := t.cache.workspaces[w.ID]; c.ok {
@@ -118,7 +119,7 @@ func (t *tx) GetReservation(ws baton.WorkspaceID) (store.Reservation, error) {
 // PutReservation inserts or replaces the row of r.Workspace; baton.ErrInvalid
 // if r.Workspace is empty. It cannot fail otherwise, so it is queued.
 func (t *tx) PutReservation(r store.Reservation) error {
-	if err := t.checkPut("PutReservation", required("reservation", "Workspace", r.Workspace)); err != nil {
+	if err := t.checkPut("PutReservation", backend.Required(pkg, "reservation", "Workspace", r.Workspace)); err != nil {
 		return err
 	}
 	t.queue(r.Workspace, reservations.upsertSQL, reservations.args(r)...)
