@@ -28,6 +28,10 @@ type sessionRow struct{ store.Session }
 func toSession(s store.Session) sessionRow { return sessionRow{records.Session(s, records.UTC)} }
 func (s sessionRow) record() store.Session { return s.Session }
 
+// insertSeq is the record's insert number in its workspace (see
+// currentSeq), for the records listed in insert order.
+func (s sessionRow) insertSeq() uint64 { return uint64(s.Seq) }
+
 type handoffRow struct {
 	store.Handoff
 	Seq uint64 `json:"seq"`
@@ -41,6 +45,8 @@ func (h handoffRow) record() store.Handoff {
 	h.History = records.Clone(h.History)
 	return h.Handoff
 }
+
+func (h handoffRow) insertSeq() uint64 { return h.Seq }
 
 type reservationRow struct{ store.Reservation }
 
@@ -66,6 +72,8 @@ func toContinuation(c store.Continuation, seq uint64) continuationRow {
 
 func (c continuationRow) record() store.Continuation { return c.Continuation }
 
+func (c continuationRow) insertSeq() uint64 { return c.Seq }
+
 type launchRow struct {
 	store.Launch
 	Seq uint64 `json:"seq"`
@@ -77,6 +85,8 @@ func toLaunch(l store.Launch, seq uint64) launchRow {
 
 func (l launchRow) record() store.Launch { return l.Launch }
 
+func (l launchRow) insertSeq() uint64 { return l.Seq }
+
 type instructionRow struct {
 	store.Instruction
 	Seq uint64 `json:"seq"`
@@ -87,3 +97,5 @@ func toInstruction(i store.Instruction, seq uint64) instructionRow {
 }
 
 func (i instructionRow) record() store.Instruction { return i.Instruction }
+
+func (i instructionRow) insertSeq() uint64 { return i.Seq }

@@ -35,11 +35,7 @@ func (t *tx) GetContinuation(id baton.ContinuationID) (store.Continuation, error
 // baton.ErrInvalid if ID or Workspace is empty.
 func (t *tx) PutContinuation(c store.Continuation) error {
 	k := continuationKey(c.ID)
-	cur, found, err := current[continuationRow](t, "PutContinuation", k, backend.Required(pkg, "continuation", "ID", c.ID), backend.Required(pkg, "continuation", "Workspace", c.Workspace))
-	if err != nil {
-		return err
-	}
-	seq, err := t.insertSeq(found, cur.Seq, tContsByWS, c.Workspace)
+	cur, found, seq, err := currentSeq[continuationRow](t, "PutContinuation", k, tContsByWS, c.Workspace, backend.Required(pkg, "continuation", "ID", c.ID), backend.Required(pkg, "continuation", "Workspace", c.Workspace))
 	if err != nil {
 		return err
 	}

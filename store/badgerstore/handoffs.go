@@ -98,7 +98,7 @@ func (t *tx) ListHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
 // re-runs and sees the winner.
 func (t *tx) PutHandoff(h store.Handoff) error {
 	k := handoffKey(h.ID)
-	cur, found, err := current[handoffRow](t, "PutHandoff", k, backend.Required(pkg, "handoff", "ID", h.ID),
+	cur, found, seq, err := currentSeq[handoffRow](t, "PutHandoff", k, tHandoffsByWS, h.Workspace, backend.Required(pkg, "handoff", "ID", h.ID),
 		backend.Required(pkg, "handoff", "Workspace", h.Workspace), backend.Required(pkg, "handoff", "RequestID", h.RequestID))
 	if err != nil {
 		return err
@@ -117,10 +117,6 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 		}
 	}
 	slot, err := t.checkSlot(h)
-	if err != nil {
-		return err
-	}
-	seq, err := t.insertSeq(found, cur.Seq, tHandoffsByWS, h.Workspace)
 	if err != nil {
 		return err
 	}

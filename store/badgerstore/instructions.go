@@ -25,11 +25,7 @@ func (t *tx) GetInstruction(id baton.InstructionID) (store.Instruction, error) {
 // baton.ErrInvalid if ID or Workspace is empty.
 func (t *tx) PutInstruction(i store.Instruction) error {
 	k := instructionKey(i.ID)
-	cur, found, err := current[instructionRow](t, "PutInstruction", k, backend.Required(pkg, "instruction", "ID", i.ID), backend.Required(pkg, "instruction", "Workspace", i.Workspace))
-	if err != nil {
-		return err
-	}
-	seq, err := t.insertSeq(found, cur.Seq, tInstrByWS, i.Workspace)
+	cur, found, seq, err := currentSeq[instructionRow](t, "PutInstruction", k, tInstrByWS, i.Workspace, backend.Required(pkg, "instruction", "ID", i.ID), backend.Required(pkg, "instruction", "Workspace", i.Workspace))
 	if err != nil {
 		return err
 	}

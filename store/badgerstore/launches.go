@@ -32,11 +32,7 @@ func (t *tx) GetLaunch(id baton.LaunchID) (store.Launch, error) {
 // baton.ErrInvalid if ID or Workspace is empty.
 func (t *tx) PutLaunch(l store.Launch) error {
 	k := launchKey(l.ID)
-	cur, found, err := current[launchRow](t, "PutLaunch", k, backend.Required(pkg, "launch", "ID", l.ID), backend.Required(pkg, "launch", "Workspace", l.Workspace))
-	if err != nil {
-		return err
-	}
-	seq, err := t.insertSeq(found, cur.Seq, tLaunchSeq, l.Workspace)
+	cur, found, seq, err := currentSeq[launchRow](t, "PutLaunch", k, tLaunchSeq, l.Workspace, backend.Required(pkg, "launch", "ID", l.ID), backend.Required(pkg, "launch", "Workspace", l.Workspace))
 	if err != nil {
 		return err
 	}

@@ -24,11 +24,7 @@ func (t *tx) GetSession(id baton.SessionID) (store.Session, error) {
 // workspace keeps it there); baton.ErrInvalid if ID or Workspace is empty.
 func (t *tx) PutSession(s store.Session) error {
 	k := sessionKey(s.ID)
-	cur, found, err := current[sessionRow](t, "PutSession", k, backend.Required(pkg, "session", "ID", s.ID), backend.Required(pkg, "session", "Workspace", s.Workspace))
-	if err != nil {
-		return err
-	}
-	seq, err := t.insertSeq(found, uint64(cur.Seq), tSessionsByWS, s.Workspace)
+	cur, found, seq, err := currentSeq[sessionRow](t, "PutSession", k, tSessionsByWS, s.Workspace, backend.Required(pkg, "session", "ID", s.ID), backend.Required(pkg, "session", "Workspace", s.Workspace))
 	if err != nil {
 		return err
 	}

@@ -335,10 +335,24 @@ func current[V any](t *tx, op string, k key, errs ...error) (V, bool, error) {
 	if err := t.writable(op); err != nil {
 		return *new(V), false, err
 	}
-	if err := firstErr(errs...); err != nil {
+	if err := backend.FirstErr(errs...); err != nil {
 		return *new(V), false, err
 	}
 	return getValue[V](t, k)
+}
+
+// currentSeq is current for a record listed in insert order: it also
+// returns the record's insert number, the stored one or, for a new record,
+// the next of kind in ws, which putRecord takes once the record is known
+// to encode.
+func currentSeq[V interface{ insertSeq() uint64 }](t *tx, op string, k key, kind byte, ws baton.WorkspaceID,
+	errs ...error) (V, bool, uint64, error) {
+	cur, found, err := current[V](t, op, k, errs...)
+	if err != nil || found {
+		return cur, found, cur.insertSeq(), err
+	}
+	seq, err := t.peekSeq(kind, ws)
+	return cur, false, seq, err
 }
 
 // putRecord ends a Put of v, the stored form of a record of workspace ws
@@ -366,16 +380,6 @@ func putRecord[V any](t *tx, k key, v, cur V, found bool, kind byte, ws baton.Wo
 	return b, firstErrOf(more...)
 }
 
-// insertSeq returns the insert number of a record: seq if it is stored
-// (found), else the next of kind in ws, which claimSeq takes once the
-// record is known to encode.
-func (t *tx) insertSeq(found bool, seq uint64, kind byte, ws baton.WorkspaceID) (uint64, error) {
-	if found {
-		return seq, nil
-	}
-	return t.peekSeq(kind, ws)
-}
-
 // insertOnly runs write for a new record (found false) only.
 func (t *tx) insertOnly(found bool, write func() error) error {
 	if found {
@@ -384,7 +388,7 @@ func (t *tx) insertOnly(found bool, write func() error) error {
 	return write()
 }
 
-// claimSeq takes the insert number insertSeq gave a new record.
+// claimSeq takes the insert number currentSeq gave a new record.
 func (t *tx) claimSeq(found bool, kind byte, ws baton.WorkspaceID, seq uint64) error {
 	if found {
 		return nil
@@ -415,17 +419,6 @@ func (t *tx) peekSeq(kind byte, ws baton.WorkspaceID) (uint64, error) {
 
 func (t *tx) takeSeq(kind byte, ws baton.WorkspaceID, n uint64) error {
 	return t.set(counterKey(kind, ws), binary.BigEndian.AppendUint64(nil, n))
-}
-
-// firstErr returns the first non-nil error (for checks without side
-// effects only: every argument is evaluated).
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // firstErrOf runs steps in order until one fails (for writes: a failed

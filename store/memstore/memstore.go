@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -194,7 +193,7 @@ func (t *tx) begin(op string, errs ...error) error {
 	if err := t.writable(op); err != nil {
 		return err
 	}
-	return errors.Join(errs...)
+	return backend.FirstErr(errs...)
 }
 
 // onUndo records how to reverse the write about to be made.

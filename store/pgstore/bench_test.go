@@ -16,6 +16,7 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
+	"github.com/batonhq/baton/store/internal/backend"
 	"github.com/batonhq/baton/store/pgstore"
 )
 
@@ -288,7 +289,7 @@ func seedTransfer(b testing.TB, s store.Store, w int) store.Workspace {
 	ws := store.Workspace{ID: baton.WorkspaceID(fmt.Sprint("ws-", w)), Name: "bench", Config: baton.EngineConfig{Engine: "demo"},
 		CreatedAt: now, UpdatedAt: now}
 	err := s.Update(b.Context(), func(tx store.Tx) error {
-		return firstErr(
+		return backend.FirstErr(
 			tx.PutWorkspace(ws),
 			tx.PutHandoff(store.Handoff{ID: baton.HandoffID("h-" + ws.ID), Workspace: ws.ID, RequestID: "r",
 				State: store.StateGenerating, Attempt: 1, SourceConfig: ws.Config, TargetConfig: ws.Config,
@@ -301,15 +302,6 @@ func seedTransfer(b testing.TB, s store.Store, w int) store.Workspace {
 		b.Fatal(err)
 	}
 	return ws
-}
-
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // BenchmarkPGOpenInstructions reads a workspace's open instructions (one

@@ -85,10 +85,5 @@ func (t *tx) checkPut(op string, checks ...error) error {
 	if err := t.writable(op); err != nil {
 		return err
 	}
-	for _, err := range checks {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return backend.FirstErr(checks...)
 }

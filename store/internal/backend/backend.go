@@ -25,6 +25,18 @@ func Required[K ~string](pkg, kind, field string, k K) error {
 	return nil
 }
 
+// FirstErr returns the first non-nil error of errs, the checks of a
+// record's keys (every argument is evaluated: checks without side effects
+// only).
+func FirstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // NotFound is store.ErrNotFound for the record id of kind.
 func NotFound[K ~string](pkg, kind string, id K) error {
 	return baton.Errorf(store.ErrNotFound, "%s: %s %q", pkg, kind, string(id))
