@@ -81,15 +81,10 @@ func (t *tx) readable() error {
 	return nil
 }
 
-// writable refuses a write inside a View (baton.ErrInternal).
-func (t *tx) writable(op string) error {
-	if err := t.readable(); err != nil {
-		return err
-	}
-	if !t.update {
-		return backend.ReadOnly(pkg, op)
-	}
-	return nil
+// writable refuses a write inside a View (baton.ErrInternal), then
+// returns the first failed check of the record's keys.
+func (t *tx) writable(op string, checks ...error) error {
+	return backend.Writable(t.readable(), t.update, pkg, op, checks...)
 }
 
 // getValue returns the record under k, decoded from its JSON into a V
@@ -332,10 +327,7 @@ func (t *tx) cacheWritten() {
 // for a new record. The read enters the read set, found or not, so of two
 // concurrent inserts of one id the second to commit conflicts.
 func current[V any](t *tx, op string, k key, errs ...error) (V, bool, error) {
-	if err := t.writable(op); err != nil {
-		return *new(V), false, err
-	}
-	if err := backend.FirstErr(errs...); err != nil {
+	if err := t.writable(op, errs...); err != nil {
 		return *new(V), false, err
 	}
 	return getValue[V](t, k)

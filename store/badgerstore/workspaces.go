@@ -61,10 +61,7 @@ func (t *tx) GetReservation(ws baton.WorkspaceID) (store.Reservation, error) {
 // PutReservation inserts or replaces the row of r.Workspace;
 // baton.ErrInvalid if r.Workspace is empty.
 func (t *tx) PutReservation(r store.Reservation) error {
-	if err := t.writable("PutReservation"); err != nil {
-		return err
-	}
-	if err := backend.Required(pkg, "reservation", "Workspace", r.Workspace); err != nil {
+	if err := t.writable("PutReservation", backend.Required(pkg, "reservation", "Workspace", r.Workspace)); err != nil {
 		return err
 	}
 	return t.put(reservationKey(r.Workspace), toReservation(r))

@@ -176,24 +176,10 @@ func (t *tx) readable() error {
 	return nil
 }
 
-// writable refuses writes in a View or after the transaction ended.
-func (t *tx) writable(op string) error {
-	if t.done {
-		return ErrTxDone
-	}
-	if t.readOnly {
-		return backend.ReadOnly(pkg, op)
-	}
-	return nil
-}
-
 // begin checks a Put: the transaction is writable and the record's keys
 // (errs, see backend.Required) are set.
 func (t *tx) begin(op string, errs ...error) error {
-	if err := t.writable(op); err != nil {
-		return err
-	}
-	return backend.FirstErr(errs...)
+	return backend.Writable(t.readable(), !t.readOnly, pkg, op, errs...)
 }
 
 // onUndo records how to reverse the write about to be made.

@@ -34,7 +34,7 @@ const defaultMaxConns = 16
 const maxSchemaLen = 48
 
 // Options configure Open. The zero value is ready to use: schema "baton",
-// defaultMaxConns, 16 conflict retries, a 30 s timeout, the default
+// a pool of 16 connections, 16 conflict retries, a 30 s timeout, the default
 // server-side limits and no logging.
 type Options struct {
 	// Logger receives the migrations Open applies (info), the store's
@@ -49,7 +49,7 @@ type Options struct {
 	// MaxConns is the size of the connection pool: how many Updates and
 	// Views run at once; the others wait for a connection. 0 means the
 	// pool_max_conns parameter of the connection string, or
-	// defaultMaxConns: an Update spends most of its time waiting for its
+	// 16: an Update spends most of its time waiting for its
 	// round trips and the WAL flush of its commit, not on a CPU, and
 	// PostgreSQL flushes the commits that wait together at once, so more
 	// connections than cores keep the server busy. The notification

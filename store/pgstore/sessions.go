@@ -78,12 +78,3 @@ func (t *tx) ListSessions(ws baton.WorkspaceID) ([]store.Session, error) {
 	}
 	return out, err
 }
-
-// checkPut refuses a write in a View (op names it), then returns the
-// first failed check of the record's keys.
-func (t *tx) checkPut(op string, checks ...error) error {
-	if err := t.writable(op); err != nil {
-		return err
-	}
-	return backend.FirstErr(checks...)
-}

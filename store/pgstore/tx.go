@@ -142,15 +142,10 @@ func (t *tx) readable() error {
 	return nil
 }
 
-// writable refuses a write inside a View (baton.ErrInternal).
-func (t *tx) writable(op string) error {
-	if err := t.readable(); err != nil {
-		return err
-	}
-	if !t.update {
-		return backend.ReadOnly(pkg, op)
-	}
-	return nil
+// checkPut refuses a write inside a View (op names it; baton.ErrInternal),
+// then returns the first failed check of the record's keys.
+func (t *tx) checkPut(op string, checks ...error) error {
+	return backend.Writable(t.readable(), t.update, pkg, op, checks...)
 }
 
 // send runs, in one round trip, BEGIN if it was not sent yet, the queued

@@ -42,10 +42,18 @@ func NotFound[K ~string](pkg, kind string, id K) error {
 	return baton.Errorf(store.ErrNotFound, "%s: %s %q", pkg, kind, string(id))
 }
 
-// ReadOnly is the error of the write op inside a View (baton.ErrInternal:
-// a bug of the caller).
-func ReadOnly(pkg, op string) error {
-	return baton.Errorf(baton.ErrInternal, "%s: %s in a read-only transaction", pkg, op)
+// Writable begins the write op of a Tx: readErr is the Tx's own check
+// that it may still be used, returned as is; a write in a View (update
+// false) is refused with baton.ErrInternal (a bug of the caller); then the
+// first failed check of the record's keys is returned (see Required).
+func Writable(readErr error, update bool, pkg, op string, checks ...error) error {
+	if readErr != nil {
+		return readErr
+	}
+	if !update {
+		return baton.Errorf(baton.ErrInternal, "%s: %s in a read-only transaction", pkg, op)
+	}
+	return FirstErr(checks...)
 }
 
 // KeysChanged refuses a PutHandoff of h that would change the workspace

@@ -42,7 +42,7 @@ func TestErrorsMatch(t *testing.T) {
 	for err, want := range map[error]error{
 		Required("x", "handoff", "ID", ""):          baton.ErrInvalid,
 		NotFound("x", "handoff", "h"):               store.ErrNotFound,
-		ReadOnly("x", "PutHandoff"):                 baton.ErrInternal,
+		Writable(nil, false, "x", "PutHandoff"):     baton.ErrInternal,
 		KeysChanged("x", h, h):                      baton.ErrInvalid,
 		RequestTaken("x", h, "other"):               store.ErrDuplicate,
 		SlotTaken("x", h, baton.HandoffID("other")): store.ErrDuplicate,
