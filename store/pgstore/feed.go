@@ -27,8 +27,10 @@ SELECT $1, coalesce((SELECT max(seq) FROM changes WHERE workspace = $1), 0) + c.
 FROM unnest($2::text[], $3::json[]) WITH ORDINALITY AS c(kind, record, n)`
 
 // feedEntry is a record of the transaction's change feed and its last
-// value (a store.Handoff, store.Session or store.Instruction).
+// value (a store.Handoff, store.Session or store.Instruction), written in
+// workspace ws.
 type feedEntry struct {
+	ws  baton.WorkspaceID
 	key recordKey
 	rec any
 }

@@ -65,11 +65,11 @@ type tx struct {
 	// kind and id; cache the rows a transition reads most (cache.go).
 	seen  map[recordKey]struct{}
 	cache cache
-	// feed holds, per workspace, the records to append to its change
-	// feed at commit (their last values), in the order first written;
-	// changed lists those workspaces in the same order. sessionSeqs are
+	// feed holds the records to append to the change feeds at commit
+	// (their last values), in the order first written; commit lists
+	// their workspaces in changed, in the same order. sessionSeqs are
 	// the Seqs of the sessions seen, which a session's change carries.
-	feed        map[baton.WorkspaceID][]feedEntry
+	feed        backend.Changes[recordKey, feedEntry]
 	changed     []baton.WorkspaceID
 	sessionSeqs map[baton.SessionID]int64
 }
@@ -294,36 +294,31 @@ func (t *tx) known(kind, id string) bool {
 	return ok
 }
 
-// changes records the value a write left a feed record with: at commit
-// the workspace's feed gets one change per record, with its last value.
+// changes records the value a write left a feed record of workspace ws
+// with: at commit the record leaves one change, with its last value, in
+// the feed of the workspace of that value.
 func (t *tx) changes(ws baton.WorkspaceID, kind, id string, rec any) {
-	if t.feed == nil {
-		t.feed = map[baton.WorkspaceID][]feedEntry{}
-	}
-	entries, ok := t.feed[ws]
-	if !ok {
-		t.changed = append(t.changed, ws)
-	}
 	k := recordKey{kind, id}
-	for i := range entries {
-		if entries[i].key == k {
-			entries[i].rec = rec
-			return
-		}
-	}
-	t.feed[ws] = append(entries, feedEntry{key: k, rec: rec})
+	t.feed.Add(k, feedEntry{ws: ws, key: k, rec: rec})
 }
 
 // commit sends the queued writes, the change feed entries and COMMIT in
 // one round trip. (The notifications follow it: publish.go says why.)
 func (t *tx) commit() error {
-	if !t.begun && len(t.queued) == 0 && len(t.changed) == 0 {
+	if !t.begun && len(t.queued) == 0 && t.feed.Len() == 0 {
 		return nil // nothing was read or written
+	}
+	byWS := map[baton.WorkspaceID][]feedEntry{}
+	for e := range t.feed.All() {
+		if _, ok := byWS[e.ws]; !ok {
+			t.changed = append(t.changed, e.ws)
+		}
+		byWS[e.ws] = append(byWS[e.ws], e)
 	}
 	ok := false
 	err := t.send("commit", func(b *pgx.Batch) {
 		for _, ws := range t.changed {
-			kinds, records := encodeFeed(t.feed[ws])
+			kinds, records := encodeFeed(byWS[ws])
 			b.Queue(appendFeedSQL, string(ws), kinds, records)
 		}
 		b.Queue("COMMIT").Exec(func(ct pgconn.CommandTag) error {
