@@ -97,7 +97,7 @@ func TestCorruptValues(t *testing.T) {
 			"LiveLaunches":     get(func(tx store.Tx) (any, error) { return tx.LiveLaunches("") }),
 			"LiveLaunchesOfWS": get(func(tx store.Tx) (any, error) { return tx.LiveLaunches("ws-a") }),
 		}},
-		{liveKey("ws-a"), map[string]read{
+		{liveLaunches.key("ws-a"), map[string]read{
 			"LiveLaunches": get(func(tx store.Tx) (any, error) { return tx.LiveLaunches("ws-a") }),
 		}},
 		{instructionKey("i-1"), map[string]read{
@@ -105,7 +105,7 @@ func TestCorruptValues(t *testing.T) {
 			"ListInstructions": get(func(tx store.Tx) (any, error) { return tx.ListInstructions("ws-a") }),
 			"OpenInstructions": get(func(tx store.Tx) (any, error) { return tx.OpenInstructions("ws-a") }),
 		}},
-		{openKey("ws-a"), map[string]read{
+		{openInstructions.key("ws-a"), map[string]read{
 			"OpenInstructions": get(func(tx store.Tx) (any, error) { return tx.OpenInstructions("ws-a") }),
 		}},
 		{feedPrefix("ws-a").u64(1), map[string]read{

@@ -52,7 +52,7 @@ func (t *tx) ListInstructions(ws baton.WorkspaceID) ([]store.Instruction, error)
 
 // OpenInstructions returns the open instructions of ws (pending or
 // unknown), in insert order as ListInstructions, reading only those: the
-// one value that lists them (see openKey) and their records.
+// one value that lists them (see openInstructions) and their records.
 func (t *tx) OpenInstructions(ws baton.WorkspaceID) ([]store.Instruction, error) {
 	if err := t.readable(); err != nil {
 		return nil, err

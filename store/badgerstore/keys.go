@@ -141,8 +141,6 @@ func continuationKey(id baton.ContinuationID) key { return newKey(tContinuation)
 func launchKey(id baton.LaunchID) key             { return newKey(tLaunch).str(string(id)) }
 func instructionKey(id baton.InstructionID) key   { return newKey(tInstruction).str(string(id)) }
 func feedPrefix(ws baton.WorkspaceID) key         { return newKey(tFeed).str(string(ws)) }
-func openKey(ws baton.WorkspaceID) key            { return openInstructions.key(ws) }
-func liveKey(ws baton.WorkspaceID) key            { return liveLaunches.key(ws) }
 
 func requestKey(ws baton.WorkspaceID, requestID string) key {
 	return newKey(tRequest).str(string(ws)).str(requestID)

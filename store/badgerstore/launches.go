@@ -50,7 +50,7 @@ func (t *tx) PutLaunch(l store.Launch) error {
 // LiveLaunches returns the live launches of ws in insert order, or with
 // ws == "" those of every workspace oldest (CreatedAt, then workspace and
 // insert order) first, reading only those: for one workspace the one
-// value that lists them (see liveKey) and their records, for every
+// value that lists them (see liveLaunches) and their records, for every
 // workspace the global list.
 func (t *tx) LiveLaunches(ws baton.WorkspaceID) ([]store.Launch, error) {
 	if err := t.readable(); err != nil {

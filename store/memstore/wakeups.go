@@ -63,14 +63,11 @@ func (t *tx) PutWakeup(w store.Wakeup) error {
 // ListWakeups returns the wakeups of ws, any status, ordered by (At, ID);
 // with pinned != "" only those pinned to it, from the session's index.
 func (t *tx) ListWakeups(ws baton.WorkspaceID, pinned baton.SessionID) ([]store.Wakeup, error) {
-	if err := t.readable(); err != nil {
-		return nil, err
-	}
 	if pinned == "" {
-		return t.st.wakeups.list(t.st.wakeupsByWS[ws], byAtID), nil
+		return listed(t, &t.st.wakeups, t.st.wakeupsByWS[ws], byAtID)
 	}
-	out := t.st.wakeups.list(t.st.wakeupsBySession[pinned], byAtID)
-	return slices.DeleteFunc(out, func(w store.Wakeup) bool { return w.Workspace != ws }), nil
+	out, err := listed(t, &t.st.wakeups, t.st.wakeupsBySession[pinned], byAtID)
+	return slices.DeleteFunc(out, func(w store.Wakeup) bool { return w.Workspace != ws }), err
 }
 
 // DueWakeups returns the pending wakeups with At <= now ordered by (At, ID),
