@@ -188,6 +188,14 @@ func (h *harness) interpose(pk *parkedHook) {
 		})
 	case interposeCrashBeforeSpawn:
 		h.setGate(n, nodeCrashed)
+		// The crash cuts, wherever they are, the steps the node's other
+		// drivers were taking (one clock move may have set several going):
+		// what they committed is only known from the store.
+		for _, id := range h.order {
+			if o := h.hs[id]; o != m && o.pending() && h.reservation(o.ws).LeaseHolder == n.id {
+				o.uncertain = true
+			}
+		}
 		if !h.cfg.Unsteered {
 			h.endProcessesOf(n)
 		}

@@ -467,7 +467,10 @@ func (h *harness) restingUncertain(m *model, got store.Handoff) string {
 	case store.StateStarting:
 		l := h.targetLaunch(&model{attempt: got.Attempt}, got.TargetSession)
 		if l == nil {
-			return fmt.Sprintf("handoff %s: target not launched yet", m.id)
+			if h.drivenByUp(m) {
+				return fmt.Sprintf("handoff %s: target not launched yet", m.id)
+			}
+			break // its driver is down: nothing launches it
 		}
 		if l.Proc != nil && (l.Proc.ReadyResolved() || !l.Proc.Running()) && h.drivenByUp(m) {
 			// Its driver has learnt (or is learning) how readiness went,
