@@ -51,10 +51,8 @@ var (
 	ErrInternal    = &Error{Code: "internal"}    // a bug or an unclassified failure
 )
 
-// ErrOptionConflict: a constructor (session.New, handoff.New) was given an
-// option twice, or an option another one makes meaningless (a handoff
-// option the shared session service of handoff.WithSessions decides).
-// Nothing was built. It matches ErrInvalid.
+// ErrOptionConflict: handoff.New was given an option twice. Nothing was
+// built. It matches ErrInvalid.
 var ErrOptionConflict = NewError(ErrInvalid, "conflicting options")
 
 // NewError returns a sentinel with code's Code (code is one of the

@@ -81,8 +81,7 @@ type Config struct {
 	// redacts).
 	Briefing handoff.Briefing
 	// Handoff are more options of the Coordinator (WithObserver,
-	// WithTimeouts, ...), given after New's own: WithSessionOptions
-	// (Sessions) and WithBriefing (Briefing).
+	// WithTimeouts, ...), given after New's own WithBriefing (Briefing).
 	Handoff []handoff.Option
 	// MCP configures the MCP server (its Limits, Facts, Version, ...);
 	// New sets Coordinator, History when it is nil (the source's transcript
@@ -216,8 +215,12 @@ func New(st store.Store, cfg Config) (_ *Host, err error) {
 		b.HistoryTool = mcpserver.ToolHistory
 	}
 	b.Limits.Conversation.Secrets, b.Limits.Conversation.Markers = cfg.MCP.Limits.Secrets, cfg.MCP.Limits.Markers
-	opts := append([]handoff.Option{handoff.WithSessionOptions(so), handoff.WithBriefing(b)}, cfg.Handoff...)
-	if h.Coordinator, err = handoff.New(st, h.Engines, opts...); err != nil {
+	svc, err := session.New(st, h.Engines, so)
+	if err != nil {
+		return nil, err
+	}
+	opts := append([]handoff.Option{handoff.WithBriefing(b)}, cfg.Handoff...)
+	if h.Coordinator, err = handoff.New(svc, h.Engines, opts...); err != nil {
 		return nil, err
 	}
 	mc := cfg.MCP

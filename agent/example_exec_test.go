@@ -50,8 +50,15 @@ func Example_transfer() {
 	}
 	defer e.Close(ctx)
 
+	st := memstore.New()
+	engines := engine.NewRegistry(map[string]engine.Engine{"agent": e})
+	svc, err := session.New(st, engines, session.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	settled := make(chan store.Handoff, 1)
-	co, err := handoff.New(memstore.New(), engine.NewRegistry(map[string]engine.Engine{"agent": e}),
+	co, err := handoff.New(svc, engines,
 		handoff.WithObserver(func(ev handoff.Event) {
 			switch ev.Handoff.State {
 			case store.StateCompleted, store.StateFailed, store.StateCancelled, store.StateInterrupted:
@@ -65,9 +72,8 @@ func Example_transfer() {
 		fmt.Println(err)
 		return
 	}
-	defer co.Shutdown(ctx)
+	defer co.Shutdown(ctx) // and so svc
 
-	svc := co.Sessions()
 	if _, err := svc.CreateWorkspace(ctx, store.Workspace{ID: "ws", Root: dir, Mission: "Fix the parser.",
 		Config: baton.EngineConfig{Engine: "agent", Model: "small"}}); err != nil {
 		fmt.Println(err)

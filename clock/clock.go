@@ -2,9 +2,9 @@
 //
 // # Basics
 //
-// Every baton component that waits takes a Clock (handoff.WithSessionOptions,
-// session.Options.Clock, enginetest.Options.Clock); Real, the wall clock, is
-// the default. Tests pass a *Fake and move time by hand with Advance, so no
+// Every baton component that waits takes a Clock (session.Options.Clock,
+// which a handoff.Coordinator uses too; enginetest.Options.Clock); Real,
+// the wall clock, is the default. Tests pass a *Fake and move time by hand with Advance, so no
 // test sleeps to reach a generation timeout or a lease expiry. Timers of a
 // Fake fire during Advance, in deadline order.
 //

@@ -16,7 +16,6 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/clock"
 	"github.com/batonhq/baton/engine"
-	"github.com/batonhq/baton/internal/ids"
 	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/session"
@@ -46,7 +45,6 @@ type Coordinator struct {
 	id         string
 	genTimeout time.Duration
 	readyTime  time.Duration
-	sessOpts   session.Options // WithSessionOptions'
 	leaseTTL   time.Duration
 	poll       time.Duration
 	brief      Briefing // WithBriefing's, Build set
@@ -77,31 +75,6 @@ type Coordinator struct {
 // Option configures a Coordinator.
 type Option func(*Coordinator)
 
-// WithSessionOptions sets the options of the session service the
-// Coordinator creates (see session.Options; default: the zero Options). Its
-// clock, logger and instance id are the Coordinator's too: the instance id
-// names this process in reservation leases and launch records (default: a
-// random one). On a shared store (PostgreSQL), give a process the same id
-// across its restarts so that its Reconcile takes back its own leases at
-// once; a different id waits for them to lapse. On a store one process
-// holds alone (badgerstore) it is unnecessary: a lease written before the
-// store was opened belongs to a dead process and is taken at once. Its
-// ReadyTimeout, for ordinary starts, defaults to Timeouts.Ready. With
-// WithSessions the shared service's options are used instead, and giving
-// both is an error at New (baton.ErrOptionConflict).
-func WithSessionOptions(o session.Options) Option {
-	return func(co *Coordinator) { co.given.Add("WithSessionOptions"); co.sessOpts = o }
-}
-
-// WithSessions shares an existing session service (and so its table of
-// running processes) instead of creating one. It must use the same store.
-// The Coordinator then uses the service's clock, logger, stop timeout and
-// instance id (session.Options): giving WithSessionOptions as well is an
-// error at New (baton.ErrOptionConflict).
-func WithSessions(s *session.Service) Option {
-	return func(co *Coordinator) { co.given.Add("WithSessions"); co.svc = s }
-}
-
 // Timeouts bound what a Coordinator waits for. A zero field keeps its
 // default. See Timeouts in the package documentation.
 type Timeouts struct {
@@ -111,11 +84,9 @@ type Timeouts struct {
 	// (default engine.DefaultReadyTimeout): every launch of a transfer
 	// carries it to its engine (engine.StartRequest.ReadyTimeout), and a
 	// target's is also counted from the commit that enters starting; past
-	// it the target is stopped and the attempt fails. It is the default
-	// ReadyTimeout of the session service the Coordinator creates, for
-	// ordinary starts too; a service shared with WithSessions keeps its own
-	// for those. Stops are bounded by the session service's StopTimeout
-	// (session.Options).
+	// it the target is stopped and the attempt fails. Ordinary starts
+	// carry the session service's ReadyTimeout, and stops are bounded by
+	// its StopTimeout (session.Options).
 	Ready time.Duration
 	// Lease is how long a reservation's runtime lease lasts without
 	// renewal (default 30 seconds). The Coordinator renews the leases it
@@ -194,18 +165,31 @@ type Event struct {
 	Handoff store.Handoff
 }
 
-// New returns a Coordinator over st that launches engines through engines.
-// Call Recover (or, on a store other processes share, Reconcile) once
-// before serving: see Restart in the package documentation. Errors:
-// baton.ErrInvalid for a nil store or registry, or a session service over
-// another store; baton.ErrOptionConflict for an option given twice, or
-// WithSessionOptions with WithSessions.
-func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator, error) {
-	if st == nil || engines == nil {
-		return nil, baton.Errorf(baton.ErrInvalid, "handoff.New: nil store or engine registry")
+// New returns a Coordinator that launches engines through engines and
+// the session service svc (made by session.New), and writes to svc's store.
+// It shares svc, and so its table of running processes, with the caller,
+// and uses its clock, logger and instance id (session.Options): the
+// instance id names this process in reservation leases and launch
+// records. On a shared store (PostgreSQL), give a process the same id
+// across its restarts so that its Reconcile takes back its own leases at
+// once; a different id waits for them to lapse. On a store one process
+// holds alone (badgerstore) it is unnecessary: a lease written before the
+// store was opened belongs to a dead process and is taken at once.
+// Shutdown closes svc. Call Recover (or, on a store other processes
+// share, Reconcile) once before serving: see Restart in the package
+// documentation. Errors: baton.ErrInvalid for a nil service or registry,
+// or a service not made by session.New; baton.ErrOptionConflict for an
+// option given twice.
+func New(svc *session.Service, engines *engine.Registry, opts ...Option) (*Coordinator, error) {
+	if svc == nil || engines == nil {
+		return nil, baton.Errorf(baton.ErrInvalid, "handoff.New: nil session service or engine registry")
+	}
+	sup, ok := workspace.Of(svc).(supervisor)
+	if !ok {
+		return nil, baton.Errorf(baton.ErrInvalid, "handoff.New: the session service was not made by session.New")
 	}
 	c := &Coordinator{
-		store: st, engines: engines, brief: Briefing{Build: DefaultBriefing},
+		store: sup.Store(), engines: engines, svc: svc, sessions: sup, brief: Briefing{Build: DefaultBriefing},
 		drivers: map[baton.HandoffID]*driver{}, stopping: map[baton.HandoffID]bool{}, took: map[baton.HandoffID]context.CancelFunc{},
 	}
 	for _, o := range opts {
@@ -214,35 +198,11 @@ func New(st store.Store, engines *engine.Registry, opts ...Option) (*Coordinator
 	if err := c.given.Err(); err != nil {
 		return nil, err
 	}
-	if c.svc != nil && c.given.Has("WithSessionOptions") {
-		return nil, baton.Errorf(baton.ErrOptionConflict, "handoff.New: WithSessionOptions with WithSessions: the shared service's are used")
-	}
 	c.genTimeout = orDefault(c.genTimeout, defaultGenerationTimeout)
 	c.readyTime = orDefault(c.readyTime, engine.DefaultReadyTimeout)
 	c.leaseTTL = orDefault(c.leaseTTL, defaultLeaseTTL)
 	c.poll = orDefault(c.poll, defaultPollInterval)
-	c.incarnation = workspace.Incarnation(st)
-	shared := c.svc != nil
-	if !shared {
-		o := c.sessOpts
-		o.ReadyTimeout = orDefault(o.ReadyTimeout, c.readyTime)
-		if o.InstanceID == "" {
-			o.InstanceID = ids.New("coord")
-		}
-		s, err := session.New(st, engines, o)
-		if err != nil {
-			return nil, err
-		}
-		c.svc = s
-	}
-	sup, ok := workspace.Of(c.svc).(supervisor)
-	switch {
-	case !ok:
-		return nil, baton.Errorf(baton.ErrInvalid, "handoff.New: the session service was not made by session.New")
-	case shared && sup.Store() != st:
-		return nil, baton.Errorf(baton.ErrInvalid, "handoff.New: session service uses another store")
-	}
-	c.sessions = sup
+	c.incarnation = workspace.Incarnation(c.store)
 	c.clock, c.log, c.id = sup.Clock(), sup.Logger(), sup.BaseID()
 	c.sm = newMachine()
 	c.root, c.stop = context.WithCancel(context.Background())

@@ -34,7 +34,12 @@ func ExampleCoordinator_Recover() {
 	}
 	defer st.Close()
 	engines := engine.NewRegistry(map[string]engine.Engine{"claude": myEngine})
-	co, err := handoff.New(st, engines, handoff.WithSessionOptions(session.Options{Logger: logger}))
+	svc, err := session.New(st, engines, session.Options{Logger: logger})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	co, err := handoff.New(svc, engines)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -48,8 +53,8 @@ func ExampleCoordinator_Recover() {
 		return
 	}
 
-	_, _ = co.Sessions().CreateWorkspace(ctx, store.Workspace{ID: "ws-1", Config: baton.EngineConfig{Engine: "claude", Model: "sonnet"}})
-	current, _ := co.Sessions().Start(ctx, session.TurnRequest{Workspace: "ws-1", Prompt: "Fix the parser."})
+	_, _ = svc.CreateWorkspace(ctx, store.Workspace{ID: "ws-1", Config: baton.EngineConfig{Engine: "claude", Model: "sonnet"}})
+	current, _ := svc.Start(ctx, session.TurnRequest{Workspace: "ws-1", Prompt: "Fix the parser."})
 
 	h, err := co.Create(ctx, handoff.Request{
 		Workspace: "ws-1", RequestID: "req-42", SourceSession: current.ID,

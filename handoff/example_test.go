@@ -22,7 +22,13 @@ func ExampleCoordinator() {
 	eng := enginetest.New(enginetest.Options{})
 	defer eng.Close()
 	settled := make(chan store.Handoff, 1)
-	co, err := handoff.New(memstore.New(), engine.NewRegistry(map[string]engine.Engine{"demo": eng}),
+	engines := engine.NewRegistry(map[string]engine.Engine{"demo": eng})
+	svc, err := session.New(memstore.New(), engines, session.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	co, err := handoff.New(svc, engines,
 		handoff.WithObserver(func(ev handoff.Event) {
 			switch ev.Handoff.State {
 			case store.StateCompleted, store.StateFailed, store.StateCancelled, store.StateInterrupted:
@@ -36,9 +42,8 @@ func ExampleCoordinator() {
 		fmt.Println(err)
 		return
 	}
-	defer co.Shutdown(ctx)
+	defer co.Shutdown(ctx) // and so svc
 
-	svc := co.Sessions()
 	_, err = svc.CreateWorkspace(ctx, store.Workspace{ID: "ws", Mission: "Fix the parser.",
 		Config: baton.EngineConfig{Engine: "demo", Model: "demo-1"}})
 	if err != nil {

@@ -1,9 +1,21 @@
 package handoff
 
 import (
+	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/session"
+	"github.com/batonhq/baton/store"
 )
+
+// NewOn is New over a session service of its own: session.New(st,
+// engines, so), then New(that service, engines, opts...).
+func NewOn(st store.Store, engines *engine.Registry, so session.Options, opts ...Option) (*Coordinator, error) {
+	svc, err := session.New(st, engines, so)
+	if err != nil {
+		return nil, err
+	}
+	return New(svc, engines, opts...)
+}
 
 // Supervise exposes a session service's supervisor (what a Coordinator
 // launches and halts through) to this package's external tests.

@@ -62,7 +62,7 @@ func TestTransfersDoNotScanSessions(t *testing.T) {
 		},
 	})
 	t.Cleanup(eng.Close)
-	co, err := handoff.New(st, engine.NewRegistry(map[string]engine.Engine{"demo": eng}))
+	co, err := handoff.NewOn(st, engine.NewRegistry(map[string]engine.Engine{"demo": eng}), session.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/batonhq/baton/store/memstore"
 )
 
-// TestOptionConflicts: an option given twice, or one a shared session
-// service decides, is refused at New, never silently dropped.
+// TestOptionConflicts: an option given twice is refused at New, never
+// silently dropped.
 func TestOptionConflicts(t *testing.T) {
 	st := memstore.New()
 	eng := enginetest.New(enginetest.Options{})
@@ -26,32 +26,32 @@ func TestOptionConflicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := clock.NewFake(time.Unix(0, 0))
 	for _, tc := range []struct {
 		name string
 		opts []handoff.Option
 	}{
 		{"WithTimeouts twice", []handoff.Option{handoff.WithTimeouts(handoff.Timeouts{Lease: time.Second}), handoff.WithTimeouts(handoff.Timeouts{Lease: time.Minute})}},
-		{"WithSessions twice", []handoff.Option{handoff.WithSessions(svc), handoff.WithSessions(svc)}},
-		{"WithSessionOptions twice", []handoff.Option{handoff.WithSessionOptions(session.Options{Clock: clk}), handoff.WithSessionOptions(session.Options{})}},
-		{"WithSessionOptions with WithSessions", []handoff.Option{handoff.WithSessionOptions(session.Options{Logger: nil}), handoff.WithSessions(svc)}},
-		{"WithSessions with WithSessionOptions", []handoff.Option{handoff.WithSessions(svc), handoff.WithSessionOptions(session.Options{InstanceID: "n"})}},
+		{"WithBriefing twice", []handoff.Option{handoff.WithBriefing(handoff.Briefing{}), handoff.WithBriefing(handoff.Briefing{HistoryTool: "h"})}},
 	} {
-		if co, err := handoff.New(st, reg, tc.opts...); !errors.Is(err, baton.ErrOptionConflict) || !errors.Is(err, baton.ErrInvalid) {
+		if co, err := handoff.New(svc, reg, tc.opts...); !errors.Is(err, baton.ErrOptionConflict) || !errors.Is(err, baton.ErrInvalid) {
 			t.Errorf("%s: New = %v, %v; want ErrOptionConflict", tc.name, co, err)
 		}
 	}
-	// A shared service's options are the Coordinator's.
+	// The service's options are the Coordinator's.
+	clk := clock.NewFake(time.Unix(0, 0))
 	shared, err := session.New(st, reg, session.Options{Clock: clk, InstanceID: "node-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	co, err := handoff.New(st, reg, handoff.WithSessions(shared), handoff.WithTimeouts(handoff.Timeouts{Ready: time.Minute}))
+	co, err := handoff.New(shared, reg, handoff.WithTimeouts(handoff.Timeouts{Ready: time.Minute}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = co.Shutdown(context.Background()) }()
 	if handoff.InstanceID(co) != "node-1" {
-		t.Errorf("InstanceID = %q, want the shared service's node-1", handoff.InstanceID(co))
+		t.Errorf("InstanceID = %q, want the service's node-1", handoff.InstanceID(co))
+	}
+	if co.Sessions() != shared {
+		t.Error("Sessions is not the service given to New")
 	}
 }

@@ -25,7 +25,7 @@ func TestBackgroundStopOfAnAnsweredRequestDoesNothing(t *testing.T) {
 	eng := enginetest.New(enginetest.Options{Clock: clk})
 	t.Cleanup(eng.Close)
 	st := memstore.New()
-	co, err := New(st, engine.NewRegistry(map[string]engine.Engine{"demo": eng}), WithSessionOptions(session.Options{Clock: clk}))
+	co, err := NewOn(st, engine.NewRegistry(map[string]engine.Engine{"demo": eng}), session.Options{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestBackgroundStopOfACancelledTransferLeavesTheNextAlone(t *testing.T) {
 	eng := enginetest.New(enginetest.Options{Clock: clk})
 	t.Cleanup(eng.Close)
 	st := memstore.New()
-	co, err := New(st, engine.NewRegistry(map[string]engine.Engine{"demo": eng}), WithSessionOptions(session.Options{Clock: clk}))
+	co, err := NewOn(st, engine.NewRegistry(map[string]engine.Engine{"demo": eng}), session.Options{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,11 +243,11 @@ func TestStopRequestedAgainWhileTheLastStopIsReleasing(t *testing.T) {
 	t.Cleanup(eng.Close)
 	st := memstore.New()
 	reg := engine.NewRegistry(map[string]engine.Engine{"demo": eng})
-	a, err := New(st, reg, WithSessionOptions(session.Options{Clock: clk, InstanceID: "node-a"}))
+	a, err := NewOn(st, reg, session.Options{Clock: clk, InstanceID: "node-a"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := New(st, reg, WithSessionOptions(session.Options{Clock: clk, InstanceID: "node-b"}))
+	b, err := NewOn(st, reg, session.Options{Clock: clk, InstanceID: "node-b"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,19 +17,17 @@ import (
 // TestReadyTimeoutPrecedence: one readiness bound per launch, carried to
 // its engine. A transfer's launches (the report-only turn and the target)
 // carry the Coordinator's Timeouts.Ready; ordinary starts carry the
-// session service's, which is the Coordinator's when it creates the
-// service, and the shared service's own with WithSessions; without any,
-// engine.DefaultReadyTimeout.
+// session service's; without either, engine.DefaultReadyTimeout.
 func TestReadyTimeoutPrecedence(t *testing.T) {
 	for _, tc := range []struct {
-		name                string
-		coordinator, shared time.Duration // 0: not set; shared < 0: no shared service
-		wantStart, wantXfer time.Duration
+		name                 string
+		coordinator, service time.Duration // 0: not set
+		wantStart, wantXfer  time.Duration
 	}{
-		{"defaults", 0, -1, engine.DefaultReadyTimeout, engine.DefaultReadyTimeout},
-		{"the coordinator's", 3 * time.Minute, -1, 3 * time.Minute, 3 * time.Minute},
-		{"a shared service's", 3 * time.Minute, 9 * time.Minute, 9 * time.Minute, 3 * time.Minute},
-		{"a shared service's default", 3 * time.Minute, 0, engine.DefaultReadyTimeout, 3 * time.Minute},
+		{"defaults", 0, 0, engine.DefaultReadyTimeout, engine.DefaultReadyTimeout},
+		{"the coordinator's", 3 * time.Minute, 0, engine.DefaultReadyTimeout, 3 * time.Minute},
+		{"the service's", 0, 9 * time.Minute, 9 * time.Minute, engine.DefaultReadyTimeout},
+		{"both", 3 * time.Minute, 9 * time.Minute, 9 * time.Minute, 3 * time.Minute},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -44,21 +42,15 @@ func TestReadyTimeoutPrecedence(t *testing.T) {
 			if tc.coordinator > 0 {
 				opts = append(opts, handoff.WithTimeouts(handoff.Timeouts{Ready: tc.coordinator}))
 			}
-			if tc.shared >= 0 {
-				svc, err := session.New(st, reg, session.Options{ReadyTimeout: tc.shared})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = svc.Close(ctx) })
-				opts = append(opts, handoff.WithSessions(svc))
+			svc, err := session.New(st, reg, session.Options{ReadyTimeout: tc.service})
+			if err != nil {
+				t.Fatal(err)
 			}
-			var err error
-			co, err = handoff.New(st, reg, opts...)
+			co, err = handoff.New(svc, reg, opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = co.Shutdown(ctx) })
-			svc := co.Sessions()
 			cfgA, cfgB := baton.EngineConfig{Engine: "demo", Model: "a"}, baton.EngineConfig{Engine: "demo", Model: "b"}
 			if _, err := svc.CreateWorkspace(ctx, store.Workspace{ID: "ws", Mission: "m", Config: cfgA}); err != nil {
 				t.Fatal(err)

@@ -5,7 +5,7 @@
 // # Basics
 //
 // A Service (New) owns the table of processes it launched, one per
-// workspace at most; a handoff.Coordinator shares it (WithSessions, or
+// workspace at most; a handoff.Coordinator is built over it (handoff.New,
 // Coordinator.Sessions), so a transfer and an ordinary start never run two
 // processes in one workspace. Workspaces: CreateWorkspace, Workspace,
 // Current, SetShare, ArchiveWorkspace; List reads a workspace's sessions,

@@ -45,7 +45,13 @@ func crashCoordinator(dir string, e *acp.Engine) (*handoff.Coordinator, store.St
 	if err != nil {
 		return nil, nil, err
 	}
-	co, err := handoff.New(st, engine.NewRegistry(map[string]engine.Engine{acpEngine: e}))
+	reg := engine.NewRegistry(map[string]engine.Engine{acpEngine: e})
+	svc, err := session.New(st, reg, session.Options{})
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	co, err := handoff.New(svc, reg)
 	if err != nil {
 		st.Close()
 		return nil, nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
 	"github.com/batonhq/baton/handoff"
+	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store/badgerstore"
 	"github.com/batonhq/baton/transcript"
 )
@@ -81,8 +82,12 @@ func run(w io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, st.Close()) }()
-	d.co, err = handoff.New(st, engine.NewRegistry(map[string]engine.Engine{"demo": d.eng}),
-		handoff.WithObserver(d.tl.record))
+	engines := engine.NewRegistry(map[string]engine.Engine{"demo": d.eng})
+	svc, err := session.New(st, engines, session.Options{})
+	if err != nil {
+		return err
+	}
+	d.co, err = handoff.New(svc, engines, handoff.WithObserver(d.tl.record))
 	if err != nil {
 		return err
 	}

@@ -30,9 +30,8 @@ type Config struct {
 	// and the engine (default 2; 1 runs the single-process world).
 	Nodes int
 	// Options are passed to every handoff.New the harness calls, after the
-	// harness's own WithTimeouts and WithSessionOptions (giving one of
-	// those again, or WithSessions, is an error at New: the model counts
-	// with the harness's own).
+	// harness's own WithTimeouts (giving it again is an error at New: the
+	// model counts with the harness's own).
 	Options []handoff.Option
 	// Wait bounds how long the harness waits for a transfer to come to
 	// rest after a step (default 5 s; the scripted engine answers at once,
@@ -272,8 +271,7 @@ func (h *harness) newCoordinator(n *node) *handoff.Coordinator {
 	}}
 	reg := engine.NewRegistry(map[string]engine.Engine{"demo": ge, "alt": ge})
 	lc := &lifeClock{clk: h.clk, mu: &h.clkMu}
-	opts := append([]handoff.Option{handoff.WithTimeouts(handoff.Timeouts{Generation: genTimeout, Ready: readyTimeout, Lease: leaseTTL}),
-		handoff.WithSessionOptions(session.Options{Clock: lc, InstanceID: n.id, Logger: h.log.logger(n.id, n.life), StopTimeout: stopTimeout})}, h.cfg.Options...)
+	opts := append([]handoff.Option{handoff.WithTimeouts(handoff.Timeouts{Generation: genTimeout, Ready: readyTimeout, Lease: leaseTTL})}, h.cfg.Options...)
 	li := launchInfo{node: n.idx, life: n.life}
 	hooks := &storeHooks{
 		record: func(id baton.LaunchID) {
@@ -287,7 +285,12 @@ func (h *harness) newCoordinator(n *node) *handoff.Coordinator {
 			}
 		},
 	}
-	co, err := handoff.New(withCaps(gatedStore{Store: h.shared, g: n.gate, hooks: hooks}, h.shared), reg, opts...)
+	svc, err := session.New(withCaps(gatedStore{Store: h.shared, g: n.gate, hooks: hooks}, h.shared), reg,
+		session.Options{Clock: lc, InstanceID: n.id, Logger: h.log.logger(n.id, n.life), StopTimeout: stopTimeout, ReadyTimeout: readyTimeout})
+	if err != nil {
+		h.t.Fatalf("session.New: %v", err)
+	}
+	co, err := handoff.New(svc, reg, opts...)
 	if err != nil {
 		h.t.Fatalf("handoff.New: %v", err)
 	}

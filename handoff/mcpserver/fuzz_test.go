@@ -13,6 +13,7 @@ import (
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/handoff/facts"
+	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store/memstore"
 	"github.com/batonhq/baton/transcript"
 )
@@ -32,7 +33,12 @@ func FuzzToolArguments(f *testing.F) {
 	} {
 		f.Add(s.tool, []byte(s.args))
 	}
-	co, err := handoff.New(memstore.New(), engine.NewRegistry(map[string]engine.Engine{}))
+	reg := engine.NewRegistry(map[string]engine.Engine{})
+	svc, err := session.New(memstore.New(), reg, session.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	co, err := handoff.New(svc, reg)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -77,7 +77,12 @@ func newFixture(t testing.TB, o fixtureOpts) *fixture {
 	}
 	f.eng = enginetest.New(enginetest.Options{})
 	t.Cleanup(f.eng.Close)
-	co, err := handoff.New(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": f.eng}))
+	reg := engine.NewRegistry(map[string]engine.Engine{"demo": f.eng})
+	svc, err := session.New(f.st, reg, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	co, err := handoff.New(svc, reg)
 	if err != nil {
 		t.Fatal(err)
 	}

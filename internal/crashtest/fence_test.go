@@ -176,11 +176,17 @@ func TestFrozenLauncherFenced(t *testing.T) {
 	}
 }
 
-// newNode is a coordinator on st launching through eng (registered as
-// "agent"), shut down at the end of the test.
-func newNode(t *testing.T, st store.Store, eng engine.Engine, opts ...handoff.Option) *handoff.Coordinator {
+// newNode is a coordinator on st, over a session service with options
+// so, launching through eng (registered as "agent"), shut down at the end
+// of the test.
+func newNode(t *testing.T, st store.Store, eng engine.Engine, so session.Options) *handoff.Coordinator {
 	t.Helper()
-	co, err := handoff.New(st, engine.NewRegistry(map[string]engine.Engine{"agent": eng}), opts...)
+	reg := engine.NewRegistry(map[string]engine.Engine{"agent": eng})
+	svc, err := session.New(st, reg, so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	co, err := handoff.New(svc, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,8 +238,8 @@ func frozenTransfer(t *testing.T, hide bool, reapB func(*exec.Engine) engine.Eng
 	if reapB != nil {
 		engB = reapB(engB.(*exec.Engine))
 	}
-	coA := newNode(t, st, frz, handoff.WithSessionOptions(session.Options{InstanceID: "node-a"}))
-	coB := newNode(t, st, engB, handoff.WithSessionOptions(session.Options{InstanceID: "node-b", Clock: clock.NewFake(time.Now().Add(time.Hour))}))
+	coA := newNode(t, st, frz, session.Options{InstanceID: "node-a"})
+	coB := newNode(t, st, engB, session.Options{InstanceID: "node-b", Clock: clock.NewFake(time.Now().Add(time.Hour))})
 	root := filepath.Join(t.TempDir(), "ws")
 	if err := os.Mkdir(root, 0o700); err != nil {
 		t.Fatal(err)
@@ -352,7 +358,7 @@ func (c *countingStore) count() int {
 // from Create until the target is ready and the transfer completed.
 func TestCommitsPerTransferHeld(t *testing.T) {
 	cs := &countingStore{Store: memstore.New()}
-	co := newNode(t, cs, newAgentEngine(t, false, nil))
+	co := newNode(t, cs, newAgentEngine(t, false, nil), session.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if _, err := co.Sessions().CreateWorkspace(ctx, store.Workspace{ID: "ws", Mission: "Fix the parser.",

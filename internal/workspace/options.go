@@ -22,8 +22,5 @@ func (g *Given) Add(name string) {
 	g.names = append(g.names, name)
 }
 
-// Has reports whether option name was given.
-func (g *Given) Has(name string) bool { return slices.Contains(g.names, name) }
-
 // Err returns the first conflict Add recorded.
 func (g *Given) Err() error { return g.err }

@@ -94,7 +94,12 @@ func benchCoordinator(b *testing.B, st store.Store, hang bool) (*handoff.Coordin
 		},
 	})
 	b.Cleanup(eng.Close)
-	co, err := handoff.New(st, engine.NewRegistry(map[string]engine.Engine{"demo": eng}))
+	reg := engine.NewRegistry(map[string]engine.Engine{"demo": eng})
+	svc, err := session.New(st, reg, session.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	co, err = handoff.New(svc, reg)
 	if err != nil {
 		b.Fatal(err)
 	}

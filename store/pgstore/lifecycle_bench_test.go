@@ -62,8 +62,12 @@ func lifecycleCoordinator(tb testing.TB, st store.Store) (*handoff.Coordinator, 
 		},
 	})
 	tb.Cleanup(eng.Close)
-	co, err := handoff.New(st, engine.NewRegistry(map[string]engine.Engine{"demo": eng}),
-		handoff.WithSessionOptions(session.Options{Logger: zaptest.NewLogger(tb, zaptest.Level(zap.WarnLevel))}))
+	reg := engine.NewRegistry(map[string]engine.Engine{"demo": eng})
+	svc, err := session.New(st, reg, session.Options{Logger: zaptest.NewLogger(tb, zaptest.Level(zap.WarnLevel))})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	co, err = handoff.New(svc, reg)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -274,7 +274,7 @@ func runNode() int {
 		}
 		return handoff.DefaultBriefing(ctx, in)
 	}
-	co, err := handoff.New(st, reg, handoff.WithSessions(svc), handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}), handoff.WithBriefing(handoff.Briefing{Build: briefing}))
+	co, err := handoff.New(svc, reg, handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}), handoff.WithBriefing(handoff.Briefing{Build: briefing}))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "node:", err)
 		return 1

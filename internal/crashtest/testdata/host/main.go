@@ -214,14 +214,19 @@ func main() {
 	case *noReaper:
 		eng = startOnly{logged}
 	}
-	var opts []handoff.Option
+	var so session.Options
 	if *mode == "recover" {
 		// What Recover reaped is logged at info: the JSON lines go to
 		// stdout, among the host's own.
-		opts = append(opts, handoff.WithSessionOptions(session.Options{Logger: zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()),
-			zapcore.Lock(os.Stdout), zapcore.InfoLevel))}))
+		so.Logger = zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()),
+			zapcore.Lock(os.Stdout), zapcore.InfoLevel))
 	}
-	co, err = handoff.New(st, engine.NewRegistry(map[string]engine.Engine{"agent": eng}), opts...)
+	reg := engine.NewRegistry(map[string]engine.Engine{"agent": eng})
+	svc, err := session.New(st, reg, so)
+	if err != nil {
+		fail(err)
+	}
+	co, err = handoff.New(svc, reg)
 	if err != nil {
 		fail(err)
 	}

@@ -196,7 +196,12 @@ func run(dir, logPath string, transfers, stopAt int, recover bool) error {
 		},
 	})}
 	defer eng.Close()
-	co, err = handoff.New(st, engine.NewRegistry(map[string]engine.Engine{"demo": eng}), handoff.WithTimeouts(handoff.Timeouts{Poll: 5 * time.Millisecond}))
+	reg := engine.NewRegistry(map[string]engine.Engine{"demo": eng})
+	svc, err := session.New(st, reg, session.Options{})
+	if err != nil {
+		return err
+	}
+	co, err = handoff.New(svc, reg, handoff.WithTimeouts(handoff.Timeouts{Poll: 5 * time.Millisecond}))
 	if err != nil {
 		return err
 	}
@@ -209,7 +214,6 @@ func run(dir, logPath string, transfers, stopAt int, recover bool) error {
 		say(fmt.Sprintf("recovered %d", len(res.Handoffs)))
 		return nil
 	}
-	svc := co.Sessions()
 	var srcs []store.Session
 	for i := range transfers {
 		ws := baton.WorkspaceID(fmt.Sprintf("ws-%d", i))
