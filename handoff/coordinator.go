@@ -236,7 +236,7 @@ func (c *Coordinator) observe(t machineTrigger, h store.Handoff) {
 }
 
 // live refuses a call with a nil context (ErrInvalidRequest) or once the
-// Coordinator is shut down (ErrClosed).
+// Coordinator is shut down (session.ErrClosed, as its service is).
 func (c *Coordinator) live(ctx context.Context) error {
 	if err := checkCtx(ctx); err != nil {
 		return err
@@ -244,7 +244,7 @@ func (c *Coordinator) live(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return ErrClosed
+		return session.ErrClosed
 	}
 	return nil
 }
@@ -296,8 +296,6 @@ var (
 	// ErrReportConflict: a different report was already stored for this
 	// attempt (the same text again is accepted).
 	ErrReportConflict = baton.NewError(baton.ErrConflict, "a different report was already submitted")
-	// ErrClosed: the Coordinator was shut down.
-	ErrClosed = baton.NewError(baton.ErrUnavailable, "coordinator shut down")
 )
 
 // errNativeUnsupported: a native-path request (Request.Native) whose

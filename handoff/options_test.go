@@ -12,6 +12,7 @@ import (
 	"github.com/batonhq/baton/engine/enginetest"
 	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/session"
+	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/memstore"
 )
 
@@ -53,5 +54,31 @@ func TestOptionConflicts(t *testing.T) {
 	}
 	if co.Sessions() != shared {
 		t.Error("Sessions is not the service given to New")
+	}
+}
+
+// TestShutdownClosesTheService: after Shutdown the Coordinator and the
+// service it was given both answer session.ErrClosed.
+func TestShutdownClosesTheService(t *testing.T) {
+	ctx := context.Background()
+	eng := enginetest.New(enginetest.Options{})
+	t.Cleanup(eng.Close)
+	reg := engine.NewRegistry(map[string]engine.Engine{"demo": eng})
+	co, err := handoff.NewOn(memstore.New(), reg, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := co.Sessions()
+	if _, err := svc.CreateWorkspace(ctx, store.Workspace{ID: "ws", Mission: "m", Config: baton.EngineConfig{Engine: "demo"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := co.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := co.Create(ctx, handoff.Request{Workspace: "ws", RequestID: "r"}); !errors.Is(err, session.ErrClosed) {
+		t.Errorf("Create after Shutdown = %v; want session.ErrClosed", err)
+	}
+	if _, err := svc.Start(ctx, session.TurnRequest{Workspace: "ws", Prompt: "p"}); !errors.Is(err, session.ErrClosed) {
+		t.Errorf("the service's Start after Shutdown = %v; want session.ErrClosed", err)
 	}
 }

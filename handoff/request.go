@@ -148,8 +148,8 @@ func valid(s string) string {
 // engine.ErrUnsupportedConfig for a target the engines do not offer),
 // session.ErrNoWorkspace, ErrIdempotencyMismatch, session.ErrArchived,
 // ErrTransferPending, ErrSourceChanged, baton.ErrUnsupported (Native asked
-// and the target engine cannot carry the source's session), ErrClosed, and
-// the store's errors.
+// and the target engine cannot carry the source's session),
+// session.ErrClosed, and the store's errors.
 func (c *Coordinator) Create(ctx context.Context, req Request) (store.Handoff, error) {
 	if err := c.live(ctx); err != nil {
 		return store.Handoff{}, err
@@ -268,7 +268,7 @@ const (
 //
 // The action may be written in any case, with surrounding space. Errors:
 // ErrInvalidRequest (unknown action), ErrNotFound (unknown handoff
-// or another workspace's), ErrClosed, the store's. Safe to retry: a decision
+// or another workspace's), session.ErrClosed, the store's. Safe to retry: a decision
 // that already took effect finds the handoff in its new state.
 func (c *Coordinator) Decide(ctx context.Context, ws baton.WorkspaceID, id baton.HandoffID, action Action) (store.Handoff, error) {
 	if err := checkCtx(ctx); err != nil {

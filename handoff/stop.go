@@ -31,7 +31,7 @@ import (
 // stands). If the driving process's lease lapses first, the transfer goes
 // to failed with its stop unconfirmed and the user decides.
 //
-// Errors: session.ErrNoWorkspace, ErrClosed, the store's and the engine's.
+// Errors: session.ErrNoWorkspace, session.ErrClosed, the store's and the engine's.
 func (c *Coordinator) Stop(ctx context.Context, ws baton.WorkspaceID) (engine.StopOutcome, error) {
 	if err := c.live(ctx); err != nil {
 		return "", err

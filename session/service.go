@@ -25,7 +25,8 @@ import (
 // errWorkspaceExists: CreateWorkspace with an id already in use.
 var errWorkspaceExists = baton.NewError(baton.ErrConflict, "workspace already exists")
 
-// ErrClosed is returned by a Service after Close.
+// ErrClosed is returned by a Service after Close, and by a
+// handoff.Coordinator after its Shutdown (which closes its Service).
 var ErrClosed = baton.NewError(baton.ErrUnavailable, "session service closed")
 
 // Service runs ordinary sessions: starts, resumes, messages and stops

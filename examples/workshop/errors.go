@@ -46,7 +46,6 @@ var errorMapping = []struct {
 	{session.ErrArchived, http.StatusConflict, "workspace-archived"},
 	{session.ErrWorkspaceBusy, http.StatusConflict, "workspace-busy"},
 	{session.ErrSessionRunning, http.StatusConflict, "session-running"},
-	{handoff.ErrClosed, http.StatusServiceUnavailable, "unavailable"},
 	{session.ErrClosed, http.StatusServiceUnavailable, "unavailable"},
 	{store.ErrClosed, http.StatusServiceUnavailable, "unavailable"},
 	{engine.ErrReadyRejected, http.StatusBadGateway, "engine-failed"},

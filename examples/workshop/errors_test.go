@@ -33,7 +33,7 @@ func TestHTTPError(t *testing.T) {
 		{fmt.Errorf("%w: %w", handoff.ErrInvalidRequest, engine.ErrUnknownEngine), 400, "invalid-request"},
 		{engine.ErrUnknownEngine, 400, "invalid-request"},
 		{engine.ErrReadyRejected, 502, "engine-failed"},
-		{handoff.ErrClosed, 503, "unavailable"},
+		{session.ErrClosed, 503, "unavailable"},
 		{errors.New("boom"), 500, "internal"},
 		{&apiError{http.StatusRequestEntityTooLarge, "too-large", "big"}, 413, "too-large"},
 	} {
