@@ -121,7 +121,7 @@ func TestWatchWaitList(t *testing.T) {
 	}
 
 	// Resuming after the last seen number yields only what comes later.
-	next := make(chan handoff.Change, 1)
+	next := make(chan store.Change, 1)
 	go func() {
 		for ch, err := range f.co.Watch(ctx, f.ws, last) {
 			if err == nil {

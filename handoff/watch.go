@@ -12,33 +12,24 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-// Change is one entry of a workspace's change feed, as Watch yields it: a
-// handoff (its public view, with no token material), a session or a queued
-// instruction as a committed transaction left it (exactly one is set).
-type Change struct {
-	// Seq numbers the workspace's changes from 1 in commit order; resume a
-	// Watch after the last Seq seen (an SSE Last-Event-ID).
-	Seq         int64
-	Handoff     *store.Handoff
-	Session     *store.Session
-	Instruction *store.Instruction
-}
-
 // watchPage is how many changes Watch reads per store transaction.
 const watchPage = 256
 
-// Watch yields the workspace's changes with Seq > after, first those
+// Watch yields the workspace's changes (store.Change: a handoff, its public
+// view with no token material; a session; or a queued instruction, as a
+// committed transaction left it) with Seq > after, first those
 // already committed (read from the store), then each new commit's, until
 // ctx ends, when the iteration simply stops. It follows commits of every
 // process sharing the store: at once with a store.Notifier (PostgreSQL's
 // LISTEN/NOTIFY carries them across machines), else by reading the store
 // every poll interval (Timeouts.Poll). An error (session.ErrNoWorkspace,
 // the store's) is yielded once and ends the iteration. Breaking out of the
-// loop releases everything Watch holds.
-func (c *Coordinator) Watch(ctx context.Context, ws baton.WorkspaceID, after int64) iter.Seq2[Change, error] {
-	return func(yield func(Change, error) bool) {
+// loop releases everything Watch holds. Resume a Watch after the last Seq
+// seen (an SSE Last-Event-ID).
+func (c *Coordinator) Watch(ctx context.Context, ws baton.WorkspaceID, after int64) iter.Seq2[store.Change, error] {
+	return func(yield func(store.Change, error) bool) {
 		if err := checkCtx(ctx); err != nil {
-			yield(Change{}, err)
+			yield(store.Change{}, err)
 			return
 		}
 		w := c.waiter(ws)
@@ -54,18 +45,17 @@ func (c *Coordinator) Watch(ctx context.Context, ws baton.WorkspaceID, after int
 			})
 			if err != nil {
 				if ctx.Err() == nil {
-					yield(Change{}, err)
+					yield(store.Change{}, err)
 				}
 				return
 			}
 			for _, ch := range page {
 				after = ch.Seq
-				out := Change{Seq: ch.Seq, Session: ch.Session, Instruction: ch.Instruction}
 				if ch.Handoff != nil {
 					h := public(*ch.Handoff)
-					out.Handoff = &h
+					ch.Handoff = &h
 				}
-				if !yield(out, nil) {
+				if !yield(ch, nil) {
 					return
 				}
 			}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/store"
 )
 
@@ -96,7 +95,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	// Heartbeats go out from this goroutine only: the feed is read in
 	// another and handed over, so that writes never interleave.
 	type item struct {
-		c   handoff.Change
+		c   store.Change
 		err error
 	}
 	items := make(chan item, 64)
@@ -161,7 +160,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 }
 
 // eventBytes renders one change as a Server-Sent Event.
-func eventBytes(c handoff.Change) []byte {
+func eventBytes(c store.Change) []byte {
 	ev := eventJSON{Seq: c.Seq}
 	switch {
 	case c.Handoff != nil:
