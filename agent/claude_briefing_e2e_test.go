@@ -14,7 +14,6 @@ import (
 	"github.com/batonhq/baton/agent"
 	"github.com/batonhq/baton/engine/exec"
 	"github.com/batonhq/baton/engine/exec/clitest"
-	"github.com/batonhq/baton/handoff"
 	"github.com/batonhq/baton/recap"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/transcript"
@@ -24,6 +23,10 @@ import (
 // at the end of the report-only turn: recorded in the source transcript,
 // it must never reach the target.
 const reportAnswer = "The report is submitted; I am ending my turn now."
+
+// reportPromptStart is how the prompt of a source's report-only turn
+// begins.
+const reportPromptStart = "This conversation is being handed off to a fresh session."
 
 // briefingScript is the model of TestClaudeTargetIsBriefedWithTheConversation:
 // the source's turn answers sourceReply; the report-only turn submits
@@ -75,7 +78,8 @@ func TestClaudeTargetIsBriefedWithTheConversation(t *testing.T) {
 			reportTurn = append(reportTurn, ev.Text)
 		}
 	}
-	if !slices.Contains(reportTurn, handoff.ReportPrompt) || !slices.ContainsFunc(reportTurn, func(s string) bool { return strings.Contains(s, reportAnswer) }) {
+	// handoff's report prompt opens with reportPromptStart.
+	if !slices.ContainsFunc(reportTurn, func(s string) bool { return strings.HasPrefix(s, reportPromptStart) }) || !slices.ContainsFunc(reportTurn, func(s string) bool { return strings.Contains(s, reportAnswer) }) {
 		t.Fatalf("the source transcript's report-only messages = %q; want the report prompt and the answer", reportTurn)
 	}
 

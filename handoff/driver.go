@@ -191,7 +191,7 @@ func (c *Coordinator) stepGenerate(ctx context.Context, h store.Handoff, owner w
 	p, err := c.sessions.Launch(ctx, workspace.LaunchRequest{
 		StartRequest: engine.StartRequest{
 			Workspace: h.Workspace, Session: src.ID, Config: h.SourceConfig, Mode: engine.Resume,
-			NativeID: src.NativeID, Turn: transcript.ReportOnly, Prompt: ReportPrompt, Owner: owner.Token, Dir: ws.Root,
+			NativeID: src.NativeID, Turn: transcript.ReportOnly, Prompt: reportPrompt, Owner: owner.Token, Dir: ws.Root,
 			Report:  &engine.ReportCredentials{Workspace: h.Workspace, Handoff: h.ID, Attempt: h.Attempt, Token: gen},
 			Attempt: h.Attempt, LaunchID: launch, ReadyTimeout: c.readyTime,
 		},

@@ -21,6 +21,9 @@ func NewOn(st store.Store, engines *engine.Registry, so session.Options, opts ..
 // launches and halts through) to this package's external tests.
 func Supervise(s *session.Service) supervisor { return workspace.Of(s).(supervisor) }
 
+// ReportPrompt is the opening prompt of the source's report-only turn.
+const ReportPrompt = reportPrompt
+
 // Fingerprint is r's idempotency fingerprint.
 func Fingerprint(r Request) string { return r.fingerprint() }
 

@@ -15,8 +15,8 @@ import (
 	"github.com/batonhq/baton/transcript"
 )
 
-// ReportPrompt is the opening prompt of the source's report-only turn.
-const ReportPrompt = `This conversation is being handed off to a fresh session. Do not continue the work.
+// reportPrompt is the opening prompt of the source's report-only turn.
+const reportPrompt = `This conversation is being handed off to a fresh session. Do not continue the work.
 Write a handoff report in Markdown for the engineer who takes over, and submit it with the
 submit_session_handoff tool. Cover, with facts kept apart from assumptions:
 
