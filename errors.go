@@ -51,10 +51,6 @@ var (
 	ErrInternal    = &Error{Code: "internal"}    // a bug or an unclassified failure
 )
 
-// ErrOptionConflict: handoff.New was given an option twice. Nothing was
-// built. It matches ErrInvalid.
-var ErrOptionConflict = NewError(ErrInvalid, "conflicting options")
-
 // NewError returns a sentinel with code's Code (code is one of the
 // code-level errors, ErrInvalid, ...) and message. Packages declare their
 // sentinels with it; it is not meant for one-off errors (use Errorf for

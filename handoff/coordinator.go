@@ -38,7 +38,7 @@ type Coordinator struct {
 	engines    *engine.Registry
 	svc        *session.Service
 	sessions   supervisor // svc's
-	given      workspace.Given
+	given      given
 	clock      clock.Clock
 	log        *zap.Logger
 	sm         *stateless.StateMachine
@@ -75,6 +75,22 @@ type Coordinator struct {
 // Option configures a Coordinator.
 type Option func(*Coordinator)
 
+// given records, by name, the options New was given, so that one given
+// twice is refused (baton.ErrInvalid) rather than the last silently
+// winning.
+type given struct {
+	names []string
+	err   error
+}
+
+// add records option name; the second time it records the conflict.
+func (g *given) add(name string) {
+	if slices.Contains(g.names, name) && g.err == nil {
+		g.err = baton.Errorf(baton.ErrInvalid, "handoff.New: %s given twice", name)
+	}
+	g.names = append(g.names, name)
+}
+
 // Timeouts bound what a Coordinator waits for. A zero field keeps its
 // default. See Timeouts in the package documentation.
 type Timeouts struct {
@@ -102,7 +118,7 @@ type Timeouts struct {
 // WithTimeouts sets the Coordinator's timeouts (see Timeouts).
 func WithTimeouts(t Timeouts) Option {
 	return func(co *Coordinator) {
-		co.given.Add("WithTimeouts")
+		co.given.add("WithTimeouts")
 		co.genTimeout, co.readyTime, co.leaseTTL, co.poll = t.Generation, t.Ready, t.Lease, t.Poll
 	}
 }
@@ -141,7 +157,7 @@ type Briefing struct {
 // WithBriefing sets how a transfer's target is briefed (see Briefing).
 func WithBriefing(b Briefing) Option {
 	return func(co *Coordinator) {
-		co.given.Add("WithBriefing")
+		co.given.add("WithBriefing")
 		b.HistoryTool = strings.TrimSpace(b.HistoryTool)
 		if b.Build == nil {
 			b.Build = DefaultBriefing
@@ -178,8 +194,7 @@ type Event struct {
 // Shutdown closes svc. Call Recover (or, on a store other processes
 // share, Reconcile) once before serving: see Restart in the package
 // documentation. Errors: baton.ErrInvalid for a nil service or registry,
-// or a service not made by session.New; baton.ErrOptionConflict for an
-// option given twice.
+// or a service not made by session.New, or an option given twice.
 func New(svc *session.Service, engines *engine.Registry, opts ...Option) (*Coordinator, error) {
 	if svc == nil || engines == nil {
 		return nil, baton.Errorf(baton.ErrInvalid, "handoff.New: nil session service or engine registry")
@@ -195,8 +210,8 @@ func New(svc *session.Service, engines *engine.Registry, opts ...Option) (*Coord
 	for _, o := range opts {
 		o(c)
 	}
-	if err := c.given.Err(); err != nil {
-		return nil, err
+	if c.given.err != nil {
+		return nil, c.given.err
 	}
 	c.genTimeout = orDefault(c.genTimeout, defaultGenerationTimeout)
 	c.readyTime = orDefault(c.readyTime, engine.DefaultReadyTimeout)
