@@ -1,8 +1,6 @@
 package transcript_test
 
 import (
-	"errors"
-	"strings"
 	"testing"
 
 	"github.com/batonhq/baton/transcript"
@@ -25,34 +23,5 @@ func TestNames(t *testing.T) {
 		if s := tc.got.String(); s != tc.want {
 			t.Errorf("String() = %q, want %q", s, tc.want)
 		}
-	}
-}
-
-func TestUntil(t *testing.T) {
-	boom := errors.New("boom")
-	seq := func(yield func(transcript.Event, error) bool) {
-		for _, s := range []string{"a", "b"} {
-			if !yield(transcript.Event{Text: s}, nil) {
-				return
-			}
-		}
-		yield(transcript.Event{}, boom)
-	}
-	events, errf := transcript.Until(seq)
-	var got []string
-	for ev := range events {
-		got = append(got, ev.Text)
-	}
-	if strings.Join(got, ",") != "a,b" || !errors.Is(errf(), boom) {
-		t.Fatalf("got %v, %v; want a,b and boom", got, errf())
-	}
-	for range events {
-		break // stopped early, before the error
-	}
-	if errf() != nil {
-		t.Fatalf("error after an early stop: %v", errf())
-	}
-	if ev, errf := transcript.Until(nil); ev != nil || errf() != nil {
-		t.Fatal("Until(nil) is not nil")
 	}
 }

@@ -25,7 +25,7 @@ func Replay(ctx context.Context, seq iter.Seq2[transcript.Event, error], in reca
 	if seq == nil {
 		return render(in), nil
 	}
-	events, readErr := transcript.Until(seq)
+	events, readErr := until(seq)
 	with := in
 	with.Events = events
 	out := render(with)
@@ -37,4 +37,26 @@ func Replay(ctx context.Context, seq iter.Seq2[transcript.Event, error], in reca
 		return render(in), nil
 	}
 	return out, nil
+}
+
+// until turns seq (an engine's transcript, which yields an error at most
+// once, last) into a sequence of events that stops at the first error, and
+// a function that returns that error once the sequence was ranged over
+// (nil when it ended cleanly or was not ranged over): the events before
+// the error are correct, but the conversation is incomplete.
+func until(seq iter.Seq2[transcript.Event, error]) (iter.Seq[transcript.Event], func() error) {
+	var err error
+	events := func(yield func(transcript.Event) bool) {
+		err = nil
+		for ev, e := range seq {
+			if e != nil {
+				err = e
+				return
+			}
+			if !yield(ev) {
+				return
+			}
+		}
+	}
+	return events, func() error { return err }
 }
