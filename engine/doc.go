@@ -15,7 +15,14 @@
 // reservation is held, and the handoff attempt it belongs to.
 //
 // A Process also reports what the agent said it really runs (Actual: the
-// model and the agent's version).
+// model and the agent's version), and, once it ended, how full its
+// context window was after its turn (ExitStatus.Usage: the tokens in
+// context as of the turn's last request, and the window's size when
+// known). An engine that cannot tell reports the zero Usage; package
+// session records the last usage reported on the session's row
+// (store.Session.Usage) with the turn's end. The exec engine's Claude and
+// Codex profiles report it; enginetest scripts it (Script.Usage); the acp
+// engine reports none.
 //
 // Optional Engine capabilities are separate small interfaces found by type
 // assertion: Validator, Reaper, Reconfigurer and Transcriber. A Transcriber

@@ -152,7 +152,12 @@ type ExitStatus struct {
 	// the same); empty otherwise (Ready already returned it, or there is
 	// none).
 	NativeID string
-	At       time.Time
+	// Usage is the context usage the turn reported as of its last request
+	// to the model (see Usage), for a turn that ended any way, stopped
+	// included; the zero Usage when the engine reports none or the turn
+	// made no request.
+	Usage Usage
+	At    time.Time
 }
 
 // Clean reports a zero exit code and no error.

@@ -316,7 +316,7 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner work
 		// transfer; a target stopped before it was ready (by a stop not of
 		// this driver's making) did not finish its first turn.
 		if exit := p.Exit(); exit.Clean() && !exit.Stopped {
-			return c.event(ctx, h, input{trigger: triggerTargetExited, exit: exit, actual: p.Actual()})
+			return c.event(ctx, h, input{trigger: triggerTargetExited, exit: exit, actual: p.Actual(), exitLaunch: launch})
 		}
 		return failed("the target exited before it was ready: " + describeExit(p.Exit()))
 	}

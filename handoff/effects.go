@@ -138,6 +138,7 @@ func enterCompleted(ctx context.Context, _ ...any) error {
 		// ended session.
 		t.NativeID = f.exit.NativeID
 		t.Status, t.EndedAt, t.EndReason = store.SessionEnded, f.now, "first turn finished"
+		workspace.RecordUsage(&t, f.exit.Usage, f.exitLaunch)
 	}
 	if err := f.tx.PutSession(t); err != nil {
 		return err

@@ -35,6 +35,9 @@ type input struct {
 	// the supervisor's ExitEnd): recorded in its transaction when it
 	// commits, so that the end costs no commit of its own.
 	end *workspace.End
+	// exitLaunch is the launch whose exit TargetExited carries: the usage
+	// its turn reported is recorded with it.
+	exitLaunch baton.LaunchID
 }
 
 // fire is one firing of the machine inside one store transaction. The

@@ -295,11 +295,11 @@ func (s *Service) halt(ctx context.Context, ws baton.WorkspaceID, deferred bool)
 	if !out.Confirmed() {
 		return out, nil, err
 	}
-	reason := "stopped"
+	reason, usage := "stopped", engine.Usage{}
 	if !alive(r.proc) {
-		reason = endReason(r.proc.Exit())
+		reason, usage = endReason(r.proc.Exit()), r.proc.Exit().Usage
 	}
-	end := &ending{s: s, session: r.session, launch: r.launch, reason: reason, endSession: true, finished: make(chan struct{})}
+	end := &ending{s: s, session: r.session, launch: r.launch, reason: reason, usage: usage, endSession: true, finished: make(chan struct{})}
 	sl.mu.Lock()
 	if deferred && r.end == nil && !r.halted {
 		r.end, r.halted = end, true
@@ -399,6 +399,7 @@ type ending struct {
 	session    baton.SessionID
 	launch     baton.LaunchID
 	reason     string
+	usage      engine.Usage // what the ended turn reported (workspace.RecordUsage)
 	endSession bool
 	finished   chan struct{} // closed by Finish; nil when nobody waits
 	once       sync.Once
@@ -433,6 +434,7 @@ func (e *ending) Record(tx store.Tx) error {
 	}
 	now := e.s.clock.Now()
 	cur.Status, cur.EndedAt, cur.EndReason = store.SessionEnded, now, e.reason
+	workspace.RecordUsage(&cur, e.usage, e.launch)
 	return workspace.RecordEnd(tx, cur, now)
 }
 
@@ -445,7 +447,7 @@ func (e *ending) Finish(recorded bool) {
 		case recorded:
 			e.s.disown(e.launch)
 		case e.endSession:
-			e.s.endWith(e.session, e.reason, false, false, e.launch)
+			e.s.endWith(e.session, e.reason, false, false, e.launch, e.usage)
 		default:
 			e.s.closeLaunch(e.launch, e.reason)
 		}
@@ -537,7 +539,7 @@ func (s *Service) launchStart(ctx context.Context, req TurnRequest) (engine.Proc
 		// A launch another process reaped before it could run is that
 		// process's to settle: this row may be its run by now.
 		if !errors.As(err, new(reapedError)) {
-			s.endWith(sess.ID, "start failed: "+err.Error(), false, false, lid)
+			s.endWith(sess.ID, "start failed: "+err.Error(), false, false, lid, engine.Usage{})
 		}
 	})
 }
@@ -602,7 +604,7 @@ func (s *Service) launchTurn(ctx context.Context, sess store.Session, prompt, di
 		sreq.Mode, sreq.NativeID = engine.Resume, sess.NativeID
 	}
 	return s.sup().Launch(ctx, workspace.LaunchRequest{StartRequest: sreq, OnExit: func(st engine.ExitStatus) {
-		s.endWith(sess.ID, endReason(st), false, false, lid)
+		s.endWith(sess.ID, endReason(st), false, false, lid, st.Usage)
 		s.afterTurn(sess.Workspace) // the next queued instruction, if any
 	}})
 }
@@ -659,7 +661,7 @@ func (s *Service) awaitReady(ctx context.Context, p engine.Process, sess store.S
 			}
 		default:
 		}
-		s.endWith(sess.ID, reason, true, false, "")
+		s.endWith(sess.ID, reason, true, false, "", engine.Usage{})
 		return store.Session{}, err
 	}
 	var out store.Session
@@ -688,9 +690,10 @@ func (s *Service) awaitReady(ctx context.Context, p engine.Process, sess store.S
 // keeps it ended).
 // With launch, the launch's record is closed in the same transaction, and
 // a row that runs again for a later launch of the session (another node
-// relaunched it after reaping this one) is left as it is.
+// relaunched it after reaping this one) is left as it is. The usage the
+// ended turn reported is recorded with the end (workspace.RecordUsage).
 // It returns the session's workspace ("" when the row could not be read).
-func (s *Service) endWith(id baton.SessionID, reason string, overwrite, idle bool, launch baton.LaunchID) (ws baton.WorkspaceID) {
+func (s *Service) endWith(id baton.SessionID, reason string, overwrite, idle bool, launch baton.LaunchID, usage engine.Usage) (ws baton.WorkspaceID) {
 	err := s.store.Update(context.Background(), func(tx store.Tx) error {
 		if err := workspace.LaunchGone(tx, launch, reason, s.clock.Now()); err != nil {
 			return err
@@ -712,6 +715,7 @@ func (s *Service) endWith(id baton.SessionID, reason string, overwrite, idle boo
 		}
 		now := s.clock.Now()
 		cur.Status, cur.EndedAt, cur.EndReason = store.SessionEnded, now, reason
+		workspace.RecordUsage(&cur, usage, launch)
 		return workspace.RecordEnd(tx, cur, now)
 	})
 	if err != nil {
@@ -761,7 +765,7 @@ func (s *Service) Stop(ctx context.Context, ws baton.WorkspaceID) (engine.StopOu
 // delivered (see Message).
 func (p *supervisor) RecordEnd(id baton.SessionID, launch baton.LaunchID, st engine.ExitStatus) {
 	s := p.svc()
-	if ws := s.endWith(id, endReason(st), false, true, launch); ws != "" {
+	if ws := s.endWith(id, endReason(st), false, true, launch, st.Usage); ws != "" {
 		s.afterTurn(ws)
 	}
 }

@@ -87,6 +87,23 @@ type Session struct {
 	// empty for a session outside the list. Kept by package session.
 	RankAbove baton.SessionID `json:"rankAbove,omitempty"`
 	RankBelow baton.SessionID `json:"rankBelow,omitempty"`
+	// Usage is how full the session's context window was after its
+	// latest turn that reported it; the zero Usage when none did (an
+	// engine that reports nothing leaves it zero). Package session writes
+	// it in the transaction that records the turn's end.
+	Usage Usage `json:"usage,omitzero"`
+}
+
+// Usage is a session's context usage as its engine reported it after a
+// turn (engine.Usage, which store does not import): the tokens in context
+// as of the turn's last request to the model, the window's size (0 when
+// unknown), and the launch whose turn reported it.
+type Usage struct {
+	Tokens int64 `json:"tokens,omitempty"`
+	Window int64 `json:"window,omitempty"`
+	// Launch is the launch (store.Launch.ID) whose turn reported the
+	// usage: with the session, it names the turn.
+	Launch baton.LaunchID `json:"launch,omitempty"`
 }
 
 // HandoffState is a state of the session-transfer machine.

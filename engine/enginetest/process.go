@@ -287,7 +287,7 @@ func (p *Process) endLocked(code int, err error, stopped bool) {
 	}
 	unready := p.resolveLocked("", engine.ErrExitedBeforeReady)
 	p.exited = true
-	p.exit = engine.ExitStatus{Code: code, Err: err, Stopped: stopped, At: p.e.clk.Now()}
+	p.exit = engine.ExitStatus{Code: code, Err: err, Stopped: stopped, Usage: p.script.Usage, At: p.e.clk.Now()}
 	if unready && code == 0 && err == nil && !stopped {
 		// The first turn finished before readiness was confirmed: the
 		// session exists, and the exit is the only place to learn its id.

@@ -112,6 +112,10 @@ type Script struct {
 	// (engine.Process.Actual), from its start, as an agent CLI says so in
 	// its first line; the zero value reports nothing.
 	Actual engine.Actual
+	// Usage is the context usage the process reports in its exit status
+	// (engine.ExitStatus.Usage), however it ends, stopped included; the
+	// zero value reports none, as an engine that cannot tell.
+	Usage engine.Usage
 }
 
 // stopOutcome is s.StopOutcome with its default.

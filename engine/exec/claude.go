@@ -37,7 +37,12 @@ type ClaudeOptions struct {
 // readiness is the first assistant message or a successful result line; a
 // result line with is_error refuses the turn; "No conversation found"
 // marks a missing session. The profile is a Reconfigurer: Claude Code resumes a session
-// under another --model.
+// under another --model. The context usage (engine.ExitStatus.Usage) is
+// the usage of the last assistant message of the main conversation
+// (input_tokens + cache_creation_input_tokens + cache_read_input_tokens;
+// a subagent's messages, which name a parent_tool_use_id, are not the
+// session's context), and the window the result line's modelUsage names
+// for that message's model (contextWindow).
 func Claude(o ClaudeOptions) Profile {
 	if o.Command == "" {
 		o.Command = "claude"
@@ -71,6 +76,7 @@ func Claude(o ClaudeOptions) Profile {
 			SessionMissing: regexp.MustCompile(`No conversation found`),
 			AuthFailed:     regexp.MustCompile(`(?i)invalid api key|authentication_error|please run /login`),
 			Events:         claudeEvents,
+			Usage:          newClaudeMeter,
 		},
 	}
 }

@@ -42,7 +42,14 @@ type CodexOptions struct {
 // plan) or a completed turn; turn.failed refuses the turn; "no rollout
 // found" marks a missing thread and "401 Unauthorized" refused
 // credentials. "error" lines and error items are not refusals: Codex prints
-// them while it retries, and for warnings.
+// them while it retries, and for warnings. The context usage
+// (engine.ExitStatus.Usage) comes from the thread's session file, read
+// once the child exited: $CODEX_HOME/sessions/YYYY/MM/DD/rollout-*-ID.jsonl
+// ($HOME/.codex without CODEX_HOME in the child's environment), whose last
+// token_count event gives the last request's input_tokens (cached input
+// included) and model_context_window; turn.completed's usage sums the
+// turn's requests and is not used. Without the file the launch reports
+// none.
 //
 // See the package documentation for what of this was checked against the
 // installed CLI.
@@ -84,6 +91,7 @@ func Codex(o CodexOptions) Profile {
 			SessionMissing: regexp.MustCompile(`no rollout found`),
 			AuthFailed:     regexp.MustCompile(`401 Unauthorized|(?i)not logged in`),
 			Events:         codexEvents,
+			Usage:          newCodexMeter,
 		},
 	}
 }

@@ -33,6 +33,9 @@ type process struct {
 	req engine.StartRequest
 	l   *launch
 	w   *writer // nil without a session
+	// meter reads the context usage (nil when the profile reads none);
+	// used by the stdout reader, then by run once the readers are done.
+	meter UsageMeter
 
 	// readers counts the goroutines on the child's pipes. After a held
 	// start, Gate is closed once used: writing proc.ReleaseWord lets the
@@ -53,6 +56,9 @@ var _ interface {
 func (e *Engine) spawn(req engine.StartRequest, l *launch, w *writer) (*process, error) {
 	prof := &e.opts.Profile
 	p := &process{e: e, req: req, l: l, w: w}
+	if prof.Output.Usage != nil {
+		p.meter = prof.Output.Usage()
+	}
 	err := p.Spawn(proc.Command{
 		Engine: "exec", Name: prof.Name, Path: prof.Command, Args: l.argv, Dir: req.Dir, Env: l.env,
 		Launch: req.LaunchID, DeathSignal: e.opts.DeathSignal, Clock: e.opts.Clock, Stdin: prof.Stdin, Held: req.Admit != nil,
@@ -134,6 +140,10 @@ func (p *process) run() {
 	drained := make(chan struct{})
 	go func() { p.readers.Wait(); close(drained) }()
 	p.Drain(drained, nil)
+	u := p.usage()
+	p.Mu.Lock()
+	p.Usage = u
+	p.Mu.Unlock()
 
 	now := p.Clock().Now()
 	exit, refused := p.Settle(now, waitErr, treeErr, func(x *engine.ExitStatus) {
@@ -261,6 +271,9 @@ func (p *process) noteLocked(out *Output, line []byte) {
 // transcript, turn end.
 func (p *process) handleLine(line []byte) {
 	out := &p.e.opts.Profile.Output
+	if p.meter != nil {
+		p.meter.Line(line)
+	}
 	var obj map[string]any
 	if out.JSON && line[0] == '{' {
 		d := json.NewDecoder(bytes.NewReader(line))

@@ -68,6 +68,10 @@ type Output struct {
 	// each non-blank line as an agent message. A line for which it returns
 	// no event is not recorded.
 	Events func(line []byte) []transcript.Event
+	// Usage, when set, makes the UsageMeter that reads one launch's
+	// context usage (engine.ExitStatus.Usage); it is called once per
+	// launch. Nil reports none: the exit's Usage stays zero.
+	Usage func() UsageMeter
 }
 
 // Profile describes one agent CLI: how to build its command line for a
@@ -131,6 +135,13 @@ type Profile struct {
 	// model, effort or permission mode of the same account (the engine is
 	// then an engine.Reconfigurer that says so).
 	Reconfigure bool
+	// Windows are context window sizes in tokens by model, for a launch
+	// whose usage the output reports without a window: the entry of the
+	// configuration's model ("" for a launch that names none) becomes the
+	// usage's Window. A window the output names wins. Claude and Codex
+	// leave it nil (both CLIs report their window); set entries to
+	// override a window they do not report.
+	Windows map[string]int64
 }
 
 // Extra is what Profile.LaunchExtra adds to one launch.

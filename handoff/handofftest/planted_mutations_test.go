@@ -39,7 +39,7 @@ func mutationBugs() []plantedBug {
 		mut("StopOnAnyNodeConfirmed", "fencing", edit{"handoff/stop.go",
 			"\tcase lease == leaseLive:\n\t\treturn c.awaitStop(ctx, row, seq)\n", ""}),
 		mut("EarlyEndBeforeReadyLost", "launch races", edit{"session/processes.go",
-			"s.endWith(id, endReason(st), false, true, launch)", "s.endWith(id, endReason(st), false, false, launch)"}),
+			"s.endWith(id, endReason(st), false, true, launch, st.Usage)", "s.endWith(id, endReason(st), false, false, launch, st.Usage)"}),
 		mut("ShutdownKeepsUnconfirmed", "shutdown", edit{"handoff/effects.go",
 			"stop was confirmed is now the whole truth.\n\tf.h.StopUnconfirmed = !f.confirmed\n",
 			"stop was confirmed is now the whole truth.\n\tf.h.StopUnconfirmed = !f.confirmed || (f.trigger == triggerShutdown && f.h.StopUnconfirmed)\n"}),

@@ -74,6 +74,9 @@ type Child struct {
 	NativeID string
 	// Seen is what the agent said runs (Actual reports it).
 	Seen engine.Actual
+	// Usage is the context usage the agent reported (Settle puts it in
+	// the exit status); the engine sets it before Settle.
+	Usage engine.Usage
 	// Tool: one of the agent's tool calls runs (Activity reports it).
 	Tool bool
 	// StopRequested: a stop was asked (or a held start refused).
@@ -389,7 +392,7 @@ func (c *Child) Drain(done <-chan struct{}, before func()) {
 }
 
 // Settle records how the launch ended, once WaitAll returned waitErr and
-// treeErr and the child's output is drained: At now, Stopped when a stop
+// treeErr and the child's output is drained: At now, Usage, Stopped when a stop
 // was asked, the child's exit code (-1 when a signal ended it), waitErr
 // when the wait itself failed, else what judge (called with Mu held) makes
 // of the exit; then the error of treeErr, and, when readiness was still
@@ -398,7 +401,7 @@ func (c *Child) Drain(done <-chan struct{}, before func()) {
 func (c *Child) Settle(now time.Time, waitErr, treeErr error, judge func(x *engine.ExitStatus)) (engine.ExitStatus, bool) {
 	c.Mu.Lock()
 	defer c.Mu.Unlock()
-	exit := engine.ExitStatus{At: now, Stopped: c.StopRequested, Code: -1}
+	exit := engine.ExitStatus{At: now, Stopped: c.StopRequested, Code: -1, Usage: c.Usage}
 	if ps := c.cmd.ProcessState; ps != nil {
 		exit.Code = ps.ExitCode()
 	}

@@ -12,16 +12,19 @@ import (
 // is read (the read-only column) but never written.
 var sessions = newTable(kindSession, "sessions",
 	[]string{"id", "workspace", "config", "native_id", "actual_model", "engine_version", "status", "activation_order", "started_at",
-		"ended_at", "end_reason", "created_at", "rank_above", "rank_below"},
+		"ended_at", "end_reason", "created_at", "rank_above", "rank_below",
+		"context_tokens", "context_window", "usage_launch"},
 	func(row pgx.Row) (store.Session, error) {
 		var s store.Session
 		err := row.Scan(&s.ID, &s.Workspace, &s.Config, &s.NativeID, &s.ActualModel, &s.EngineVersion, &s.Status, &s.ActivationOrder,
-			&s.StartedAt, &s.EndedAt, &s.EndReason, &s.CreatedAt, &s.RankAbove, &s.RankBelow, &s.Seq)
+			&s.StartedAt, &s.EndedAt, &s.EndReason, &s.CreatedAt, &s.RankAbove, &s.RankBelow,
+			&s.Usage.Tokens, &s.Usage.Window, &s.Usage.Launch, &s.Seq)
 		return s, err
 	},
 	func(s store.Session) []any {
 		return []any{string(s.ID), string(s.Workspace), s.Config, s.NativeID, s.ActualModel, s.EngineVersion, string(s.Status), s.ActivationOrder,
-			s.StartedAt, s.EndedAt, s.EndReason, s.CreatedAt, string(s.RankAbove), string(s.RankBelow)}
+			s.StartedAt, s.EndedAt, s.EndReason, s.CreatedAt, string(s.RankAbove), string(s.RankBelow),
+			s.Usage.Tokens, s.Usage.Window, string(s.Usage.Launch)}
 	},
 	func(s store.Session) baton.WorkspaceID { return s.Workspace },
 	"seq")

@@ -90,7 +90,7 @@ func fullSession() store.Session {
 		ID: "s-full", Workspace: "ws-full", Config: fullConfig, NativeID: "native-1", ActualModel: "opus-4-8",
 		EngineVersion: "2.1.197", Status: store.SessionEnded,
 		ActivationOrder: -1, StartedAt: zt(3), EndedAt: zt(4), EndReason: "rolled back", CreatedAt: zt(5),
-		RankAbove: "s-above", RankBelow: "s-below",
+		RankAbove: "s-above", RankBelow: "s-below", Usage: store.Usage{Tokens: 150000, Window: 200000, Launch: "launch-full"},
 	}
 }
 

@@ -117,6 +117,9 @@ type Reply struct {
 	// Wait opens (then the rest is sent), the CLI goes away or the test
 	// ends.
 	Wait *Gate
+	// Usage, when set, is the token usage the reply reports (see Usage);
+	// nil reports 10 input tokens and 5 output tokens.
+	Usage *Usage
 }
 
 // Call is a tool call of a Reply.

@@ -113,7 +113,8 @@ func answerMessages(w http.ResponseWriter, r *http.Request, req Request, rep Rep
 		return
 	}
 	event := SSE(w)
-	MessageStart(event, req.Model)
+	u := rep.usage()
+	messageStart(event, req.Model, u)
 	if rep.Wait != nil && !rep.Wait.wait(r, quit) {
 		return
 	}
@@ -131,8 +132,8 @@ func answerMessages(w http.ResponseWriter, r *http.Request, req Request, rep Rep
 		MessageToolUse(event, i+j, id(j), c.Name, input(c.Input))
 	}
 	if len(rep.Calls) > 0 {
-		MessageEnd(event, "tool_use")
+		messageEnd(event, "tool_use", u)
 		return
 	}
-	MessageEnd(event, "end_turn")
+	messageEnd(event, "end_turn", u)
 }

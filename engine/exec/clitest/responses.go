@@ -98,5 +98,5 @@ func answerResponses(w http.ResponseWriter, r *http.Request, req Request, rep Re
 	for i, c := range rep.Calls {
 		ResponseCall(event, fmt.Sprintf("call_%d_%d", len(req.Messages), i), c.Name, input(c.Input))
 	}
-	ResponseCompleted(event)
+	responseCompleted(event, rep.usage())
 }

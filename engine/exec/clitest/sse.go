@@ -31,7 +31,7 @@ func SSE(w http.ResponseWriter) func(name, data string) {
 // MessageStart writes the message_start event of a streamed Messages API
 // reply from model.
 func MessageStart(event func(name, data string), model string) {
-	event("message_start", fmt.Sprintf(`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":%q,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}`, model))
+	messageStart(event, model, defaultUsage)
 }
 
 // MessageTextBlock writes content block i of a streamed Messages API
@@ -53,8 +53,7 @@ func MessageText(event func(name, data string), text string) {
 // MessageEnd ends a streamed Messages API reply with stop_reason reason
 // ("end_turn", or "tool_use" after MessageToolUse blocks).
 func MessageEnd(event func(name, data string), reason string) {
-	event("message_delta", fmt.Sprintf(`{"type":"message_delta","delta":{"stop_reason":%q,"stop_sequence":null},"usage":{"output_tokens":5}}`, reason))
-	event("message_stop", `{"type":"message_stop"}`)
+	messageEnd(event, reason, defaultUsage)
 }
 
 // MessageToolUse writes content block i of a streamed Messages API reply: a call
@@ -99,7 +98,7 @@ func ResponseCall(event func(name, data string), callID, name string, args []byt
 // ResponseCompleted writes the response.completed event that ends a
 // streamed Responses API reply.
 func ResponseCompleted(event func(name, data string)) {
-	event("response.completed", `{"type":"response.completed","response":{"id":"resp_1","usage":{"input_tokens":10,"input_tokens_details":null,"output_tokens":5,"output_tokens_details":null,"total_tokens":15}}}`)
+	responseCompleted(event, defaultUsage)
 }
 
 // ResponseFailed writes the response.failed event that fails a streamed
