@@ -242,6 +242,17 @@ type sessionJSON struct {
 	EndedAt   *time.Time `json:"endedAt,omitempty"`
 	EndReason string     `json:"endReason,omitempty"`
 	CreatedAt time.Time  `json:"createdAt"`
+	// Usage is how full the context window was after the session's last
+	// turn that reported it (store.Session.Usage); absent when none did.
+	Usage *usageJSON `json:"usage,omitempty"`
+}
+
+// usageJSON is a session's context usage: tokens in context, the window
+// (0 when the engine did not say), and the launch whose turn reported it.
+type usageJSON struct {
+	Tokens int64          `json:"tokens"`
+	Window int64          `json:"window"`
+	Launch baton.LaunchID `json:"launchId,omitempty"`
 }
 
 func sessionView(x store.Session, current baton.SessionID) sessionJSON {
@@ -256,6 +267,9 @@ func sessionView(x store.Session, current baton.SessionID) sessionJSON {
 	}
 	if !x.EndedAt.IsZero() {
 		v.EndedAt = &x.EndedAt
+	}
+	if x.Usage.Tokens > 0 {
+		v.Usage = &usageJSON{Tokens: x.Usage.Tokens, Window: x.Usage.Window, Launch: x.Usage.Launch}
 	}
 	return v
 }
@@ -511,7 +525,7 @@ func (s *server) cancelInstruction(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) listEngines(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"engines": s.engines.Names(),
-		"demoModels": []string{"demo-1", "demo-2", modelFailReady, modelExitEarly, modelNoReport, modelHangStop, modelSlowReady}})
+		"demoModels": []string{"demo-1", "demo-2", modelFailReady, modelExitEarly, modelNoReport, modelHangStop, modelSlowReady, modelNoWindow}})
 }
 
 // --- JSON helpers ---

@@ -32,9 +32,11 @@ func chromiumPath(t *testing.T) string {
 }
 
 // TestBrowser drives the page in a real headless Chromium: it creates a
-// workspace, starts a session, hands it off with the dialog and watches
+// workspace, starts a session, sees its context bar once its turn
+// reported its usage, hands it off with the dialog and watches
 // the transfer reach completed through the event stream; then a fail-ready
-// target fails, the retry button is clicked, and it completes. Screenshots
+// target fails, the retry button is clicked, and it completes; a
+// workspace whose engine names no window shows the tokens alone. Screenshots
 // go to the test's artifact directory (go test -artifacts keeps them).
 func TestBrowser(t *testing.T) {
 	t.Parallel()
@@ -113,6 +115,10 @@ func TestBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.ID("workspace")))
 	do("start a session", chromedp.Click(chromedp.ID("start-session")))
 	until("a current session", `document.querySelectorAll('#sessions tr[aria-current="true"]').length === 1`)
+	// The turn ends by itself and reports its context usage: a bar of
+	// used / window.
+	until("the context bar", `(() => { const m = document.querySelector('#sessions tr td.usage meter');
+		return !!m && m.value === 20000 && m.max === 200000 && m.parentElement.textContent.trim() === "20,000 / 200,000 (10%)"; })()`)
 
 	// A transfer with a report, through the dialog.
 	do("hand off",
@@ -149,6 +155,16 @@ func TestBrowser(t *testing.T) {
 	do("send a message", chromedp.SetValue(chromedp.ID("message-text"), "also update the docs"), chromedp.Click(chromedp.ID("send-message")))
 	until("the instruction listed", `[...document.querySelectorAll("#instructions tr")].some(tr => tr.textContent.includes("also update the docs"))`)
 	shot("instructions.png")
+	// An engine that reports the tokens but not the window: just the
+	// numbers, no bar.
+	do("create a workspace whose engine names no window",
+		chromedp.SetValue(chromedp.ID("new-ws-name"), "no window"),
+		chromedp.SetValue(chromedp.ID("new-ws-model"), "no-window"),
+		chromedp.Click(chromedp.ID("create-ws")))
+	until("the new workspace", `document.getElementById("cur-ws-name").textContent === "no window"`)
+	do("start its session", chromedp.Click(chromedp.ID("start-session")))
+	until("the context without a window", `(() => { const td = document.querySelector('#sessions tr td.usage');
+		return !!td && !td.querySelector("meter") && td.textContent === "20,000 tokens"; })()`)
 	got, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("notice")))
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,9 @@ const (
 	// as Claude Code may send its API another model than the one asked for.
 	modelLatest     = "demo-latest"
 	modelLatestRuns = "demo-2"
+	// modelNoWindow reports its context usage without the window's size,
+	// as an engine that cannot tell.
+	modelNoWindow = "no-window"
 	// demoVersion is the version every demo process reports.
 	demoVersion = "1.0-demo"
 )
@@ -42,6 +45,13 @@ type DemoTimings struct {
 	SlowReady time.Duration
 }
 
+// The context usage a demo session reports: demoTurnTokens more after each
+// of its ordinary turns, in a window of demoWindow tokens.
+const (
+	demoTurnTokens = 20000
+	demoWindow     = 200000
+)
+
 // defaultDemoTimings are the -demo-* flags' defaults.
 var defaultDemoTimings = DemoTimings{Ready: 20 * time.Millisecond, Turn: 200 * time.Millisecond, Report: 20 * time.Millisecond, SlowReady: 2 * time.Second}
 
@@ -55,6 +65,9 @@ type demoEngine struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	mu    sync.Mutex
+	turns map[baton.SessionID]int64 // ordinary turns started, by session
 }
 
 var (
@@ -63,7 +76,7 @@ var (
 )
 
 func newDemoEngine(t DemoTimings, submit func(ctx context.Context, cred engine.ReportCredentials, text string) error) *demoEngine {
-	d := &demoEngine{t: t}
+	d := &demoEngine{t: t, turns: map[baton.SessionID]int64{}}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.inner = enginetest.New(enginetest.Options{ScriptFor: d.script, Submit: submit, Validate: validateDemo})
 	return d
@@ -85,6 +98,11 @@ func (d *demoEngine) script(req engine.StartRequest) (enginetest.Script, bool) {
 	if report {
 		s.ReadyDelay = d.t.Report
 		s.Report, s.ReportToken = demoReport(req), enginetest.RightToken
+	} else {
+		d.mu.Lock()
+		d.turns[req.Session]++
+		s.Usage = engine.Usage{Tokens: demoTurnTokens * d.turns[req.Session], Window: demoWindow}
+		d.mu.Unlock()
 	}
 	switch strings.TrimSpace(req.Config.Model) {
 	case modelFailReady:
@@ -103,6 +121,8 @@ func (d *demoEngine) script(req engine.StartRequest) (enginetest.Script, bool) {
 		s.ReadyDelay = d.t.SlowReady
 	case modelLatest:
 		s.Actual.Model = modelLatestRuns
+	case modelNoWindow:
+		s.Usage.Window = 0
 	}
 	return s, true
 }

@@ -72,6 +72,20 @@ function modelText(x) {
   return t;
 }
 
+// usageCell shows how full a session's context window was after its last
+// turn that reported it: a bar of used / window, or just the tokens when
+// the engine did not say how large the window is.
+function usageCell(x) {
+  const u = x.usage;
+  if (!u || !u.tokens) return el("td", { class: "usage muted" }, "—");
+  const n = (v) => v.toLocaleString("en-US");
+  if (!u.window) return el("td", { class: "usage" }, `${n(u.tokens)} tokens`);
+  const pct = Math.round((100 * u.tokens) / u.window);
+  return el("td", { class: "usage" },
+    el("meter", { min: "0", max: String(u.window), value: String(u.tokens), high: String(0.8 * u.window), "aria-label": "context used" }),
+    ` ${n(u.tokens)} / ${n(u.window)} (${pct}%)`);
+}
+
 async function refresh() {
   if (!current) return;
   const w = await api("GET", `/api/workspaces/${current}`);
@@ -86,7 +100,7 @@ async function refresh() {
   $("sessions").replaceChildren(...s.sessions.map((x) => {
     const tr = el("tr", { class: x.current ? "current" : "", "data-session": x.id },
       el("td", {}, x.id, x.current ? " (current)" : ""), el("td", {}, modelText(x)), el("td", {}, x.status),
-      el("td", {}, String(x.activationOrder)), el("td", {}, x.nativeId || "—"));
+      el("td", {}, String(x.activationOrder)), el("td", {}, x.nativeId || "—"), usageCell(x));
     if (x.current) tr.setAttribute("aria-current", "true");
     return tr;
   }));
