@@ -95,6 +95,19 @@ func TestUsageSamples(t *testing.T) {
 	if err := os.WriteFile(noWindow, []byte(strings.ReplaceAll(string(b), `"model_context_window":258400`, `"model_context_window":null`)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A subagent's message (it names the tool call that runs it) is not
+	// the session's context.
+	sub := filepath.Join(t.TempDir(), "subagent.jsonl")
+	b, err = os.ReadFile("testdata/claude/usage-tools.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSpace(string(b)), "\n")
+	subLine := `{"type":"assistant","message":{"id":"msg_9","model":"claude-test-1","content":[{"type":"text","text":"sub"}],"usage":{"input_tokens":5,"cache_read_input_tokens":150000,"output_tokens":1}},"parent_tool_use_id":"toolu_4_0","session_id":"x"}` + "\n"
+	lines = append(lines[:len(lines)-1], subLine, lines[len(lines)-1])
+	if err := os.WriteFile(sub, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	windows := codex
 	windows.Windows = map[string]int64{"gpt-test-1": 128000, "": 1}
 	noMeter := claude
@@ -107,6 +120,7 @@ func TestUsageSamples(t *testing.T) {
 		want   engine.Usage
 	}{
 		{"claude tool loop", claude, "testdata/claude/usage-tools.jsonl", nil, claudeLoopUsage},
+		{"claude subagent", claude, sub, nil, claudeLoopUsage},
 		{"claude one request", claude, "testdata/claude/fresh.jsonl", nil, engine.Usage{Tokens: 10, Window: 200000}},
 		{"claude without a meter", noMeter, "testdata/claude/usage-tools.jsonl", nil, engine.Usage{}},
 		{"claude refused", claude, "testdata/claude/missing.jsonl", nil, engine.Usage{}},

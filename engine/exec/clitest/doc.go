@@ -12,7 +12,8 @@
 // talks to). Each answers every request the CLI makes with the Reply of
 // a Script, a function of the decoded Request: text, tool calls, a reply
 // held until a Gate opens (or the CLI goes away), or a failure (an HTTP
-// error or a stream that fails). Both record what they were asked
+// error or a stream that fails), each reporting the token usage the
+// Reply says (Usage: what a test of an engine's context usage chooses). Both record what they were asked
 // (Requests), so a test checks what reached the model: the prompt, the
 // tools offered, the results of the tool calls.
 //
