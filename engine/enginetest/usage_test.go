@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/batonhq/baton"
-
 	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/engine/enginetest"
 )

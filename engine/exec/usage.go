@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/batonhq/baton/engine"
@@ -203,11 +204,10 @@ func codexTokenCount(line []byte) (engine.Usage, bool) {
 // envValue returns the value of key in env, the last entry winning as
 // os/exec does; "" when absent.
 func envValue(env []string, key string) string {
-	v := ""
-	for _, kv := range env {
-		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
-			v = val
+	for _, kv := range slices.Backward(env) {
+		if v, ok := strings.CutPrefix(kv, key+"="); ok {
+			return v
 		}
 	}
-	return v
+	return ""
 }
