@@ -24,6 +24,13 @@
 // order fall back to their timestamps. Current reads no other session.
 // DESIGN.md beside this file spells the rule out.
 //
+// When a turn's process ends, its end is recorded on the session's row
+// with the context usage the engine reported for the turn
+// (engine.ExitStatus.Usage, kept as store.Session.Usage with the launch
+// that reported it) in the same transaction; a turn that reported none
+// keeps the row's last usage, so an engine that reports nothing leaves it
+// zero. A transfer records its source's and target's ends the same way.
+//
 // While a transfer holds the reservation, every write without its owner
 // token is refused (ErrWorkspaceBusy): AssertWritable is that guard for a
 // host's own writes. Due

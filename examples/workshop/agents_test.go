@@ -30,7 +30,8 @@ var agentsScript = clitest.Transfer{Reply: agentsReply, Report: agentsReport}.Sc
 // report-only turn submitted over the workshop's MCP endpoint, and the
 // target's first turn pages through the source's conversation with
 // read_source_history (its launch has the target scope), all behind
-// BATON_TOKEN, which the CLIs' MCP configurations carry. Skipped without
+// BATON_TOKEN, which the CLIs' MCP configurations carry. The source's
+// session shows the context usage its CLI reported. Skipped without
 // the CLI; failed under CI=true.
 func TestRealAgents(t *testing.T) {
 	for _, tc := range []struct {
@@ -62,6 +63,13 @@ func TestRealAgents(t *testing.T) {
 			r = p.must(http.StatusCreated, "POST", "/api/workspaces/"+ws+"/sessions", map[string]any{"prompt": "Fix the parser."})
 			src := str(r.Body, "session", "id")
 			p.waitIdle(ws)
+			// The source's turn made one request, of the scripted API's
+			// default usage (10 input tokens): the CLI's context, with
+			// the window it names, is on the session's JSON.
+			r = p.must(http.StatusOK, "GET", "/api/workspaces/"+ws+"/sessions", nil)
+			if u, _ := r.Body["sessions"].([]any)[0].(map[string]any)["usage"].(map[string]any); u == nil || u["tokens"] != float64(10) || u["window"] == float64(0) {
+				t.Errorf("the source's usage = %v; want 10 tokens in a window the CLI named", u)
+			}
 			body := handoffReq("real-1", src, "", true)
 			body["target"] = map[string]any{"engine": tc.engine, "model": tc.model + "-next"}
 			hid := str(p.must(http.StatusAccepted, "POST", "/api/workspaces/"+ws+"/session-handoffs", body).Body, "handoff", "id")
