@@ -221,6 +221,7 @@ func New(svc *session.Service, engines *engine.Registry, opts ...Option) (*Coord
 	c.clock, c.log, c.id = sup.Clock(), sup.Logger(), sup.BaseID()
 	c.sm = newMachine()
 	c.root, c.stop = context.WithCancel(context.Background())
+	sup.OnPressure(c.pressured)
 	c.wg.Add(1)
 	go c.renewLoop()
 	return c, nil
@@ -364,6 +365,9 @@ type supervisor interface {
 	BaseID() string
 	// Close closes the service.
 	Close(ctx context.Context) error
+	// OnPressure sets the hook that creates the context-pressure transfer
+	// a settled turn made due.
+	OnPressure(fn func(ws baton.WorkspaceID, sid baton.SessionID))
 }
 
 // public is the row h as a Coordinator returns it: the hash of the

@@ -32,7 +32,31 @@
 // gone what a crash left running, ends the rows it left running and turns
 // pending transfers into interrupted. Processes sharing a store (pgstore)
 // call Reconcile instead, at start and periodically: it settles only the
-// transfers whose driving process's lease lapsed. Neither launches.
+// transfers whose driving process's lease lapsed. Neither launches what a
+// crash cut; both create the context-pressure transfers it left due.
+//
+// # Context pressure
+//
+// A workspace's policy (SetPressure, store.PressurePolicy) hands it over by
+// itself before the context window fills: when a turn of the current
+// session ends on its own having reported a usage (engine.Usage) of at
+// least Threshold times its window, a transfer to a fresh session starts,
+// with the policy's target (default the source's configuration) and a
+// report first if asked. The decision is taken in the transaction that
+// records the turn's end (the session is marked store.PressureDue, and
+// ordinary writes wait as for a reservation, so a queued instruction goes
+// to the target), and the transfer's request id is derived from the
+// session and the turn's launch, so two nodes or a restart create it once.
+// Never mid-turn, never for a stopped turn, never while the workspace is
+// reserved; once per source session: a cancelled or skipped pressure
+// transfer leaves the policy disarmed for the session until SetPressure
+// re-arms it. The handoff records why it started (store.HandoffReason).
+//
+// Choose the threshold to leave room for what follows it: the turn that
+// crosses it has already run, and a report-only turn (Report) adds its
+// prompt and the report to a nearly full window. 0.8 suits a 200k-token
+// window; lower it for a small window or a long report. An engine that
+// reports no usage (or no window) never fires the policy.
 //
 // # Caveats
 //

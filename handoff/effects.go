@@ -26,7 +26,7 @@ func beginCreate(ctx context.Context, _ ...any) error {
 	*f.h = store.Handoff{
 		ID: f.id, Workspace: r.Workspace, RequestID: r.RequestID, Fingerprint: f.fp,
 		State: f.h.State, Attempt: 1, SourceSession: r.SourceSession, TargetConfig: r.Target,
-		GenerateSummary: r.GenerateSummary, Native: r.Native, CreatedAt: f.now,
+		GenerateSummary: r.GenerateSummary, Native: r.Native, CreatedAt: f.now, Reason: f.reason,
 	}
 	ws, err := f.tx.GetWorkspace(r.Workspace)
 	if err != nil {

@@ -29,8 +29,9 @@ type input struct {
 	report    string // SubmitReport: trimmed text
 	facts     string // triggers that may enter starting: the gathered facts
 	req       Request
-	id        baton.HandoffID // Create: the new handoff's id
-	fp        string          // Create: the request's fingerprint
+	id        baton.HandoffID     // Create: the new handoff's id
+	fp        string              // Create: the request's fingerprint
+	reason    store.HandoffReason // Create: why baton started it by itself
 	// end is a process end left to this firing (the supervisor's HaltDeferred,
 	// the supervisor's ExitEnd): recorded in its transaction when it
 	// commits, so that the end costs no commit of its own.

@@ -73,7 +73,10 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 // previous instance id (session.Options.InstanceID). A transfer whose reservation this Coordinator
 // took itself, and still holds (it drives it, or keeps it for a decision),
 // is left alone as well, so a host on a shared store can run Reconcile
-// periodically. Session rows are not touched: see Recover.
+// periodically. Session rows are not touched: see Recover. Last, it
+// creates the context-pressure transfers a crash left due and uncreated
+// (see "Context pressure" in the package documentation): those start as
+// any new transfer does.
 // Each launch it reaps is logged at info, or at warn when it could not be
 // confirmed gone.
 // Errors: the store's (Reconcile may be run again).
@@ -81,7 +84,11 @@ func (c *Coordinator) Reconcile(ctx context.Context) ([]store.Handoff, error) {
 	if err := c.live(ctx); err != nil {
 		return nil, err
 	}
-	return c.reconcile(ctx, false, nil)
+	out, err := c.reconcile(ctx, false, nil)
+	if err == nil {
+		err = c.createDue(ctx)
+	}
+	return out, err
 }
 
 // reconcile is Reconcile. With swept, every live launch of another
@@ -215,7 +222,8 @@ func reapedOf(rs []workspace.Reaped) []Reaped {
 // launches it found running and killed, those it could not confirm gone,
 // the rows it ended and the transfers it settled. Each launch is logged
 // at info (at warn when it could not be confirmed gone), and the totals at
-// info. It launches nothing.
+// info. It launches nothing of what the crash cut; like Reconcile, it
+// creates the context-pressure transfers the crash left due.
 //
 // Hosts with several processes on one store must not end other processes'
 // session rows: they call Reconcile alone, and end a dead process's rows
@@ -229,6 +237,9 @@ func (c *Coordinator) Recover(ctx context.Context) (Recovery, error) {
 	out := Recovery{EndedSessions: ended, Reaped: reapedOf(rec.Gone), Held: reapedOf(rec.Unconfirmed)}
 	if err == nil {
 		out.Handoffs, err = c.reconcile(ctx, true, rec.Unconfirmed)
+	}
+	if err == nil {
+		err = c.createDue(ctx)
 	}
 	if err != nil {
 		return out, err

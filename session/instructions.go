@@ -224,7 +224,7 @@ func (s *Service) launchNext(ctx context.Context, ws baton.WorkspaceID) (store.I
 		return sess, in.Text, tx.PutInstruction(in)
 	}, func(sess store.Session, lid baton.LaunchID, err error) {
 		// Nothing ran: the instruction waits for the next turn's end.
-		s.endWith(sess.ID, "start failed: "+err.Error(), false, false, lid, engine.Usage{})
+		s.endWith(sess.ID, "start failed: "+err.Error(), false, false, lid, nil)
 		s.log.Warn("instruction delivery refused", zapSession(sess.ID), zap.Error(err))
 		refused = true
 		in, settled = s.settleInstruction(ctx, in, store.InstructionPending)

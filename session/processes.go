@@ -447,7 +447,7 @@ func (e *ending) Finish(recorded bool) {
 		case recorded:
 			e.s.disown(e.launch)
 		case e.endSession:
-			e.s.endWith(e.session, e.reason, false, false, e.launch, e.usage)
+			e.s.endWith(e.session, e.reason, false, false, e.launch, &engine.ExitStatus{Usage: e.usage, Stopped: true})
 		default:
 			e.s.closeLaunch(e.launch, e.reason)
 		}
@@ -539,7 +539,7 @@ func (s *Service) launchStart(ctx context.Context, req TurnRequest) (engine.Proc
 		// A launch another process reaped before it could run is that
 		// process's to settle: this row may be its run by now.
 		if !errors.As(err, new(reapedError)) {
-			s.endWith(sess.ID, "start failed: "+err.Error(), false, false, lid, engine.Usage{})
+			s.endWith(sess.ID, "start failed: "+err.Error(), false, false, lid, nil)
 		}
 	})
 }
@@ -604,7 +604,7 @@ func (s *Service) launchTurn(ctx context.Context, sess store.Session, prompt, di
 		sreq.Mode, sreq.NativeID = engine.Resume, sess.NativeID
 	}
 	return s.sup().Launch(ctx, workspace.LaunchRequest{StartRequest: sreq, OnExit: func(st engine.ExitStatus) {
-		s.endWith(sess.ID, endReason(st), false, false, lid, st.Usage)
+		s.endWith(sess.ID, endReason(st), false, false, lid, &st)
 		s.afterTurn(sess.Workspace) // the next queued instruction, if any
 	}})
 }
@@ -661,7 +661,7 @@ func (s *Service) awaitReady(ctx context.Context, p engine.Process, sess store.S
 			}
 		default:
 		}
-		s.endWith(sess.ID, reason, true, false, "", engine.Usage{})
+		s.endWith(sess.ID, reason, true, false, "", nil)
 		return store.Session{}, err
 	}
 	var out store.Session
@@ -690,11 +690,16 @@ func (s *Service) awaitReady(ctx context.Context, p engine.Process, sess store.S
 // keeps it ended).
 // With launch, the launch's record is closed in the same transaction, and
 // a row that runs again for a later launch of the session (another node
-// relaunched it after reaping this one) is left as it is. The usage the
-// ended turn reported is recorded with the end (workspace.RecordUsage).
-// It returns the session's workspace ("" when the row could not be read).
-func (s *Service) endWith(id baton.SessionID, reason string, overwrite, idle bool, launch baton.LaunchID, usage engine.Usage) (ws baton.WorkspaceID) {
+// relaunched it after reaping this one) is left as it is. With st, the
+// end of a turn, the usage it reported is recorded with the end
+// (workspace.RecordUsage), and for a turn that ended on its own the
+// workspace's context-pressure policy is applied in the same transaction
+// (workspace.MarkPressure): once that commits, the hook the transfer
+// coordinator set (onPressure) creates the transfer. It returns the session's workspace ("" when the row could not be read).
+func (s *Service) endWith(id baton.SessionID, reason string, overwrite, idle bool, launch baton.LaunchID, st *engine.ExitStatus) (ws baton.WorkspaceID) {
+	var due, blind bool
 	err := s.store.Update(context.Background(), func(tx store.Tx) error {
+		due, blind = false, false
 		if err := workspace.LaunchGone(tx, launch, reason, s.clock.Now()); err != nil {
 			return err
 		}
@@ -715,7 +720,14 @@ func (s *Service) endWith(id baton.SessionID, reason string, overwrite, idle boo
 		}
 		now := s.clock.Now()
 		cur.Status, cur.EndedAt, cur.EndReason = store.SessionEnded, now, reason
-		workspace.RecordUsage(&cur, usage, launch)
+		if st != nil {
+			workspace.RecordUsage(&cur, st.Usage, launch)
+			if !st.Stopped && s.pressure() != nil {
+				if due, blind, err = workspace.MarkPressure(tx, &cur, launch); err != nil {
+					return err
+				}
+			}
+		}
 		return workspace.RecordEnd(tx, cur, now)
 	})
 	if err != nil {
@@ -724,6 +736,13 @@ func (s *Service) endWith(id baton.SessionID, reason string, overwrite, idle boo
 	}
 	if launch != "" {
 		s.disown(launch)
+	}
+	if due {
+		s.pressure()(ws, id)
+	}
+	if blind && s.blind.CompareAndSwap(false, true) {
+		s.log.Info("the context-pressure policy cannot fire: the engine reported no context usage, or no window, for a turn",
+			zapWorkspace(ws), zapSession(id))
 	}
 	return ws
 }
@@ -765,7 +784,7 @@ func (s *Service) Stop(ctx context.Context, ws baton.WorkspaceID) (engine.StopOu
 // delivered (see Message).
 func (p *supervisor) RecordEnd(id baton.SessionID, launch baton.LaunchID, st engine.ExitStatus) {
 	s := p.svc()
-	if ws := s.endWith(id, endReason(st), false, true, launch, st.Usage); ws != "" {
+	if ws := s.endWith(id, endReason(st), false, true, launch, &st); ws != "" {
 		s.afterTurn(ws)
 	}
 }

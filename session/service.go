@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -54,6 +55,26 @@ type Service struct {
 	exited map[baton.LaunchID]string
 	closed bool
 	wg     sync.WaitGroup
+	// onPressure, set by the transfer coordinator (OnPressure), creates
+	// the transfer a settled turn made due (workspace.MarkPressure).
+	onPressure func(ws baton.WorkspaceID, sid baton.SessionID)
+	blind      atomic.Bool // the policy was found unable to fire (logged once)
+}
+
+// pressure returns the hook OnPressure set; nil when none was.
+func (s *Service) pressure() func(baton.WorkspaceID, baton.SessionID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.onPressure
+}
+
+// OnPressure sets the hook that creates the context-pressure transfer a
+// settled turn made due; without one, the policy is not applied.
+func (p *supervisor) OnPressure(fn func(ws baton.WorkspaceID, sid baton.SessionID)) {
+	s := p.svc()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onPressure = fn
 }
 
 // Options configure a Service; the zero value of a field means its

@@ -43,7 +43,46 @@ type Workspace struct {
 	Archived  bool      `json:"archived,omitempty"`
 	CreatedAt time.Time `json:"createdAt,omitzero"`
 	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+	// Pressure, when its Threshold is set, hands the workspace over to a
+	// fresh session by itself once a turn of the current session settles
+	// with its context window filled to the threshold (see package
+	// handoff, "Context pressure").
+	Pressure PressurePolicy `json:"pressure,omitzero"`
 }
+
+// PressurePolicy is a workspace's context-pressure policy: when a turn of
+// the current session settles having reported a context usage of at least
+// Threshold times its window, a transfer to a fresh session starts.
+type PressurePolicy struct {
+	// Threshold is the fraction of the context window, in (0, 1], at or
+	// above which a settled turn hands over; 0 turns the policy off.
+	Threshold float64 `json:"threshold,omitempty"`
+	// Target is the fresh session's configuration; blank means the
+	// source session's own.
+	Target baton.EngineConfig `json:"target,omitzero"`
+	// Report asks the source to write a report first (a report-only turn,
+	// which needs room in the window the threshold leaves).
+	Report bool `json:"report,omitempty"`
+}
+
+// PressureMark says where a workspace's context-pressure policy stands for
+// one session.
+type PressureMark string
+
+const (
+	// PressureArmed (blank): a settled turn over the threshold starts a
+	// transfer.
+	PressureArmed PressureMark = ""
+	// PressureDue: a turn settled over the threshold, in the transaction
+	// that recorded its end; the transfer is yet to be created (Recover and
+	// Reconcile create what a crash left uncreated). Queued instructions
+	// wait meanwhile.
+	PressureDue PressureMark = "due"
+	// PressureFired: a transfer was created for the session (or its
+	// creation was refused): the policy is disarmed for the session until
+	// the policy is set again.
+	PressureFired PressureMark = "fired"
+)
 
 // SessionStatus is a session's lifecycle state.
 type SessionStatus string
@@ -92,6 +131,9 @@ type Session struct {
 	// engine that reports nothing leaves it zero). Package session writes
 	// it in the transaction that records the turn's end.
 	Usage Usage `json:"usage,omitzero"`
+	// Pressure is where the workspace's context-pressure policy stands for
+	// this session (PressurePolicy); kept by package handoff.
+	Pressure PressureMark `json:"pressure,omitempty"`
 }
 
 // Usage is a session's context usage as its engine reported it after a
@@ -181,6 +223,23 @@ type Handoff struct {
 	History         []AttemptRecord `json:"history,omitempty"`
 	CreatedAt       time.Time       `json:"createdAt,omitzero"`
 	UpdatedAt       time.Time       `json:"updatedAt,omitzero"`
+	// Reason says why baton started the transfer by itself; the zero
+	// Reason for one a caller asked for.
+	Reason HandoffReason `json:"reason,omitzero"`
+}
+
+// TriggerContextPressure is the HandoffReason.Trigger of a transfer the
+// workspace's context-pressure policy started (PressurePolicy).
+const TriggerContextPressure = "context-pressure"
+
+// HandoffReason is why baton started a transfer by itself: the trigger,
+// and for TriggerContextPressure the usage that fired it and the
+// threshold it crossed.
+type HandoffReason struct {
+	Trigger   string  `json:"trigger,omitempty"`
+	Tokens    int64   `json:"tokens,omitempty"`
+	Window    int64   `json:"window,omitempty"`
+	Threshold float64 `json:"threshold,omitempty"`
 }
 
 // Reservation is a workspace's lifecycle lock. The row outlives releases so

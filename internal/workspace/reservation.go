@@ -11,13 +11,17 @@ import (
 // CheckWritable returns nil when the workspace is not reserved, or when
 // token, minted for the take at epoch, is the reservation's current owner
 // (the zero token is "no owner"). Otherwise ErrStaleEpoch (the owner of an
-// older take) or ErrWorkspaceBusy.
+// older take) or ErrWorkspaceBusy, which the zero token also gets while a
+// context-pressure transfer is due there (MarkPressure).
 func CheckWritable(tx store.Tx, ws baton.WorkspaceID, token baton.Token, epoch int64) error {
 	r, err := getReservation(tx, ws)
 	if err != nil {
 		return err
 	}
 	if !r.Held {
+		if token.IsZero() {
+			return checkDue(tx, ws)
+		}
 		return nil
 	}
 	if token.IsZero() {

@@ -31,6 +31,8 @@ func fill(v reflect.Value, n *int) {
 		v.SetInt(int64(*n) * -3)
 	case reflect.Uint8:
 		v.SetUint(uint64(*n))
+	case reflect.Float64:
+		v.SetFloat(float64(*n) / 64)
 	case reflect.Array:
 		for i := range v.Len() {
 			fill(v.Index(i), n)

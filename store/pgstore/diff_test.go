@@ -80,6 +80,8 @@ func changeField(t *testing.T, v reflect.Value) {
 		x.Model += "+"
 	case *baton.TokenHash:
 		x[0]++
+	case *store.HandoffReason:
+		x.Tokens++
 	case *[]store.AttemptRecord:
 		*x = append(*x, store.AttemptRecord{Attempt: len(*x) + 1, Error: "again"})
 	default:

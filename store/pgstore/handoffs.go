@@ -16,14 +16,14 @@ var handoffs = newTable(kindHandoff, "handoffs",
 	[]string{"id", "workspace", "request_id", "fingerprint", "state", "attempt", "source_session", "target_session",
 		"source_config", "target_config", "generate_summary", "native", "report", "report_path", "facts",
 		"generation_token", "generation_deadline", "error", "stop_requested", "stop_unconfirmed", "history",
-		"created_at", "updated_at", "share"},
+		"created_at", "updated_at", "share", "reason"},
 	func(row pgx.Row) (store.Handoff, error) {
 		var h store.Handoff
 		var token []byte
 		err := row.Scan(&h.ID, &h.Workspace, &h.RequestID, &h.Fingerprint, &h.State, &h.Attempt,
 			&h.SourceSession, &h.TargetSession, &h.SourceConfig, &h.TargetConfig, &h.GenerateSummary, &h.Native,
 			&h.Report, &h.ReportPath, &h.Facts, &token, &h.GenerationDeadline, &h.Error, &h.StopRequested,
-			&h.StopUnconfirmed, &h.History, &h.CreatedAt, &h.UpdatedAt, &h.Share)
+			&h.StopUnconfirmed, &h.History, &h.CreatedAt, &h.UpdatedAt, &h.Share, &h.Reason)
 		if err != nil {
 			return h, err
 		}
@@ -35,7 +35,7 @@ var handoffs = newTable(kindHandoff, "handoffs",
 		return []any{string(h.ID), string(h.Workspace), h.RequestID, h.Fingerprint, string(h.State), h.Attempt,
 			string(h.SourceSession), string(h.TargetSession), h.SourceConfig, h.TargetConfig, h.GenerateSummary, h.Native,
 			h.Report, h.ReportPath, h.Facts, h.GenerationToken[:], h.GenerationDeadline, h.Error, h.StopRequested,
-			h.StopUnconfirmed, history, h.CreatedAt, h.UpdatedAt, string(h.Share)}
+			h.StopUnconfirmed, history, h.CreatedAt, h.UpdatedAt, string(h.Share), h.Reason}
 	},
 	func(h store.Handoff) baton.WorkspaceID { return h.Workspace })
 

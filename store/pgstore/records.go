@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/internal/backend"
 )
 
@@ -79,7 +80,7 @@ func (tb *table[R]) diff(old, r R) (sql string, args []any) {
 // microsecond.
 func sameArg(a, b any) bool {
 	switch x := a.(type) {
-	case string, bool, int, int64, baton.EngineConfig:
+	case string, bool, int, int64, baton.EngineConfig, store.HandoffReason, store.PressurePolicy:
 		return a == b // comparable: false for another dynamic type
 	case []byte:
 		y, ok := b.([]byte)

@@ -12,12 +12,12 @@ import (
 
 var workspaces = newTable(kindWorkspace, "workspaces",
 	[]string{"id", "name", "mission", "root", "config", "current_session", "activation_counter",
-		"running", "rank_head", "ranked", "archived", "created_at", "updated_at", "share"},
+		"running", "rank_head", "ranked", "archived", "created_at", "updated_at", "share", "pressure"},
 	func(row pgx.Row) (store.Workspace, error) {
 		var w store.Workspace
 		var running []string
 		err := row.Scan(&w.ID, &w.Name, &w.Mission, &w.Root, &w.Config, &w.CurrentSession,
-			&w.ActivationCounter, &running, &w.RankHead, &w.Ranked, &w.Archived, &w.CreatedAt, &w.UpdatedAt, &w.Share)
+			&w.ActivationCounter, &running, &w.RankHead, &w.Ranked, &w.Archived, &w.CreatedAt, &w.UpdatedAt, &w.Share, &w.Pressure)
 		for _, id := range running {
 			w.Running = append(w.Running, baton.SessionID(id))
 		}
@@ -29,7 +29,7 @@ var workspaces = newTable(kindWorkspace, "workspaces",
 			running = append(running, string(id))
 		}
 		return []any{string(w.ID), w.Name, w.Mission, w.Root, w.Config, string(w.CurrentSession),
-			w.ActivationCounter, running, string(w.RankHead), w.Ranked, w.Archived, w.CreatedAt, w.UpdatedAt, string(w.Share)}
+			w.ActivationCounter, running, string(w.RankHead), w.Ranked, w.Archived, w.CreatedAt, w.UpdatedAt, string(w.Share), w.Pressure}
 	},
 	func(w store.Workspace) baton.WorkspaceID { return w.ID })
 

@@ -82,6 +82,7 @@ func fullWorkspace() store.Workspace {
 		ID: "ws-full", Name: "Full", Mission: "ship it", Root: "/srv/ws-full", Share: baton.ShareReport, Config: fullConfig,
 		CurrentSession: "s-full", ActivationCounter: 42, Running: []baton.SessionID{"s-run-1", "s-run-2"},
 		RankHead: "s-head", Ranked: true, Archived: true, CreatedAt: zt(1), UpdatedAt: zt(2),
+		Pressure: store.PressurePolicy{Threshold: 0.75, Target: baton.EngineConfig{Engine: "codex", Model: "gpt"}, Report: true},
 	}
 }
 
@@ -91,6 +92,7 @@ func fullSession() store.Session {
 		EngineVersion: "2.1.197", Status: store.SessionEnded,
 		ActivationOrder: -1, StartedAt: zt(3), EndedAt: zt(4), EndReason: "rolled back", CreatedAt: zt(5),
 		RankAbove: "s-above", RankBelow: "s-below", Usage: store.Usage{Tokens: 150000, Window: 200000, Launch: "launch-full"},
+		Pressure: store.PressureFired,
 	}
 }
 
@@ -108,6 +110,7 @@ func fullHandoff() store.Handoff {
 			{Attempt: 2, TargetSession: "s-t2", Outcome: store.StateInterrupted, EndedAt: zt(8)},
 		},
 		CreatedAt: zt(9), UpdatedAt: zt(10),
+		Reason: store.HandoffReason{Trigger: store.TriggerContextPressure, Tokens: 170000, Window: 200000, Threshold: 0.8},
 	}
 }
 

@@ -26,7 +26,9 @@ CREATE TABLE workspaces (
 	updated_at         timestamptz NOT NULL,
 	-- What a transfer's briefing carries to the target besides the record
 	-- ('' means the default: the conversation and the report).
-	share              text NOT NULL DEFAULT ''
+	share              text NOT NULL DEFAULT '',
+	-- The context-pressure policy (store.PressurePolicy).
+	pressure           jsonb NOT NULL DEFAULT '{}'
 ) WITH (fillfactor = 70);
 
 CREATE TABLE sessions (
@@ -46,7 +48,15 @@ CREATE TABLE sessions (
 	-- What the session's engine reported it really ran: the model (an agent
 	-- CLI may send another than the configured one) and its own version.
 	actual_model     text NOT NULL DEFAULT '',
-	engine_version   text NOT NULL DEFAULT ''
+	engine_version   text NOT NULL DEFAULT '',
+	-- The context usage after the session's latest turn that reported it:
+	-- the tokens in context, the window's size (0 when unknown) and the
+	-- launch whose turn reported it (store.Session.Usage); and where the
+	-- workspace's context-pressure policy stands for the session.
+	context_tokens   bigint NOT NULL DEFAULT 0,
+	context_window   bigint NOT NULL DEFAULT 0,
+	usage_launch     text NOT NULL DEFAULT '',
+	pressure         text NOT NULL DEFAULT ''
 ) WITH (fillfactor = 70);
 CREATE INDEX sessions_by_workspace ON sessions (workspace, seq);
 
@@ -75,7 +85,9 @@ CREATE TABLE handoffs (
 	history             jsonb NOT NULL,
 	created_at          timestamptz NOT NULL,
 	updated_at          timestamptz NOT NULL,
-	share               text NOT NULL DEFAULT ''
+	share               text NOT NULL DEFAULT '',
+	-- Why baton started the transfer by itself (store.HandoffReason).
+	reason              jsonb NOT NULL DEFAULT '{}'
 ) WITH (fillfactor = 70);
 -- One handoff per (workspace, request id): the idempotency key.
 CREATE UNIQUE INDEX handoffs_by_request ON handoffs (workspace, request_id);

@@ -1,0 +1,76 @@
+package workspace
+
+import (
+	"errors"
+
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
+)
+
+// MarkPressure applies the workspace's context-pressure policy
+// (store.PressurePolicy) to the turn of launch that ended on session row s
+// (its end and usage already set on s, not yet written), in the
+// transaction that records the end: when the policy fires, s is marked
+// store.PressureDue and MarkPressure reports true. The policy fires when
+// the turn ended on its own (the caller does not call it for a stopped
+// turn), reported its usage (s.Usage.Launch is launch) against a known
+// window, at or above the threshold; s is the workspace's current session,
+// still armed (not due or fired already); and nothing holds the workspace
+// (no reservation: no transfer pending). blind reports a workspace with a
+// policy whose turn reported no usage or no window: the policy cannot fire.
+func MarkPressure(tx store.Tx, s *store.Session, launch baton.LaunchID) (due, blind bool, err error) {
+	if launch == "" || s.Pressure != store.PressureArmed {
+		return false, false, nil
+	}
+	ws, err := tx.GetWorkspace(s.Workspace)
+	if err != nil || ws.Pressure.Threshold <= 0 {
+		return false, false, err
+	}
+	u := s.Usage
+	if u.Launch != launch || u.Window <= 0 {
+		return false, true, nil
+	}
+	if !OverThreshold(ws.Pressure, u) || ws.Archived || ws.CurrentSession != s.ID {
+		return false, false, nil
+	}
+	r, err := getReservation(tx, ws.ID)
+	if err != nil || r.Held {
+		return false, false, err
+	}
+	s.Pressure = store.PressureDue
+	return true, false, nil
+}
+
+// OverThreshold reports whether usage u fills its window to policy p's
+// threshold or more; false for a policy that is off or a window unknown.
+func OverThreshold(p store.PressurePolicy, u store.Usage) bool {
+	return p.Threshold > 0 && u.Window > 0 && float64(u.Tokens) >= p.Threshold*float64(u.Window)
+}
+
+// errPressureDue is ErrWorkspaceBusy while the workspace's current
+// session is store.PressureDue: a transfer is about to start, and an
+// ordinary write (a turn, a queued instruction's delivery) would race it.
+var errPressureDue = baton.Errorf(ErrWorkspaceBusy, "a context-pressure transfer is due")
+
+// checkDue refuses an ordinary write while a context-pressure transfer is
+// due in workspace id (see MarkPressure). It reads the current session
+// only when the workspace has a policy.
+func checkDue(tx store.Tx, id baton.WorkspaceID) error {
+	ws, err := tx.GetWorkspace(id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (ws.Pressure.Threshold <= 0 || ws.CurrentSession == "")) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s, err := tx.GetSession(ws.CurrentSession)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	case s.Pressure == store.PressureDue:
+		return errPressureDue
+	}
+	return nil
+}
