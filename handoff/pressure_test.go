@@ -165,6 +165,21 @@ func TestPressureHandsOverAfterTheTurnThatCrossesIt(t *testing.T) {
 	}
 }
 
+// TestPressureFiresExactlyAtTheThreshold: a turn that fills its window
+// exactly to the threshold hands over, even where the threshold times the
+// window rounds above the tokens in floating point (0.55 of 200000 is
+// 110000.00000000001); found by the property harness.
+func TestPressureFiresExactlyAtTheThreshold(t *testing.T) {
+	f := newPressureFixture(t, memstore.New())
+	f.policy(store.PressurePolicy{Threshold: 0.55})
+	f.turn("under", 109999, 200000)
+	f.handoffs(0)
+	s := f.turn("at", 110000, 200000, enginetest.Script{EndAfterReady: true})
+	if h := f.handoffs(1)[0]; h.SourceSession != s.ID || h.Reason.Tokens != 110000 {
+		t.Fatalf("handoff = %+v, want one from %s for 110000 tokens", h, s.ID)
+	}
+}
+
 func TestPressureNeverFiresForAStoppedTurnOrUnderTheThreshold(t *testing.T) {
 	f := newPressureFixture(t, memstore.New())
 	f.policy(store.PressurePolicy{Threshold: 0.8})

@@ -43,8 +43,14 @@ func MarkPressure(tx store.Tx, s *store.Session, launch baton.LaunchID) (due, bl
 
 // OverThreshold reports whether usage u fills its window to policy p's
 // threshold or more; false for a policy that is off or a window unknown.
+// It compares the fraction of the window in use with the threshold: the
+// quotient of two whole numbers is the float64 nearest the exact fraction,
+// as the threshold is the float64 nearest the decimal the user wrote, so a
+// usage exactly at the threshold (110000 of 200000 at 0.55) reaches it,
+// where the product of the threshold and the window can round above the
+// tokens.
 func OverThreshold(p store.PressurePolicy, u store.Usage) bool {
-	return p.Threshold > 0 && u.Window > 0 && float64(u.Tokens) >= p.Threshold*float64(u.Window)
+	return p.Threshold > 0 && u.Window > 0 && float64(u.Tokens)/float64(u.Window) >= p.Threshold
 }
 
 // errPressureDue is ErrWorkspaceBusy while the workspace's current

@@ -72,3 +72,22 @@ func TestMarkPressureRules(t *testing.T) {
 		})
 	}
 }
+
+// TestOverThresholdAtEveryPercent: a usage exactly at a threshold of a
+// whole percentage reaches it, whatever the window (the product of the
+// threshold and the window rounds above the tokens for some: 0.55 of
+// 200000), and one token less does not.
+func TestOverThresholdAtEveryPercent(t *testing.T) {
+	for pct := int64(1); pct <= 100; pct++ {
+		p := store.PressurePolicy{Threshold: float64(pct) / 100}
+		for _, window := range []int64{1000, 128000, 200000, 272000, 400000, 1000000} {
+			at := pct * window / 100
+			if !OverThreshold(p, store.Usage{Tokens: at, Window: window}) {
+				t.Errorf("%d of %d does not reach %v", at, window, p.Threshold)
+			}
+			if OverThreshold(p, store.Usage{Tokens: at - 1, Window: window}) {
+				t.Errorf("%d of %d reaches %v", at-1, window, p.Threshold)
+			}
+		}
+	}
+}
