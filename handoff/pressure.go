@@ -175,6 +175,32 @@ func (c *Coordinator) pressureCheck(req Request, fp string, sid baton.SessionID)
 	}
 }
 
+// callerCheck is Create's check: createCheck's guards, and then, for a
+// transfer from a session whose context-pressure transfer is due (a crash
+// left it uncreated), the caller's transfer takes its place: the session
+// is marked store.PressureFired in the same transaction, as a skipped
+// pressure transfer leaves it. Left due, it would stay so once the
+// caller's transfer completed (Recover and Reconcile create only the
+// current session's), and every later write to it would be refused as
+// busy.
+func (c *Coordinator) callerCheck(req Request, fp string) func(*fire) error {
+	create := c.createCheck(req, fp)
+	return func(f *fire) error {
+		if err := create(f); err != nil || req.SourceSession == "" {
+			return err
+		}
+		s, err := f.tx.GetSession(req.SourceSession)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil || s.Pressure != store.PressureDue {
+			return err
+		}
+		s.Pressure = store.PressureFired
+		return f.tx.PutSession(s)
+	}
+}
+
 // disarm marks session sid fired, when it is still due: its transfer was
 // refused, and the policy waits for SetPressure to re-arm it.
 func (c *Coordinator) disarm(ctx context.Context, sid baton.SessionID) {

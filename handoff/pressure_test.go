@@ -36,6 +36,9 @@ type pressureFixture struct {
 
 func newPressureFixture(t *testing.T, st store.Store) *pressureFixture {
 	t.Helper()
+	// The root first: cleanups run last first, so it is removed once the
+	// coordinator has shut down and written its last handoff document.
+	root := t.TempDir()
 	f := &pressureFixture{t: t, st: st, ws: "ws-p", cfg: baton.EngineConfig{Engine: "demo", Model: "demo-1"}, ctx: context.Background()}
 	clk := clock.NewFake(time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC))
 	f.eng = enginetest.New(enginetest.Options{Clock: clk})
@@ -49,7 +52,7 @@ func newPressureFixture(t *testing.T, st store.Store) *pressureFixture {
 	}
 	t.Cleanup(func() { _ = f.co.Shutdown(context.Background()) })
 	f.svc = f.co.Sessions()
-	if _, err := f.svc.CreateWorkspace(f.ctx, store.Workspace{ID: f.ws, Name: "p", Root: t.TempDir(), Config: f.cfg}); err != nil {
+	if _, err := f.svc.CreateWorkspace(f.ctx, store.Workspace{ID: f.ws, Name: "p", Root: root, Config: f.cfg}); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -132,6 +135,22 @@ func (f *pressureFixture) wait(id baton.HandoffID, state store.HandoffState) sto
 			f.t.Fatalf("handoff %s is %s (%q), want %s", id, h.State, h.Error, state)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// crashedDue leaves session id as a crash right after a settle's commit
+// does: due, its last turn's usage at tokens, and no transfer.
+func (f *pressureFixture) crashedDue(id baton.SessionID, tokens int64) {
+	f.t.Helper()
+	if err := f.st.Update(f.ctx, func(tx store.Tx) error {
+		cur, err := tx.GetSession(id)
+		if err != nil {
+			return err
+		}
+		cur.Usage.Tokens, cur.Pressure = tokens, store.PressureDue
+		return tx.PutSession(cur)
+	}); err != nil {
+		f.t.Fatal(err)
 	}
 }
 
@@ -266,18 +285,7 @@ func TestPressureDueAfterACrashIsCreatedOnceByRecoverAndReconcile(t *testing.T) 
 	f := newPressureFixture(t, st)
 	f.policy(store.PressurePolicy{Threshold: 0.8, Report: true})
 	s := f.turn("one", 100, 1000)
-	// What a crash right after the settle's commit leaves: the session due,
-	// no transfer.
-	if err := st.Update(f.ctx, func(tx store.Tx) error {
-		cur, err := tx.GetSession(s.ID)
-		if err != nil {
-			return err
-		}
-		cur.Usage.Tokens, cur.Pressure = 900, store.PressureDue
-		return tx.PutSession(cur)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	f.crashedDue(s.ID, 900)
 	if _, err := f.svc.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: "racing"}); !errors.Is(err, session.ErrWorkspaceBusy) {
 		t.Fatalf("a start while a pressure transfer is due: %v, want ErrWorkspaceBusy", err)
 	}
@@ -307,6 +315,47 @@ func TestPressureDueAfterACrashIsCreatedOnceByRecoverAndReconcile(t *testing.T) 
 	hs := f.handoffs(1)
 	if hs[0].Reason.Tokens != 900 || !hs[0].GenerateSummary || hs[0].SourceSession != s.ID {
 		t.Fatalf("recovered pressure transfer: %+v", hs[0])
+	}
+}
+
+// TestPressureDueSupersededByACallersTransfer: a transfer a caller creates
+// from a session whose context-pressure transfer a crash left due takes
+// its place (the session is marked fired). Without that, the session
+// stayed due once the caller's transfer completed, which no Reconcile
+// settles (it creates only the current session's), and every resume of
+// it was refused as busy for good.
+func TestPressureDueSupersededByACallersTransfer(t *testing.T) {
+	st := memstore.New()
+	f := newPressureFixture(t, st)
+	f.policy(store.PressurePolicy{Threshold: 0.8})
+	s := f.turn("one", 100, 1000)
+	f.crashedDue(s.ID, 900)
+	f.eng.Push(enginetest.Script{EndAfterReady: true}) // the caller's target
+	h, err := f.co.Create(f.ctx, handoff.Request{Workspace: f.ws, RequestID: "by-hand", SourceSession: s.ID, Target: f.cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.wait(h.ID, store.StateCompleted)
+	ss, _ := f.svc.Sessions(f.ctx, f.ws)
+	for _, x := range ss {
+		if x.ID == s.ID && x.Pressure != store.PressureFired {
+			t.Fatalf("source mark %q after the caller's transfer, want fired", x.Pressure)
+		}
+	}
+	f.eng.Push(enginetest.Script{EndAfterReady: true, Usage: engine.Usage{Tokens: 100, Window: 1000}})
+	if _, err := f.svc.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Session: s.ID, Prompt: "back"}); err != nil {
+		t.Fatalf("resume of the source: %v", err)
+	}
+	f.settled(s.ID)
+	f.eng.Push(enginetest.Script{EndAfterReady: true})
+	if _, err := f.svc.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: "next"}); err != nil {
+		t.Fatalf("a turn after the resumed source's: %v", err)
+	}
+	if _, err := f.co.Reconcile(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if hs := f.handoffs(1); hs[0].ID != h.ID {
+		t.Fatalf("handoffs %+v, want only the caller's", hs)
 	}
 }
 

@@ -139,7 +139,9 @@ func valid(s string) string {
 
 // Create requests a session transfer and returns the handoff as committed.
 // The source's engine is stopped after the row is written; the rest of the
-// transfer runs in the background (see Get, Current, Watch, Wait).
+// transfer runs in the background (see Get, Current, Watch, Wait). A
+// context-pressure transfer due from the same source (see "Context
+// pressure") is not made then: this one takes its place.
 //
 // Replaying a request id with the same fingerprint returns the existing
 // handoff as it is now, in any state, with no side effect: Create is safe to
@@ -159,11 +161,11 @@ func (c *Coordinator) Create(ctx context.Context, req Request) (store.Handoff, e
 		return store.Handoff{}, err
 	}
 	in := input{trigger: triggerCreate, req: req, id: baton.HandoffID(ids.New("hof")), fp: req.fingerprint()}
-	h, f, err := c.apply(ctx, "", in, c.createCheck(req, in.fp))
+	h, f, err := c.apply(ctx, "", in, c.callerCheck(req, in.fp))
 	if errors.Is(err, store.ErrDuplicate) {
 		// A concurrent Create won the race for the request id or the
 		// pending slot; run the checks again to answer as it would have.
-		h, f, err = c.apply(ctx, "", in, c.createCheck(req, in.fp))
+		h, f, err = c.apply(ctx, "", in, c.callerCheck(req, in.fp))
 	}
 	return c.started(h, f, err)
 }
