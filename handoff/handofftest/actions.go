@@ -58,6 +58,8 @@ func (h *harness) actions() map[string]func(*rapid.T) {
 		"queueAcross":       h.actQueueAcrossTransfer,
 		"reap":              h.actReap,
 		"slowStop":          h.actSlowStop,
+		"setPressure":       h.actSetPressure,
+		"pressureTurn":      h.actPressureTurn,
 	}
 	if len(h.nodes) > 1 {
 		acts["freeze"] = h.actFreeze
@@ -282,6 +284,7 @@ func (h *harness) createIn(t *rapid.T, ws baton.WorkspaceID) {
 	if err != nil {
 		h.fatalf("create %+v on %s: %v", req, n.id, err)
 	}
+	h.supersede(ws)
 	m := h.track(got, req, srcCfg)
 	m.takenBy, m.takenLife = n, n.life
 	h.settleFromStopping(m, confirmed)

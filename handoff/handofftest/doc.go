@@ -33,7 +33,13 @@
 // engine callback (lateCallback); a session service's Reap, with no
 // reservation taken, that the engine's reaper answers engine.Timeout or
 // engine.Failed (reap); a Stop the engine answers only once the stop
-// timeout has run out on the clock (slowStop). The reaper may answer so
+// timeout has run out on the clock (slowStop); a context-pressure policy
+// set or set again, a turn whose usage is drawn against its threshold and
+// that ends on its own, and sometimes the cancel of the transfer its
+// settle made, then another round (pressureTurn). The node that records
+// a settle that fires the policy sometimes crashes right after the
+// settle's commit, and another node's Reconcile sometimes races its
+// creation of the transfer. The reaper may answer so
 // inside a Reconcile, a Recover (a single node's restart) and a
 // transfer's stop too, and a transfer a Reconcile left unconfirmed is
 // then sometimes cancelled at once.
@@ -75,8 +81,10 @@
 // to it; a failed or cancelled one leaving its source current; a replayed
 // request answered, never relaunched; a report stored only with the
 // attempt's token; the reservation held exactly while a transfer is
-// pending; activation orders unique; and the instruction queue as the
-// model has it. DESIGN.md, beside this file, states each invariant in full
+// pending; activation orders unique; the instruction queue as the model
+// has it; and a context-pressure transfer for exactly the settles the
+// policy's rules fire, once each, created by a Reconcile or a restart
+// when a crash or a shutdown left it due. DESIGN.md, beside this file, states each invariant in full
 // and lists the planted bugs the harness must catch.
 //
 // # Run size

@@ -172,6 +172,23 @@ type harness struct {
 	// crashed or shut down): no lease it holds may run past that plus the
 	// lease TTL, since nobody but it may renew it.
 	goneAt map[string]time.Time
+	// pressure is each workspace's context-pressure policy as the model
+	// has it (pressurePct its threshold in percent); marks and arming are
+	// where it stands for each session, and how often SetPressure re-armed
+	// it; settles are the settles that fired it, by request id (see
+	// pressure.go).
+	pressure    map[baton.WorkspaceID]store.PressurePolicy
+	pressurePct map[baton.WorkspaceID]int
+	marks       map[baton.SessionID]store.PressureMark
+	arming      map[baton.SessionID]int
+	settles     map[string]*pressureSettle
+	// usageNext is the usage the next ordinary turn of a workspace
+	// reports; usageTaken marks it taken by a launch (drawn again before
+	// the next step); crashOnDue crashes a node right after a commit of
+	// its that marks a session due. Guarded by mu.
+	usageNext  map[baton.WorkspaceID]engine.Usage
+	usageTaken map[baton.WorkspaceID]bool
+	crashOnDue map[int]bool
 	// archived workspaces take no new work.
 	archived map[baton.WorkspaceID]bool
 	// movedOn marks workspaces where an ordinary start happened since their
@@ -212,6 +229,10 @@ func newHarness(t *rapid.T, cfg Config) *harness {
 		roots: map[baton.WorkspaceID]string{}, home: map[baton.WorkspaceID]int{},
 		epoch: map[baton.WorkspaceID]int64{}, archived: map[baton.WorkspaceID]bool{},
 		instrUncertain: map[baton.WorkspaceID]bool{}, goneAt: map[string]time.Time{},
+		pressure: map[baton.WorkspaceID]store.PressurePolicy{}, pressurePct: map[baton.WorkspaceID]int{},
+		marks: map[baton.SessionID]store.PressureMark{}, arming: map[baton.SessionID]int{}, settles: map[string]*pressureSettle{},
+		usageNext: map[baton.WorkspaceID]engine.Usage{}, crashOnDue: map[int]bool{},
+		usageTaken: map[baton.WorkspaceID]bool{"ws-0": true, "ws-1": true, "ws-2": true},
 	}
 	if cfg.NewStore == nil {
 		h.raw, h.release = memstore.New(), func() {}
@@ -248,6 +269,13 @@ func newHarness(t *rapid.T, cfg Config) *harness {
 			t.Fatalf("create workspace: %v", err)
 		}
 	}
+	// Some workspaces start with a context-pressure policy.
+	for _, ws := range h.wss {
+		if rapid.IntRange(0, 2).Draw(t, "startWithPressure") == 0 {
+			h.setPressure(t, ws, h.nodes[0], []int{50, 55, 80, 100})
+		}
+	}
+	h.drawUsages(t)
 	// ws-0 has a running source; ws-1 has only rows written before
 	// activation orders existed (or none); ws-2 starts empty.
 	if _, err := h.homeNode("ws-0").co.Sessions().Start(h.ctx, session.TurnRequest{Workspace: "ws-0", Prompt: "start"}); err != nil {
@@ -273,7 +301,17 @@ func (h *harness) newCoordinator(n *node) *handoff.Coordinator {
 	lc := &lifeClock{clk: h.clk, mu: &h.clkMu}
 	opts := append([]handoff.Option{handoff.WithTimeouts(handoff.Timeouts{Generation: genTimeout, Ready: readyTimeout, Lease: leaseTTL})}, h.cfg.Options...)
 	li := launchInfo{node: n.idx, life: n.life}
+	g := n.gate
 	hooks := &storeHooks{
+		due: func() {
+			h.mu.Lock()
+			crash := h.crashOnDue[li.node]
+			delete(h.crashOnDue, li.node)
+			h.mu.Unlock()
+			if crash {
+				g.set(nodeCrashed) // right after the settle's commit
+			}
+		},
 		record: func(id baton.LaunchID) {
 			h.mu.Lock()
 			h.recorded[id] = li

@@ -49,11 +49,13 @@ var stepsKeepingQueue = map[string]bool{
 	"": true, "message": true, "cancelInstruction": true, "resendInstruction": true, "turnEnds": true, "deliverPending": true, "queueBurst": true,
 	"replay": true, "mismatch": true, "createStale": true, "createMalformed": true,
 	"unknownWorkspace": true, "decideBad": true, "lateReport": true, "invalidReport": true,
-	"wakeup": true, "archive": true, "stop": true,
+	"wakeup": true, "archive": true, "stop": true, "setPressure": true,
 }
 
-// beforeStep marks the queues a step may move where the model cannot tell.
+// beforeStep draws the usage the next ordinary turns report, and marks
+// the queues a step may move where the model cannot tell.
 func (h *harness) beforeStep(name string) {
+	h.drawUsages(h.t)
 	if stepsKeepingQueue[name] {
 		return
 	}
@@ -99,7 +101,7 @@ func (h *harness) nothingRuns(ws baton.WorkspaceID) bool {
 // deliverOldest predicts the delivery of ws's oldest pending instruction,
 // when a turn ends or a Message or resend finds nothing running.
 func (h *harness) deliverOldest(ws baton.WorkspaceID) {
-	if i := h.oldestPending(ws); i != nil && !h.archived[ws] && h.pendingIn(ws) == nil {
+	if i := h.oldestPending(ws); i != nil && !h.archived[ws] && h.pendingIn(ws) == nil && h.dueIn(ws) == nil {
 		i.state = store.InstructionDelivered
 		h.movedOn[ws] = true
 		h.log.add(fmt.Sprintf("   model: instruction %s delivered", i.id))
@@ -394,7 +396,7 @@ func (h *harness) queueAtRest(ws baton.WorkspaceID) string {
 	// rest only once nothing could be delivered without a step. So the
 	// harness does what a host does after a turn it did not start
 	// through Message ends, and waits for where that leads.
-	if pending && !h.reservation(ws).Held && !h.archived[ws] && h.nothingRuns(ws) {
+	if pending && !h.reservation(ws).Held && !h.archived[ws] && h.nothingRuns(ws) && h.dueIn(ws) == nil {
 		if n := h.nodeUp(); n != nil {
 			ctx, cancel := h.bounded()
 			_, _, err := n.co.Sessions().DeliverPending(ctx, ws)
@@ -457,12 +459,40 @@ func (h *harness) endableTurns(ws baton.WorkspaceID) []*enginetest.Process {
 	return procs
 }
 
-// turnEnds ends turn p of ws on its own and predicts the delivery.
+// turnEnds ends turn p of ws on its own and predicts the delivery, or
+// the context-pressure transfer its settle fires (invariant 11).
+// Sometimes the node that records the settle crashes right after its
+// commit, before it creates the transfer: a restart, or another node's
+// Reconcile, must create it; with two nodes, another node's Reconcile
+// sometimes races the creation.
 func (h *harness) turnEnds(ws baton.WorkspaceID, p *enginetest.Process) {
+	n := h.launchedBy(p.N())
+	s := h.settleOf(ws, p)
+	crash := false
+	if s != nil {
+		h.settled(h.t, s)
+		if crash = rapid.IntRange(0, 3).Draw(h.t, "crashAfterSettle") == 0; crash {
+			h.mu.Lock()
+			h.crashOnDue[n.idx] = true
+			h.mu.Unlock()
+		}
+	}
 	p.Finish(0, nil)
 	h.movedOn[ws] = true
-	if !h.instrUncertain[ws] {
-		h.deliverOldest(ws)
+	switch {
+	case s == nil:
+		if !h.instrUncertain[ws] {
+			h.deliverOldest(ws)
+		}
+	case crash:
+		h.crashedAfterSettle(s, n)
+		return
+	default:
+		if b := h.otherReconciler(n); b != nil && rapid.IntRange(0, 2).Draw(h.t, "raceReconcile") == 0 {
+			h.reconcileOn(b) // it creates the transfer, or finds it created
+			return
+		}
+		h.awaitCreated(s, "the settle's own node")
 	}
 	h.await()
 }
@@ -506,15 +536,7 @@ func (h *harness) actQueueBurst(t *rapid.T) {
 	}
 	n := h.queueNode(t, ws)
 	if h.nothingRuns(ws) {
-		// A turn to queue behind.
-		ctx, cancel := h.bounded()
-		_, err := n.co.Sessions().Start(ctx, session.TurnRequest{Workspace: ws, Prompt: "busy " + itoa(h.nextSeq())})
-		cancel()
-		if err != nil {
-			h.fatalf("ordinary start in %s on %s: %v", ws, n.id, err)
-		}
-		h.movedOn[ws] = true
-		h.await()
+		h.startTurn(ws, n, "busy") // a turn to queue behind
 	}
 	procs := h.endableTurns(ws)
 	if len(procs) == 0 {
@@ -532,6 +554,19 @@ func (h *harness) actQueueBurst(t *rapid.T) {
 		}
 	}
 	h.turnEnds(ws, procs[0])
+}
+
+// startTurn starts an ordinary turn in ws on node n, which must succeed,
+// and waits for rest.
+func (h *harness) startTurn(ws baton.WorkspaceID, n *node, prompt string) {
+	ctx, cancel := h.bounded()
+	_, err := n.co.Sessions().Start(ctx, session.TurnRequest{Workspace: ws, Prompt: prompt + " " + itoa(h.nextSeq())})
+	cancel()
+	if err != nil {
+		h.fatalf("ordinary start in %s on %s: %v", ws, n.id, err)
+	}
+	h.movedOn[ws] = true
+	h.await()
 }
 
 // actQueueAcrossTransfer queues messages behind a running turn, requests a

@@ -74,7 +74,7 @@ func (h *harness) read() world {
 	return w
 }
 
-// check verifies the ten invariants (see the package documentation)
+// check verifies the eleven invariants (see the package documentation)
 // against the store, the engine's record of every process and the model.
 // It calls nothing of the code under test but the store it reads and the
 // AssertWritable calls invariant 8 is about (queueAtRest, polled before
@@ -103,6 +103,7 @@ func (h *harness) check() {
 	for _, ws := range h.wss {
 		h.checkWorkspace(w, ws)
 	}
+	h.checkPressure(w)
 	// 4 (wakeups). Wakeups pinned to a completed transfer's source moved to
 	// its target with prompt and deadline unchanged; nothing else moved.
 	for id, want := range h.wakeups {
@@ -556,6 +557,12 @@ func (h *harness) checkOwners(co *handoff.Coordinator, ws baton.WorkspaceID, pm 
 			return
 		}
 		expectErr(h, fmt.Sprintf("invariant 8: %s in %s (reserved at epoch %d)", what, ws, epoch), err, want)
+	}
+	if pm == nil && h.dueIn(ws) != nil {
+		// A context-pressure transfer is due there (invariant 11): it
+		// holds the workspace as a reservation would.
+		assert("a write without an owner while a context-pressure transfer is due", workspace.Owner{}, session.ErrWorkspaceBusy)
+		return
 	}
 	if pm == nil {
 		assert("a write without an owner", workspace.Owner{}, nil)

@@ -104,7 +104,7 @@ func (h *harness) scriptFor(req engine.StartRequest) (enginetest.Script, bool) {
 		return s, true
 	}
 	if req.Attempt == 0 {
-		return enginetest.Script{}, true
+		return enginetest.Script{Usage: h.ordinaryUsage(req.Workspace)}, true
 	}
 	s, ok := h.targetScript(p)
 	s.StopOutcome = p.targetStop
@@ -184,6 +184,9 @@ type model struct {
 	// unspawned marks an attempt starting whose target its driving node
 	// never launched (it froze or crashed first).
 	unspawned bool
+	// pressure is the settle that made a context-pressure transfer, nil
+	// for one a caller asked for.
+	pressure *pressureSettle
 	// history is how each attempt ended, as the model saw it settle: one
 	// entry per settled state entered (a re-entry of the same attempt and
 	// outcome replaces its entry).

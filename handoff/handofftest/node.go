@@ -210,11 +210,13 @@ type gatedStore struct {
 }
 
 // storeHooks are what a life's store tells the harness: each launch record
-// it inserts (before the commit), and the targets' launch records a
-// commit made (after it: the commit into starting).
+// it inserts (before the commit), the targets' launch records a commit
+// made (after it: the commit into starting), and a commit that marked a
+// session due for a context-pressure transfer (after it).
 type storeHooks struct {
 	record  func(baton.LaunchID)
 	targets func([]store.Launch)
+	due     func()
 }
 
 func (s gatedStore) Update(ctx context.Context, fn func(store.Tx) error) error {
@@ -232,6 +234,9 @@ func (s gatedStore) Update(ctx context.Context, fn func(store.Tx) error) error {
 	if err == nil && notes != nil && len(notes.targets) > 0 {
 		s.hooks.targets(notes.targets)
 	}
+	if err == nil && notes != nil && notes.due {
+		s.hooks.due()
+	}
 	return err
 }
 
@@ -247,11 +252,14 @@ type txNotes struct {
 	hooks    *storeHooks
 	sessions map[baton.SessionID]bool
 	targets  []store.Launch
+	due      bool // a session marked due (store.PressureDue)
 }
 
-// PutSession notes the sessions the transaction creates.
+// PutSession notes the sessions the transaction creates, and those it
+// marks due.
 func (t launchTx) PutSession(s store.Session) error {
-	_, err := t.Tx.GetSession(s.ID)
+	prev, err := t.Tx.GetSession(s.ID)
+	t.notes.due = t.notes.due || (s.Pressure == store.PressureDue && prev.Pressure != store.PressureDue)
 	created := errors.Is(err, store.ErrNotFound)
 	if err != nil && !created {
 		return err

@@ -276,6 +276,28 @@ func mutationBugs() []plantedBug {
 		// Anchor: the held test of Coordinator.reconcile (handoff/restart.go).
 		singleNode(mut("RecoverHeldIgnored", "reaps", edit{"handoff/restart.go",
 			"return r.Workspace == p.Workspace }); i >= 0 {", "return r.Workspace == p.Workspace }); i > len(held) {"})),
+		// The context-pressure policy (invariant 11).
+		// Anchor: the stopped test of Service.endWith (session/processes.go).
+		mut("PressureOnStoppedTurn", "context pressure", edit{"session/processes.go",
+			"if !st.Stopped && s.pressure() != nil {", "if s.pressure() != nil {"}),
+		// Anchor: the mark of Coordinator.pressureCheck (handoff/pressure.go).
+		mut("PressureNotMarkedFired", "context pressure", edit{"handoff/pressure.go",
+			"runs a turn again\", sid)\n\t\t}\n\t\ts.Pressure = store.PressureFired\n", "runs a turn again\", sid)\n\t\t}\n"}),
+		// Anchor: the creation loop of Coordinator.createDue (handoff/pressure.go).
+		mut("PressureDueNeverCreated", "context pressure", edit{"handoff/pressure.go",
+			"\tfor _, d := range all {\n\t\tc.firePressure(ctx, d.ws, d.sid)\n\t}\n", "\t_ = all\n"}),
+		// Anchor: the check of Coordinator.Create (handoff/request.go).
+		mut("PressureDueOutlivesCallersTransfer", "context pressure", edit{"handoff/request.go",
+			"h, f, err := c.apply(ctx, \"\", in, c.callerCheck(req, in.fp))\n\tif errors.Is", "h, f, err := c.apply(ctx, \"\", in, c.createCheck(req, in.fp))\n\tif errors.Is"}),
+		// Anchor: the due check of CheckWritable (internal/workspace/reservation.go).
+		mut("PressureDueWritable", "context pressure", edit{"internal/workspace/reservation.go",
+			"\t\tif token.IsZero() {\n\t\t\treturn checkDue(tx, ws)\n\t\t}\n", ""}),
+		// Anchor: the armed test of MarkPressure (internal/workspace/pressure.go).
+		mut("PressureFiresAgain", "context pressure", edit{"internal/workspace/pressure.go",
+			"if launch == \"\" || s.Pressure != store.PressureArmed {", "if launch == \"\" || s.Pressure == store.PressureDue {"}),
+		// Anchor: the comparison of OverThreshold (internal/workspace/pressure.go).
+		mut("PressureAboveOnly", "context pressure", edit{"internal/workspace/pressure.go",
+			"float64(u.Tokens)/float64(u.Window) >= p.Threshold", "float64(u.Tokens)/float64(u.Window) > p.Threshold"}),
 		// Anchor: the open set of tx.PutInstruction (store/badgerstore/instructions.go).
 		badger(mut("BadgerOpenSetMissing", "instruction queue", edit{"store/badgerstore/instructions.go",
 			"\t\tfunc() error { return t.moveMember(openInstructions, m, v.member()) },\n", "\t\tfunc() error { _ = m; return nil },\n"})),
