@@ -26,17 +26,12 @@ func (c *Coordinator) SetPressure(ctx context.Context, ws baton.WorkspaceID, p s
 	if err := c.live(ctx); err != nil {
 		return store.Workspace{}, err
 	}
-	if !(p.Threshold >= 0 && p.Threshold <= 1) {
-		return store.Workspace{}, baton.Errorf(ErrInvalidRequest, "pressure threshold %v is outside [0, 1]", p.Threshold)
-	}
-	p.Target = p.Target.Normalize()
-	if p.Target != (baton.EngineConfig{}) {
-		if err := workspace.CheckConfig(c.engines, p.Target); err != nil {
-			return store.Workspace{}, fmt.Errorf("%w: pressure target: %w", ErrInvalidRequest, err)
-		}
+	p, err := workspace.CheckPressure(c.engines, p)
+	if err != nil {
+		return store.Workspace{}, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
 	var out store.Workspace
-	err := c.store.Update(ctx, func(tx store.Tx) error {
+	err = c.store.Update(ctx, func(tx store.Tx) error {
 		w, err := workspace.GetWorkspace(tx, ws)
 		if err != nil {
 			return err

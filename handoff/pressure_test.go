@@ -3,6 +3,8 @@ package handoff_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -23,23 +25,24 @@ import (
 // pressureFixture is a coordinator over st and the scripted engine with a
 // workspace and no session yet; its policy is set by the test.
 type pressureFixture struct {
-	t   *testing.T
-	st  store.Store
-	eng *enginetest.Engine
-	co  *handoff.Coordinator
-	svc *session.Service
-	ws  baton.WorkspaceID
-	cfg baton.EngineConfig
-	ctx context.Context
-	log *observer.ObservedLogs
+	t    *testing.T
+	st   store.Store
+	eng  *enginetest.Engine
+	co   *handoff.Coordinator
+	svc  *session.Service
+	ws   baton.WorkspaceID
+	cfg  baton.EngineConfig
+	ctx  context.Context
+	log  *observer.ObservedLogs
+	root string // the workspace's root
 }
 
 func newPressureFixture(t *testing.T, st store.Store) *pressureFixture {
 	t.Helper()
-	// The root first: cleanups run last first, so it is removed once the
-	// coordinator has shut down and written its last handoff document.
-	root := t.TempDir()
 	f := &pressureFixture{t: t, st: st, ws: "ws-p", cfg: baton.EngineConfig{Engine: "demo", Model: "demo-1"}, ctx: context.Background()}
+	// The root is made first, so removed last: the coordinator's shutdown
+	// (a cleanup) waits for a transfer still writing its document there.
+	f.root = t.TempDir()
 	clk := clock.NewFake(time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC))
 	f.eng = enginetest.New(enginetest.Options{Clock: clk})
 	t.Cleanup(f.eng.Close)
@@ -52,7 +55,7 @@ func newPressureFixture(t *testing.T, st store.Store) *pressureFixture {
 	}
 	t.Cleanup(func() { _ = f.co.Shutdown(context.Background()) })
 	f.svc = f.co.Sessions()
-	if _, err := f.svc.CreateWorkspace(f.ctx, store.Workspace{ID: f.ws, Name: "p", Root: root, Config: f.cfg}); err != nil {
+	if _, err := f.svc.CreateWorkspace(f.ctx, store.Workspace{ID: f.ws, Name: "p", Root: f.root, Config: f.cfg}); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -261,6 +264,12 @@ func TestPressureQueuedInstructionGoesToTheTarget(t *testing.T) {
 	f.eng.Push(enginetest.Script{EndAfterReady: true}, enginetest.Script{EndAfterReady: true}) // the target's turn, then the instruction's
 	f.eng.Launches()[0].Proc.Finish(0, nil)
 	h := f.wait(f.handoffs(1)[0].ID, store.StateCompleted)
+	// The target's turn may end before the completion commits, when the
+	// reservation still keeps the queue: the host delivers then, as the
+	// workshop does on a settled transfer (session.Service.DeliverPending).
+	if _, _, err := f.svc.DeliverPending(f.ctx, f.ws); err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		ins, err := session.List[store.Instruction](f.ctx, f.svc, f.ws)
@@ -336,7 +345,7 @@ func TestPressureDueSupersededByACallersTransfer(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.wait(h.ID, store.StateCompleted)
-	ss, _ := f.svc.Sessions(f.ctx, f.ws)
+	ss, _ := session.List[store.Session](f.ctx, f.svc, f.ws)
 	for _, x := range ss {
 		if x.ID == s.ID && x.Pressure != store.PressureFired {
 			t.Fatalf("source mark %q after the caller's transfer, want fired", x.Pressure)
@@ -368,5 +377,35 @@ func TestSetPressureValidates(t *testing.T) {
 	}
 	if _, err := f.co.SetPressure(f.ctx, "ws-none", store.PressurePolicy{Threshold: 0.5}); !errors.Is(err, session.ErrNoWorkspace) {
 		t.Errorf("SetPressure on no workspace = %v, want ErrNoWorkspace", err)
+	}
+}
+
+// TestCreateWorkspaceChecksItsPressurePolicy: a policy given at creation
+// is checked as SetPressure checks it (it was stored unchecked: a NaN
+// threshold, which JSON cannot encode, or a target the engines refuse,
+// found only when the policy fired), and a valid one, normalized, hands
+// over without SetPressure.
+func TestCreateWorkspaceChecksItsPressurePolicy(t *testing.T) {
+	f := newPressureFixture(t, memstore.New())
+	for i, p := range []store.PressurePolicy{{Threshold: 1.5}, {Threshold: -0.1}, {Threshold: math.NaN()}, {Threshold: 0.8, Target: baton.EngineConfig{Engine: "nope"}}} {
+		w := store.Workspace{ID: baton.WorkspaceID(fmt.Sprintf("ws-bad-%d", i)), Name: "bad", Config: f.cfg, Pressure: p}
+		if _, err := f.svc.CreateWorkspace(f.ctx, w); !errors.Is(err, baton.ErrInvalid) {
+			t.Errorf("CreateWorkspace with policy %+v = %v, want baton.ErrInvalid", p, err)
+		}
+	}
+	f.ws = "ws-created"
+	w, err := f.svc.CreateWorkspace(f.ctx, store.Workspace{ID: f.ws, Name: "p", Root: f.root, Config: f.cfg,
+		Pressure: store.PressurePolicy{Threshold: 0.8, Target: baton.EngineConfig{Engine: " demo ", Model: "demo-2"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := baton.EngineConfig{Engine: "demo", Model: "demo-2"}
+	if w.Pressure.Target != target {
+		t.Fatalf("stored target %+v, want it normalized to %+v", w.Pressure.Target, target)
+	}
+	src := f.turn("fill", 850, 1000, enginetest.Script{EndAfterReady: true})
+	h := f.wait(f.handoffs(1)[0].ID, store.StateCompleted)
+	if h.SourceSession != src.ID || h.TargetConfig != target || h.Reason.Threshold != 0.8 {
+		t.Fatalf("handoff = %+v, want the creation's policy applied to %s", h, src.ID)
 	}
 }

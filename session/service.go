@@ -184,8 +184,10 @@ func (s *Service) Close(ctx context.Context) error {
 
 // CreateWorkspace inserts a workspace. ID must be a valid id, Name,
 // Mission and Root within their limits (see baton.CheckField), Config a
-// configuration the Service's engine offers (see CheckConfig), and Share
-// blank (stored as baton.ShareConversation) or a valid baton.Share. Errors:
+// configuration the Service's engine offers (see CheckConfig), Share
+// blank (stored as baton.ShareConversation) or a valid baton.Share, and
+// Pressure, the context-pressure policy (see handoff.Coordinator.SetPressure),
+// off or a threshold in [0, 1] with a target the engine offers. Errors:
 // baton.ErrInvalid (also matching engine.ErrUnknownEngine or
 // engine.ErrUnsupportedConfig for a configuration the engines do not
 // offer), baton.ErrConflict (the id is in use).
@@ -205,11 +207,16 @@ func (s *Service) CreateWorkspace(ctx context.Context, w store.Workspace) (store
 		return store.Workspace{}, err
 	}
 	w.Config = w.Config.Normalize()
+	p, err := workspace.CheckPressure(s.engine, w.Pressure)
+	if err != nil {
+		return store.Workspace{}, err
+	}
+	w.Pressure = p
 	now := s.clock.Now()
 	w.CreatedAt, w.UpdatedAt = now, now
 	w.CurrentSession, w.ActivationCounter = "", 0
 	w.Running, w.RankHead, w.Ranked = nil, "", true
-	err := s.store.Update(ctx, func(tx store.Tx) error {
+	err = s.store.Update(ctx, func(tx store.Tx) error {
 		if _, err := tx.GetWorkspace(w.ID); !errors.Is(err, store.ErrNotFound) {
 			if err == nil {
 				err = baton.Errorf(errWorkspaceExists, "%s", w.ID)

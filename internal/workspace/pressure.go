@@ -2,10 +2,28 @@ package workspace
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/store"
 )
+
+// CheckPressure checks context-pressure policy p: a threshold in [0, 1]
+// and, when one is set, a target configuration eng offers. It returns p
+// with its target normalized. Errors: baton.ErrInvalid.
+func CheckPressure(eng engine.Engine, p store.PressurePolicy) (store.PressurePolicy, error) {
+	if !(p.Threshold >= 0 && p.Threshold <= 1) {
+		return p, baton.Errorf(baton.ErrInvalid, "pressure threshold %v is outside [0, 1]", p.Threshold)
+	}
+	p.Target = p.Target.Normalize()
+	if p.Target != (baton.EngineConfig{}) {
+		if err := CheckConfig(eng, p.Target); err != nil {
+			return p, fmt.Errorf("pressure target: %w", err)
+		}
+	}
+	return p, nil
+}
 
 // MarkPressure applies the workspace's context-pressure policy
 // (store.PressurePolicy) to the turn of launch that ended on session row s
