@@ -45,8 +45,9 @@
 // report first if asked. The decision is taken in the transaction that
 // records the turn's end (the session is marked store.PressureDue, and
 // ordinary writes wait as for a reservation, so a queued instruction goes
-// to the target), and the transfer's request id is derived from the
-// session and the turn's launch, so two nodes or a restart create it once.
+// to the target, or to the session itself when the transfer is refused),
+// and the transfer's request id is derived from the session and the
+// turn's launch, so two nodes or a restart create it once.
 // Never mid-turn, never for a stopped turn, never while the workspace is
 // reserved; once per source session: a cancelled or skipped pressure
 // transfer leaves the policy disarmed for the session until SetPressure

@@ -58,7 +58,9 @@ func (c *Coordinator) SetPressure(ctx context.Context, ws baton.WorkspaceID, p s
 
 // pressured is the session service's hook: a settled turn made a
 // context-pressure transfer due for session sid of ws. It is created in
-// the background, once the turn's end has committed.
+// the background, once the turn's end has committed. When it is refused,
+// the instructions queued while it was due, which waited for it, are
+// delivered to the session.
 func (c *Coordinator) pressured(ws baton.WorkspaceID, sid baton.SessionID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -68,7 +70,12 @@ func (c *Coordinator) pressured(ws baton.WorkspaceID, sid baton.SessionID) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		c.firePressure(c.root, ws, sid)
+		if !c.firePressure(c.root, ws, sid) {
+			return
+		}
+		if _, _, err := c.svc.DeliverPending(c.root, ws); err != nil && c.root.Err() == nil {
+			c.log.Warn("delivering a queued instruction failed", zap.String("workspace", string(ws)), zap.Error(err))
+		}
 	}()
 }
 
@@ -89,8 +96,9 @@ func pressureRequestID(sid baton.SessionID, launch baton.LaunchID) string {
 // and the session's usage, so it is idempotent across nodes and restarts.
 // When the creation is refused (another transfer pending, the session no
 // longer current or running a turn again, a target the engines refuse) the
-// policy is disarmed for the session instead, and the refusal logged.
-func (c *Coordinator) firePressure(ctx context.Context, ws baton.WorkspaceID, sid baton.SessionID) {
+// policy is disarmed for the session instead, the refusal logged, and
+// firePressure reports true.
+func (c *Coordinator) firePressure(ctx context.Context, ws baton.WorkspaceID, sid baton.SessionID) (refused bool) {
 	var (
 		w    store.Workspace
 		sess store.Session
@@ -104,7 +112,7 @@ func (c *Coordinator) firePressure(ctx context.Context, ws baton.WorkspaceID, si
 		if err != nil {
 			c.log.Warn("context-pressure transfer not created", zap.String("session", string(sid)), zap.Error(err))
 		}
-		return
+		return false
 	}
 	p := w.Pressure
 	target := p.Target
@@ -129,21 +137,22 @@ func (c *Coordinator) firePressure(ctx context.Context, ws baton.WorkspaceID, si
 	}
 	switch {
 	case errors.Is(err, errNotDue):
-		return
+		return false
 	case err != nil && ctx.Err() == nil && !errors.Is(err, baton.ErrUnavailable):
 		c.log.Warn("context-pressure transfer refused; the policy is disarmed for the session",
 			zap.String("session", string(sid)), zap.Error(err))
 		c.disarm(ctx, sid)
-		return
+		return true
 	case err != nil:
 		c.log.Warn("context-pressure transfer not created", zap.String("session", string(sid)), zap.Error(err))
-		return
+		return false
 	}
 	if f != nil {
 		c.log.Info("context-pressure transfer created", zap.String("handoff", string(h.ID)), zap.String("session", string(sid)),
 			zap.Int64("tokens", sess.Usage.Tokens), zap.Int64("window", sess.Usage.Window), zap.Float64("threshold", p.Threshold))
 	}
 	_, _ = c.started(h, f, nil)
+	return false
 }
 
 // pressureCheck is Create's check for a context-pressure transfer, which

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,14 +38,20 @@ type pressureFixture struct {
 	root string // the workspace's root
 }
 
-func newPressureFixture(t *testing.T, st store.Store) *pressureFixture {
+// newPressureFixture builds the fixture; validate, when given, is the
+// engine's configuration check (enginetest.Options.Validate).
+func newPressureFixture(t *testing.T, st store.Store, validate ...func(baton.EngineConfig) error) *pressureFixture {
 	t.Helper()
 	f := &pressureFixture{t: t, st: st, ws: "ws-p", cfg: baton.EngineConfig{Engine: "demo", Model: "demo-1"}, ctx: context.Background()}
 	// The root is made first, so removed last: the coordinator's shutdown
 	// (a cleanup) waits for a transfer still writing its document there.
 	f.root = t.TempDir()
 	clk := clock.NewFake(time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC))
-	f.eng = enginetest.New(enginetest.Options{Clock: clk})
+	opts := enginetest.Options{Clock: clk}
+	if len(validate) > 0 {
+		opts.Validate = validate[0]
+	}
+	f.eng = enginetest.New(opts)
 	t.Cleanup(f.eng.Close)
 	core, logs := observer.New(zap.InfoLevel)
 	f.log = logs
@@ -270,20 +277,26 @@ func TestPressureQueuedInstructionGoesToTheTarget(t *testing.T) {
 	if _, _, err := f.svc.DeliverPending(f.ctx, f.ws); err != nil {
 		t.Fatal(err)
 	}
+	if got := f.delivered(); got != h.TargetSession {
+		t.Fatalf("instruction delivered to %s, want the target %s (source %s)", got, h.TargetSession, src.ID)
+	}
+}
+
+// delivered waits until the workspace's first instruction is delivered,
+// and returns the session it went to.
+func (f *pressureFixture) delivered() baton.SessionID {
+	f.t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		ins, err := session.List[store.Instruction](f.ctx, f.svc, f.ws)
 		if err != nil {
-			t.Fatal(err)
+			f.t.Fatal(err)
 		}
 		if ins[0].State == store.InstructionDelivered {
-			if ins[0].Session != h.TargetSession {
-				t.Fatalf("instruction delivered to %s, want the target %s (source %s)", ins[0].Session, h.TargetSession, src.ID)
-			}
-			return
+			return ins[0].Session
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("instruction %+v never delivered", ins[0])
+			f.t.Fatalf("instruction %+v never delivered", ins[0])
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -407,5 +420,39 @@ func TestCreateWorkspaceChecksItsPressurePolicy(t *testing.T) {
 	h := f.wait(f.handoffs(1)[0].ID, store.StateCompleted)
 	if h.SourceSession != src.ID || h.TargetConfig != target || h.Reason.Threshold != 0.8 {
 		t.Fatalf("handoff = %+v, want the creation's policy applied to %s", h, src.ID)
+	}
+}
+
+// TestPressureRefusedDeliversTheQueue: an instruction queued while the
+// turn that made a transfer due ran waits for the transfer; when the
+// transfer is refused (here its target is no longer offered) and the
+// policy disarmed, the instruction is delivered to the session, not left
+// pending until some later turn ends.
+func TestPressureRefusedDeliversTheQueue(t *testing.T) {
+	var refuse atomic.Bool
+	f := newPressureFixture(t, memstore.New(), func(cfg baton.EngineConfig) error {
+		if refuse.Load() && cfg.Model == "demo-2" {
+			return baton.Errorf(engine.ErrUnsupportedConfig, "demo-2 is gone")
+		}
+		return nil
+	})
+	f.policy(store.PressurePolicy{Threshold: 0.8, Target: baton.EngineConfig{Engine: "demo", Model: "demo-2"}})
+	refuse.Store(true)
+	f.eng.Push(enginetest.Script{Usage: engine.Usage{Tokens: 900, Window: 1000}}) // runs until Finish
+	src, err := f.svc.Start(f.ctx, session.TurnRequest{Workspace: f.ws, Prompt: "work"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Message(f.ctx, f.ws, "and then this"); err != nil {
+		t.Fatal(err)
+	}
+	f.eng.Push(enginetest.Script{EndAfterReady: true}) // the instruction's turn
+	f.eng.Launches()[0].Proc.Finish(0, nil)
+	if got := f.delivered(); got != src.ID {
+		t.Fatalf("instruction delivered to %s, want the source %s", got, src.ID)
+	}
+	f.handoffs(0)
+	if n := f.log.FilterMessageSnippet("policy is disarmed").Len(); n != 1 {
+		t.Fatalf("%d log lines say the policy is disarmed, want 1", n)
 	}
 }
