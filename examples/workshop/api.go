@@ -38,6 +38,8 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /api/workspaces", s.listWorkspaces)
 	mux.HandleFunc("GET /api/workspaces/{ws}", s.getWorkspace)
 	mux.HandleFunc("PUT /api/workspaces/{ws}/share", s.setShare)
+	mux.HandleFunc("GET /api/workspaces/{ws}/pressure", s.getPressure)
+	mux.HandleFunc("PUT /api/workspaces/{ws}/pressure", s.setPressure)
 	mux.HandleFunc("POST /api/workspaces/{ws}/sessions", s.guard(s.startSession))
 	mux.HandleFunc("GET /api/workspaces/{ws}/sessions", s.listSessions)
 	mux.HandleFunc("POST /api/workspaces/{ws}/messages", s.guard(s.postMessage))
@@ -127,11 +129,43 @@ type workspaceJSON struct {
 	Archived       bool              `json:"archived"`
 	CreatedAt      time.Time         `json:"createdAt"`
 	UpdatedAt      time.Time         `json:"updatedAt"`
+	// Pressure is the workspace's context-pressure policy (threshold 0:
+	// off).
+	Pressure pressureJSON `json:"pressure"`
 }
 
 func workspaceView(w store.Workspace) workspaceJSON {
 	return workspaceJSON{ID: w.ID, Name: w.Name, Mission: w.Mission, Engine: w.Config.Engine, Model: w.Config.Model, Share: cmp.Or(w.Share, baton.ShareConversation),
-		CurrentSession: w.CurrentSession, Archived: w.Archived, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
+		CurrentSession: w.CurrentSession, Archived: w.Archived, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt, Pressure: pressureView(w.Pressure)}
+}
+
+// pressureJSON is a workspace's context-pressure policy
+// (store.PressurePolicy): once a turn of the current session settles with
+// its context window filled to Threshold (a fraction; 0 turns it off), the
+// workspace hands over to a fresh session of Target (absent or blank: the
+// source's own configuration), the source writing a report first when
+// Report is set.
+type pressureJSON struct {
+	Threshold float64     `json:"threshold"`
+	Target    *targetJSON `json:"target,omitempty"`
+	Report    bool        `json:"report"`
+}
+
+func pressureView(p store.PressurePolicy) pressureJSON {
+	v := pressureJSON{Threshold: p.Threshold, Report: p.Report}
+	if t := p.Target; t != (baton.EngineConfig{}) {
+		v.Target = &targetJSON{Engine: t.Engine, Model: t.Model, ReasoningEffort: t.ReasoningEffort, PermissionMode: t.PermissionMode}
+	}
+	return v
+}
+
+// policy is the store.PressurePolicy v says.
+func (v pressureJSON) policy() store.PressurePolicy {
+	p := store.PressurePolicy{Threshold: v.Threshold, Report: v.Report}
+	if v.Target != nil {
+		p.Target = v.Target.config()
+	}
+	return p
 }
 
 func (s *server) createWorkspace(w http.ResponseWriter, r *http.Request) {
@@ -143,9 +177,17 @@ func (s *server) createWorkspace(w http.ResponseWriter, r *http.Request) {
 		// Share is what the workspace's transfer briefings carry besides
 		// the record (blank: the conversation and the report).
 		Share baton.Share `json:"share"`
+		// Pressure is the context-pressure policy; absent, the
+		// -pressure-threshold flag's threshold, with the source's
+		// configuration and no report.
+		Pressure *pressureJSON `json:"pressure"`
 	}
 	if !decode(w, r, &body) {
 		return
+	}
+	pressure := store.PressurePolicy{Threshold: s.cfg.Pressure}
+	if body.Pressure != nil {
+		pressure = body.Pressure.policy()
 	}
 	if err := body.Share.Validate(); err != nil {
 		writeErr(w, r, err)
@@ -168,7 +210,7 @@ func (s *server) createWorkspace(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ws, err := s.svc.CreateWorkspace(r.Context(), store.Workspace{ID: id, Name: strings.TrimSpace(body.Name), Mission: body.Mission, Root: root, Config: cfg, Share: body.Share})
+	ws, err := s.svc.CreateWorkspace(r.Context(), store.Workspace{ID: id, Name: strings.TrimSpace(body.Name), Mission: body.Mission, Root: root, Config: cfg, Share: body.Share, Pressure: pressure})
 	if err != nil {
 		writeErr(w, r, err)
 		return
@@ -185,6 +227,31 @@ func (s *server) setShare(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ws, err := s.svc.SetShare(r.Context(), baton.WorkspaceID(r.PathValue("ws")), body.Share)
+	if err != nil {
+		writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"workspace": workspaceView(ws)})
+}
+
+// getPressure answers the workspace's context-pressure policy.
+func (s *server) getPressure(w http.ResponseWriter, r *http.Request) {
+	ws, err := s.svc.Workspace(r.Context(), baton.WorkspaceID(r.PathValue("ws")))
+	if err != nil {
+		writeErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"pressure": pressureView(ws.Pressure)})
+}
+
+// setPressure sets the workspace's context-pressure policy, which re-arms
+// it for the current session (handoff.Coordinator.SetPressure).
+func (s *server) setPressure(w http.ResponseWriter, r *http.Request) {
+	var body pressureJSON
+	if !decode(w, r, &body) {
+		return
+	}
+	ws, err := s.co.SetPressure(r.Context(), baton.WorkspaceID(r.PathValue("ws")), body.policy())
 	if err != nil {
 		writeErr(w, r, err)
 		return
@@ -359,6 +426,11 @@ type targetJSON struct {
 	PermissionMode  string `json:"permissionMode,omitempty"`
 }
 
+// config is the engine configuration t names.
+func (t targetJSON) config() baton.EngineConfig {
+	return baton.EngineConfig{Engine: t.Engine, Model: t.Model, ReasoningEffort: t.ReasoningEffort, PermissionMode: t.PermissionMode}
+}
+
 func (s *server) createHandoff(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		RequestID       string          `json:"requestId"`
@@ -375,7 +447,7 @@ func (s *server) createHandoff(w http.ResponseWriter, r *http.Request) {
 	h, err := s.co.Create(r.Context(), handoff.Request{
 		Workspace: baton.WorkspaceID(r.PathValue("ws")), RequestID: body.RequestID, SourceSession: body.SourceSessionID,
 		GenerateSummary: body.GenerateSummary, Native: body.Native, Share: body.Share,
-		Target: baton.EngineConfig{Engine: body.Target.Engine, Model: body.Target.Model, ReasoningEffort: body.Target.ReasoningEffort, PermissionMode: body.Target.PermissionMode},
+		Target: body.Target.config(),
 	})
 	if err != nil {
 		writeErr(w, r, err)

@@ -36,7 +36,11 @@ func chromiumPath(t *testing.T) string {
 // reported its usage, hands it off with the dialog and watches
 // the transfer reach completed through the event stream; then a fail-ready
 // target fails, the retry button is clicked, and it completes; a
-// workspace whose engine names no window shows the tokens alone. Screenshots
+// workspace whose engine names no window shows the tokens alone; a
+// context-pressure policy set on the page hands a workspace over by
+// itself after its second turn, and the transfer, in the transfers' list
+// too, says why it started (and the first transfers that they were
+// requested). Screenshots
 // go to the test's artifact directory (go test -artifacts keeps them).
 func TestBrowser(t *testing.T) {
 	t.Parallel()
@@ -95,7 +99,7 @@ func TestBrowser(t *testing.T) {
 		t.Helper()
 		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
 			shot("error.png")
-			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("notice").textContent + " | " + document.getElementById("transfer").textContent + " | " + document.getElementById("event-log").textContent`))
+			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("notice").textContent + " | " + document.getElementById("ws-pressure-shown").textContent + " | " + document.getElementById("transfer").textContent + " | " + document.getElementById("event-log").textContent`))
 			t.Fatalf("waiting for %s: %v\npage: %s\nserver log:\n%s", what, err, page, p.logs.String())
 		}
 	}
@@ -135,6 +139,7 @@ func TestBrowser(t *testing.T) {
 	until("the target as current", `document.querySelectorAll("#sessions tr").length === 2 && document.querySelector('#sessions tr[aria-current="true"]') === document.querySelectorAll("#sessions tr")[1]`)
 	until("the model the target really ran", `document.querySelectorAll("#sessions tr")[1].children[1].textContent === "demo-2 (configured demo-latest) · demo 1.0-demo"`)
 	until("the machine highlighting completed", `document.querySelector('#machine g.state.active').dataset.state === "completed"`)
+	until("a transfer asked for", `document.getElementById("handoff-why").textContent === "requested" && document.querySelector("#handoffs td.why").textContent === "requested"`)
 	shot("completed.png")
 
 	// A target that fails, then retry.
@@ -165,6 +170,30 @@ func TestBrowser(t *testing.T) {
 	do("start its session", chromedp.Click(chromedp.ID("start-session")))
 	until("the context without a window", `(() => { const td = document.querySelector('#sessions tr td.usage');
 		return !!td && !td.querySelector("meter") && td.textContent === "20,000 tokens"; })()`)
+	// A context-pressure policy set on the page: a demo turn adds 10% of
+	// the window, so at 15% the second turn hands over by itself, with a
+	// report, and the transfer says why it started.
+	do("create a workspace with a policy",
+		chromedp.SetValue(chromedp.ID("new-ws-name"), "pressure"),
+		chromedp.SetValue(chromedp.ID("new-ws-model"), "demo-1"),
+		chromedp.Click(chromedp.ID("create-ws")))
+	until("the new workspace, its policy off", `document.getElementById("cur-ws-name").textContent === "pressure" && document.getElementById("ws-pressure-shown").textContent === "off"`)
+	do("set the policy",
+		chromedp.SetValue(chromedp.ID("ws-pressure"), "15"),
+		chromedp.Click(chromedp.ID("ws-pressure-report")),
+		chromedp.Click(chromedp.ID("set-pressure")))
+	until("the policy shown", `document.getElementById("ws-pressure-shown").textContent === "on: at 15% of the window, with a report first, to the same configuration"`)
+	do("start its session", chromedp.Click(chromedp.ID("start-session")))
+	until("the first turn's context", `(() => { const td = document.querySelector('#sessions tr td.usage');
+		return !!td && td.textContent.trim() === "20,000 / 200,000 (10%)" && td.querySelector("meter").high === 30000; })()`)
+	do("a second turn", chromedp.Click(chromedp.ID("start-session")))
+	until("the transfer it started, completed", stateIs("completed")+` && document.querySelectorAll("#sessions tr").length === 2`)
+	until("why it started", `document.getElementById("handoff-why").textContent === "context pressure: 40,000 / 200,000 tokens ≥ 15%"`)
+	until("why, in the transfers' list", `(() => { const rows = document.querySelectorAll("#handoffs tr");
+		return rows.length === 1 && rows[0].querySelector("td.why").textContent === "context pressure: 40,000 / 200,000 tokens ≥ 15%"; })()`)
+	until("its report", `document.getElementById("report").textContent.includes("# Handoff report")`)
+	shot("pressure.png")
+
 	got, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("notice")))
 	if err != nil {
 		t.Fatal(err)

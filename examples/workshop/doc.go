@@ -27,7 +27,18 @@
 // (Stop is never confirmed), slow-ready (readiness takes -demo-slow-ready);
 // any other name is an ordinary agent whose report-only turn submits a
 // Markdown report with its attempt's token, through the coordinator's
-// SubmitReport as any agent would.
+// SubmitReport as any agent would. Each ordinary demo turn reports 20,000
+// more tokens in context, of a 200,000-token window (model no-window
+// names no window).
+//
+// A workspace's context-pressure policy (GET and PUT
+// /api/workspaces/{ws}/pressure: threshold, target, report; on the
+// workspace's JSON; -pressure-threshold for the workspaces created without
+// one) hands it over by itself once a turn settles with its context window
+// filled to the threshold (handoff.Coordinator.SetPressure). Such a
+// transfer's reason (store.HandoffReason) names the trigger and the usage
+// that fired it, and the page shows it on the transfer and in the list of
+// the workspace's transfers, beside each session's context bar.
 //
 // # Caveats
 //

@@ -88,6 +88,9 @@ func TestErrorsAreJSON(t *testing.T) {
 		}
 	}
 	isJSONErr("unknown API path", p.do("GET", "/api/nope", nil), http.StatusNotFound, "not-found")
+	isJSONErr("POST to a workspace's pressure policy", p.do("POST", "/api/workspaces/ws-1/pressure", map[string]any{"threshold": 0.8}), http.StatusMethodNotAllowed, "method-not-allowed")
+	isJSONErr("a pressure policy of no workspace", p.do("PUT", "/api/workspaces/ws-1/pressure", map[string]any{"threshold": 0.8}), http.StatusNotFound, "not-found")
+	isJSONErr("a pressure threshold over 1", p.do("PUT", "/api/workspaces/ws-1/pressure", map[string]any{"threshold": 1.5}), http.StatusBadRequest, "invalid-request")
 	// Every GET path is the page's: another method is not allowed there.
 	isJSONErr("POST to a page path", p.do("POST", "/nope", map[string]any{}), http.StatusMethodNotAllowed, "method-not-allowed")
 	isJSONErr("unknown page file", p.do("GET", "/nope.js", nil), http.StatusNotFound, "not-found")

@@ -66,6 +66,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", envDur("BATON_IDLE_TIMEOUT", defaultIdleTimeout), "how long an idle kept-alive connection stays open (BATON_IDLE_TIMEOUT)")
 	fs.IntVar(&c.MaxStreams, "max-streams", envInt(getenv, "BATON_MAX_STREAMS", defaultMaxStreams), "the most event streams open at once, all clients together (BATON_MAX_STREAMS)")
 	fs.DurationVar(&c.StreamWriteTimeout, "stream-write-timeout", envDur("BATON_STREAM_WRITE_TIMEOUT", defaultStreamWriteTimeout), "how long a write to an event stream may block before the reader is dropped (BATON_STREAM_WRITE_TIMEOUT)")
+	fs.Float64Var(&c.Pressure, "pressure-threshold", envFloat(getenv, "BATON_PRESSURE_THRESHOLD", 0), "the context-pressure threshold of new workspaces: a fraction of the context window at which a settled turn hands over by itself; 0 for off (BATON_PRESSURE_THRESHOLD)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -90,6 +91,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if c.Heartbeat <= 0 {
 		return config{}, errors.New("-heartbeat must be positive")
+	}
+	if !(c.Pressure >= 0 && c.Pressure <= 1) {
+		return config{}, errors.New("-pressure-threshold must be in [0, 1]")
 	}
 	if err := c.checkBounds(); err != nil {
 		return config{}, err

@@ -69,6 +69,7 @@ func TestRefusesToStart(t *testing.T) {
 		{"non-loopback bind without a token", []string{"-addr", "0.0.0.0:0"}, nil, "without a bearer token"},
 		{"postgres store out of reach", []string{"-addr", "127.0.0.1:0", "-store", "postgres://127.0.0.1:1/baton"}, nil, "-store postgres://"},
 		{"bad log level", []string{"-log-level", "loud"}, nil, "-log-level"},
+		{"pressure threshold over 1", []string{"-pressure-threshold", "1.5"}, nil, "-pressure-threshold"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cmd := exec.Command(binPath, append(c.args, "-data", t.TempDir())...)

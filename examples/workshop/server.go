@@ -71,6 +71,9 @@ type config struct {
 	// a reader that stalls that long is dropped.
 	MaxStreams         int
 	StreamWriteTimeout time.Duration
+	// Pressure is the context-pressure threshold of the workspaces created
+	// without a policy of their own (0: off); see pressureJSON.
+	Pressure float64
 }
 
 // Defaults of the connection bounds (flags -body-timeout, -idle-timeout,
@@ -450,6 +453,14 @@ func (c config) checkBounds() error {
 		return errors.New("-stream-write-timeout must be positive")
 	}
 	return nil
+}
+
+// envFloat reads a number variable, def when unset or malformed.
+func envFloat(getenv func(string) string, k string, def float64) float64 {
+	if f, err := strconv.ParseFloat(strings.TrimSpace(getenv(k)), 64); err == nil {
+		return f
+	}
+	return def
 }
 
 // envInt reads an integer variable, def when unset or malformed.

@@ -7,6 +7,7 @@ let current = null;      // selected workspace id
 let source = null;       // EventSource of the selected workspace
 let handoff = null;      // latest handoff seen
 let currentSession = ""; // the workspace's current session id
+let workspace = null;    // the selected workspace's JSON, as last read
 
 async function api(method, path, body) {
   const init = { method, headers: {} };
@@ -22,6 +23,10 @@ async function api(method, path, body) {
 }
 
 function notice(msg) { $("notice").textContent = msg; }
+
+// num writes a token count; pct a fraction as a percentage.
+const num = (v) => v.toLocaleString("en-US");
+const pct = (f) => `${+(100 * f).toFixed(1)}%`;
 
 // What a transfer's briefing carries besides the record (baton.Share).
 const shareText = { conversation: "the conversation and the report", report: "the report only", none: "neither" };
@@ -51,6 +56,7 @@ async function loadWorkspaces() {
 async function select(id) {
   current = id;
   handoff = null;
+  workspace = null;
   $("workspace").hidden = false;
   $("event-log").replaceChildren();
   await loadWorkspaces();
@@ -74,37 +80,73 @@ function modelText(x) {
 
 // usageCell shows how full a session's context window was after its last
 // turn that reported it: a bar of used / window, or just the tokens when
-// the engine did not say how large the window is.
-function usageCell(x) {
+// the engine did not say how large the window is. The bar turns to its
+// warning colour at the workspace's context-pressure threshold (at 80%
+// without one).
+function usageCell(x, threshold) {
   const u = x.usage;
   if (!u || !u.tokens) return el("td", { class: "usage muted" }, "—");
-  const n = (v) => v.toLocaleString("en-US");
-  if (!u.window) return el("td", { class: "usage" }, `${n(u.tokens)} tokens`);
-  const pct = Math.round((100 * u.tokens) / u.window);
+  if (!u.window) return el("td", { class: "usage" }, `${num(u.tokens)} tokens`);
+  const used = Math.round((100 * u.tokens) / u.window);
   return el("td", { class: "usage" },
-    el("meter", { min: "0", max: String(u.window), value: String(u.tokens), high: String(0.8 * u.window), "aria-label": "context used" }),
-    ` ${n(u.tokens)} / ${n(u.window)} (${pct}%)`);
+    el("meter", { min: "0", max: String(u.window), value: String(u.tokens), high: String((threshold || 0.8) * u.window), "aria-label": "context used" }),
+    ` ${num(u.tokens)} / ${num(u.window)} (${used}%)`);
+}
+
+// pressureText says what the workspace's context-pressure policy does.
+function pressureText(p) {
+  if (!p || !p.threshold) return "off";
+  const to = p.target && p.target.engine ? `${p.target.engine} / ${p.target.model}` : "the same configuration";
+  return `on: at ${pct(p.threshold)} of the window${p.report ? ", with a report first" : ""}, to ${to}`;
+}
+
+// fillPressure puts the policy into its form (on selection and once set:
+// a refresh must not overwrite what the user is typing).
+function fillPressure(p) {
+  $("ws-pressure").value = String(+(100 * (p.threshold || 0)).toFixed(1));
+  $("ws-pressure-report").checked = !!p.report;
+}
+
+// reasonText says why a transfer started: asked for, or the trigger that
+// started it by itself, with the usage that fired it.
+function reasonText(h) {
+  const r = h.reason;
+  if (!r || !r.trigger) return "requested";
+  if (r.trigger === "context-pressure") return `context pressure: ${num(r.tokens)} / ${num(r.window)} tokens ≥ ${pct(r.threshold)}`;
+  return r.trigger;
 }
 
 async function refresh() {
   if (!current) return;
   const w = await api("GET", `/api/workspaces/${current}`);
+  if (!workspace || workspace.id !== w.workspace.id) fillPressure(w.workspace.pressure); // just selected
+  workspace = w.workspace;
   loadWorkspaces().catch(() => {});
   $("cur-ws-name").textContent = w.workspace.name;
   $("cur-ws-id").textContent = w.workspace.id;
   $("cur-ws-config").textContent = `${w.workspace.engine} / ${w.workspace.model}`;
   $("ws-share").value = w.workspace.share;
   $("handoff-share-default").textContent = `the workspace's setting (${shareText[w.workspace.share]})`;
+  $("ws-pressure-shown").textContent = pressureText(w.workspace.pressure);
   currentSession = w.workspace.currentSessionId;
   const s = await api("GET", `/api/workspaces/${current}/sessions`);
   $("sessions").replaceChildren(...s.sessions.map((x) => {
     const tr = el("tr", { class: x.current ? "current" : "", "data-session": x.id },
       el("td", {}, x.id, x.current ? " (current)" : ""), el("td", {}, modelText(x)), el("td", {}, x.status),
-      el("td", {}, String(x.activationOrder)), el("td", {}, x.nativeId || "—"), usageCell(x));
+      el("td", {}, String(x.activationOrder)), el("td", {}, x.nativeId || "—"), usageCell(x, w.workspace.pressure.threshold));
     if (x.current) tr.setAttribute("aria-current", "true");
     return tr;
   }));
   await loadInstructions();
+  await loadHandoffs();
+}
+
+// loadHandoffs lists the workspace's transfers, oldest first, each with
+// why it started.
+async function loadHandoffs() {
+  const d = await api("GET", `/api/workspaces/${current}/session-handoffs`);
+  $("handoffs").replaceChildren(...d.handoffs.map((h) => el("tr", { "data-handoff": h.id },
+    el("td", {}, h.id), el("td", {}, h.state), el("td", {}, String(h.attempt)), el("td", { class: "why" }, reasonText(h)))));
 }
 
 async function loadInstructions() {
@@ -147,6 +189,7 @@ function showHandoff(h) {
   $("handoff-attempt").textContent = String(h.attempt);
   $("handoff-state").textContent = h.state;
   $("handoff-share-shown").textContent = shareText[h.share] || h.share || "";
+  $("handoff-why").textContent = reasonText(h);
   const idx = order.indexOf(h.state);
   for (const li of $("steps").children) {
     const i = order.indexOf(li.dataset.step);
@@ -189,6 +232,7 @@ function follow(id) {
     const d = JSON.parse(e.data);
     log("handoff", `${d.handoff.state} (attempt ${d.handoff.attempt})`);
     if (!handoff || handoff.id === d.handoff.id || d.handoff.createdAt >= handoff.createdAt) showHandoff(d.handoff);
+    loadHandoffs().catch(() => {});
     if (d.handoff.state === "completed" || d.handoff.state === "cancelled") refresh().catch(() => {});
   });
   source.addEventListener("session", (e) => {
@@ -236,6 +280,16 @@ function wire() {
   $("ws-share").addEventListener("change", async () => {
     try {
       await api("PUT", `/api/workspaces/${current}/share`, { share: $("ws-share").value });
+      await refresh();
+      notice("");
+    } catch (err) { notice(err.message); }
+  });
+  $("pressure-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const d = await api("PUT", `/api/workspaces/${current}/pressure`,
+        { threshold: Number($("ws-pressure").value) / 100, report: $("ws-pressure-report").checked });
+      fillPressure(d.workspace.pressure);
       await refresh();
       notice("");
     } catch (err) { notice(err.message); }
