@@ -110,16 +110,19 @@ func (f *pressureFixture) settled(id baton.SessionID) store.Session {
 }
 
 // handoffs waits until the workspace has n handoffs, and returns them;
-// with n == 0 it checks there is none after the background work settled.
+// with n == 0 it checks there is still none once the background creation
+// has had time to run (quiet).
 func (f *pressureFixture) handoffs(n int) []store.Handoff {
 	f.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	const quiet = 100 * time.Millisecond
+	start := time.Now()
+	deadline := start.Add(5 * time.Second)
 	for {
 		hs, err := f.co.List(f.ctx, f.ws)
 		if err != nil {
 			f.t.Fatal(err)
 		}
-		if len(hs) == n && (n > 0 || time.Now().After(deadline.Add(-4900*time.Millisecond))) {
+		if len(hs) == n && (n > 0 || time.Since(start) > quiet) {
 			return hs
 		}
 		if len(hs) > n || time.Now().After(deadline) {
