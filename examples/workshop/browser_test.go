@@ -99,7 +99,7 @@ func TestBrowser(t *testing.T) {
 		t.Helper()
 		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
 			shot("error.png")
-			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("notice").textContent + " | " + document.getElementById("ws-pressure-shown").textContent + " | " + document.getElementById("transfer").textContent + " | " + document.getElementById("event-log").textContent`))
+			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("notice").textContent + " | " + document.getElementById("sessions").textContent + " | " + document.getElementById("ws-pressure-shown").textContent + " | " + document.getElementById("transfer").textContent + " | " + document.getElementById("event-log").textContent`))
 			t.Fatalf("waiting for %s: %v\npage: %s\nserver log:\n%s", what, err, page, p.logs.String())
 		}
 	}
@@ -115,8 +115,10 @@ func TestBrowser(t *testing.T) {
 	do("create a workspace",
 		chromedp.SetValue(chromedp.ID("new-ws-name"), "browser demo"),
 		chromedp.SetValue(chromedp.ID("new-ws-model"), "demo-1"),
-		chromedp.Click(chromedp.ID("create-ws")),
-		chromedp.WaitVisible(chromedp.ID("workspace")))
+		chromedp.Click(chromedp.ID("create-ws")))
+	// Clicks land where the page was drawn: wait until it shows the new
+	// workspace, drawn at once with its sessions.
+	until("the workspace", `document.getElementById("cur-ws-name").textContent === "browser demo"`)
 	do("start a session", chromedp.Click(chromedp.ID("start-session")))
 	until("a current session", `document.querySelectorAll('#sessions tr[aria-current="true"]').length === 1`)
 	// The turn ends by itself and reports its context usage: a bar of

@@ -116,9 +116,20 @@ function reasonText(h) {
   return r.trigger;
 }
 
+// refreshes counts the refreshes begun: answers can arrive out of order
+// (a selection's refresh can be overtaken by a click's), and only the
+// newest refresh may draw, or an older answer would hide what a newer one
+// showed.
+let refreshes = 0;
+
+// refresh redraws the selected workspace and its sessions at once, from
+// answers of one refresh: never the new workspace's name over the last
+// one's sessions.
 async function refresh() {
   if (!current) return;
-  const w = await api("GET", `/api/workspaces/${current}`);
+  const mine = ++refreshes;
+  const [w, s] = await Promise.all([api("GET", `/api/workspaces/${current}`), api("GET", `/api/workspaces/${current}/sessions`)]);
+  if (mine !== refreshes) return;
   if (!workspace || workspace.id !== w.workspace.id) fillPressure(w.workspace.pressure); // just selected
   workspace = w.workspace;
   loadWorkspaces().catch(() => {});
@@ -129,7 +140,6 @@ async function refresh() {
   $("handoff-share-default").textContent = `the workspace's setting (${shareText[w.workspace.share]})`;
   $("ws-pressure-shown").textContent = pressureText(w.workspace.pressure);
   currentSession = w.workspace.currentSessionId;
-  const s = await api("GET", `/api/workspaces/${current}/sessions`);
   $("sessions").replaceChildren(...s.sessions.map((x) => {
     const tr = el("tr", { class: x.current ? "current" : "", "data-session": x.id },
       el("td", {}, x.id, x.current ? " (current)" : ""), el("td", {}, modelText(x)), el("td", {}, x.status),
