@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"iter"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/batonhq/baton/transcript"
 )
@@ -188,7 +187,7 @@ func (p *replay) flush() {
 
 var standIn = []byte(taskStandIn)
 
-func isASCIISpace(c byte) bool { return c < utf8.RuneSelf && asciiSpace[c] }
+func isASCIISpace(c byte) bool { return strings.IndexByte("\t\n\v\f\r ", c) >= 0 }
 
 // appendText runs text through the pipeline, clips its quoted rendering to
 // budget runes and appends it behind pfx, or appends none when nothing is

@@ -2,6 +2,7 @@ package recap
 
 import (
 	"bytes"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -86,7 +87,7 @@ func (h *head) add(text string) {
 // to complete.
 func (h *head) addWhole(text string) {
 	if len(h.buf) == 0 {
-		text = trimLeading(text)
+		text = strings.TrimLeftFunc(text, unicode.IsSpace)
 	}
 	if h.cut < 0 {
 		i, n := runePrefix(text, h.limit-h.runes)
@@ -166,7 +167,7 @@ func (r *redactor) clip(dst []byte, h *head, limit int) ([]byte, int, bool) {
 	}
 	stripped := r.strip(s)
 	changed := len(stripped) != len(s) || len(r.spans) > 0
-	s = trimLeading(stripped)
+	s = bytes.TrimLeftFunc(stripped, unicode.IsSpace)
 	end := len(s)
 	if complete {
 		s = bytes.TrimRightFunc(s, unicode.IsSpace)
@@ -208,8 +209,8 @@ func emit(dst, s []byte, sp []span, end, budget int) ([]byte, int, bool) {
 			continue
 		}
 		stop := end
-		if len(sp) > 0 && sp[0].start < stop {
-			stop = sp[0].start
+		if len(sp) > 0 {
+			stop = min(stop, sp[0].start)
 		}
 		for i < stop {
 			if used >= budget {
@@ -255,47 +256,6 @@ func runeFloor(s []byte, i int) int {
 	return i
 }
 
-// asciiSpace marks the bytes unicode.IsSpace accepts below utf8.RuneSelf.
-var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
-
 // IsBlank reports whether s is empty or white space only: a blank chunk
 // never starts a replayed message.
-func IsBlank(s string) bool {
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if !asciiSpace[c] {
-				return false
-			}
-			i++
-			continue
-		}
-		c, n := utf8.DecodeRuneInString(s[i:])
-		if !unicode.IsSpace(c) {
-			return false
-		}
-		i += n
-	}
-	return true
-}
-
-// trimLeading drops the leading white space of s.
-func trimLeading[T ~string | ~[]byte](s T) T {
-	i := 0
-	for i < len(s) {
-		c, n := rune(s[i]), 1
-		if c >= utf8.RuneSelf {
-			c, n = decodeRune(s[i:])
-		}
-		if c < utf8.RuneSelf && !asciiSpace[c] || c >= utf8.RuneSelf && !unicode.IsSpace(c) {
-			break
-		}
-		i += n
-	}
-	return s[i:]
-}
-
-// decodeRune decodes the first rune of s without converting all of it.
-func decodeRune[T ~string | ~[]byte](s T) (rune, int) {
-	var b [utf8.UTFMax]byte
-	return utf8.DecodeRune(b[:copy(b[:], s)])
-}
+func IsBlank(s string) bool { return strings.TrimSpace(s) == "" }
