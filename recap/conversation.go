@@ -3,6 +3,7 @@ package recap
 import (
 	"bytes"
 	"iter"
+	"slices"
 	"strings"
 
 	"github.com/batonhq/baton/transcript"
@@ -231,14 +232,7 @@ func IsHeartbeat(text string) bool {
 			continue
 		}
 		line = strings.Trim(strings.TrimRight(line, heartbeatTime), heartbeatDecor)
-		found := false
-		for _, h := range heartbeats {
-			if strings.EqualFold(line, h) {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.ContainsFunc(heartbeats, func(h string) bool { return strings.EqualFold(line, h) }) {
 			return false
 		}
 		seen = true

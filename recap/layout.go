@@ -103,16 +103,14 @@ func (r *redactor) line(s string, limit int, none string) string {
 	if len(body) == 0 && !trunc {
 		return none
 	}
-	t := strings.Map(func(c rune) rune {
-		if c == '\n' || c == '\r' || c == '\t' {
-			return ' '
-		}
-		return c
-	}, string(body))
+	t := oneLine.Replace(string(body))
 	if trunc {
 		t += truncationMark
 	}
 	return t
 }
+
+// oneLine flattens a field onto one line.
+var oneLine = strings.NewReplacer("\n", " ", "\r", " ", "\t", " ")
 
 func runes(s string) int { return utf8.RuneCountInString(s) }

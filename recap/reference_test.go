@@ -111,7 +111,7 @@ func refReplay(task string, evs []transcript.Event, lim Limits) string {
 			b = append(b, '\n')
 		}
 		if len(msgs) == 1 && noteCost(dropped)+messageCost(m.speaker, m.body, m.runes, m.trunc) > budget {
-			left := budget - noteCost(dropped) - labelCost(m.speaker)
+			left := budget - noteCost(dropped) - len(label(m.speaker))
 			b = appendMessage(b, m.speaker, fitQuoted(string(m.body), quote, left), true)
 			continue
 		}
@@ -157,3 +157,9 @@ func events(pairs ...any) []transcript.Event {
 }
 
 func isSpaceByte(c byte) bool { return strings.IndexByte(" \t\n\v\f\r", c) >= 0 }
+
+// messageCost is the rendered size of a replayed message, as the window
+// counts it.
+func messageCost(s transcript.Speaker, body []byte, runes int, trunc bool) int {
+	return len(label(s)) + quotedCost(body, runes, trunc, quote)
+}

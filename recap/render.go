@@ -22,32 +22,18 @@ const (
 	verbatim  = ""     // the report, which is Markdown written for the reader
 )
 
-// lineStats returns the number of lines of t and how many of them are empty.
-func lineStats(t []byte) (lines, empty int) {
-	lines = 1
-	for i := 0; ; i++ {
-		j := bytes.IndexByte(t[i:], '\n')
-		if j < 0 {
-			break
-		}
-		if j == 0 && (i == 0 || t[i-1] == '\n') {
-			empty++ // the line ending here is empty
-		}
-		i += j
-		lines++
-	}
-	if len(t) == 0 || t[len(t)-1] == '\n' {
-		empty++ // so is the last one
-	}
-	return lines, empty
-}
-
 // quotedCost is the exact rune count appendQuoted renders for body, whose
 // rune count is runes, followed by truncationMark when trunc. A non-empty
 // line costs the prefix, the line and its newline; an empty line costs the
 // prefix without its trailing blank, and the newline.
 func quotedCost(body []byte, runes int, trunc bool, pfx string) int {
-	lines, empty := lineStats(body)
+	lines, empty := 0, 0
+	for line := range bytes.SplitSeq(body, []byte("\n")) {
+		lines++
+		if len(line) == 0 {
+			empty++
+		}
+	}
 	if trunc {
 		runes += markRunes
 		if len(body) == 0 || body[len(body)-1] == '\n' {
@@ -122,13 +108,6 @@ func label(s transcript.Speaker) string {
 		return "User:\n"
 	}
 	return "Agent:\n"
-}
-
-func labelCost(s transcript.Speaker) int { return len(label(s)) }
-
-// messageCost is the rendered size of a replayed message.
-func messageCost(s transcript.Speaker, body []byte, runes int, trunc bool) int {
-	return labelCost(s) + quotedCost(body, runes, trunc, quote)
 }
 
 func appendMessage[T ~string | ~[]byte](dst []byte, s transcript.Speaker, body T, trunc bool) []byte {

@@ -30,7 +30,7 @@ type record struct {
 	off, n  int // body bytes in the arena
 	runes   int // runes of the body
 	trunc   bool
-	size    int // rendered runes: messageCost
+	size    int // rendered runes, label included
 }
 
 // push appends the newest message. body is copied.
@@ -53,7 +53,7 @@ func (w *window) push(s transcript.Speaker, body []byte, runes int, trunc bool) 
 	off := len(w.arena)
 	w.arena = append(w.arena, body...)
 	rec := record{speaker: s, off: off, n: len(body), runes: runes, trunc: trunc,
-		size: messageCost(s, body, runes, trunc)}
+		size: len(label(s)) + quotedCost(body, runes, trunc, quote)}
 	if w.head < len(w.recs) {
 		w.sum++ // the blank line before it
 	}
@@ -91,7 +91,7 @@ func (w *window) render(dst []byte, budget int) []byte {
 		}
 		body := w.arena[rec.off : rec.off+rec.n]
 		if len(recs) == 1 && noteCost(dropped)+rec.size > budget {
-			left := budget - noteCost(dropped) - labelCost(rec.speaker)
+			left := budget - noteCost(dropped) - len(label(rec.speaker))
 			dst = appendMessage(dst, rec.speaker, fitQuoted(string(body), quote, left), true)
 			continue
 		}
