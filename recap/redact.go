@@ -22,16 +22,11 @@ const minLookahead = 256
 // It holds the scratch buffers the text pipeline reuses, so that a replay
 // allocates per call, not per chunk; it is not safe for concurrent use.
 type redactor struct {
-	secrets   [][]byte // longest first, distinct, non-blank
 	markers   []marker
 	lookahead int // bytes read past a clip point
-
-	// first flags the bytes a token shape or a secret starts with; pairs is
-	// the set of the first two bytes of the secrets, so that the scan
-	// compares secrets only where one may start.
-	first   [256]uint8
-	pairs   []uint64
-	byFirst map[byte][][]byte // the secrets starting with a byte, longest first
+	// byFirst holds the secrets (distinct, non-blank) starting with each
+	// byte, longest first.
+	byFirst [256][][]byte
 
 	spans []span
 	tmp   []byte // the text after the first redaction pass
@@ -39,51 +34,22 @@ type redactor struct {
 	th    head   // accumulator of appendText and line
 }
 
-const (
-	startsShape  = 1 << iota // a token shape may start with the byte
-	startsSecret             // a secret starts with the byte
-	shortSecret              // a one-byte secret is the byte
-)
-
 func newRedactor(secrets []string, markers []*regexp.Regexp) *redactor {
 	r := &redactor{lookahead: minLookahead}
-	seen := make(map[string]bool, len(secrets))
+	var all [][]byte
 	for _, v := range secrets {
 		// A value is redacted trimmed too: the text around it may have been
 		// trimmed (a message never starts with a blank).
 		for _, s := range []string{v, strings.TrimSpace(v)} {
-			if strings.TrimSpace(s) == "" || seen[s] {
-				continue
+			if strings.TrimSpace(s) != "" {
+				all = append(all, []byte(s))
 			}
-			seen[s] = true
-			r.secrets = append(r.secrets, []byte(s))
-			r.lookahead = max(r.lookahead, len(s))
 		}
 	}
-	slices.SortFunc(r.secrets, func(a, b []byte) int {
-		if c := cmp.Compare(len(b), len(a)); c != 0 {
-			return c
-		}
-		return bytes.Compare(a, b)
-	})
-	for c, ok := range shapeFirst {
-		if ok {
-			r.first[c] |= startsShape
-		}
-	}
-	if len(r.secrets) > 0 {
-		r.pairs = make([]uint64, 1<<16/64)
-		r.byFirst = map[byte][][]byte{}
-	}
-	for _, s := range r.secrets {
+	slices.SortFunc(all, func(a, b []byte) int { return cmp.Or(cmp.Compare(len(b), len(a)), bytes.Compare(a, b)) })
+	for _, s := range slices.CompactFunc(all, bytes.Equal) {
 		r.byFirst[s[0]] = append(r.byFirst[s[0]], s)
-		r.first[s[0]] |= startsSecret
-		if len(s) == 1 {
-			r.first[s[0]] |= shortSecret
-			continue
-		}
-		p := int(s[0])<<8 | int(s[1])
-		r.pairs[p/64] |= 1 << (p % 64)
+		r.lookahead = max(r.lookahead, len(s))
 	}
 	for _, re := range markers {
 		if re != nil {
@@ -108,24 +74,9 @@ func (r *redactor) find(s []byte) []span {
 		sp = append(sp, span{start, end})
 	}
 	for i, c := range s {
-		f := r.first[c]
-		if f == 0 {
-			continue
-		}
-		if f&startsShape != 0 {
+		if shapeFirst[c] {
 			if end := matchShape(s, i); end > 0 {
 				add(i, end)
-			}
-		}
-		if f&startsSecret == 0 {
-			continue
-		}
-		if f&shortSecret == 0 {
-			if i+1 == len(s) {
-				continue
-			}
-			if p := int(c)<<8 | int(s[i+1]); r.pairs[p/64]&(1<<(p%64)) == 0 {
-				continue
 			}
 		}
 		for _, sec := range r.byFirst[c] { // longest first: the first hit is the longest
