@@ -112,25 +112,17 @@ func (h *head) addWhole(text string) {
 // runePrefix returns the byte length and rune count of the first n runes of
 // s (all of s when it has fewer). An invalid byte counts as one rune.
 func runePrefix(s string, n int) (int, int) {
-	if n <= 0 {
-		return 0, 0
+	if len(s) <= n { // at most n runes
+		return len(s), utf8.RuneCountInString(s)
 	}
-	i, c := 0, 0
-	for i < len(s) && c < n {
-		// Eight ASCII bytes at a time: the common case of a transcript.
-		if c+8 <= n && i+8 <= len(s) && ascii8(s[i:i+8]) {
-			i, c = i+8, c+8
-			continue
-		}
-		if s[i] < utf8.RuneSelf {
-			i++
-		} else {
-			_, sz := utf8.DecodeRuneInString(s[i:])
-			i += sz
+	c := 0
+	for i := range s {
+		if c >= n {
+			return i, c
 		}
 		c++
 	}
-	return i, c
+	return len(s), c
 }
 
 func ascii8[T ~string | ~[]byte](s T) bool {
