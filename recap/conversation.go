@@ -101,11 +101,8 @@ type replay struct {
 // newReplay replays events, ranged over once, for a briefing of task.
 func newReplay(red *redactor, lim Limits, task string, events iter.Seq[transcript.Event]) *replay {
 	p := &replay{red: red, win: window{budget: lim.maxChars()}, maxMsg: lim.maxMessageChars(), none: events == nil}
-	p.msg.reset(p.maxMsg, red.lookahead)
-	p.msg.add(task)
-	body, _, trunc := red.clip(nil, &p.msg, p.maxMsg)
-	if len(body) > 0 {
-		p.task, p.taskTrunc = body, trunc
+	if body, _, trunc := red.run(task, p.maxMsg); len(body) > 0 {
+		p.task, p.taskTrunc = slices.Clone(body), trunc
 	}
 	if events != nil {
 		for ev := range events {
@@ -181,12 +178,10 @@ func (p *replay) flush() {
 		return
 	}
 	if p.speaker == transcript.User && p.task != nil && trunc == p.taskTrunc && bytes.Equal(body, p.task) {
-		body, runes, trunc = standIn, len(taskStandIn), false
+		body, runes, trunc = []byte(taskStandIn), len(taskStandIn), false
 	}
 	p.win.push(p.speaker, body, runes, trunc)
 }
-
-var standIn = []byte(taskStandIn)
 
 func isASCIISpace(c byte) bool { return strings.IndexByte("\t\n\v\f\r ", c) >= 0 }
 

@@ -79,18 +79,15 @@ const (
 )
 
 func (l HandoffLimits) normalized() HandoffLimits {
+	c := l.Conversation
+	c.MaxChars, c.MaxMessageChars = c.maxChars(), c.maxMessageChars()
 	return HandoffLimits{
 		MaxChars:         clampLimit(l.MaxChars, defaultHandoffChars, minHandoffChars),
 		MissionChars:     clampLimit(l.MissionChars, 32000, minSectionChars),
 		ReportChars:      clampLimit(l.ReportChars, 24100, minSectionChars),
 		InstructionChars: clampLimit(l.InstructionChars, 24000, minSectionChars),
 		FactsChars:       clampLimit(l.FactsChars, 8000, minSectionChars),
-		Conversation: Limits{
-			MaxChars:        l.Conversation.maxChars(),
-			MaxMessageChars: l.Conversation.maxMessageChars(),
-			Markers:         l.Conversation.Markers,
-			Secrets:         l.Conversation.Secrets,
-		},
+		Conversation:     c,
 	}
 }
 
