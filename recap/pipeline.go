@@ -160,12 +160,10 @@ func (r *redactor) clip(dst []byte, h *head, limit int) ([]byte, int, bool) {
 	stripped := r.strip(s)
 	changed := len(stripped) != len(s) || len(r.spans) > 0
 	s = bytes.TrimLeftFunc(stripped, unicode.IsSpace)
-	end := len(s)
+	end := runeFloor(s, len(s)-r.lookahead)
 	if complete {
 		s = bytes.TrimRightFunc(s, unicode.IsSpace)
 		end = len(s)
-	} else {
-		end = runeFloor(s, len(s)-r.lookahead)
 	}
 	// Redact again only when the text changed: a removed marker or a
 	// baton.Redacted can bring together what the first pass saw apart.
