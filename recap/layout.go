@@ -50,10 +50,11 @@ func (r *redactor) list(blocks []block, budget int, noun string) string {
 			k = i + 1
 		}
 	}
-	room := budget
+	note := ""
 	if k < n {
-		room -= runes(omitted(n-k, "more", noun))
+		note = omitted(n-k, "more", noun)
 	}
+	room := budget - runes(note)
 	for i := range k {
 		room -= fixed[i]
 	}
@@ -68,10 +69,7 @@ func (r *redactor) list(blocks []block, budget int, noun string) string {
 		}
 		dst = r.appendText(dst, b.body, b.pfx, caps[i], "")
 	}
-	if k < n {
-		dst = append(dst, omitted(n-k, "more", noun)...)
-	}
-	return string(dst)
+	return string(append(dst, note...))
 }
 
 // waterFill returns caps with caps[i] <= est[i] and sum(caps) <= room: every
