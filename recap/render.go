@@ -93,11 +93,10 @@ func fitQuoted(body, pfx string, budget int) string {
 		cut += n
 	}
 	// Never cut a baton.Redacted in two: "[REDA" would look like text.
-	for j := max(0, cut-len(baton.Redacted)+1); j < cut; j++ {
-		if strings.HasPrefix(body[j:], baton.Redacted) && j+len(baton.Redacted) > cut {
-			cut = j
-			break
-		}
+	// Occurrences cannot overlap, so only the last one that starts before
+	// the cut can straddle it.
+	if j := strings.LastIndex(body[:min(len(body), cut+len(baton.Redacted)-1)], baton.Redacted); j >= 0 && j+len(baton.Redacted) > cut {
+		cut = j
 	}
 	return strings.TrimRightFunc(body[:cut], unicode.IsSpace)
 }
