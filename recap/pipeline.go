@@ -60,18 +60,18 @@ func (h *head) done() {
 func (h *head) add(text string) {
 	if len(h.part) > 0 {
 		// Complete the held sequence with the continuation bytes that
-		// start text (no more than it lacks), then go on with the rest:
-		// a few bytes joined, never the whole text, so memory stays
-		// bounded by the budget however the stream is cut.
+		// start text (no more than a sequence can hold), then go on with
+		// the rest: a few bytes joined, never the whole text, so memory
+		// stays bounded by the budget however the stream is cut. Bytes
+		// past a completed rune are invalid whichever piece carries them.
 		k := 0
-		for k < len(text) && len(h.part)+k < utf8.UTFMax && !utf8.RuneStart(text[k]) && !utf8.FullRune(append(h.part, text[:k]...)) {
+		for k < len(text) && len(h.part)+k < utf8.UTFMax && !utf8.RuneStart(text[k]) {
 			k++
 		}
-		if k == len(text) && !utf8.FullRune(append(h.part, text...)) {
-			h.part = append(h.part, text...) // still incomplete: wait for more
-			return
-		}
 		h.part = append(h.part, text[:k]...)
+		if k == len(text) && !utf8.FullRune(h.part) {
+			return // still incomplete: wait for more
+		}
 		h.addWhole(string(h.part))
 		h.part = h.part[:0]
 		text = text[k:]
