@@ -125,7 +125,7 @@ func runePrefix(s string, n int) (int, int) {
 	return len(s), c
 }
 
-func ascii8[T ~string | ~[]byte](s T) bool {
+func ascii8(s []byte) bool {
 	_ = s[7]
 	return (s[0]|s[1]|s[2]|s[3]|s[4]|s[5]|s[6]|s[7])&0x80 == 0
 }
