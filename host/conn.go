@@ -324,10 +324,9 @@ func (h *Host) closeSession(c *conn, e *entry) (any, error) {
 		return wire.CloseResult{SessionID: e.id}, nil
 	}
 	h.mu.Unlock()
-	if !e.markClosing() {
+	if !h.closeOpen(e, wire.ReasonClientClose) {
 		return nil, h.waitEnded(c, e)
 	}
-	h.closeEntry(e, wire.ReasonClientClose)
 	return wire.CloseResult{SessionID: e.id, Closed: true}, nil
 }
 
@@ -338,9 +337,8 @@ func (h *Host) responseLine(cmd wire.Command, data any, err error) []byte {
 	if err != nil {
 		r.Data = nil
 		r.Error = codeOf(err)
-		var d *dataError
-		if errors.As(err, &d) {
-			r.ErrorData = d.data
+		if d := ErrorData(err); d != nil {
+			r.ErrorData = d
 		}
 		if r.Error == codeInternal || r.Error == "runtime_error" {
 			h.log.Warn("command failed", zap.String("command", cmd.Type), zap.String("id", cmd.ID), zap.Error(err))

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -97,21 +96,17 @@ func (h *Host) sweep() {
 	h.mu.Lock()
 	entries := h.openLocked()
 	h.mu.Unlock()
-	workers := min(len(entries), sweepWorkers)
-	var next atomic.Int64
+	slots := make(chan struct{}, 16) // bounds the parks run at once
 	var wg sync.WaitGroup
-	for range workers {
+	for _, e := range entries {
+		slots <- struct{}{}
 		wg.Go(func() {
-			for i := next.Add(1) - 1; i < int64(len(entries)); i = next.Add(1) - 1 {
-				h.tryPark(entries[i])
-			}
+			h.tryPark(e)
+			<-slots
 		})
 	}
 	wg.Wait()
 }
-
-// sweepWorkers bounds the parks a sweep runs at once.
-const sweepWorkers = 16
 
 // tryPark parks e if it is open and settled, and reports whether e is
 // gone or going. A busy session with a settle subscription gets one

@@ -218,10 +218,6 @@ func (h *Host) acceptLoop(ln net.Listener) error {
 			if errors.Is(err, net.ErrClosed) {
 				return err // closed under us: nothing more to accept
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
 			// Out of file descriptors and the like: back off, bounded.
 			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
 			h.log.Warn("accept failed; retrying", zap.Error(err), zap.Duration("delay", delay))
@@ -267,9 +263,7 @@ func (h *Host) Close(ctx context.Context) error {
 	h.mu.Unlock()
 	if first {
 		for _, e := range entries {
-			if e.markClosing() {
-				h.closeEntry(e, wire.ReasonHostShutdown)
-			}
+			h.closeOpen(e, wire.ReasonHostShutdown)
 		}
 		// Sessions first, so their session_closed records are queued
 		// before the connections are told to flush and close.
@@ -298,12 +292,10 @@ func (h *Host) Close(ctx context.Context) error {
 // caller acts only on those it finds open. Host.mu held.
 func (h *Host) openLocked() []*entry { return slices.Collect(maps.Values(h.byPath)) }
 
-// Defaults of Options.
+// Defaults of Options that tests name; the others are in withDefaults.
 const (
-	defaultGrace            = 600_000 * time.Millisecond
-	defaultSweep            = 50 * time.Millisecond
-	defaultWriteTimeout     = 10 * time.Second
-	defaultMaxQueuedRecords = 1 << 16
+	defaultGrace = 600_000 * time.Millisecond
+	defaultSweep = 50 * time.Millisecond
 )
 
 // errInvalidOptions is what New returns for a bad option; it matches
@@ -381,8 +373,8 @@ func (o Options) withDefaults() (Options, error) {
 	o.Grace = cmp.Or(o.Grace, defaultGrace)
 	o.Sweep = cmp.Or(o.Sweep, defaultSweep)
 	o.MaxLineBytes = cmp.Or(o.MaxLineBytes, wire.MaxLineBytes)
-	o.WriteTimeout = cmp.Or(o.WriteTimeout, defaultWriteTimeout)
-	o.MaxQueuedRecords = cmp.Or(o.MaxQueuedRecords, defaultMaxQueuedRecords)
+	o.WriteTimeout = cmp.Or(o.WriteTimeout, 10*time.Second)
+	o.MaxQueuedRecords = cmp.Or(o.MaxQueuedRecords, 1<<16)
 	return o, nil
 }
 
@@ -461,11 +453,11 @@ func codeOf(err error) string {
 	return codeInternal
 }
 
-// dataError carries a failed response's errorData next to its sentinel: on
-// the host, the value to encode; on a Client, the JSON received.
+// dataError carries a failed response's errorData, as JSON, next to its
+// sentinel.
 type dataError struct {
 	err  error
-	data any
+	data json.RawMessage
 }
 
 func (e *dataError) Error() string { return e.err.Error() }
@@ -475,15 +467,10 @@ func (e *dataError) Unwrap() error { return e.err }
 // ErrPathInUse the holder and retry_after_ms, for ErrSessionClosed the
 // session_closed record. It returns nil when err carries none.
 func ErrorData(err error) json.RawMessage {
-	var d *dataError
-	if !errors.As(err, &d) {
-		return nil
+	if d, ok := errors.AsType[*dataError](err); ok {
+		return d.data
 	}
-	if raw, ok := d.data.(json.RawMessage); ok {
-		return raw
-	}
-	raw, _ := json.Marshal(d.data)
-	return raw
+	return nil
 }
 
 // remoteErr is the error of a failed response a Client received.
@@ -511,8 +498,9 @@ func runtimeErr(err error) error {
 }
 
 func pathInUse(owner wire.Owner, path string) error {
+	data, _ := json.Marshal(wire.PathInUse{Owner: owner, RetryAfterMS: wire.RetryAfterMS}) // plain fields: it encodes
 	return &dataError{
 		err:  baton.Errorf(ErrPathInUse, "%s is held by pid %d (%s, generation %d)", path, owner.PID, owner.InstanceID, owner.Generation),
-		data: wire.PathInUse{Owner: owner, RetryAfterMS: wire.RetryAfterMS},
+		data: data,
 	}
 }

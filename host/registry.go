@@ -90,19 +90,12 @@ func (e *entry) refreshSubsLocked() {
 // idle apart from the host's own requests: waiting on a signal that never
 // comes would strand it.
 func (e *entry) activityLocked() (a engine.Activity, known, busy bool) {
-	if s, ok := e.sess.(activitySnapshotter); ok {
+	if s, ok := e.sess.(interface{ Activity() engine.Activity }); ok {
 		a = s.Activity()
 		known = true
 	}
 	return a, known, busyForParking(a) || e.inflight > 0
 }
-
-// activitySnapshotter and settleNotifier are a Session's optional
-// capabilities (see Session).
-type (
-	activitySnapshotter interface{ Activity() engine.Activity }
-	settleNotifier      interface{ Settled() <-chan struct{} }
-)
 
 // busyForParking reports whether a holds a session from being parked by a
 // generation handoff: turns, tools, compaction, queued work. Durable wake
@@ -114,16 +107,19 @@ func busyForParking(a engine.Activity) bool {
 // busyForEviction is the broader idle-eviction predicate: wake sources too.
 func busyForEviction(a engine.Activity) bool { return busyForParking(a) || a.WakeSources > 0 }
 
-// markClosing moves an open entry to stClosing; it reports whether it did
-// (false if someone else is already closing it).
-func (e *entry) markClosing() bool {
+// closeOpen closes e with reason (see closeEntry) if it is open, and
+// reports whether it did: false if someone else is already closing it.
+func (h *Host) closeOpen(e *entry, reason string) bool {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.state != stOpen {
-		return false
+	open := e.state == stOpen
+	if open {
+		e.state = stClosing
 	}
-	e.state = stClosing
-	return true
+	e.mu.Unlock()
+	if open {
+		h.closeEntry(e, reason)
+	}
+	return open
 }
 
 // open serves open_session for c.
@@ -172,7 +168,7 @@ func (h *Host) open(ctx context.Context, c *conn, path, cwd string) (wire.Opened
 		return wire.Opened{}, err
 	}
 	e.sess, e.release = sess, release
-	if n, ok := sess.(settleNotifier); ok {
+	if n, ok := sess.(interface{ Settled() <-chan struct{} }); ok {
 		e.notify = n.Settled()
 	}
 	h.mu.Lock()
@@ -184,16 +180,14 @@ func (h *Host) open(ctx context.Context, c *conn, path, cwd string) (wire.Opened
 		h.attachLocked(e, c)
 	}
 	h.mu.Unlock()
-	// The drain (or Close) began while the runtime was opening: no one is
-	// attached yet, so the session goes at once.
-	switch {
-	case errors.Is(stopped, ErrClosed):
-		if e.markClosing() {
-			h.closeEntry(e, wire.ReasonHostShutdown)
+	if stopped != nil {
+		// The drain (or Close) began while the runtime was opening: no one
+		// is attached yet, so the session goes at once.
+		if errors.Is(stopped, ErrClosed) {
+			h.closeOpen(e, wire.ReasonHostShutdown)
+		} else {
+			h.tryPark(e)
 		}
-		return wire.Opened{}, stopped
-	case stopped != nil:
-		h.tryPark(e)
 		return wire.Opened{}, stopped
 	}
 	h.log.Debug("session opened", zap.String("sessionId", e.id), zap.String("path", canon))
@@ -232,7 +226,8 @@ func (h *Host) detachLocked(e *entry, c *conn) {
 // errUnknownSession; Host.mu held.
 func (h *Host) endedLocked(c *conn, sessionID string) error {
 	if rec, ok := c.ended[sessionID]; ok {
-		return &dataError{err: baton.Errorf(ErrSessionClosed, "%s: %s", sessionID, rec.Reason), data: rec}
+		data, _ := json.Marshal(rec) // plain fields: it encodes
+		return &dataError{err: baton.Errorf(ErrSessionClosed, "%s: %s", sessionID, rec.Reason), data: data}
 	}
 	return baton.Errorf(errUnknownSession, "%q", sessionID)
 }
@@ -337,11 +332,6 @@ func newClaims(dir string, owner wire.Owner) (*claims, error) {
 	return &claims{dir: dir, owner: owner}, nil
 }
 
-func (c *claims) fileFor(path string) string {
-	sum := sha256.Sum256([]byte(path))
-	return filepath.Join(c.dir, hex.EncodeToString(sum[:20])+".claim")
-}
-
 // acquire claims path for this owner and returns what releases the claim:
 // closing its file drops the lock, and the file and its (now stale) record
 // stay. It returns ErrPathInUse (with the
@@ -351,7 +341,8 @@ func (c *claims) acquire(path string) (release func(), err error) {
 	if c.dir == "" {
 		return func() {}, nil
 	}
-	name := c.fileFor(path)
+	sum := sha256.Sum256([]byte(path))
+	name := filepath.Join(c.dir, hex.EncodeToString(sum[:20])+".claim")
 	// Claim files are never unlinked by a host, but someone may clear the
 	// directory: a lock on a file no longer at its name is worthless, so
 	// retry on the new one. Bounded, since each retry needs another unlink.
