@@ -324,7 +324,7 @@ func (h *Host) closeSession(c *conn, e *entry) (any, error) {
 		return wire.CloseResult{SessionID: e.id}, nil
 	}
 	h.mu.Unlock()
-	if !h.closeOpen(e, wire.ReasonClientClose) {
+	if !h.closeOpen(e, wire.ReasonClientClose, nil) {
 		return nil, h.waitEnded(c, e)
 	}
 	return wire.CloseResult{SessionID: e.id, Closed: true}, nil

@@ -108,36 +108,25 @@ func (h *Host) sweep() {
 	wg.Wait()
 }
 
-// tryPark parks e if it is open and settled, and reports whether e is
-// gone or going. A busy session with a settle subscription gets one
-// watcher that retries on each notification.
-func (h *Host) tryPark(e *entry) bool {
-	e.mu.Lock()
-	if st := e.state; st != stOpen {
-		e.mu.Unlock()
-		return st >= stClosing
-	}
-	if _, _, busy := e.activityLocked(); busy {
-		if e.notify != nil && !e.watching {
+// tryPark parks e if it is open and settled. A busy session with a settle
+// subscription gets one watcher that retries on each notification until
+// the session is gone.
+func (h *Host) tryPark(e *entry) {
+	h.closeOpen(e, wire.ReasonHandoffParked, func() bool {
+		_, _, busy := e.activityLocked()
+		if busy && e.notify != nil && !e.watching {
 			e.watching = true
 			h.wg.Go(func() { h.watchSettle(e) })
 		}
-		e.mu.Unlock()
-		return false
-	}
-	e.state = stClosing
-	e.mu.Unlock()
-	h.closeEntry(e, wire.ReasonHandoffParked)
-	return true
+		return !busy
+	})
 }
 
 func (h *Host) watchSettle(e *entry) {
 	for {
 		select {
 		case <-e.notify:
-			if h.tryPark(e) {
-				return
-			}
+			h.tryPark(e) // once it parks, e.gone is closed
 		case <-e.gone:
 			return
 		case <-h.ctx.Done():

@@ -263,7 +263,7 @@ func (h *Host) Close(ctx context.Context) error {
 	h.mu.Unlock()
 	if first {
 		for _, e := range entries {
-			h.closeOpen(e, wire.ReasonHostShutdown)
+			h.closeOpen(e, wire.ReasonHostShutdown, nil)
 		}
 		// Sessions first, so their session_closed records are queued
 		// before the connections are told to flush and close.

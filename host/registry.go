@@ -107,19 +107,20 @@ func busyForParking(a engine.Activity) bool {
 // busyForEviction is the broader idle-eviction predicate: wake sources too.
 func busyForEviction(a engine.Activity) bool { return busyForParking(a) || a.WakeSources > 0 }
 
-// closeOpen closes e with reason (see closeEntry) if it is open, and
-// reports whether it did: false if someone else is already closing it.
-func (h *Host) closeOpen(e *entry, reason string) bool {
+// closeOpen closes e with reason (see closeEntry) if it is open and ready,
+// called under entry.mu, allows it (a nil ready always does). It reports
+// whether it did: false if someone else is already closing it, say.
+func (h *Host) closeOpen(e *entry, reason string, ready func() bool) bool {
 	e.mu.Lock()
-	open := e.state == stOpen
-	if open {
+	closing := e.state == stOpen && (ready == nil || ready())
+	if closing {
 		e.state = stClosing
 	}
 	e.mu.Unlock()
-	if open {
+	if closing {
 		h.closeEntry(e, reason)
 	}
-	return open
+	return closing
 }
 
 // open serves open_session for c.
@@ -184,7 +185,7 @@ func (h *Host) open(ctx context.Context, c *conn, path, cwd string) (wire.Opened
 		// The drain (or Close) began while the runtime was opening: no one
 		// is attached yet, so the session goes at once.
 		if errors.Is(stopped, ErrClosed) {
-			h.closeOpen(e, wire.ReasonHostShutdown)
+			h.closeOpen(e, wire.ReasonHostShutdown, nil)
 		} else {
 			h.tryPark(e)
 		}
