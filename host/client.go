@@ -121,11 +121,7 @@ func Dial(ctx context.Context, path string, onRecord func(Record)) (*Client, err
 // the limit or not a record (a host of another protocol): that ends it too.
 func (c *Client) readLoop() {
 	next := wire.Lines(c.nc, 0)
-	for {
-		line, err := next()
-		if err != nil {
-			break
-		}
+	for line, err := next(); err == nil; line, err = next() {
 		var rec received
 		if json.Unmarshal(line, &rec) != nil {
 			break

@@ -131,23 +131,17 @@ func (c *conn) endHandling(resp []byte) {
 func (c *conn) readLoop() {
 	defer c.h.readerDone(c)
 	next := wire.Lines(c.nc, c.h.opts.MaxLineBytes)
-	for {
-		line, err := next()
-		if err != nil {
-			if errors.Is(err, wire.ErrLineTooLong) && c.beginHandling() {
-				err = baton.Errorf(errInvalidCommand, "line over %d bytes", c.h.opts.MaxLineBytes)
-				c.endHandling(c.h.responseLine(wire.Command{}, nil, err))
-			}
-			return
-		}
-		if !c.beginHandling() {
-			return
-		}
+	line, err := next()
+	for ; err == nil && c.beginHandling(); line, err = next() {
 		resp, after := c.h.dispatch(c, line)
 		c.endHandling(resp)
 		if after != nil {
 			after()
 		}
+	}
+	if errors.Is(err, wire.ErrLineTooLong) && c.beginHandling() {
+		err = baton.Errorf(errInvalidCommand, "line over %d bytes", c.h.opts.MaxLineBytes)
+		c.endHandling(c.h.responseLine(wire.Command{}, nil, err))
 	}
 }
 

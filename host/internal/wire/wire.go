@@ -7,8 +7,8 @@ package wire
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
-	"errors"
 	"io"
 	"maps"
 )
@@ -143,8 +143,9 @@ type Activity struct {
 	WakeSources int  `json:"wakeSources"`
 }
 
-// ErrLineTooLong is what a Lines func returns for a line over its limit.
-var ErrLineTooLong = errors.New("line too long")
+// ErrLineTooLong is what a Lines func returns for a line over its limit:
+// the scanner's own error.
+var ErrLineTooLong = bufio.ErrTooLong
 
 // Lines reads JSON lines from r, refusing lines over max bytes (max <= 0
 // means MaxLineBytes). Each call of the returned func, which is not safe for
@@ -167,13 +168,7 @@ func Lines(r io.Reader, max int) func() ([]byte, error) {
 				return line, nil
 			}
 		}
-		switch err := sc.Err(); {
-		case errors.Is(err, bufio.ErrTooLong):
-			return nil, ErrLineTooLong
-		case err != nil:
-			return nil, err
-		}
-		return nil, io.EOF
+		return nil, cmp.Or(sc.Err(), io.EOF)
 	}
 }
 
