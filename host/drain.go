@@ -175,39 +175,27 @@ func (h *Host) evictLoop() {
 		h.mu.Unlock()
 		now := clk.Now()
 		for _, e := range entries {
-			h.tryEvict(e, now)
+			if h.closeOpen(e, wire.ReasonIdleEvicted, func() bool { return h.evictableLocked(e, now) }) {
+				h.log.Info("idle session evicted", zap.String("sessionId", e.id), zap.String("path", e.path))
+			}
 		}
 	}
 }
 
-// tryEvict evicts e if it has been unattached and idle, wake sources
-// included, since at least IdleEvict before now.
-//
-// Host.mu is held throughout the decision, so no connection can attach
-// between the check and the eviction.
-func (h *Host) tryEvict(e *entry, now time.Time) {
-	h.mu.Lock()
-	e.mu.Lock()
-	evict := false
-	if e.state == stOpen {
-		a, _, busy := e.activityLocked()
-		switch {
-		case len(e.conns) > 0 || busy || busyForEviction(a):
-			e.idleSince = time.Time{}
-		case e.idleSince.IsZero():
-			e.idleSince = now
-		case now.Sub(e.idleSince) >= h.opts.IdleEvict:
-			e.state = stClosing
-			evict = true
-		}
+// evictableLocked reports whether the open e has been unattached and idle,
+// wake sources included, since at least IdleEvict before now, noting when
+// it was first seen so; Host.mu and entry.mu held.
+func (h *Host) evictableLocked(e *entry, now time.Time) bool {
+	a, _, busy := e.activityLocked()
+	switch {
+	case len(e.conns) > 0 || busy || busyForEviction(a):
+		e.idleSince = time.Time{}
+	case e.idleSince.IsZero():
+		e.idleSince = now
+	default:
+		return now.Sub(e.idleSince) >= h.opts.IdleEvict
 	}
-	e.mu.Unlock()
-	h.mu.Unlock()
-	if !evict {
-		return
-	}
-	h.log.Info("idle session evicted", zap.String("sessionId", e.id), zap.String("path", e.path))
-	h.closeEntry(e, wire.ReasonIdleEvicted)
+	return false
 }
 
 // hold is one session that still holds the generation, and why; the grace

@@ -108,15 +108,18 @@ func busyForParking(a engine.Activity) bool {
 func busyForEviction(a engine.Activity) bool { return busyForParking(a) || a.WakeSources > 0 }
 
 // closeOpen closes e with reason (see closeEntry) if it is open and ready,
-// called under entry.mu, allows it (a nil ready always does). It reports
+// called under Host.mu and entry.mu, allows it (a nil ready always does):
+// no connection can attach between the check and the close. It reports
 // whether it did: false if someone else is already closing it, say.
 func (h *Host) closeOpen(e *entry, reason string, ready func() bool) bool {
+	h.mu.Lock()
 	e.mu.Lock()
 	closing := e.state == stOpen && (ready == nil || ready())
 	if closing {
 		e.state = stClosing
 	}
 	e.mu.Unlock()
+	h.mu.Unlock()
 	if closing {
 		h.closeEntry(e, reason)
 	}
