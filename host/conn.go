@@ -280,12 +280,7 @@ func (h *Host) end(e *entry) {
 	e.mu.Lock()
 	e.inflight--
 	e.mu.Unlock()
-	h.mu.Lock()
-	draining := h.draining
-	h.mu.Unlock()
-	if draining {
-		h.tryPark(e)
-	}
+	h.tryPark(e)
 }
 
 func (h *Host) state(c *conn, e *entry) (any, error) {

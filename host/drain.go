@@ -108,11 +108,14 @@ func (h *Host) sweep() {
 	wg.Wait()
 }
 
-// tryPark parks e if it is open and settled. A busy session with a settle
-// subscription gets one watcher that retries on each notification until
-// the session is gone.
+// tryPark parks e if the host drains and e is open and settled. A busy
+// session with a settle subscription gets one watcher that retries on each
+// notification until the session is gone.
 func (h *Host) tryPark(e *entry) {
 	h.closeOpen(e, wire.ReasonHandoffParked, func() bool {
+		if !h.draining {
+			return false // only a drain parks
+		}
 		_, _, busy := e.activityLocked()
 		if busy && e.notify != nil && !e.watching {
 			e.watching = true
