@@ -53,7 +53,7 @@ func (h *Host) addConn(nc net.Conn) {
 		sessions: map[string]*entry{}, ended: map[string]wire.Closed{}}
 	h.conns[c] = struct{}{}
 	if h.draining {
-		c.enqueue(h.supersededLineLocked())
+		c.enqueue(h.superseded)
 		c.closeAfterFlush()
 	}
 	h.wg.Go(func() {
@@ -304,19 +304,20 @@ func (h *Host) state(c *conn, e *entry) (any, error) {
 }
 
 // closeSession detaches c; the session itself closes (client_close, even
-// mid-turn: the client asked) when c was its last attachment.
+// mid-turn: the client asked) when c was its last attachment. Both are
+// decided under one lock, so no connection attaches in between.
 func (h *Host) closeSession(c *conn, e *entry) (any, error) {
-	h.mu.Lock()
-	if len(e.conns) > 1 {
-		h.detachLocked(e, c)
-		h.mu.Unlock()
-		return wire.CloseResult{SessionID: e.id}, nil
-	}
-	h.mu.Unlock()
-	if !h.closeOpen(e, wire.ReasonClientClose, nil) {
+	shared := false
+	closed := h.closeOpen(e, wire.ReasonClientClose, func() bool {
+		if shared = len(e.conns) > 1; shared {
+			h.detachLocked(e, c)
+		}
+		return !shared
+	})
+	if !shared && !closed {
 		return nil, h.waitEnded(c, e)
 	}
-	return wire.CloseResult{SessionID: e.id, Closed: true}, nil
+	return wire.CloseResult{SessionID: e.id, Closed: closed}, nil
 }
 
 // responseLine encodes the response to cmd. Data a runtime supplied that

@@ -39,13 +39,15 @@ func (h *Host) Drain(successor string) error {
 		return nil
 	}
 	h.draining = true
+	var next *wire.Successor
 	if successor != "" {
-		h.successor = &wire.Successor{Socket: successor}
+		next = &wire.Successor{Socket: successor}
 	}
+	h.superseded = wire.MustLine(wire.Superseded{Type: wire.EventHostSuperseded, InstanceID: h.owner.InstanceID,
+		Generation: h.owner.Generation, Successor: next})
 	h.drainStart = h.opts.clock.Now()
-	line := h.supersededLineLocked()
 	for c := range h.conns {
-		c.enqueue(line)
+		c.enqueue(h.superseded)
 		if len(c.sessions) == 0 {
 			c.closeAfterFlush()
 		}
@@ -57,11 +59,6 @@ func (h *Host) Drain(successor string) error {
 		zap.Int("sessions", len(h.byPath)), zap.Int("connections", len(h.conns)))
 	h.wg.Go(h.drainLoop)
 	return nil
-}
-
-func (h *Host) supersededLineLocked() []byte {
-	return wire.MustLine(wire.Superseded{Type: wire.EventHostSuperseded, InstanceID: h.owner.InstanceID,
-		Generation: h.owner.Generation, Successor: h.successor})
 }
 
 // drainLoop parks what settles: at once, on every settle notification (the

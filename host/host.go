@@ -44,7 +44,7 @@ type Host struct {
 	nextConn   uint64
 	draining   bool
 	closed     bool
-	successor  *wire.Successor
+	superseded []byte // the host_superseded line, once draining
 	drainStart time.Time
 	parked     int
 }
