@@ -246,10 +246,10 @@ func (h *Host) holding() []hold {
 	return out
 }
 
-// phases name the entry states in a hold (stClosed is never reserved);
-// whyNames name the activity that holds a session, in hold.Why's order.
+// phases name the entry states in a hold; whyNames name the activity that
+// holds a session, in hold.Why's order.
 var (
-	phases   = [...]string{stOpening: "opening", stOpen: "open", stClosing: "closing", stClosed: "closing"}
+	phases   = [...]string{stOpening: "opening", stOpen: "open", stClosing: "closing"}
 	whyNames = [...]string{"turn", "tool", "compaction", "queued", "host_request"}
 )
 

@@ -37,8 +37,7 @@ type entryState int
 const (
 	stOpening entryState = iota // reserved; the runtime is opening it
 	stOpen                      // serving commands
-	stClosing                   // being parked or closed; still reserved
-	stClosed                    // gone
+	stClosing                   // being parked or closed, or gone once forgotten
 )
 
 // entry is one reserved canonical path and, once open, its session.
@@ -46,7 +45,7 @@ type entry struct {
 	h    *Host
 	id   string
 	path string
-	gone chan struct{} // closed once the entry is stClosed
+	gone chan struct{} // closed once the entry is forgotten (no longer reserved)
 
 	// Set before the entry becomes stOpen, read-only afterwards.
 	sess    Session
@@ -198,12 +197,10 @@ func (h *Host) open(ctx context.Context, c *conn, path, cwd string) (wire.Opened
 	return wire.Opened{SessionID: e.id, SessionPath: canon}, nil
 }
 
-// forgetLocked drops e's reservation and marks it gone; Host.mu held.
+// forgetLocked drops e's reservation and marks it gone; Host.mu held. Its
+// state stays as it was, stOpening or stClosing: nothing opens it again.
 func (h *Host) forgetLocked(e *entry) {
 	delete(h.byPath, e.path)
-	e.mu.Lock()
-	e.state = stClosed
-	e.mu.Unlock()
 	close(e.gone)
 }
 
