@@ -30,8 +30,7 @@ type Client struct {
 
 	mu      sync.Mutex
 	next    uint64
-	pending map[string]chan received
-	ended   bool
+	pending map[string]chan received // nil once the connection ended
 }
 
 // Record is one line a Client received: the response to a command (Type
@@ -140,11 +139,10 @@ func (c *Client) readLoop() {
 		}
 	}
 	c.mu.Lock()
-	c.ended = true
 	for _, ch := range c.pending {
 		close(ch)
 	}
-	clear(c.pending)
+	c.pending = nil
 	c.mu.Unlock()
 	_ = c.nc.Close()
 	close(c.done)
@@ -167,7 +165,7 @@ func (c *Client) Close() error {
 func (c *Client) call(ctx context.Context, cmd wire.Command) (received, error) {
 	ch := make(chan received, 1)
 	c.mu.Lock()
-	if c.ended {
+	if c.pending == nil {
 		c.mu.Unlock()
 		return received{}, ErrClosed
 	}

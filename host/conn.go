@@ -81,7 +81,7 @@ func (c *conn) enqueue(line []byte) {
 	c.qmu.Lock()
 	slow := !c.dead && len(c.queue) >= c.h.opts.MaxQueuedRecords
 	if slow {
-		c.killLocked()
+		c.dead, c.queue = true, nil // the writer stops; what is queued is dropped
 	} else if !c.dead {
 		c.queue = append(c.queue, line)
 	}
@@ -91,12 +91,6 @@ func (c *conn) enqueue(line []byte) {
 		_ = c.nc.Close()
 	}
 	c.signal()
-}
-
-// killLocked stops the writer and drops what is queued; conn.qmu held.
-func (c *conn) killLocked() {
-	c.dead = true
-	c.queue = nil
 }
 
 // closeAfterFlush closes the connection once every queued record and every
@@ -146,7 +140,12 @@ func (c *conn) readLoop() {
 }
 
 func (c *conn) writeLoop() {
-	defer func() { _ = c.nc.Close() }()
+	defer func() { // the writer has stopped: later records are dropped
+		c.qmu.Lock()
+		c.dead, c.queue = true, nil
+		c.qmu.Unlock()
+		_ = c.nc.Close()
+	}()
 	for {
 		c.qmu.Lock()
 		for len(c.queue) == 0 && !c.dead && !(c.closing && !c.handling) {
@@ -155,7 +154,6 @@ func (c *conn) writeLoop() {
 			c.qmu.Lock()
 		}
 		if c.dead || len(c.queue) == 0 {
-			c.killLocked()
 			c.qmu.Unlock()
 			return
 		}
@@ -165,9 +163,6 @@ func (c *conn) writeLoop() {
 		// A socket deadline is wall-clock time, whatever clock drives the drain.
 		_ = c.nc.SetWriteDeadline(time.Now().Add(c.h.opts.WriteTimeout))
 		if _, err := batch.WriteTo(c.nc); err != nil {
-			c.qmu.Lock()
-			c.killLocked()
-			c.qmu.Unlock()
 			c.h.log.Debug("connection write failed", zap.Uint64("conn", c.id), zap.Error(err))
 			return
 		}

@@ -208,28 +208,28 @@ func (h *Host) acceptLoop(ln net.Listener) error {
 	var delay time.Duration
 	for {
 		nc, err := ln.Accept()
-		if err != nil {
-			h.mu.Lock()
-			stopping := h.stoppedLocked() != nil
-			h.mu.Unlock()
-			if stopping {
-				return nil
-			}
-			if errors.Is(err, net.ErrClosed) {
-				return err // closed under us: nothing more to accept
-			}
-			// Out of file descriptors and the like: back off, bounded.
-			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-			h.log.Warn("accept failed; retrying", zap.Error(err), zap.Duration("delay", delay))
-			select {
-			case <-time.After(delay):
-				continue
-			case <-h.ctx.Done():
-				return nil
-			}
+		if err == nil {
+			delay = 0
+			h.addConn(nc)
+			continue
 		}
-		delay = 0
-		h.addConn(nc)
+		h.mu.Lock()
+		stopping := h.stoppedLocked() != nil
+		h.mu.Unlock()
+		if stopping {
+			return nil
+		}
+		if errors.Is(err, net.ErrClosed) {
+			return err // closed under us: nothing more to accept
+		}
+		// Out of file descriptors and the like: back off, bounded.
+		delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+		h.log.Warn("accept failed; retrying", zap.Error(err), zap.Duration("delay", delay))
+		select {
+		case <-time.After(delay):
+		case <-h.ctx.Done():
+			return nil
+		}
 	}
 }
 
