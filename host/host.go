@@ -169,42 +169,37 @@ func (h *Host) Serve(ctx context.Context, ln net.Listener) error {
 		h.mu.Unlock()
 		return errAlreadyServing
 	}
-	h.ln = ln                // closing it twice is harmless
-	var acceptErr chan error // nil, never ready, when the host already stopped
+	h.ln = ln // closing it twice is harmless
+	failed := make(chan error, 1)
 	if h.stoppedLocked() != nil {
 		_ = ln.Close()
 	} else {
 		if h.opts.IdleEvict > 0 {
 			h.wg.Go(h.evictLoop)
 		}
-		acceptErr = make(chan error, 1)
-		h.wg.Go(func() { acceptErr <- h.acceptLoop(ln) })
+		h.wg.Go(func() { h.acceptLoop(ln, failed) })
 	}
 	h.mu.Unlock()
-	for {
-		select {
-		case <-h.done:
-			return h.doneErr
-		case <-ctx.Done():
-			cctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			defer cancel()
-			_ = h.Close(cctx)
-			return ctx.Err()
-		case err := <-acceptErr:
-			acceptErr = nil
-			if err != nil {
-				return err
-			}
-		}
+	select {
+	case <-h.done:
+		return h.doneErr
+	case <-ctx.Done():
+		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = h.Close(cctx)
+		return ctx.Err()
+	case err := <-failed:
+		return err
 	}
 }
 
 var errAlreadyServing = baton.NewError(baton.ErrConflict, "host: already serving")
 
-// acceptLoop returns nil when the listener was closed by Drain or Close,
-// and the listener's error otherwise; a transient failure (out of file
-// descriptors) is retried with a bounded back-off.
-func (h *Host) acceptLoop(ln net.Listener) error {
+// acceptLoop accepts until the listener is closed. It returns quietly when
+// Drain or Close closed it, and sends the listener's error on failed
+// otherwise; a transient failure (out of file descriptors) is retried with
+// a bounded back-off.
+func (h *Host) acceptLoop(ln net.Listener, failed chan<- error) {
 	var delay time.Duration
 	for {
 		nc, err := ln.Accept()
@@ -217,10 +212,11 @@ func (h *Host) acceptLoop(ln net.Listener) error {
 		stopping := h.stoppedLocked() != nil
 		h.mu.Unlock()
 		if stopping {
-			return nil
+			return
 		}
 		if errors.Is(err, net.ErrClosed) {
-			return err // closed under us: nothing more to accept
+			failed <- err // closed under us: nothing more to accept
+			return
 		}
 		// Out of file descriptors and the like: back off, bounded.
 		delay = min(max(2*delay, 5*time.Millisecond), time.Second)
@@ -228,7 +224,7 @@ func (h *Host) acceptLoop(ln net.Listener) error {
 		select {
 		case <-time.After(delay):
 		case <-h.ctx.Done():
-			return nil
+			return
 		}
 	}
 }
