@@ -363,8 +363,6 @@ type supervisor interface {
 	Clock() clock.Clock
 	Logger() *zap.Logger
 	BaseID() string
-	// Close closes the service.
-	Close(ctx context.Context) error
 	// OnPressure sets the hook that creates the context-pressure transfer
 	// a settled turn made due.
 	OnPressure(fn func(ws baton.WorkspaceID, sid baton.SessionID))

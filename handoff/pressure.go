@@ -10,7 +10,6 @@ import (
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/internal/ids"
 	"github.com/batonhq/baton/internal/workspace"
-	"github.com/batonhq/baton/session"
 	"github.com/batonhq/baton/store"
 )
 
@@ -32,12 +31,9 @@ func (c *Coordinator) SetPressure(ctx context.Context, ws baton.WorkspaceID, p s
 	}
 	var out store.Workspace
 	err = c.store.Update(ctx, func(tx store.Tx) error {
-		w, err := workspace.GetWorkspace(tx, ws)
+		w, err := workspace.GetActive(tx, ws)
 		if err != nil {
 			return err
-		}
-		if w.Archived {
-			return session.ErrArchived
 		}
 		w.Pressure, w.UpdatedAt = p, c.clock.Now()
 		out = w
@@ -193,29 +189,28 @@ func (c *Coordinator) callerCheck(req Request, fp string) func(*fire) error {
 		if err := create(f); err != nil || req.SourceSession == "" {
 			return err
 		}
-		s, err := f.tx.GetSession(req.SourceSession)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		if err != nil || s.Pressure != store.PressureDue {
-			return err
-		}
-		s.Pressure = store.PressureFired
-		return f.tx.PutSession(s)
+		return markFired(f.tx, req.SourceSession)
 	}
+}
+
+// markFired marks session sid store.PressureFired when it is due; an
+// unknown session is left alone.
+func markFired(tx store.Tx, sid baton.SessionID) error {
+	s, err := tx.GetSession(sid)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil || s.Pressure != store.PressureDue {
+		return err
+	}
+	s.Pressure = store.PressureFired
+	return tx.PutSession(s)
 }
 
 // disarm marks session sid fired, when it is still due: its transfer was
 // refused, and the policy waits for SetPressure to re-arm it.
 func (c *Coordinator) disarm(ctx context.Context, sid baton.SessionID) {
-	err := c.store.Update(context.WithoutCancel(ctx), func(tx store.Tx) error {
-		s, err := tx.GetSession(sid)
-		if err != nil || s.Pressure != store.PressureDue {
-			return err
-		}
-		s.Pressure = store.PressureFired
-		return tx.PutSession(s)
-	})
+	err := c.store.Update(context.WithoutCancel(ctx), func(tx store.Tx) error { return markFired(tx, sid) })
 	if err != nil {
 		c.log.Warn("disarming the context-pressure policy failed", zap.String("session", string(sid)), zap.Error(err))
 	}

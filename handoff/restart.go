@@ -50,7 +50,7 @@ func (c *Coordinator) Shutdown(ctx context.Context) error {
 			return err
 		}
 	}
-	return c.sessions.Close(ctx)
+	return c.svc.Close(ctx)
 }
 
 // Reconcile turns every pending handoff of a process that is no longer

@@ -172,12 +172,9 @@ func (s *Service) Continue(ctx context.Context, req store.Continuation, b Briefi
 	j := newJob(req, b)
 	var p plan
 	err := s.contUpdate(ctx, j, func(tx store.Tx) (err error) {
-		ws, err := workspace.GetWorkspace(tx, req.Workspace)
+		ws, err := workspace.GetActive(tx, req.Workspace)
 		if err != nil {
 			return err
-		}
-		if ws.Archived {
-			return ErrArchived
 		}
 		if err := workspace.CheckWritable(tx, ws.ID, baton.Token{}, 0); err != nil {
 			return err
@@ -273,18 +270,25 @@ func (j *contJob) build(ctx context.Context, s *Service) error {
 // ending must still brief the fresh session. It changes nothing once the
 // briefing is built. Errors: ErrNoSession (unknown, or of another
 // workspace), the store's.
-func (j *contJob) endingFrom(tx store.Tx, id baton.SessionID) error {
-	if id == "" || strings.TrimSpace(j.ending) != "" || j.built {
-		return nil
+func (j *contJob) endingFrom(tx store.Tx, id baton.SessionID) (err error) {
+	if !j.built && strings.TrimSpace(j.ending) == "" {
+		j.ending, err = endingOf(tx, j.ws, id, j.ending)
 	}
-	prev, err := sessionOf(tx, j.ws, id, "")
-	if err != nil {
-		return err
+	return err
+}
+
+// endingOf returns ending or, when it is blank, the end reason of session
+// id of workspace ws once it has ended. Errors: ErrNoSession (id unknown,
+// or of another workspace), the store's.
+func endingOf(tx store.Tx, ws baton.WorkspaceID, id baton.SessionID, ending string) (string, error) {
+	if id == "" {
+		return ending, nil
 	}
-	if prev.Status == store.SessionEnded {
-		j.ending = prev.EndReason
+	prev, err := sessionOf(tx, ws, id, "")
+	if err == nil && strings.TrimSpace(ending) == "" && prev.Status == store.SessionEnded {
+		ending = prev.EndReason
 	}
-	return nil
+	return ending, err
 }
 
 // tooLong reports an opening prompt Start would refuse.
@@ -435,21 +439,12 @@ func (s *Service) QueueContinuation(ctx context.Context, c store.Continuation) (
 	out := c
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		out = c
-		ws, err := workspace.GetWorkspace(tx, c.Workspace)
+		ws, err := workspace.GetActive(tx, c.Workspace)
 		if err != nil {
 			return err
 		}
-		if ws.Archived {
-			return ErrArchived
-		}
-		if c.Session != "" {
-			prev, err := sessionOf(tx, ws.ID, c.Session, "")
-			if err != nil {
-				return err
-			}
-			if strings.TrimSpace(out.Ending) == "" && prev.Status == store.SessionEnded {
-				out.Ending = prev.EndReason
-			}
+		if out.Ending, err = endingOf(tx, ws.ID, c.Session, c.Ending); err != nil {
+			return err
 		}
 		return tx.PutContinuation(out)
 	})
@@ -540,34 +535,28 @@ func (s *Service) RunQueued(ctx context.Context, b Briefing, max int) ([]Continu
 			continue
 		}
 		r, err := s.contExecute(ctx, j, p, func() bool { return s.stillStarted(ctx, c.ID) })
-		if err != nil && r.Missing == "" && notLaunched(err) {
+		state, reason := store.ContinuationStarted, r.Reason
+		deferred := err != nil && r.Missing == "" && notLaunched(err)
+		switch {
+		case deferred:
 			// Nothing reached the engine: the continuation may run later.
-			if uerr := s.settle(ctx, c.ID, store.ContinuationQueued, "deferred: "+err.Error()); uerr != nil {
-				return res, uerr
-			}
-			final, uerr := s.continuation(ctx, c.ID)
-			if uerr != nil {
-				return res, uerr
-			}
-			res = append(res, ContinueResult{Continuation: final})
-			if errors.Is(err, ErrClosed) {
-				return res, err
-			}
-			continue
-		}
-		reason := r.Reason
-		if err != nil {
+			state, reason, r = store.ContinuationQueued, "deferred: "+err.Error(), ContinueResult{}
+		case err != nil:
 			reason += "; start failed: " + err.Error()
+			r.Err = err
 		}
-		if uerr := s.settle(ctx, c.ID, store.ContinuationStarted, reason); uerr != nil {
+		if uerr := s.settle(ctx, c.ID, state, reason); uerr != nil {
 			return res, uerr
 		}
 		final, uerr := s.continuation(ctx, c.ID)
 		if uerr != nil {
 			return res, uerr
 		}
-		r.Continuation, r.Err = final, err
+		r.Continuation = final
 		res = append(res, r)
+		if deferred && errors.Is(err, ErrClosed) {
+			return res, err
+		}
 	}
 	return res, nil
 }

@@ -61,12 +61,8 @@ func (s *Service) Message(ctx context.Context, ws baton.WorkspaceID, text string
 		State: store.InstructionPending, CreatedAt: now, UpdatedAt: now,
 	}
 	err := s.store.Update(ctx, func(tx store.Tx) error {
-		w, err := workspace.GetWorkspace(tx, ws)
-		if err != nil {
+		if _, err := workspace.GetActive(tx, ws); err != nil {
 			return err
-		}
-		if w.Archived {
-			return ErrArchived
 		}
 		if err := workspace.CheckWritable(tx, ws, baton.Token{}, 0); err != nil {
 			return err

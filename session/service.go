@@ -263,12 +263,9 @@ func (s *Service) SetShare(ctx context.Context, ws baton.WorkspaceID, share bato
 	}
 	share = cmp.Or(share, baton.ShareConversation)
 	err = s.store.Update(ctx, func(tx store.Tx) error {
-		w, err := workspace.GetWorkspace(tx, ws)
+		w, err := workspace.GetActive(tx, ws)
 		if err != nil {
 			return err
-		}
-		if w.Archived {
-			return ErrArchived
 		}
 		if out = w; w.Share == share {
 			return nil
@@ -361,9 +358,6 @@ func (p *supervisor) svc() *Service { return (*Service)(p) }
 
 func (s *Service) sup() *supervisor { return (*supervisor)(s) }
 
-// Close is the Service's Close.
-func (p *supervisor) Close(ctx context.Context) error { return p.svc().Close(ctx) }
-
 func zapSession(id baton.SessionID) zap.Field     { return zap.String("session", string(id)) }
 func zapLaunch(id baton.LaunchID) zap.Field       { return zap.String("launch", string(id)) }
 func zapWorkspace(id baton.WorkspaceID) zap.Field { return zap.String("workspace", string(id)) }
@@ -378,7 +372,7 @@ var (
 	// one may.
 	ErrSessionRunning = baton.NewError(baton.ErrConflict, "a session is already running in the workspace")
 	// ErrArchived: the workspace is archived and takes no new work.
-	ErrArchived = baton.NewError(baton.ErrConflict, "workspace is archived")
+	ErrArchived = workspace.ErrArchived
 	// ErrNoWorkspace: no workspace has that id.
 	ErrNoWorkspace = workspace.ErrNoWorkspace
 	// ErrNoSession: there is no session to resume or message.

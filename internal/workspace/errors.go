@@ -14,6 +14,8 @@ var (
 	ErrStaleEpoch = baton.NewError(baton.ErrStale, "the reservation was taken again since that token was issued")
 	// ErrNoWorkspace: no workspace has that id.
 	ErrNoWorkspace = baton.NewError(baton.ErrNotFound, "no such workspace")
+	// ErrArchived: the workspace is archived and takes no new work.
+	ErrArchived = baton.NewError(baton.ErrConflict, "workspace is archived")
 	// ErrNoSession: there is no session to resume or message.
 	ErrNoSession = baton.NewError(baton.ErrNotFound, "no such session")
 )

@@ -34,6 +34,15 @@ func GetWorkspace(tx store.Tx, ws baton.WorkspaceID) (store.Workspace, error) {
 	return w, err
 }
 
+// GetActive is GetWorkspace refusing an archived workspace: ErrArchived.
+func GetActive(tx store.Tx, ws baton.WorkspaceID) (store.Workspace, error) {
+	w, err := GetWorkspace(tx, ws)
+	if err == nil && w.Archived {
+		return store.Workspace{}, ErrArchived
+	}
+	return w, err
+}
+
 // CheckConfig validates an engine configuration against eng the way every
 // baton entry point does: well formed, and offered by the engine (an
 // *engine.Registry knows its engine names; an engine.Validator checks the
