@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.uber.org/zap"
 
@@ -206,7 +207,8 @@ func (s *Service) launchNext(ctx context.Context, ws baton.WorkspaceID) (store.I
 		if err != nil {
 			return store.Session{}, "", err
 		}
-		i := nextPending(open)
+		// The oldest pending instruction.
+		i := slices.IndexFunc(open, func(in store.Instruction) bool { return in.State == store.InstructionPending })
 		if i < 0 {
 			return store.Session{}, "", nil
 		}
@@ -288,16 +290,6 @@ func getInstruction(tx store.Tx, ws baton.WorkspaceID, id baton.InstructionID) (
 		return store.Instruction{}, baton.Errorf(errNoInstruction, "%s", id)
 	}
 	return in, err
-}
-
-// nextPending returns the index of the oldest pending instruction, or -1.
-func nextPending(all []store.Instruction) int {
-	for i, in := range all {
-		if in.State == store.InstructionPending {
-			return i
-		}
-	}
-	return -1
 }
 
 // ScheduleWakeup stores a wakeup: Prompt delivered at At, to the pinned

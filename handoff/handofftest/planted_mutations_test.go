@@ -142,10 +142,10 @@ func mutationBugs() []plantedBug {
 		// Anchor: the OnExit of Service.launchTurn (session/processes.go).
 		mut("QueueNotDrainedAfterTurn", "instruction queue", edit{"session/processes.go",
 			"\t\ts.afterTurn(sess.Workspace) // the next queued instruction, if any\n", ""}),
-		// Anchor: the loop of nextPending (session/instructions.go).
+		// Anchor: the pick of the oldest pending instruction in Service.launchNext (session/instructions.go).
 		mut("QueueNewestFirst", "instruction queue", edit{"session/instructions.go",
-			"\tfor i, in := range all {\n\t\tif in.State == store.InstructionPending {\n",
-			"\tfor i := len(all) - 1; i >= 0; i-- {\n\t\tif in := all[i]; in.State == store.InstructionPending {\n"}),
+			"\t\ti := slices.IndexFunc(open, func(in store.Instruction) bool { return in.State == store.InstructionPending })\n",
+			"\t\topen = slices.Clone(open)\n\t\tslices.Reverse(open)\n\t\ti := slices.IndexFunc(open, func(in store.Instruction) bool { return in.State == store.InstructionPending })\n"}),
 
 		// Lease takeover: a surviving node takes a crashed node's transfer.
 		// Anchor: the holder test of Coordinator.renews (handoff/lease.go).
