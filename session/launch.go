@@ -365,10 +365,6 @@ func (p *supervisor) Reconcile(ctx context.Context) (workspace.ReapResult, int, 
 		}
 		n += ended
 	}
-	return reaped, n, s.rankAll(ctx)
-}
-
-// rankAll links the sessions of every workspace that keeps no ranking yet.
-func (s *Service) rankAll(ctx context.Context) error {
-	return workspace.RankAll(ctx, s.store, s.clock.Now)
+	// Last, link the sessions of every workspace that keeps no ranking yet.
+	return reaped, n, workspace.RankAll(ctx, s.store, s.clock.Now)
 }
