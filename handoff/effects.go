@@ -213,10 +213,20 @@ func settle(f *fire) error {
 	default:
 		f.h.Error = f.errMsg
 	}
-	if err := rollbackTarget(f); err != nil {
+	if f.h.TargetSession != "" {
+		err := workspace.Rollback(f.tx, f.h.TargetSession, "transfer rolled back", f.now)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	if err := setWorkspaceConfig(f, f.h.SourceConfig); err != nil {
 		return err
 	}
-	if err := restoreSource(f); err != nil {
+	if f.src() == nil {
+		if err := workspace.Recompute(f.tx, f.h.Workspace, f.now); err != nil {
+			return err
+		}
+	} else if _, err := workspace.Activate(f.tx, f.source.ID, f.now); err != nil {
 		return err
 	}
 	record(f)
@@ -226,28 +236,6 @@ func settle(f *fire) error {
 func clearToken(f *fire) {
 	f.h.GenerationToken = baton.TokenHash{}
 	f.h.GenerationDeadline = time.Time{}
-}
-
-func rollbackTarget(f *fire) error {
-	if f.h.TargetSession == "" {
-		return nil
-	}
-	err := workspace.Rollback(f.tx, f.h.TargetSession, "transfer rolled back", f.now)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	return err
-}
-
-func restoreSource(f *fire) error {
-	if err := setWorkspaceConfig(f, f.h.SourceConfig); err != nil {
-		return err
-	}
-	if f.src() == nil {
-		return workspace.Recompute(f.tx, f.h.Workspace, f.now)
-	}
-	_, err := workspace.Activate(f.tx, f.source.ID, f.now)
-	return err
 }
 
 func setWorkspaceConfig(f *fire, cfg baton.EngineConfig) error {

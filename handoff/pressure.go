@@ -54,25 +54,19 @@ func (c *Coordinator) SetPressure(ctx context.Context, ws baton.WorkspaceID, p s
 
 // pressured is the session service's hook: a settled turn made a
 // context-pressure transfer due for session sid of ws. It is created in
-// the background, once the turn's end has committed. When it is refused,
-// the instructions queued while it was due, which waited for it, are
-// delivered to the session.
+// the background, once the turn's end has committed (once the Coordinator
+// is shut down, Recover or Reconcile creates it after the restart). When
+// it is refused, the instructions queued while it was due, which waited
+// for it, are delivered to the session.
 func (c *Coordinator) pressured(ws baton.WorkspaceID, sid baton.SessionID) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return // Recover or Reconcile creates it after the restart
-	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
+	c.background(func() {
 		if !c.firePressure(c.root, ws, sid) {
 			return
 		}
 		if _, _, err := c.svc.DeliverPending(c.root, ws); err != nil && c.root.Err() == nil {
 			c.log.Warn("delivering a queued instruction failed", zap.String("workspace", string(ws)), zap.Error(err))
 		}
-	}()
+	})
 }
 
 // errNotDue ends a pressure creation that finds nothing due any more.
