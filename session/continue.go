@@ -350,14 +350,10 @@ func (s *Service) contPlanTx(tx store.Tx, ws store.Workspace, target baton.Engin
 			return p, err
 		}
 	}
-	if p.action != planResume || p.session.Config == target {
+	if p.action != planResume || sess.Config == target {
 		return p, nil
 	}
-	sess, err = tx.GetSession(p.session.ID)
-	if err != nil {
-		return p, err
-	}
-	sess.Config = target
+	sess.Config = target // the row as this transaction read it
 	return p, tx.PutSession(sess)
 }
 
