@@ -273,9 +273,6 @@ const (
 // or another workspace's), session.ErrClosed, the store's. Safe to retry: a decision
 // that already took effect finds the handoff in its new state.
 func (c *Coordinator) Decide(ctx context.Context, ws baton.WorkspaceID, id baton.HandoffID, action Action) (store.Handoff, error) {
-	if err := checkCtx(ctx); err != nil {
-		return store.Handoff{}, err
-	}
 	// The action is parsed case-insensitively, surrounding space ignored.
 	a := Action(strings.ToLower(strings.TrimSpace(string(action))))
 	if a != Retry && a != Skip && a != Cancel {
