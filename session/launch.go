@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.uber.org/zap"
 
@@ -88,10 +89,8 @@ func (s *Service) strayLaunch(tx store.Tx, ws baton.WorkspaceID) error {
 	if err != nil {
 		return err
 	}
-	for _, l := range live {
-		if !s.owns(l.ID) {
-			return baton.Errorf(ErrSessionRunning, "session %s: launch %s of an earlier process may still run (reap it with Recover)", l.Session, l.ID)
-		}
+	if i := slices.IndexFunc(live, func(l store.Launch) bool { return !s.owns(l.ID) }); i >= 0 {
+		return baton.Errorf(ErrSessionRunning, "session %s: launch %s of an earlier process may still run (reap it with Recover)", live[i].Session, live[i].ID)
 	}
 	return nil
 }
@@ -172,7 +171,8 @@ func (s *Service) reap(ctx context.Context, ws baton.WorkspaceID, keep func(hold
 func (s *Service) reapRecord(ctx context.Context, l store.Launch, reason string) (r workspace.Reaped, ended bool, err error) {
 	killed := false
 	for raced := false; ; raced = true {
-		if raced && !s.canReap(l) {
+		e, _ := s.engineOf(l.Engine) // nil when not registered: no engine.Reaper
+		if _, reaper := e.(engine.Reaper); raced && !reaper {
 			return workspace.Reaped{Launch: l, Outcome: engine.Failed,
 				Err: errors.New("admitted while it was being reaped, and no engine.Reaper can confirm it gone")}, false, nil
 		}
@@ -221,13 +221,6 @@ func (s *Service) engineOf(name string) (engine.Engine, error) {
 		}
 	}
 	return e, nil
-}
-
-// canReap reports whether launch l's engine is an engine.Reaper.
-func (s *Service) canReap(l store.Launch) bool {
-	e, err := s.engineOf(l.Engine)
-	_, ok := e.(engine.Reaper)
-	return err == nil && ok
 }
 
 // reapOne confirms launch l gone, within the Service's stop timeout (a

@@ -13,8 +13,8 @@
 //   - launch records (NewLaunchID, RecordLaunch, LaunchGone, EndReaped) and
 //     the rebinding of wakeups to a transfer's target (RebindWakeups);
 //   - reading a caller-named workspace and validating a configuration
-//     (GetWorkspace, CheckWorkspaceID, CheckConfig), so that a bad input
-//     gets the same answer everywhere.
+//     (GetWorkspace, GetActive, CheckWorkspaceID, CheckConfig), so that a
+//     bad input or an archived workspace gets the same answer everywhere.
 //
 // It also carries what package session's Service lends package handoff
 // (Link, LaunchRequest, End, ReapResult and Reaped), which neither
