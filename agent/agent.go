@@ -118,7 +118,7 @@ type Host struct {
 	Coordinator *handoff.Coordinator
 	// Engines is the registry the Coordinator launches through: the CLIs
 	// and Config.Engines.
-	Engines *engine.Registry
+	Engines engine.Registry
 	// Claude and Codex are the CLI engines; nil for a CLI not asked for.
 	// Engines.Lookup finds the engine of a profile of Config.Profiles.
 	Claude, Codex *exec.Engine
@@ -203,7 +203,7 @@ func New(st store.Store, cfg Config) (_ *Host, err error) {
 		}
 		reg[name] = e
 	}
-	h.Engines = engine.NewRegistry(reg)
+	h.Engines = engine.Registry(reg)
 	// The targets are granted read_source_history, and the briefing
 	// redacts what the MCP server redacts.
 	so := cfg.Sessions

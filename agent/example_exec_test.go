@@ -51,7 +51,7 @@ func Example_transfer() {
 	defer e.Close(ctx)
 
 	st := memstore.New()
-	engines := engine.NewRegistry(map[string]engine.Engine{"agent": e})
+	engines := engine.Registry{"agent": e}
 	svc, err := session.New(st, engines, session.Options{})
 	if err != nil {
 		fmt.Println(err)

@@ -55,7 +55,7 @@ func read[T any](path string, f func(*tlog.Reader) (T, error)) (v T, err error) 
 // keeps none (or left no transcript there), has no history: the tool then
 // refuses with mcpserver.ErrNoHistory. Errors: the Coordinator's
 // (handoff.ErrNotFound).
-func history(co *handoff.Coordinator, reg *engine.Registry) func(ctx context.Context, ws baton.WorkspaceID, id baton.HandoffID) (mcpserver.History, error) {
+func history(co *handoff.Coordinator, reg engine.Registry) func(ctx context.Context, ws baton.WorkspaceID, id baton.HandoffID) (mcpserver.History, error) {
 	return func(ctx context.Context, ws baton.WorkspaceID, id baton.HandoffID) (mcpserver.History, error) {
 		h, err := co.Get(ctx, ws, id)
 		if err != nil {
@@ -64,7 +64,7 @@ func history(co *handoff.Coordinator, reg *engine.Registry) func(ctx context.Con
 		if h.SourceSession == "" {
 			return nil, baton.Errorf(mcpserver.ErrNoHistory, "the handoff %s has no source session", id)
 		}
-		e, _ := reg.Lookup(h.SourceConfig.Engine)
+		e := reg[h.SourceConfig.Engine]
 		// An engine that keeps each session's transcript in a file of
 		// package exec's format: exec's engines and package acp's.
 		files, ok := e.(interface{ TranscriptPath(baton.SessionID) string })

@@ -243,7 +243,7 @@ func TestClaudeFlags(t *testing.T) {
 // engine; a handoff with no source session has none.
 func TestHistory(t *testing.T) {
 	r, h := transferred(t)
-	hist, err := agent.History(r.co, engine.NewRegistry(map[string]engine.Engine{r.eng: r.e}))(r.ctx, r.ws, h.ID)
+	hist, err := agent.History(r.co, engine.Registry{r.eng: r.e})(r.ctx, r.ws, h.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,10 +266,10 @@ func TestHistory(t *testing.T) {
 		t.Errorf("Events(%d, 10) = %v, %v; want the last event", n-1, tail, err)
 	}
 
-	if _, err := agent.History(r.co, engine.NewRegistry(map[string]engine.Engine{r.eng: r.e}))(r.ctx, r.ws, "h-unknown"); !errors.Is(err, handoff.ErrNotFound) {
+	if _, err := agent.History(r.co, engine.Registry{r.eng: r.e})(r.ctx, r.ws, "h-unknown"); !errors.Is(err, handoff.ErrNotFound) {
 		t.Errorf("History of an unknown handoff: %v; want ErrNotFound", err)
 	}
-	if _, err := agent.History(r.co, engine.NewRegistry(map[string]engine.Engine{"elsewhere": r.e}))(r.ctx, r.ws, h.ID); !errors.Is(err, mcpserver.ErrNoHistory) {
+	if _, err := agent.History(r.co, engine.Registry{"elsewhere": r.e})(r.ctx, r.ws, h.ID); !errors.Is(err, mcpserver.ErrNoHistory) {
 		t.Errorf("History of a source whose engine keeps no transcript here: %v; want ErrNoHistory", err)
 	}
 	if _, err := (agent.TranscriptHistory{Path: r.e.TranscriptPath("s-none")}).Len(r.ctx); !errors.Is(err, baton.ErrNotFound) {
@@ -289,7 +289,7 @@ func TestHistoryNoSource(t *testing.T) {
 		t.Fatalf("Wait = %s, %v", h.State, err)
 	}
 	r.idle(t)
-	if _, err := agent.History(r.co, engine.NewRegistry(map[string]engine.Engine{r.eng: r.e}))(r.ctx, r.ws, h.ID); !errors.Is(err, mcpserver.ErrNoHistory) {
+	if _, err := agent.History(r.co, engine.Registry{r.eng: r.e})(r.ctx, r.ws, h.ID); !errors.Is(err, mcpserver.ErrNoHistory) {
 		t.Errorf("History without a source: %v; want ErrNoHistory", err)
 	}
 	// The target's agent asked anyway, and was refused with a sentence.

@@ -34,16 +34,20 @@ func (v *validatingEngine) Validate(cfg baton.EngineConfig) error {
 	return v.err
 }
 
+// TestRegistryNames: a configuration's engine is looked up as Normalize
+// leaves it, case kept; a nil engine is not registered.
 func TestRegistryNames(t *testing.T) {
-	r := engine.NewRegistry(map[string]engine.Engine{
-		"codex": &stubEngine{}, " claude ": &stubEngine{}, "": &stubEngine{}, "   ": &stubEngine{}, "nil": nil,
-	})
-	if diff := cmp.Diff([]string{"claude", "codex"}, r.Names()); diff != "" {
-		t.Errorf("Names (-want +got):\n%s", diff)
-	}
-	for name, want := range map[string]bool{"claude": true, "  codex\t": true, "nil": false, "": false, "Claude": false} {
-		if _, ok := r.Lookup(name); ok != want {
-			t.Errorf("Lookup(%q) ok = %v, want %v", name, ok, want)
+	r := engine.Registry{"codex": &stubEngine{}, "nil": nil}
+	for name, want := range map[string]bool{"codex": true, "  codex\t": true, "nil": false, "Codex": false} {
+		err := r.Validate(baton.EngineConfig{Engine: name})
+		if (err == nil) != want {
+			t.Errorf("Validate(%q) = %v, want registered %v", name, err, want)
+		}
+		if !want && !errors.Is(err, engine.ErrUnknownEngine) {
+			t.Errorf("Validate(%q) = %v, want ErrUnknownEngine", name, err)
+		}
+		if _, err := r.Start(context.Background(), engine.StartRequest{Config: baton.EngineConfig{Engine: name}}); !want && !errors.Is(err, engine.ErrUnknownEngine) {
+			t.Errorf("Start(%q) = %v, want ErrUnknownEngine", name, err)
 		}
 	}
 }
@@ -72,7 +76,7 @@ func TestRegistryValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v := &validatingEngine{err: tt.refuse}
-			r := engine.NewRegistry(map[string]engine.Engine{"v": v, "plain": &stubEngine{}})
+			r := engine.Registry{"v": v, "plain": &stubEngine{}}
 			err := r.Validate(tt.cfg)
 			if tt.want == nil && err != nil {
 				t.Fatalf("Validate = %v, want nil", err)
@@ -91,7 +95,7 @@ func TestRegistryValidate(t *testing.T) {
 }
 
 func TestRegistryErrorCodes(t *testing.T) {
-	r := engine.NewRegistry(nil)
+	r := engine.Registry(nil)
 	if got := baton.ErrorCode(r.Validate(baton.EngineConfig{Engine: "x"})); got != baton.ErrUnsupported.Code {
 		t.Errorf("unknown engine code = %q, want %q", got, baton.ErrUnsupported.Code)
 	}
@@ -102,7 +106,7 @@ func TestRegistryErrorCodes(t *testing.T) {
 
 func TestRegistryStartDispatches(t *testing.T) {
 	a, b := &stubEngine{name: "a"}, &stubEngine{name: "b"}
-	r := engine.NewRegistry(map[string]engine.Engine{"a": a, "b": b})
+	r := engine.Registry{"a": a, "b": b}
 	var _ engine.Engine = r
 	req := engine.StartRequest{Workspace: "w", Config: baton.EngineConfig{Engine: " b "}, Prompt: "p"}
 	if _, err := r.Start(context.Background(), req); !errors.Is(err, baton.ErrUnavailable) || !strings.Contains(err.Error(), "stub b") {

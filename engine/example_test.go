@@ -20,9 +20,8 @@ func ExampleRegistry() {
 		},
 	})
 	defer demo.Close()
-	r := engine.NewRegistry(map[string]engine.Engine{"demo": demo})
+	r := engine.Registry{"demo": demo}
 
-	fmt.Println(r.Names())
 	fmt.Println(r.Validate(baton.EngineConfig{Engine: "demo", Model: "demo-1"}))
 	fmt.Println(errors.Is(r.Validate(baton.EngineConfig{Engine: "demo", Model: "big"}), engine.ErrUnsupportedConfig))
 	fmt.Println(errors.Is(r.Validate(baton.EngineConfig{Engine: "codex"}), engine.ErrUnknownEngine))
@@ -39,7 +38,6 @@ func ExampleRegistry() {
 	outcome, _ := p.Stop(ctx)
 	fmt.Println(outcome, outcome.Confirmed(), p.Exit().Stopped)
 	// Output:
-	// [demo]
 	// <nil>
 	// true
 	// true

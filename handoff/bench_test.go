@@ -109,7 +109,7 @@ func newBenchEnv(b *testing.B, hang bool, opts ...Option) *benchEnv {
 		},
 	})
 	b.Cleanup(e.eng.Close)
-	co, err := NewOn(e.st, engine.NewRegistry(map[string]engine.Engine{"demo": e.eng}), session.Options{}, opts...)
+	co, err := NewOn(e.st, engine.Registry{"demo": e.eng}, session.Options{}, opts...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -170,7 +170,7 @@ func transfer(t *testing.T, wsShare, reqShare baton.Share, report bool, opts ...
 		return co.SubmitReport(ctx, cred.Workspace, cred.Handoff, cred.Token.Reveal(), text)
 	}})
 	t.Cleanup(eng.Close)
-	co, err := handoff.NewOn(memstore.New(), engine.NewRegistry(map[string]engine.Engine{"demo": eng}), session.Options{}, opts...)
+	co, err := handoff.NewOn(memstore.New(), engine.Registry{"demo": eng}, session.Options{}, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestRequestShareIsValidatedAndFingerprinted(t *testing.T) {
 	}
 	eng := enginetest.New(enginetest.Options{})
 	t.Cleanup(eng.Close)
-	co, err := handoff.NewOn(memstore.New(), engine.NewRegistry(map[string]engine.Engine{"demo": eng}), session.Options{})
+	co, err := handoff.NewOn(memstore.New(), engine.Registry{"demo": eng}, session.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

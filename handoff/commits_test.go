@@ -109,7 +109,7 @@ func transferCommits(t *testing.T, st store.Store, summary bool, want int64) int
 		},
 	})
 	t.Cleanup(eng.Close)
-	co, err := handoff.NewOn(wrapped, engine.NewRegistry(map[string]engine.Engine{"demo": eng}), session.Options{})
+	co, err := handoff.NewOn(wrapped, engine.Registry{"demo": eng}, session.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ const (
 // has committed. Safe for concurrent use.
 type Coordinator struct {
 	store      store.Store
-	engines    *engine.Registry
+	engines    engine.Registry
 	svc        *session.Service
 	sessions   supervisor // svc's
 	given      given
@@ -195,7 +195,7 @@ type Event struct {
 // share, Reconcile) once before serving: see Restart in the package
 // documentation. Errors: baton.ErrInvalid for a nil service or registry,
 // or a service not made by session.New, or an option given twice.
-func New(svc *session.Service, engines *engine.Registry, opts ...Option) (*Coordinator, error) {
+func New(svc *session.Service, engines engine.Registry, opts ...Option) (*Coordinator, error) {
 	if svc == nil || engines == nil {
 		return nil, baton.Errorf(baton.ErrInvalid, "handoff.New: nil session service or engine registry")
 	}

@@ -233,7 +233,7 @@ func TestShutdownWithConfirmedStopAllowsRetry(t *testing.T) {
 	if err := f.co.Shutdown(f.ctx); err != nil {
 		t.Fatal(err)
 	}
-	co2, err := handoff.NewOn(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": f.eng}), session.Options{Clock: f.clk})
+	co2, err := handoff.NewOn(f.st, engine.Registry{"demo": f.eng}, session.Options{Clock: f.clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestStopOnAnotherNodeIsConfirmedByTheDrivingNode(t *testing.T) {
 
 	engB := enginetest.New(enginetest.Options{Clock: f.clk})
 	t.Cleanup(engB.Close)
-	b, err := handoff.NewOn(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": engB}), session.Options{Clock: f.clk, InstanceID: "node-b"})
+	b, err := handoff.NewOn(f.st, engine.Registry{"demo": engB}, session.Options{Clock: f.clk, InstanceID: "node-b"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func TestStopAfterTheDrivingNodeDiedIsUnconfirmed(t *testing.T) {
 	clkB := clock.NewFake(f.clk.Now().Add(ttl + time.Second))
 	engB := enginetest.New(enginetest.Options{Clock: clkB})
 	t.Cleanup(engB.Close)
-	b, err := handoff.NewOn(mem, engine.NewRegistry(map[string]engine.Engine{"demo": engB}), session.Options{Clock: clkB, InstanceID: "node-b"}, handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
+	b, err := handoff.NewOn(mem, engine.Registry{"demo": engB}, session.Options{Clock: clkB, InstanceID: "node-b"}, handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +394,7 @@ func TestReconcileKeepsUnreapedLaunchesHeld(t *testing.T) {
 	}{{engine.Timeout, true}, {engine.Stopped, false}} {
 		// Each node starts once the previous one's lease has lapsed.
 		clkB := clock.NewFake(f.clk.Now().Add(time.Duration(i+1) * (ttl + time.Second)))
-		b, err := handoff.NewOn(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": reaperEngine{f.eng, tc.out}}), session.Options{Clock: clkB, InstanceID: "node-b-" + string(tc.out)}, handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
+		b, err := handoff.NewOn(f.st, engine.Registry{"demo": reaperEngine{f.eng, tc.out}}, session.Options{Clock: clkB, InstanceID: "node-b-" + string(tc.out)}, handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -506,7 +506,7 @@ func TestStopRequestedBeforeTheDriverSubscribedIsCarriedOut(t *testing.T) {
 
 	engB := enginetest.New(enginetest.Options{Clock: f.clk})
 	t.Cleanup(engB.Close)
-	b, err := handoff.NewOn(mem, engine.NewRegistry(map[string]engine.Engine{"demo": engB}), session.Options{Clock: f.clk, InstanceID: "node-b"})
+	b, err := handoff.NewOn(mem, engine.Registry{"demo": engB}, session.Options{Clock: f.clk, InstanceID: "node-b"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -567,7 +567,7 @@ func TestReadyTimeoutCountsFromEnteringStarting(t *testing.T) {
 	t.Cleanup(eng.Close)
 	slow := slowTargetStart{Engine: eng, entered: make(chan struct{}), release: make(chan struct{})}
 	st := memstore.New()
-	co, err := handoff.NewOn(st, engine.NewRegistry(map[string]engine.Engine{"demo": slow}), session.Options{Clock: clk}, handoff.WithTimeouts(handoff.Timeouts{Ready: ready}))
+	co, err := handoff.NewOn(st, engine.Registry{"demo": slow}, session.Options{Clock: clk}, handoff.WithTimeouts(handoff.Timeouts{Ready: ready}))
 	if err != nil {
 		t.Fatal(err)
 	}

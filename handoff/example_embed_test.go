@@ -33,7 +33,7 @@ func ExampleCoordinator_Recover() {
 		return
 	}
 	defer st.Close()
-	engines := engine.NewRegistry(map[string]engine.Engine{"claude": myEngine})
+	engines := engine.Registry{"claude": myEngine}
 	svc, err := session.New(st, engines, session.Options{Logger: logger})
 	if err != nil {
 		fmt.Println(err)

@@ -22,7 +22,7 @@ func ExampleCoordinator() {
 	eng := enginetest.New(enginetest.Options{})
 	defer eng.Close()
 	settled := make(chan store.Handoff, 1)
-	engines := engine.NewRegistry(map[string]engine.Engine{"demo": eng})
+	engines := engine.Registry{"demo": eng}
 	svc, err := session.New(memstore.New(), engines, session.Options{})
 	if err != nil {
 		fmt.Println(err)

@@ -9,7 +9,7 @@ import (
 
 // NewOn is New over a session service of its own: session.New(st,
 // engines, so), then New(that service, engines, opts...).
-func NewOn(st store.Store, engines *engine.Registry, so session.Options, opts ...Option) (*Coordinator, error) {
+func NewOn(st store.Store, engines engine.Registry, so session.Options, opts ...Option) (*Coordinator, error) {
 	svc, err := session.New(st, engines, so)
 	if err != nil {
 		return nil, err

@@ -23,7 +23,7 @@ func TestReconcileRespectsLiveLeases(t *testing.T) {
 	f.wait(h.ID, store.StateStarting)
 	f.launches(2)
 
-	b, err := handoff.NewOn(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": f.eng}), session.Options{Clock: f.clk, InstanceID: "node-b"}, handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
+	b, err := handoff.NewOn(f.st, engine.Registry{"demo": f.eng}, session.Options{Clock: f.clk, InstanceID: "node-b"}, handoff.WithTimeouts(handoff.Timeouts{Lease: ttl}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func TestTransfersDoNotScanSessions(t *testing.T) {
 		},
 	})
 	t.Cleanup(eng.Close)
-	co, err := handoff.NewOn(st, engine.NewRegistry(map[string]engine.Engine{"demo": eng}), session.Options{})
+	co, err := handoff.NewOn(st, engine.Registry{"demo": eng}, session.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

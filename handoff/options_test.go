@@ -22,7 +22,7 @@ func TestOptionConflicts(t *testing.T) {
 	st := memstore.New()
 	eng := enginetest.New(enginetest.Options{})
 	t.Cleanup(eng.Close)
-	reg := engine.NewRegistry(map[string]engine.Engine{"demo": eng})
+	reg := engine.Registry{"demo": eng}
 	svc, err := session.New(st, reg, session.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func TestShutdownClosesTheService(t *testing.T) {
 	ctx := context.Background()
 	eng := enginetest.New(enginetest.Options{})
 	t.Cleanup(eng.Close)
-	reg := engine.NewRegistry(map[string]engine.Engine{"demo": eng})
+	reg := engine.Registry{"demo": eng}
 	co, err := handoff.NewOn(memstore.New(), reg, session.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -56,7 +56,7 @@ func newPressureFixture(t *testing.T, st store.Store, validate ...func(baton.Eng
 	core, logs := observer.New(zap.InfoLevel)
 	f.log = logs
 	var err error
-	f.co, err = handoff.NewOn(st, engine.NewRegistry(map[string]engine.Engine{"demo": f.eng}), session.Options{Clock: clk, Logger: zap.New(core)})
+	f.co, err = handoff.NewOn(st, engine.Registry{"demo": f.eng}, session.Options{Clock: clk, Logger: zap.New(core)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func TestPressureDueAfterACrashIsCreatedOnceByRecoverAndReconcile(t *testing.T) 
 	}
 	var cos []*handoff.Coordinator
 	for range 2 {
-		co, err := handoff.NewOn(st, engine.NewRegistry(map[string]engine.Engine{"demo": f.eng}), session.Options{})
+		co, err := handoff.NewOn(st, engine.Registry{"demo": f.eng}, session.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -55,7 +55,7 @@ func TestRecoverSaysWhatItReaped(t *testing.T) {
 
 	core, logs := observer.New(zapcore.InfoLevel)
 	eng := &failingReaper{Engine: f.eng, fail: true}
-	co2, err := handoff.NewOn(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": eng}), session.Options{Clock: f.clk, InstanceID: "node-1", Logger: zap.New(core)})
+	co2, err := handoff.NewOn(f.st, engine.Registry{"demo": eng}, session.Options{Clock: f.clk, InstanceID: "node-1", Logger: zap.New(core)})
 	if err != nil {
 		t.Fatal(err)
 	}

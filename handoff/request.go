@@ -235,7 +235,7 @@ func (c *Coordinator) nativeCheck(tx store.Tx, ws store.Workspace, req Request) 
 	if src.NativeID == "" {
 		return baton.Errorf(errNativeUnsupported, "source session %s has no native id", src.ID)
 	}
-	e, _ := c.engines.Lookup(req.Target.Engine)
+	e := c.engines[req.Target.Engine]
 	r, ok := e.(engine.Reconfigurer)
 	if !ok || !src.Config.SameAccount(req.Target) || !r.CanReconfigure(src.Config, req.Target) {
 		return baton.Errorf(errNativeUnsupported, "engine %q cannot resume a session of %s/%s under %s/%s",

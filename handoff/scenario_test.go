@@ -68,7 +68,7 @@ func newFixtureOnAs(t *testing.T, st store.Store, id string, opts ...handoff.Opt
 	}})
 	t.Cleanup(f.eng.Close)
 	var err error
-	co, err = handoff.NewOn(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": f.eng}), session.Options{Clock: f.clk, InstanceID: id}, opts...)
+	co, err = handoff.NewOn(f.st, engine.Registry{"demo": f.eng}, session.Options{Clock: f.clk, InstanceID: id}, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +356,7 @@ func TestReconcileInterruptsAndNeverRelaunches(t *testing.T) {
 	// Crash: the engine's processes die with the host; the coordinator is
 	// dropped without Shutdown.
 	f.eng.CrashAll()
-	co2, err := handoff.NewOn(f.st, engine.NewRegistry(map[string]engine.Engine{"demo": f.eng}), session.Options{Clock: f.clk, InstanceID: "node-1"})
+	co2, err := handoff.NewOn(f.st, engine.Registry{"demo": f.eng}, session.Options{Clock: f.clk, InstanceID: "node-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -451,10 +451,10 @@ func TestSubmitReportValidation(t *testing.T) {
 	if _, n := handoff.ReportCounts(f.co); n != 2 {
 		t.Fatalf("late reports = %d, want 2", n)
 	}
-	if _, err := handoff.New(nil, engine.NewRegistry(nil)); !errors.Is(err, baton.ErrInvalid) {
+	if _, err := handoff.New(nil, engine.Registry(nil)); !errors.Is(err, baton.ErrInvalid) {
 		t.Fatalf("New(nil service): %v", err)
 	}
-	if _, err := handoff.New(&session.Service{}, engine.NewRegistry(nil)); !errors.Is(err, baton.ErrInvalid) {
+	if _, err := handoff.New(&session.Service{}, engine.Registry(nil)); !errors.Is(err, baton.ErrInvalid) {
 		t.Fatalf("New(a service not made by session.New): %v", err)
 	}
 	if _, err := handoff.New(f.svc, nil); !errors.Is(err, baton.ErrInvalid) {

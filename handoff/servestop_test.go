@@ -25,7 +25,7 @@ func TestBackgroundStopOfAnAnsweredRequestDoesNothing(t *testing.T) {
 	eng := enginetest.New(enginetest.Options{Clock: clk})
 	t.Cleanup(eng.Close)
 	st := memstore.New()
-	co, err := NewOn(st, engine.NewRegistry(map[string]engine.Engine{"demo": eng}), session.Options{Clock: clk})
+	co, err := NewOn(st, engine.Registry{"demo": eng}, session.Options{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestBackgroundStopOfACancelledTransferLeavesTheNextAlone(t *testing.T) {
 	eng := enginetest.New(enginetest.Options{Clock: clk})
 	t.Cleanup(eng.Close)
 	st := memstore.New()
-	co, err := NewOn(st, engine.NewRegistry(map[string]engine.Engine{"demo": eng}), session.Options{Clock: clk})
+	co, err := NewOn(st, engine.Registry{"demo": eng}, session.Options{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestStopRequestedAgainWhileTheLastStopIsReleasing(t *testing.T) {
 	eng := enginetest.New(enginetest.Options{Clock: clk})
 	t.Cleanup(eng.Close)
 	st := memstore.New()
-	reg := engine.NewRegistry(map[string]engine.Engine{"demo": eng})
+	reg := engine.Registry{"demo": eng}
 	a, err := NewOn(st, reg, session.Options{Clock: clk, InstanceID: "node-a"})
 	if err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ func TestReadyTimeoutPrecedence(t *testing.T) {
 				return co.SubmitReport(ctx, cred.Workspace, cred.Handoff, cred.Token.Reveal(), text)
 			}})
 			t.Cleanup(eng.Close)
-			reg := engine.NewRegistry(map[string]engine.Engine{"demo": eng})
+			reg := engine.Registry{"demo": eng}
 			var opts []handoff.Option
 			if tc.coordinator > 0 {
 				opts = append(opts, handoff.WithTimeouts(handoff.Timeouts{Ready: tc.coordinator}))

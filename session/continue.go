@@ -796,7 +796,7 @@ func echoStart(held []transcript.Event, want string) int {
 }
 
 // transcriptOf returns the conversation of session sid as the engine it ran
-// on recorded it: the Service's engine, or the one an *engine.Registry
+// on recorded it: the Service's engine, or the one an engine.Registry
 // names in the session's configuration, when that engine is an
 // engine.Transcriber (see it for the sequence: lazy, bounded batches,
 // every event marked with its turn, at most one error, last). Errors:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"go.uber.org/zap"
 
@@ -211,16 +212,16 @@ func (s *Service) reapRecord(ctx context.Context, l store.Launch, reason string)
 }
 
 // engineOf returns the engine named name: the Service's, or the one its
-// *engine.Registry has under that name.
+// engine.Registry has under that name.
 func (s *Service) engineOf(name string) (engine.Engine, error) {
-	var e engine.Engine = s.engine
-	if r, ok := e.(*engine.Registry); ok {
-		var found bool
-		if e, found = r.Lookup(name); !found {
-			return nil, fmt.Errorf("engine %q is not registered", name)
-		}
+	r, ok := s.engine.(engine.Registry)
+	if !ok {
+		return s.engine, nil
 	}
-	return e, nil
+	if e := r[strings.TrimSpace(name)]; e != nil {
+		return e, nil
+	}
+	return nil, fmt.Errorf("engine %q is not registered", name)
 }
 
 // reapOne confirms launch l gone, within the Service's stop timeout (a

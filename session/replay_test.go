@@ -135,7 +135,7 @@ func TestTranscriptErrors(t *testing.T) {
 	if _, err := session.Transcript(f.ctx, f.svc, "ses_nope"); !errors.Is(err, session.ErrNoSession) {
 		t.Errorf("Transcript(unknown) = %v; want ErrNoSession", err)
 	}
-	reg := engine.NewRegistry(map[string]engine.Engine{"demo": plainEngine{f.eng}})
+	reg := engine.Registry{"demo": plainEngine{f.eng}}
 	svc, err := session.New(f.st, reg, session.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -107,7 +107,7 @@ type Options struct {
 const defaultStopTimeout = 30 * time.Second
 
 // New returns a Service over st that starts processes with eng (usually an
-// *engine.Registry). Errors: baton.ErrInvalid for a nil store or engine.
+// engine.Registry). Errors: baton.ErrInvalid for a nil store or engine.
 func New(st store.Store, eng engine.Engine, opts Options) (*Service, error) {
 	if st == nil || eng == nil {
 		return nil, baton.Errorf(baton.ErrInvalid, "session.New: nil store or engine")

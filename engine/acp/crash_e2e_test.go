@@ -45,7 +45,7 @@ func crashCoordinator(dir string, e *acp.Engine) (*handoff.Coordinator, store.St
 	if err != nil {
 		return nil, nil, err
 	}
-	reg := engine.NewRegistry(map[string]engine.Engine{acpEngine: e})
+	reg := engine.Registry{acpEngine: e}
 	svc, err := session.New(st, reg, session.Options{})
 	if err != nil {
 		st.Close()

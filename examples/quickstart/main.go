@@ -82,7 +82,7 @@ func run(w io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, st.Close()) }()
-	engines := engine.NewRegistry(map[string]engine.Engine{"demo": d.eng})
+	engines := engine.Registry{"demo": d.eng}
 	svc, err := session.New(st, engines, session.Options{})
 	if err != nil {
 		return err

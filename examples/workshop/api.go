@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -596,7 +598,7 @@ func (s *server) cancelInstruction(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) listEngines(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"engines": s.engines.Names(),
+	writeJSON(w, http.StatusOK, map[string]any{"engines": slices.Sorted(maps.Keys(s.engines)),
 		"demoModels": []string{"demo-1", "demo-2", modelFailReady, modelExitEarly, modelNoReport, modelHangStop, modelSlowReady, modelNoWindow}})
 }
 

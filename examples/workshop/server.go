@@ -106,7 +106,7 @@ type server struct {
 	demo    *demoEngine
 	agents  *agent.Host   // the agent CLIs, the MCP server and the coordinator, wired
 	acp     []*acp.Engine // the ACP agents of -engine acp:NAME=COMMAND
-	engines *engine.Registry
+	engines engine.Registry
 	svc     *session.Service
 	co      *handoff.Coordinator
 	mcp     *mcpserver.Server

@@ -297,7 +297,7 @@ func (h *harness) newCoordinator(n *node) *handoff.Coordinator {
 		defer h.mu.Unlock()
 		return h.slowStops[id]
 	}}
-	reg := engine.NewRegistry(map[string]engine.Engine{"demo": ge, "alt": ge})
+	reg := engine.Registry{"demo": ge, "alt": ge}
 	lc := &lifeClock{clk: h.clk, mu: &h.clkMu}
 	opts := append([]handoff.Option{handoff.WithTimeouts(handoff.Timeouts{Generation: genTimeout, Ready: readyTimeout, Lease: leaseTTL})}, h.cfg.Options...)
 	li := launchInfo{node: n.idx, life: n.life}

@@ -33,7 +33,7 @@ func FuzzToolArguments(f *testing.F) {
 	} {
 		f.Add(s.tool, []byte(s.args))
 	}
-	reg := engine.NewRegistry(map[string]engine.Engine{})
+	reg := engine.Registry{}
 	svc, err := session.New(memstore.New(), reg, session.Options{})
 	if err != nil {
 		f.Fatal(err)

@@ -77,7 +77,7 @@ func newFixture(t testing.TB, o fixtureOpts) *fixture {
 	}
 	f.eng = enginetest.New(enginetest.Options{})
 	t.Cleanup(f.eng.Close)
-	reg := engine.NewRegistry(map[string]engine.Engine{"demo": f.eng})
+	reg := engine.Registry{"demo": f.eng}
 	svc, err := session.New(f.st, reg, session.Options{})
 	if err != nil {
 		t.Fatal(err)

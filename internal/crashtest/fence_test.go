@@ -181,7 +181,7 @@ func TestFrozenLauncherFenced(t *testing.T) {
 // of the test.
 func newNode(t *testing.T, st store.Store, eng engine.Engine, so session.Options) *handoff.Coordinator {
 	t.Helper()
-	reg := engine.NewRegistry(map[string]engine.Engine{"agent": eng})
+	reg := engine.Registry{"agent": eng}
 	svc, err := session.New(st, reg, so)
 	if err != nil {
 		t.Fatal(err)

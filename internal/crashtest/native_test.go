@@ -105,7 +105,7 @@ func newWorld(t *testing.T, eng engine.Engine) world {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	st := memstore.New()
-	reg := engine.NewRegistry(map[string]engine.Engine{"agent": eng})
+	reg := engine.Registry{"agent": eng}
 	svc, err := session.New(st, reg, session.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -45,7 +45,7 @@ func GetActive(tx store.Tx, ws baton.WorkspaceID) (store.Workspace, error) {
 
 // CheckConfig validates an engine configuration against eng the way every
 // baton entry point does: well formed, and offered by the engine (an
-// *engine.Registry knows its engine names; an engine.Validator checks the
+// engine.Registry knows its engine names; an engine.Validator checks the
 // rest). Errors match baton.ErrInvalid and, for a configuration the
 // engines do not offer, engine.ErrUnknownEngine or
 // engine.ErrUnsupportedConfig as well.
@@ -55,7 +55,7 @@ func CheckConfig(eng engine.Engine, cfg baton.EngineConfig) error {
 	}
 	var err error
 	switch e := eng.(type) {
-	case *engine.Registry:
+	case engine.Registry:
 		err = e.Validate(cfg)
 	case engine.Validator:
 		err = e.Validate(cfg.Normalize())

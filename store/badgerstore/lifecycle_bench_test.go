@@ -94,7 +94,7 @@ func benchCoordinator(b *testing.B, st store.Store, hang bool) (*handoff.Coordin
 		},
 	})
 	b.Cleanup(eng.Close)
-	reg := engine.NewRegistry(map[string]engine.Engine{"demo": eng})
+	reg := engine.Registry{"demo": eng}
 	svc, err := session.New(st, reg, session.Options{})
 	if err != nil {
 		b.Fatal(err)

@@ -62,7 +62,7 @@ func lifecycleCoordinator(tb testing.TB, st store.Store) (*handoff.Coordinator, 
 		},
 	})
 	tb.Cleanup(eng.Close)
-	reg := engine.NewRegistry(map[string]engine.Engine{"demo": eng})
+	reg := engine.Registry{"demo": eng}
 	svc, err := session.New(st, reg, session.Options{Logger: zaptest.NewLogger(tb, zaptest.Level(zap.WarnLevel))})
 	if err != nil {
 		tb.Fatal(err)

@@ -257,7 +257,7 @@ func runNode() int {
 		return enginetest.Script{}, true
 	}})
 	defer scripted.Close()
-	reg := engine.NewRegistry(map[string]engine.Engine{"test": &loggingEngine{inner: scripted, log: lf, node: id, gate: gate}})
+	reg := engine.Registry{"test": &loggingEngine{inner: scripted, log: lf, node: id, gate: gate}}
 	svc, err := session.New(st, reg, session.Options{Logger: log.Named("session"), InstanceID: id})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "node:", err)

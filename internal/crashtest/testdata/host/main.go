@@ -221,7 +221,7 @@ func main() {
 		so.Logger = zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()),
 			zapcore.Lock(os.Stdout), zapcore.InfoLevel))
 	}
-	reg := engine.NewRegistry(map[string]engine.Engine{"agent": eng})
+	reg := engine.Registry{"agent": eng}
 	svc, err := session.New(st, reg, so)
 	if err != nil {
 		fail(err)

@@ -196,7 +196,7 @@ func run(dir, logPath string, transfers, stopAt int, recover bool) error {
 		},
 	})}
 	defer eng.Close()
-	reg := engine.NewRegistry(map[string]engine.Engine{"demo": eng})
+	reg := engine.Registry{"demo": eng}
 	svc, err := session.New(st, reg, session.Options{})
 	if err != nil {
 		return err
