@@ -31,8 +31,20 @@ const (
 
 // Coordinator drives session transfers. It is the only writer of handoff
 // rows: every transition fires the transfer machine inside one store
-// transaction, and engine side effects happen only after that transaction
-// has committed. Safe for concurrent use.
+// transaction, and engine side effects (stop the source, resume it for a
+// report-only turn, start the target) happen only after that transaction
+// has committed; a late engine callback of another attempt is refused,
+// never applied. Safe for concurrent use.
+//
+// While a transfer is pending its workspace is reserved: a write without
+// the owner token is refused (session.Service.AssertWritable). Completion
+// activates the target and moves the source's wakeups to it; a failure,
+// Stop or restart restores the source. The target's briefing carries the
+// record, the report and the conversation as the user chose (baton.Share),
+// and is published under <workspace root>/.ai/handoffs/. Timeouts.Ready and
+// the session service's StopTimeout (session.Options) bound every launch
+// and stop; an unconfirmed stop is retried only by the process that drives
+// the transfer (Timeouts.Lease).
 type Coordinator struct {
 	store      store.Store
 	engines    engine.Registry

@@ -18,6 +18,22 @@ import (
 // session, which a cancelled or skipped pressure transfer disarmed. The
 // zero policy turns it off. It returns the workspace as committed.
 //
+// When a turn crosses the threshold, the session is marked
+// store.PressureDue in the transaction that records the turn's end; the
+// transfer, with the policy's target (default the source's configuration)
+// and a report first if Report is set, takes request id
+// context-pressure:<session>:<launch> and marks it store.PressureFired. A
+// queued instruction goes to the target, or to the session itself when the
+// transfer is refused. A cancelled or skipped pressure transfer leaves the
+// policy disarmed for its source session. The handoff records why it
+// started (store.HandoffReason).
+//
+// Choose the threshold to leave room for what follows it: the turn that
+// crosses it has already run, and a report-only turn adds its prompt and the
+// report to a nearly full window. 0.8 suits a 200k-token window; lower it
+// for a small window or a long report. An engine that reports tokens but no
+// window never fires it either.
+//
 // Errors: ErrInvalidRequest (a threshold outside [0, 1], or a target
 // configuration the engines do not offer), session.ErrNoWorkspace,
 // session.ErrArchived, ErrClosed, the store's.
