@@ -211,7 +211,7 @@ func mutationBugs() []plantedBug {
 			"live := in && !l.Gone", "live := in && (!l.Gone || l.Workspace != \"\")"}),
 		// Anchor: the order of tx.instructionsIn (store/memstore/instructions.go).
 		mut("MemInstructionsNewestFirst", "instruction queue", edit{"store/memstore/instructions.go",
-			"list(idx[ws], bySeq)", "list(idx[ws], func(a, b row[store.Instruction]) int { return bySeq(b, a) })"}),
+			"maps.Keys(idx[ws]), bySeq)", "maps.Keys(idx[ws]), func(a, b row[store.Instruction]) int { return bySeq(b, a) })"}),
 		// Anchor: the pending case of Service.ResendInstruction (session/instructions.go).
 		mut("ResendDeliveredIgnored", "instruction queue", edit{"session/instructions.go",
 			"\t\tcase store.InstructionPending:\n\t\t\treturn nil\n", "\t\tcase store.InstructionPending, store.InstructionDelivered:\n\t\t\treturn nil\n"}),

@@ -5,71 +5,32 @@ import (
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
-	"github.com/batonhq/baton/store/internal/backend"
 )
 
-// changeKey names one record of the change feed: its kind ('h', 's' or
-// 'i') and id.
-type changeKey struct {
-	kind byte
-	id   string
-}
-
-// pendingChanges are the changes of one transaction: one per record, its
-// last value, in the order records were first written.
-type pendingChanges struct {
-	backend.Changes[changeKey, store.Change]
-}
-
-func (p *pendingChanges) add(c store.Change) {
-	var k changeKey
-	switch {
-	case c.Handoff != nil:
-		k = changeKey{'h', string(c.Handoff.ID)}
-	case c.Session != nil:
-		k = changeKey{'s', string(c.Session.ID)}
-	case c.Instruction != nil:
-		k = changeKey{'i', string(c.Instruction.ID)}
+// commit numbers the transaction's changes after the committed ones of
+// their workspaces, appends them to the feed and returns the workspaces
+// that grew.
+func (t *tx) commit() []baton.WorkspaceID {
+	if t.st.feed == nil {
+		t.st.feed = map[baton.WorkspaceID][]store.Change{}
 	}
-	p.Add(k, c)
-}
-
-// appendTo numbers the changes after the committed ones of their
-// workspaces, appends them to feed and returns the workspaces that grew.
-func (p *pendingChanges) appendTo(feed map[baton.WorkspaceID][]store.Change) []baton.WorkspaceID {
 	var grown []baton.WorkspaceID
-	for c := range p.All() {
-		l := feed[c.Workspace]
+	for c := range t.changes.All() {
+		l := t.st.feed[c.Workspace]
 		if !slices.Contains(grown, c.Workspace) {
 			grown = append(grown, c.Workspace)
 		}
 		c.Seq = int64(len(l)) + 1
-		feed[c.Workspace] = append(l, c)
+		t.st.feed[c.Workspace] = append(l, c)
 	}
 	return grown
-}
-
-// recordHandoff, recordSession and recordInstruction note a stored
-// record's value for the feed (copies: the stored value may be replaced,
-// never changed in place).
-func (t *tx) recordHandoff(h store.Handoff) {
-	h = outHandoff(h)
-	t.changes.add(store.Change{Workspace: h.Workspace, Handoff: &h})
-}
-
-func (t *tx) recordSession(s store.Session) {
-	t.changes.add(store.Change{Workspace: s.Workspace, Session: &s})
-}
-
-func (t *tx) recordInstruction(i store.Instruction) {
-	t.changes.add(store.Change{Workspace: i.Workspace, Instruction: &i})
 }
 
 // outChange copies a stored change for the caller.
 func outChange(c store.Change) store.Change {
 	switch {
 	case c.Handoff != nil:
-		h := outHandoff(*c.Handoff)
+		h := clone(*c.Handoff)
 		c.Handoff = &h
 	case c.Session != nil:
 		s := *c.Session

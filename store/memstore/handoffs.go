@@ -1,6 +1,9 @@
 package memstore
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/internal/backend"
@@ -12,10 +15,6 @@ type requestKey struct {
 	req string
 }
 
-// outHandoff copies a stored handoff for the caller, who may change its
-// History freely.
-func outHandoff(h store.Handoff) store.Handoff { return records.Handoff(h, noNorm) }
-
 // indexHandoff adds or removes the index entries of h; it removes only
 // those that point at h (during an undo another handoff may already hold
 // a slot). A stored handoff keeps its Workspace and RequestID (PutHandoff
@@ -24,6 +23,9 @@ func (s *state) indexHandoff(h store.Handoff, in bool) {
 	s.handoffsByWS.set(h.Workspace, h.ID, in)
 	rk := requestKey{h.Workspace, h.RequestID}
 	if in {
+		if s.byRequest == nil {
+			s.byRequest, s.pending = map[requestKey]baton.HandoffID{}, map[baton.WorkspaceID]baton.HandoffID{}
+		}
 		s.byRequest[rk] = h.ID
 		if h.State.Pending() {
 			s.pending[h.Workspace] = h.ID
@@ -40,7 +42,7 @@ func (s *state) indexHandoff(h store.Handoff, in bool) {
 
 // GetHandoff returns the handoff id; store.ErrNotFound if absent.
 func (t *tx) GetHandoff(id baton.HandoffID) (store.Handoff, error) {
-	return get(t, &t.st.handoffs, "handoff", id)
+	return get(t, t.st.handoffs, "handoff", id)
 }
 
 // HandoffByRequest returns the handoff of (ws, requestID), in any state;
@@ -53,33 +55,26 @@ func (t *tx) HandoffByRequest(ws baton.WorkspaceID, requestID string) (store.Han
 	if !ok {
 		return store.Handoff{}, baton.Errorf(store.ErrNotFound, "memstore: handoff with request id %q in workspace %q", requestID, ws)
 	}
-	return outHandoff(t.st.handoffs.rows[id].r), nil
+	return clone(t.st.handoffs[id].r), nil
 }
 
 // PendingHandoffs returns the handoff holding the pending slot of ws (none
 // if the slot is free), or with ws == "" every pending handoff, oldest
 // first, reading only those.
 func (t *tx) PendingHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
-	if err := t.readable(); err != nil {
-		return nil, err
+	if ws == "" {
+		return list(t, t.st.handoffs, maps.Values(t.st.pending), bySeq)
 	}
-	if ws != "" {
-		id, ok := t.st.pending[ws]
-		if !ok {
-			return nil, nil
-		}
-		return []store.Handoff{outHandoff(t.st.handoffs.rows[id].r)}, nil
+	var ids []baton.HandoffID
+	if id, ok := t.st.pending[ws]; ok {
+		ids = append(ids, id)
 	}
-	rows := make([]row[store.Handoff], 0, len(t.st.pending))
-	for _, id := range t.st.pending {
-		rows = append(rows, t.st.handoffs.rows[id])
-	}
-	return t.st.handoffs.sorted(rows, bySeq), nil
+	return list(t, t.st.handoffs, slices.Values(ids), bySeq)
 }
 
 // ListHandoffs returns the handoffs of ws in creation (insert) order.
 func (t *tx) ListHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
-	return listed(t, &t.st.handoffs, t.st.handoffsByWS[ws], bySeq)
+	return list(t, t.st.handoffs, maps.Keys(t.st.handoffsByWS[ws]), bySeq)
 }
 
 // PutHandoff inserts or replaces h. store.ErrDuplicate if (Workspace,
@@ -92,29 +87,19 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 		backend.Required(pkg, "handoff", "RequestID", h.RequestID)); err != nil {
 		return err
 	}
-	cur, found := t.st.handoffs.rows[h.ID]
+	cur, found := t.st.handoffs[h.ID]
 	if found && (h.Workspace != cur.r.Workspace || h.RequestID != cur.r.RequestID) {
 		return backend.KeysChanged(pkg, h, cur.r)
 	}
 	if id, ok := t.st.byRequest[requestKey{h.Workspace, h.RequestID}]; ok && id != h.ID {
 		return backend.RequestTaken(pkg, h, id)
 	}
-	if err := t.checkSlot(h); err != nil {
-		return err
-	}
-	h = records.Handoff(h, records.UTC)
-	write(t, &t.st.handoffs, h.ID, h, insertSeq(t, &t.st.handoffs, h.ID))
-	t.recordHandoff(h)
-	return nil
-}
-
-// checkSlot refuses a pending h while another handoff holds the slot.
-func (t *tx) checkSlot(h store.Handoff) error {
-	if !h.State.Pending() {
-		return nil
-	}
-	if id, ok := t.st.pending[h.Workspace]; ok && id != h.ID {
+	if id, ok := t.st.pending[h.Workspace]; h.State.Pending() && ok && id != h.ID {
 		return backend.SlotTaken(pkg, h, id)
 	}
+	h = records.Handoff(h, records.UTC)
+	write(t, &t.st.handoffs, h.ID, h, insertSeq(t, t.st.handoffs, h.ID))
+	c := clone(h) // the stored value may be replaced, never changed in place
+	t.changes.Add(h.ID, store.Change{Workspace: h.Workspace, Handoff: &c})
 	return nil
 }

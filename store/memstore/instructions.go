@@ -1,6 +1,8 @@
 package memstore
 
 import (
+	"maps"
+
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/internal/backend"
@@ -14,7 +16,7 @@ func (s *state) indexInstruction(i store.Instruction, in bool) {
 
 // GetInstruction returns the instruction id; store.ErrNotFound if absent.
 func (t *tx) GetInstruction(id baton.InstructionID) (store.Instruction, error) {
-	return get(t, &t.st.instructions, "instruction", id)
+	return get(t, t.st.instructions, "instruction", id)
 }
 
 // PutInstruction inserts or replaces i (a stored one keeps its place in
@@ -25,8 +27,8 @@ func (t *tx) PutInstruction(i store.Instruction) error {
 		return err
 	}
 	i = records.Instruction(i, records.UTC)
-	write(t, &t.st.instructions, i.ID, i, insertSeq(t, &t.st.instructions, i.ID))
-	t.recordInstruction(i)
+	write(t, &t.st.instructions, i.ID, i, insertSeq(t, t.st.instructions, i.ID))
+	t.changes.Add(i.ID, store.Change{Workspace: i.Workspace, Instruction: &i})
 	return nil
 }
 
@@ -44,8 +46,5 @@ func (t *tx) OpenInstructions(ws baton.WorkspaceID) ([]store.Instruction, error)
 
 // instructionsIn returns the instructions idx holds for ws, oldest first.
 func (t *tx) instructionsIn(idx index[baton.WorkspaceID, baton.InstructionID], ws baton.WorkspaceID) ([]store.Instruction, error) {
-	if err := t.readable(); err != nil {
-		return nil, err
-	}
-	return t.st.instructions.list(idx[ws], bySeq), nil
+	return list(t, t.st.instructions, maps.Keys(idx[ws]), bySeq)
 }

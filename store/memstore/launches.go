@@ -1,6 +1,8 @@
 package memstore
 
 import (
+	"maps"
+
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/internal/backend"
@@ -9,13 +11,13 @@ import (
 
 func (s *state) indexLaunch(l store.Launch, in bool) {
 	live := in && !l.Gone
-	member(s.live, l.ID, live)
+	s.live.set(l.ID, live)
 	s.liveByWS.set(l.Workspace, l.ID, live)
 }
 
 // GetLaunch returns the launch id; store.ErrNotFound if absent.
 func (t *tx) GetLaunch(id baton.LaunchID) (store.Launch, error) {
-	return get(t, &t.st.launches, "launch", id)
+	return get(t, t.st.launches, "launch", id)
 }
 
 // PutLaunch inserts or replaces l; a stored one keeps its creation order.
@@ -24,7 +26,7 @@ func (t *tx) PutLaunch(l store.Launch) error {
 	if err := t.begin("PutLaunch", backend.Required(pkg, "launch", "ID", l.ID), backend.Required(pkg, "launch", "Workspace", l.Workspace)); err != nil {
 		return err
 	}
-	write(t, &t.st.launches, l.ID, records.Launch(l, records.UTC), insertSeq(t, &t.st.launches, l.ID))
+	write(t, &t.st.launches, l.ID, records.Launch(l, records.UTC), insertSeq(t, t.st.launches, l.ID))
 	return nil
 }
 
@@ -35,5 +37,5 @@ func (t *tx) LiveLaunches(ws baton.WorkspaceID) ([]store.Launch, error) {
 	if ws != "" {
 		ids = t.st.liveByWS[ws]
 	}
-	return listed(t, &t.st.launches, ids, bySeq)
+	return list(t, t.st.launches, maps.Keys(ids), bySeq)
 }

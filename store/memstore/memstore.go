@@ -81,7 +81,6 @@ func (s *Store) update(ctx context.Context, fn func(store.Tx) error) ([]baton.Wo
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("memstore: update: %w", err)
 	}
-	s.st.init()
 	t := &tx{st: &s.st, seq: s.st.seq}
 	committed := false
 	defer func() {
@@ -94,7 +93,7 @@ func (s *Store) update(ctx context.Context, fn func(store.Tx) error) ([]baton.Wo
 		return nil, err
 	}
 	committed = true
-	return t.changes.appendTo(s.st.feed), nil
+	return t.commit(), nil
 }
 
 // View runs fn in a read-only transaction over a consistent snapshot: no
@@ -155,8 +154,10 @@ type tx struct {
 	done     bool
 	seq      int64 // st.seq when the transaction began
 	undo     []func()
-	// changes are the feed entries the transaction appends if it commits.
-	changes pendingChanges
+	// changes are the feed entries the transaction appends if it commits,
+	// keyed by record id: a baton.HandoffID, SessionID or InstructionID,
+	// of distinct types, so that records of two kinds never share a key.
+	changes backend.Changes[any, store.Change]
 }
 
 func (t *tx) rollback() {
@@ -165,7 +166,6 @@ func (t *tx) rollback() {
 	}
 	t.undo = nil
 	t.st.seq = t.seq
-	t.changes = pendingChanges{}
 }
 
 // readable returns ErrTxDone once the transaction is over.

@@ -1,17 +1,17 @@
 package memstore
 
 import (
+	"maps"
+
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/internal/backend"
 	"github.com/batonhq/baton/store/internal/records"
 )
 
-func (s *state) indexSession(x store.Session, in bool) { s.sessionsByWS.set(x.Workspace, x.ID, in) }
-
 // GetSession returns the session id; store.ErrNotFound if absent.
 func (t *tx) GetSession(id baton.SessionID) (store.Session, error) {
-	return get(t, &t.st.sessions, "session", id)
+	return get(t, t.st.sessions, "session", id)
 }
 
 // PutSession inserts s with the next Seq (whatever s.Seq says) or replaces
@@ -21,14 +21,14 @@ func (t *tx) PutSession(s store.Session) error {
 		return err
 	}
 	s = records.Session(s, records.UTC)
-	s.Seq = insertSeq(t, &t.st.sessions, s.ID)
+	s.Seq = insertSeq(t, t.st.sessions, s.ID)
 	write(t, &t.st.sessions, s.ID, s, s.Seq)
-	t.recordSession(s)
+	t.changes.Add(s.ID, store.Change{Workspace: s.Workspace, Session: &s})
 	return nil
 }
 
 // ListSessions returns the sessions of ws in creation order (ascending Seq),
 // reading only those.
 func (t *tx) ListSessions(ws baton.WorkspaceID) ([]store.Session, error) {
-	return listed(t, &t.st.sessions, t.st.sessionsByWS[ws], bySeq)
+	return list(t, t.st.sessions, maps.Keys(t.st.sessionsByWS[ws]), bySeq)
 }

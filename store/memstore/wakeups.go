@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"time"
 
@@ -18,10 +19,7 @@ type wakeupKey struct {
 }
 
 func compareWakeupKeys(a, b wakeupKey) int {
-	if c := a.at.Compare(b.at); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.id, b.id)
+	return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.id, b.id))
 }
 
 func byAtID(a, b row[store.Wakeup]) int {
@@ -47,7 +45,7 @@ func (s *state) indexWakeup(w store.Wakeup, in bool) {
 
 // GetWakeup returns the wakeup id; store.ErrNotFound if absent.
 func (t *tx) GetWakeup(id baton.WakeupID) (store.Wakeup, error) {
-	return get(t, &t.st.wakeups, "wakeup", id)
+	return get(t, t.st.wakeups, "wakeup", id)
 }
 
 // PutWakeup inserts or replaces w; baton.ErrInvalid if ID or Workspace is
@@ -64,9 +62,9 @@ func (t *tx) PutWakeup(w store.Wakeup) error {
 // with pinned != "" only those pinned to it, from the session's index.
 func (t *tx) ListWakeups(ws baton.WorkspaceID, pinned baton.SessionID) ([]store.Wakeup, error) {
 	if pinned == "" {
-		return listed(t, &t.st.wakeups, t.st.wakeupsByWS[ws], byAtID)
+		return list(t, t.st.wakeups, maps.Keys(t.st.wakeupsByWS[ws]), byAtID)
 	}
-	out, err := listed(t, &t.st.wakeups, t.st.wakeupsBySession[pinned], byAtID)
+	out, err := list(t, t.st.wakeups, maps.Keys(t.st.wakeupsBySession[pinned]), byAtID)
 	return slices.DeleteFunc(out, func(w store.Wakeup) bool { return w.Workspace != ws }), err
 }
 
@@ -81,7 +79,7 @@ func (t *tx) DueWakeups(now time.Time, limit int) ([]store.Wakeup, error) {
 		if k.at.After(now) || (limit > 0 && len(out) == limit) {
 			break
 		}
-		out = append(out, t.st.wakeups.rows[k.id].r)
+		out = append(out, t.st.wakeups[k.id].r)
 	}
 	return out, nil
 }

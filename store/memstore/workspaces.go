@@ -2,7 +2,7 @@ package memstore
 
 import (
 	"cmp"
-	"slices"
+	"maps"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
@@ -12,7 +12,7 @@ import (
 
 // GetWorkspace returns the workspace id; store.ErrNotFound if absent.
 func (t *tx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
-	return get(t, &t.st.workspaces, "workspace", id)
+	return get(t, t.st.workspaces, "workspace", id)
 }
 
 // PutWorkspace inserts or replaces w; baton.ErrInvalid if the id is empty.
@@ -26,21 +26,13 @@ func (t *tx) PutWorkspace(w store.Workspace) error {
 
 // ListWorkspaces returns every workspace, sorted by ID.
 func (t *tx) ListWorkspaces() ([]store.Workspace, error) {
-	if err := t.readable(); err != nil {
-		return nil, err
-	}
-	out := make([]store.Workspace, 0, len(t.st.workspaces.rows))
-	for _, w := range t.st.workspaces.rows {
-		out = append(out, t.st.workspaces.copy(w.r))
-	}
-	slices.SortFunc(out, func(a, b store.Workspace) int { return cmp.Compare(a.ID, b.ID) })
-	return out, nil
+	return list(t, t.st.workspaces, maps.Keys(t.st.workspaces), func(a, b row[store.Workspace]) int { return cmp.Compare(a.r.ID, b.r.ID) })
 }
 
 // GetReservation returns the reservation row of ws; store.ErrNotFound if
 // none was ever put.
 func (t *tx) GetReservation(ws baton.WorkspaceID) (store.Reservation, error) {
-	return get(t, &t.st.reservations, "reservation of workspace", ws)
+	return get(t, t.st.reservations, "reservation of workspace", ws)
 }
 
 // PutReservation inserts or replaces the row of r.Workspace;
