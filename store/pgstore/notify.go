@@ -30,9 +30,10 @@ const (
 //
 // Commits of this store notify its subscribers directly, when the commit
 // returns; the server's notifications of those commits, recognised by the
-// backend process id of the pool connection that sent them, are dropped,
-// so that each commit notifies once. Notifications from any other backend
-// (another process, another Store) are dispatched as they arrive.
+// backend process id of the publisher's connection (publish.go), which
+// sends them all, are dropped, so that each commit notifies once.
+// Notifications from any other backend (another process, another Store)
+// are dispatched as they arrive.
 type notifier struct {
 	cfg     *pgx.ConnConfig
 	channel string
@@ -40,13 +41,13 @@ type notifier struct {
 
 	hub    notify.Hub // the subscribers
 	mu     sync.Mutex
-	own    map[uint32]struct{} // backend pids of the pool's connections
+	self   uint32 // the backend pid of the publisher's connection, 0 if none
 	closed bool
 	stop   context.CancelFunc
 	done   chan struct{} // closed when the listener has returned
 
 	// The publisher (publish.go) sends the notifications of commits.
-	unsent    map[baton.WorkspaceID]struct{}
+	unsent    map[string]struct{} // workspace ids
 	kick      chan struct{}
 	published chan struct{} // closed when the publisher has returned
 }
@@ -54,8 +55,7 @@ type notifier struct {
 func newNotifier(cfg *pgx.ConnConfig, channel string, log *zap.Logger) *notifier {
 	return &notifier{
 		cfg: cfg, channel: channel, log: log,
-		own:    map[uint32]struct{}{},
-		unsent: map[baton.WorkspaceID]struct{}{},
+		unsent: map[string]struct{}{},
 		kick:   make(chan struct{}, 1),
 	}
 }
@@ -73,19 +73,6 @@ func (n *notifier) start(ctx context.Context) error {
 	go n.listen(lctx, conn)
 	go n.publisher(lctx)
 	return nil
-}
-
-// addOwn and dropOwn track the pool's connections (pgxpool hooks).
-func (n *notifier) addOwn(pid uint32) {
-	n.mu.Lock()
-	n.own[pid] = struct{}{}
-	n.mu.Unlock()
-}
-
-func (n *notifier) dropOwn(pid uint32) {
-	n.mu.Lock()
-	delete(n.own, pid)
-	n.mu.Unlock()
 }
 
 // subscribe registers a subscriber. After close its channel never
@@ -114,13 +101,13 @@ func (n *notifier) close() {
 }
 
 // wake notifies the subscribers of wss and those of every workspace (all:
-// every subscriber), unless from is the pid of one of the pool's
-// connections (0: a local commit) or the notifier is closed. It never
-// blocks: a channel holding a value already has a notification pending.
+// every subscriber), unless from is the pid of the publisher's connection
+// (0: a local commit) or the notifier is closed. It never blocks: a
+// channel holding a value already has a notification pending.
 func (n *notifier) wake(wss []baton.WorkspaceID, all bool, from uint32) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if _, own := n.own[from]; n.closed || (own && from != 0) {
+	if n.closed || (from != 0 && from == n.self) {
 		return
 	}
 	if all {
@@ -130,17 +117,20 @@ func (n *notifier) wake(wss []baton.WorkspaceID, all bool, from uint32) {
 	}
 }
 
-// local notifies in-process subscribers of a commit of this store.
-func (n *notifier) local(changed []baton.WorkspaceID) { n.wake(changed, false, 0) }
-
-// listenerName is the application_name of the listener's connection (in
-// pg_stat_activity).
-const listenerName = "baton-pgstore-listener"
-
-func (n *notifier) connect(ctx context.Context) (*pgx.Conn, error) {
+// dial opens a connection of the notifier's own, named app in
+// pg_stat_activity, with the run-time parameters params (name, value...).
+func (n *notifier) dial(ctx context.Context, app string, params ...string) (*pgx.Conn, error) {
 	cfg := n.cfg.Copy()
-	cfg.RuntimeParams["application_name"] = listenerName
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	cfg.RuntimeParams["application_name"] = app
+	for i := 0; i+1 < len(params); i += 2 {
+		cfg.RuntimeParams[params[i]] = params[i+1]
+	}
+	return pgx.ConnectConfig(ctx, cfg)
+}
+
+// connect opens the listener's connection and listens on it.
+func (n *notifier) connect(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := n.dial(ctx, "baton-pgstore-listener")
 	if err != nil {
 		return nil, err
 	}
@@ -180,15 +170,7 @@ func (n *notifier) listen(ctx context.Context, conn *pgx.Conn) {
 
 // reconnect retries connect with a growing pause; nil once ctx ends.
 func (n *notifier) reconnect(ctx context.Context) *pgx.Conn {
-	wait := retryMin
-	for {
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-t.C:
-		}
+	for wait := retryMin; sleep(ctx, wait); {
 		conn, err := n.connect(ctx)
 		if err == nil {
 			return conn
@@ -198,6 +180,19 @@ func (n *notifier) reconnect(ctx context.Context) *pgx.Conn {
 		}
 		wait = min(2*wait, retryMax)
 		n.log.Warn("pgstore: notification listener cannot reconnect", zap.Duration("retry in", wait), zap.Error(err))
+	}
+	return nil
+}
+
+// sleep waits for d to pass; false if ctx ends first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"time"
 
@@ -38,9 +39,14 @@ func (n *notifier) publish(changed []baton.WorkspaceID) {
 	}
 	n.mu.Lock()
 	for _, ws := range changed {
-		n.unsent[ws] = struct{}{}
+		n.unsent[string(ws)] = struct{}{}
 	}
 	n.mu.Unlock()
+	n.kickPublisher()
+}
+
+// kickPublisher tells the publisher that notifications are queued.
+func (n *notifier) kickPublisher() {
 	select {
 	case n.kick <- struct{}{}:
 	default:
@@ -51,22 +57,9 @@ func (n *notifier) publish(changed []baton.WorkspaceID) {
 func (n *notifier) takeUnsent() []string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	out := make([]string, 0, len(n.unsent))
-	for ws := range n.unsent {
-		out = append(out, string(ws))
-	}
+	out := slices.Sorted(maps.Keys(n.unsent))
 	clear(n.unsent)
-	slices.Sort(out)
 	return out
-}
-
-// requeue puts back what could not be sent.
-func (n *notifier) requeue(wss []string) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	for _, ws := range wss {
-		n.unsent[baton.WorkspaceID(ws)] = struct{}{}
-	}
 }
 
 // publisher sends queued notifications until ctx ends, then makes a last
@@ -76,7 +69,6 @@ func (n *notifier) publisher(ctx context.Context) {
 	var conn *pgx.Conn
 	defer func() {
 		if conn != nil {
-			n.dropOwn(conn.PgConn().PID())
 			closeConn(conn)
 		}
 	}()
@@ -90,30 +82,20 @@ func (n *notifier) publisher(ctx context.Context) {
 			cancel()
 			return
 		}
-		if wait := publishEvery - time.Since(last); wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-			}
-		}
+		sleep(ctx, publishEvery-time.Since(last))
 		last = time.Now()
 		wss := n.takeUnsent()
 		if len(wss) == 0 {
 			continue
 		}
 		if conn = n.send(ctx, conn, wss); conn == nil {
-			n.requeue(wss)
-			t := time.NewTimer(publishRetry)
-			select {
-			case <-t.C:
-				select { // try again
-				case n.kick <- struct{}{}:
-				default:
-				}
-			case <-ctx.Done():
-				t.Stop()
+			n.mu.Lock()
+			for _, ws := range wss { // put back what could not be sent
+				n.unsent[ws] = struct{}{}
+			}
+			n.mu.Unlock()
+			if sleep(ctx, publishRetry) {
+				n.kickPublisher() // try again
 			}
 		}
 	}
@@ -126,22 +108,25 @@ func (n *notifier) send(ctx context.Context, conn *pgx.Conn, wss []string) *pgx.
 		return conn
 	}
 	if conn == nil {
-		cfg := n.cfg.Copy()
-		cfg.RuntimeParams["synchronous_commit"] = "off"
-		cfg.RuntimeParams["application_name"] = "baton-pgstore-publisher"
 		var err error
-		if conn, err = pgx.ConnectConfig(ctx, cfg); err != nil {
+		if conn, err = n.dial(ctx, "baton-pgstore-publisher", "synchronous_commit", "off"); err != nil {
 			n.log.Warn("pgstore: cannot connect to send notifications", zap.Error(err))
 			return nil
 		}
-		n.addOwn(conn.PgConn().PID())
+		n.setSelf(conn.PgConn().PID())
 	}
 	_, err := conn.Exec(ctx, "SELECT pg_notify($1, ws) FROM unnest($2::text[]) AS ws", n.channel, wss)
 	if err != nil {
 		n.log.Warn("pgstore: cannot send notifications", zap.Strings("workspaces", wss), zap.Error(err))
-		n.dropOwn(conn.PgConn().PID())
 		closeConn(conn)
+		n.setSelf(0) // its pid may be another backend's next
 		return nil
 	}
 	return conn
+}
+
+func (n *notifier) setSelf(pid uint32) {
+	n.mu.Lock()
+	n.self = pid
+	n.mu.Unlock()
 }

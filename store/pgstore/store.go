@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -45,15 +45,11 @@ var (
 type Store struct {
 	pool       *pgxpool.Pool
 	log        *zap.Logger
-	schema     string
-	channel    string // the LISTEN/NOTIFY channel of the schema
 	maxRetries int
 	timeout    time.Duration
 	notify     *notifier
 	seed       int64 // the seed of the workspace locks' keys (tx.go, lockSQL)
-
-	mu     sync.Mutex
-	closed bool
+	closed     atomic.Bool
 }
 
 var (
@@ -86,7 +82,10 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 		log = zap.NewNop()
 	}
 	schema := opts.schema()
-	configure(cfg.ConnConfig, schema)
+	// The schema as search_path, and UTC as time zone (the change feed
+	// renders times as text).
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
 	switch {
 	case opts.MaxConns > 0:
 		cfg.MaxConns = opts.MaxConns
@@ -95,19 +94,21 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	}
 	s := &Store{
 		log:        log,
-		schema:     schema,
-		channel:    schema + "_changes",
 		maxRetries: backend.Retries(opts.MaxConflictRetries),
 		timeout:    opts.timeout(),
+		notify:     newNotifier(cfg.ConnConfig.Copy(), schema+"_changes", log),
 	}
-	s.notify = newNotifier(cfg.ConnConfig.Copy(), s.channel, log)
 	opts.limits(cfg.ConnConfig.RuntimeParams)
 	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
-		utcTimes(c)
-		s.notify.addOwn(c.PgConn().PID())
+		// timestamptz values scan in UTC rather than in the process's
+		// local zone.
+		c.TypeMap().RegisterType(&pgtype.Type{
+			Name:  "timestamptz",
+			OID:   pgtype.TimestamptzOID,
+			Codec: &pgtype.TimestamptzCodec{ScanLocation: time.UTC},
+		})
 		return nil
 	}
-	cfg.BeforeClose = func(c *pgx.Conn) { s.notify.dropOwn(c.PgConn().PID()) }
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, dbErr("connect", err)
@@ -128,47 +129,17 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	return s, nil
 }
 
-// configure sets what every connection of the store needs: the schema as
-// search_path and UTC as time zone (the change feed renders times as text).
-func configure(cfg *pgx.ConnConfig, schema string) {
-	if cfg.RuntimeParams == nil {
-		cfg.RuntimeParams = map[string]string{}
-	}
-	cfg.RuntimeParams["search_path"] = schema
-	cfg.RuntimeParams["timezone"] = "UTC"
-}
-
-// utcTimes makes timestamptz values scan in UTC rather than in the
-// process's local zone.
-func utcTimes(c *pgx.Conn) {
-	c.TypeMap().RegisterType(&pgtype.Type{
-		Name:  "timestamptz",
-		OID:   pgtype.TimestamptzOID,
-		Codec: &pgtype.TimestamptzCodec{ScanLocation: time.UTC},
-	})
-}
-
 // Close stops the notification listener, ends every subscription's
 // deliveries and closes the pool. It waits for running transactions to
 // release their connections, so a function given to Update or View must not
 // call it. A second Close returns store.ErrClosed.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if s.closed.Swap(true) {
 		return store.ErrClosed
 	}
-	s.closed = true
-	s.mu.Unlock()
 	s.notify.close()
 	s.pool.Close()
 	return nil
-}
-
-func (s *Store) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
 }
 
 // Update runs fn in a READ COMMITTED transaction and commits if fn
@@ -220,7 +191,7 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) e
 	if fn == nil {
 		return baton.Errorf(baton.ErrInvalid, "pgstore: nil function")
 	}
-	if s.isClosed() {
+	if s.closed.Load() {
 		return store.ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
@@ -254,12 +225,12 @@ const retryMessage = "pgstore: conflict, retrying"
 func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, update bool) (err error, retry bool) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		if s.isClosed() {
+		if s.closed.Load() {
 			return store.ErrClosed, false
 		}
 		return dbErr("acquire a connection", err), false
 	}
-	t := newTx(ctx, conn, update, s.seed)
+	t := &tx{ctx: ctx, conn: conn, update: update, seed: s.seed}
 	defer func() {
 		t.done = true
 		t.rollback()
@@ -279,7 +250,7 @@ func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, update boo
 		// A failed commit notifies too: the connection may have failed
 		// after the server committed, and a spurious notification is
 		// allowed, a lost one is not.
-		s.notify.local(t.changed)
+		s.notify.wake(t.changed, false, 0)
 		s.notify.publish(t.changed)
 	}
 	return err, t.conflict

@@ -88,10 +88,6 @@ type queuedWrite struct {
 	lock bool // a lock: no row count to check
 }
 
-func newTx(ctx context.Context, conn *pgxpool.Conn, update bool, seed int64) *tx {
-	return &tx{ctx: ctx, conn: conn, update: update, seed: seed}
-}
-
 // lockSQL takes the lock of workspace $1 for the rest of the transaction:
 // an advisory lock whose key is the workspace id hashed with the
 // schema's seed $2 (Store.seed), so that the keys of different schemas
