@@ -1,8 +1,6 @@
 package pgstore
 
 import (
-	"github.com/jackc/pgx/v5"
-
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
 )
@@ -10,15 +8,9 @@ import (
 var continuations = newTable(kindContinuation, "continuations",
 	[]string{"id", "workspace", "session", "task", "ending", "prompt", "target", "automated", "state", "reason",
 		"created_at", "updated_at"},
-	func(row pgx.Row) (store.Continuation, error) {
-		var c store.Continuation
-		err := row.Scan(&c.ID, &c.Workspace, &c.Session, &c.Task, &c.Ending, &c.Prompt, &c.Target, &c.Automated,
-			&c.State, &c.Reason, &c.CreatedAt, &c.UpdatedAt)
-		return c, err
-	},
-	func(c store.Continuation) []any {
-		return []any{string(c.ID), string(c.Workspace), string(c.Session), c.Task, c.Ending, c.Prompt, c.Target,
-			c.Automated, string(c.State), c.Reason, c.CreatedAt, c.UpdatedAt}
+	func(c *store.Continuation) []any {
+		return []any{&c.ID, &c.Workspace, &c.Session, &c.Task, &c.Ending, &c.Prompt, &c.Target, &c.Automated,
+			&c.State, &c.Reason, &c.CreatedAt, &c.UpdatedAt}
 	},
 	func(c store.Continuation) baton.WorkspaceID { return c.Workspace })
 

@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"encoding/json"
 	"errors"
 	"slices"
 
@@ -17,25 +16,11 @@ var handoffs = newTable(kindHandoff, "handoffs",
 		"source_config", "target_config", "generate_summary", "native", "report", "report_path", "facts",
 		"generation_token", "generation_deadline", "error", "stop_requested", "stop_unconfirmed", "history",
 		"created_at", "updated_at", "share", "reason"},
-	func(row pgx.Row) (store.Handoff, error) {
-		var h store.Handoff
-		var token []byte
-		err := row.Scan(&h.ID, &h.Workspace, &h.RequestID, &h.Fingerprint, &h.State, &h.Attempt,
+	func(h *store.Handoff) []any {
+		return []any{&h.ID, &h.Workspace, &h.RequestID, &h.Fingerprint, &h.State, &h.Attempt,
 			&h.SourceSession, &h.TargetSession, &h.SourceConfig, &h.TargetConfig, &h.GenerateSummary, &h.Native,
-			&h.Report, &h.ReportPath, &h.Facts, &token, &h.GenerationDeadline, &h.Error, &h.StopRequested,
-			&h.StopUnconfirmed, &h.History, &h.CreatedAt, &h.UpdatedAt, &h.Share, &h.Reason)
-		if err != nil {
-			return h, err
-		}
-		h.GenerationToken, err = tokenHash(token)
-		return h, err
-	},
-	func(h store.Handoff) []any {
-		history, _ := json.Marshal(h.History) // plain structs: Marshal cannot fail
-		return []any{string(h.ID), string(h.Workspace), h.RequestID, h.Fingerprint, string(h.State), h.Attempt,
-			string(h.SourceSession), string(h.TargetSession), h.SourceConfig, h.TargetConfig, h.GenerateSummary, h.Native,
-			h.Report, h.ReportPath, h.Facts, h.GenerationToken[:], h.GenerationDeadline, h.Error, h.StopRequested,
-			h.StopUnconfirmed, history, h.CreatedAt, h.UpdatedAt, string(h.Share), h.Reason}
+			&h.Report, &h.ReportPath, &h.Facts, token{&h.GenerationToken}, &h.GenerationDeadline, &h.Error, &h.StopRequested,
+			&h.StopUnconfirmed, &h.History, &h.CreatedAt, &h.UpdatedAt, &h.Share, &h.Reason}
 	},
 	func(h store.Handoff) baton.WorkspaceID { return h.Workspace })
 
@@ -65,19 +50,6 @@ func (t *tx) handoffList(ws baton.WorkspaceID, rest string, args ...any) ([]stor
 		}
 	}
 	return hs, err
-}
-
-// oneHandoff returns the single handoff of ws a list finds, or
-// store.ErrNotFound with what.
-func (t *tx) oneHandoff(ws baton.WorkspaceID, what string, rest string, args ...any) (store.Handoff, error) {
-	hs, err := t.handoffList(ws, rest, args...)
-	if err != nil {
-		return store.Handoff{}, err
-	}
-	if len(hs) == 0 {
-		return store.Handoff{}, baton.Errorf(store.ErrNotFound, "pgstore: %s", what)
-	}
-	return hs[0], nil
 }
 
 // GetHandoff returns the handoff id; store.ErrNotFound if absent. In an
@@ -117,8 +89,14 @@ func (t *tx) GetHandoff(id baton.HandoffID) (store.Handoff, error) {
 // HandoffByRequest returns the handoff of (ws, requestID) through its
 // unique index; store.ErrNotFound if there is none.
 func (t *tx) HandoffByRequest(ws baton.WorkspaceID, requestID string) (store.Handoff, error) {
-	return t.oneHandoff(ws, "no handoff with request id "+requestID+" in workspace "+string(ws),
-		"WHERE workspace = $1 AND request_id = $2", string(ws), requestID)
+	hs, err := t.handoffList(ws, "WHERE workspace = $1 AND request_id = $2", string(ws), requestID)
+	if err == nil && len(hs) == 0 {
+		err = baton.Errorf(store.ErrNotFound, "pgstore: no handoff with request id %s in workspace %s", requestID, ws)
+	}
+	if err != nil {
+		return store.Handoff{}, err
+	}
+	return hs[0], nil
 }
 
 // PendingHandoffs returns the handoff holding the pending slot of ws (none

@@ -1,21 +1,14 @@
 package pgstore
 
 import (
-	"github.com/jackc/pgx/v5"
-
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
 )
 
 var instructions = newTable(kindInstruction, "instructions",
 	[]string{"id", "workspace", "text", "state", "session", "created_at", "updated_at"},
-	func(row pgx.Row) (store.Instruction, error) {
-		var i store.Instruction
-		err := row.Scan(&i.ID, &i.Workspace, &i.Text, &i.State, &i.Session, &i.CreatedAt, &i.UpdatedAt)
-		return i, err
-	},
-	func(i store.Instruction) []any {
-		return []any{string(i.ID), string(i.Workspace), i.Text, string(i.State), string(i.Session), i.CreatedAt, i.UpdatedAt}
+	func(i *store.Instruction) []any {
+		return []any{&i.ID, &i.Workspace, &i.Text, &i.State, &i.Session, &i.CreatedAt, &i.UpdatedAt}
 	},
 	func(i store.Instruction) baton.WorkspaceID { return i.Workspace })
 

@@ -1,8 +1,6 @@
 package pgstore
 
 import (
-	"github.com/jackc/pgx/v5"
-
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
 )
@@ -10,15 +8,9 @@ import (
 var launches = newTable(kindLaunch, "launches",
 	[]string{"id", "workspace", "session", "handoff", "attempt", "holder", "host", "engine", "epoch", "gone", "admitted",
 		"end_reason", "created_at", "updated_at"},
-	func(row pgx.Row) (store.Launch, error) {
-		var l store.Launch
-		err := row.Scan(&l.ID, &l.Workspace, &l.Session, &l.Handoff, &l.Attempt, &l.Holder, &l.Host, &l.Engine, &l.Epoch,
-			&l.Gone, &l.Admitted, &l.EndReason, &l.CreatedAt, &l.UpdatedAt)
-		return l, err
-	},
-	func(l store.Launch) []any {
-		return []any{string(l.ID), string(l.Workspace), string(l.Session), string(l.Handoff), l.Attempt, l.Holder,
-			l.Host, l.Engine, l.Epoch, l.Gone, l.Admitted, l.EndReason, l.CreatedAt, l.UpdatedAt}
+	func(l *store.Launch) []any {
+		return []any{&l.ID, &l.Workspace, &l.Session, &l.Handoff, &l.Attempt, &l.Holder, &l.Host, &l.Engine, &l.Epoch,
+			&l.Gone, &l.Admitted, &l.EndReason, &l.CreatedAt, &l.UpdatedAt}
 	},
 	func(l store.Launch) baton.WorkspaceID { return l.Workspace })
 

@@ -100,22 +100,9 @@ func (o Options) limits(params map[string]string) {
 	}
 }
 
-func (o Options) schema() string {
-	if o.Schema == "" {
-		return defaultSchema
-	}
-	return o.Schema
-}
-
-func (o Options) timeout() time.Duration {
-	if o.Timeout == 0 {
-		return defaultTimeout
-	}
-	return o.Timeout
-}
-
+// validate checks o, its Schema set.
 func (o Options) validate() error {
-	s := o.schema()
+	s := o.Schema
 	if len(s) > maxSchemaLen {
 		return baton.Errorf(baton.ErrInvalid, "pgstore: schema %q is longer than %d bytes", s, maxSchemaLen)
 	}

@@ -1,8 +1,8 @@
 package pgstore
 
 import (
-	"bytes"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,21 +13,22 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/internal/backend"
+	"github.com/batonhq/baton/store/internal/records"
 )
 
 // table describes how one record kind maps onto its table: cols are the
-// columns in the order args writes them, id first; scan reads them
-// followed by the read-only columns (set by the server); ws returns the
+// columns a write sets, id first; fields returns pointers to the fields
+// of a record that hold them, in that order, followed by those of the
+// read-only columns (set by the server), which a scan reads too: the
+// targets of a scan and the arguments of a write; ws returns the
 // workspace a record belongs to.
 type table[R any] struct {
-	kind string // "workspace", ...: for errors and the seen set
-	name string
-	cols []string
-	scan func(pgx.Row) (R, error)
-	args func(R) []any
-	ws   func(R) baton.WorkspaceID
+	kind   string // "workspace", ...: for errors and the seen set
+	name   string
+	cols   []string
+	fields func(*R) []any
+	ws     func(R) baton.WorkspaceID
 
 	selectSQL string // SELECT cols FROM name (no WHERE)
 	getSQL    string // ... WHERE <key> = $1 (the key is the first column)
@@ -75,29 +76,68 @@ func (tb *table[R]) diff(old, r R) (sql string, args []any) {
 	return sql, args
 }
 
-// sameArg reports whether two arguments of a column write the same
-// value: false when it cannot tell. Times compare as stored, to the
-// microsecond.
+// sameArg reports whether two arguments of a column (pointers, as args
+// returns them) write the same value: equal values do; times compare as
+// stored, to the microsecond.
 func sameArg(a, b any) bool {
-	switch x := a.(type) {
-	case string, bool, int, int64, baton.EngineConfig, store.HandoffReason, store.PressurePolicy:
-		return a == b // comparable: false for another dynamic type
-	case []byte:
-		y, ok := b.([]byte)
-		return ok && bytes.Equal(x, y)
-	case []string:
-		y, ok := b.([]string)
-		return ok && slices.Equal(x, y)
-	case time.Time:
-		y, ok := b.(time.Time)
-		return ok && x.Truncate(time.Microsecond).Equal(y.Truncate(time.Microsecond))
+	x, y := reflect.ValueOf(a), reflect.ValueOf(b)
+	if x.Kind() == reflect.Pointer {
+		x, y = x.Elem(), y.Elem()
 	}
-	return false
+	if t, ok := x.Interface().(time.Time); ok {
+		return t.Truncate(time.Microsecond).Equal(y.Interface().(time.Time).Truncate(time.Microsecond))
+	}
+	return reflect.DeepEqual(x.Interface(), y.Interface())
 }
 
-func newTable[R any](kind, name string, cols []string, scan func(pgx.Row) (R, error), args func(R) []any,
-	ws func(R) baton.WorkspaceID, readOnly ...string) *table[R] {
-	t := &table[R]{kind: kind, name: name, cols: cols, scan: scan, args: args, ws: ws}
+// scan reads a row of the table's columns, read-only ones included.
+func (tb *table[R]) scan(row pgx.Row) (R, error) {
+	var r R
+	fields := tb.fields(&r)
+	err := row.Scan(fields...)
+	for _, f := range fields {
+		if ids, ok := f.(*[]baton.SessionID); ok {
+			*ids = records.Clone(*ids) // nil when empty, as the store keeps it
+		}
+	}
+	return r, err
+}
+
+// args returns the arguments of a write of r: pointers into a copy of it,
+// but for a list of session ids, written as a text[] (an empty one rather
+// than NULL).
+func (tb *table[R]) args(r R) []any {
+	args := tb.fields(&r)[:len(tb.cols)]
+	for i, a := range args {
+		if ids, ok := a.(*[]baton.SessionID); ok {
+			strs := make([]string, 0, len(*ids))
+			for _, id := range *ids {
+				strs = append(strs, string(id))
+			}
+			args[i] = strs
+		}
+	}
+	return args
+}
+
+// token reads and writes a baton.TokenHash as a bytea (pgtype's
+// BytesScanner and BytesValuer); an empty bytea reads as the zero hash.
+type token struct{ h *baton.TokenHash }
+
+func (t token) ScanBytes(b []byte) error {
+	if len(b) != 0 && len(b) != len(t.h) {
+		return fmt.Errorf("%w: a token hash of %d bytes", ErrDatabase, len(b))
+	}
+	*t.h = baton.TokenHash{}
+	copy(t.h[:], b)
+	return nil
+}
+
+func (t token) BytesValue() ([]byte, error) { return t.h[:], nil }
+
+func newTable[R any](kind, name string, cols []string, fields func(*R) []any, ws func(R) baton.WorkspaceID,
+	readOnly ...string) *table[R] {
+	t := &table[R]{kind: kind, name: name, cols: cols, fields: fields, ws: ws}
 	list := strings.Join(cols, ", ")
 	t.selectSQL = "SELECT " + strings.Join(append(slices.Clone(cols), readOnly...), ", ") + " FROM " + name
 	t.getSQL = t.selectSQL + " WHERE " + cols[0] + " = $1"
@@ -220,16 +260,6 @@ func putChecked[R any](t *tx, tb *table[R], op, id string, r R) error {
 	}
 	put(t, tb, id, r)
 	return nil
-}
-
-// tokenHash converts a scanned bytea back into a TokenHash.
-func tokenHash(b []byte) (baton.TokenHash, error) {
-	var h baton.TokenHash
-	if len(b) != 0 && len(b) != len(h) {
-		return h, fmt.Errorf("%w: a token hash of %d bytes", ErrDatabase, len(b))
-	}
-	copy(h[:], b)
-	return h, nil
 }
 
 // Record kinds, also the change feed's kinds where they have one.

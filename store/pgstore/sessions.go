@@ -14,17 +14,10 @@ var sessions = newTable(kindSession, "sessions",
 	[]string{"id", "workspace", "config", "native_id", "actual_model", "engine_version", "status", "activation_order", "started_at",
 		"ended_at", "end_reason", "created_at", "rank_above", "rank_below",
 		"context_tokens", "context_window", "usage_launch", "pressure"},
-	func(row pgx.Row) (store.Session, error) {
-		var s store.Session
-		err := row.Scan(&s.ID, &s.Workspace, &s.Config, &s.NativeID, &s.ActualModel, &s.EngineVersion, &s.Status, &s.ActivationOrder,
+	func(s *store.Session) []any {
+		return []any{&s.ID, &s.Workspace, &s.Config, &s.NativeID, &s.ActualModel, &s.EngineVersion, &s.Status, &s.ActivationOrder,
 			&s.StartedAt, &s.EndedAt, &s.EndReason, &s.CreatedAt, &s.RankAbove, &s.RankBelow,
-			&s.Usage.Tokens, &s.Usage.Window, &s.Usage.Launch, &s.Pressure, &s.Seq)
-		return s, err
-	},
-	func(s store.Session) []any {
-		return []any{string(s.ID), string(s.Workspace), s.Config, s.NativeID, s.ActualModel, s.EngineVersion, string(s.Status), s.ActivationOrder,
-			s.StartedAt, s.EndedAt, s.EndReason, s.CreatedAt, string(s.RankAbove), string(s.RankBelow),
-			s.Usage.Tokens, s.Usage.Window, string(s.Usage.Launch), string(s.Pressure)}
+			&s.Usage.Tokens, &s.Usage.Window, &s.Usage.Launch, &s.Pressure, &s.Seq}
 	},
 	func(s store.Session) baton.WorkspaceID { return s.Workspace },
 	"seq")

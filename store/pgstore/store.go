@@ -70,6 +70,12 @@ var (
 // ErrDatabase if the server cannot be reached or refuses the migration; an
 // error wrapping ctx.Err() if ctx ends first.
 func Open(ctx context.Context, connString string, opts Options) (*Store, error) {
+	if opts.Schema == "" {
+		opts.Schema = defaultSchema
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = defaultTimeout
+	}
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
@@ -81,7 +87,7 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	if log == nil {
 		log = zap.NewNop()
 	}
-	schema := opts.schema()
+	schema := opts.Schema
 	// The schema as search_path, and UTC as time zone (the change feed
 	// renders times as text).
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema
@@ -95,7 +101,7 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	s := &Store{
 		log:        log,
 		maxRetries: backend.Retries(opts.MaxConflictRetries),
-		timeout:    opts.timeout(),
+		timeout:    opts.Timeout,
 		notify:     newNotifier(cfg.ConnConfig.Copy(), schema+"_changes", log),
 	}
 	opts.limits(cfg.ConnConfig.RuntimeParams)

@@ -343,20 +343,15 @@ func (t *tx) rollback() {
 	if t.conn.Conn().PgConn().TxStatus() == 'I' {
 		return // the failed COMMIT already ended it
 	}
-	ctx, cancel := cleanupContext(t.ctx)
-	defer cancel()
+	ctx := t.ctx
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+		defer cancel()
+	}
 	_, _ = t.conn.Exec(ctx, "ROLLBACK")
 }
 
-// cleanupTimeout bounds the rollback of what a done context left open on
+// rollbackTimeout bounds the rollback of what a done context left open on
 // a connection.
-const cleanupTimeout = 5 * time.Second
-
-// cleanupContext returns ctx while it is not done, and once it is, a
-// context of its own, bounded by cleanupTimeout.
-func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if ctx.Err() == nil {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-}
+const rollbackTimeout = 5 * time.Second

@@ -3,22 +3,14 @@ package pgstore
 import (
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
 )
 
 var wakeups = newTable(kindWakeup, "wakeups",
 	[]string{"id", "workspace", "session", "prompt", "at", "status", "reason", "created_at", "updated_at"},
-	func(row pgx.Row) (store.Wakeup, error) {
-		var w store.Wakeup
-		err := row.Scan(&w.ID, &w.Workspace, &w.Session, &w.Prompt, &w.At, &w.Status, &w.Reason, &w.CreatedAt, &w.UpdatedAt)
-		return w, err
-	},
-	func(w store.Wakeup) []any {
-		return []any{string(w.ID), string(w.Workspace), string(w.Session), w.Prompt, w.At, string(w.Status), w.Reason,
-			w.CreatedAt, w.UpdatedAt}
+	func(w *store.Wakeup) []any {
+		return []any{&w.ID, &w.Workspace, &w.Session, &w.Prompt, &w.At, &w.Status, &w.Reason, &w.CreatedAt, &w.UpdatedAt}
 	},
 	func(w store.Wakeup) baton.WorkspaceID { return w.Workspace })
 

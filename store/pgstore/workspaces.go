@@ -13,23 +13,9 @@ import (
 var workspaces = newTable(kindWorkspace, "workspaces",
 	[]string{"id", "name", "mission", "root", "config", "current_session", "activation_counter",
 		"running", "rank_head", "ranked", "archived", "created_at", "updated_at", "share", "pressure"},
-	func(row pgx.Row) (store.Workspace, error) {
-		var w store.Workspace
-		var running []string
-		err := row.Scan(&w.ID, &w.Name, &w.Mission, &w.Root, &w.Config, &w.CurrentSession,
-			&w.ActivationCounter, &running, &w.RankHead, &w.Ranked, &w.Archived, &w.CreatedAt, &w.UpdatedAt, &w.Share, &w.Pressure)
-		for _, id := range running {
-			w.Running = append(w.Running, baton.SessionID(id))
-		}
-		return w, err
-	},
-	func(w store.Workspace) []any {
-		running := make([]string, 0, len(w.Running))
-		for _, id := range w.Running {
-			running = append(running, string(id))
-		}
-		return []any{string(w.ID), w.Name, w.Mission, w.Root, w.Config, string(w.CurrentSession),
-			w.ActivationCounter, running, string(w.RankHead), w.Ranked, w.Archived, w.CreatedAt, w.UpdatedAt, string(w.Share), w.Pressure}
+	func(w *store.Workspace) []any {
+		return []any{&w.ID, &w.Name, &w.Mission, &w.Root, &w.Config, &w.CurrentSession,
+			&w.ActivationCounter, &w.Running, &w.RankHead, &w.Ranked, &w.Archived, &w.CreatedAt, &w.UpdatedAt, &w.Share, &w.Pressure}
 	},
 	func(w store.Workspace) baton.WorkspaceID { return w.ID })
 
@@ -93,20 +79,9 @@ func (t *tx) ListWorkspaces() ([]store.Workspace, error) {
 // (PutReservation inserts or replaces).
 var reservations = newTable(kindReservation, "reservations",
 	[]string{"workspace", "held", "handoff", "owner", "epoch", "lease_holder", "lease_expires", "lease_store", "updated_at"},
-	func(row pgx.Row) (store.Reservation, error) {
-		var r store.Reservation
-		var owner []byte
-		err := row.Scan(&r.Workspace, &r.Held, &r.Handoff, &owner, &r.Epoch, &r.LeaseHolder,
-			&r.LeaseExpires, &r.LeaseStore, &r.UpdatedAt)
-		if err != nil {
-			return r, err
-		}
-		r.Owner, err = tokenHash(owner)
-		return r, err
-	},
-	func(r store.Reservation) []any {
-		return []any{string(r.Workspace), r.Held, string(r.Handoff), r.Owner[:], r.Epoch, r.LeaseHolder,
-			r.LeaseExpires, r.LeaseStore, r.UpdatedAt}
+	func(r *store.Reservation) []any {
+		return []any{&r.Workspace, &r.Held, &r.Handoff, token{&r.Owner}, &r.Epoch, &r.LeaseHolder,
+			&r.LeaseExpires, &r.LeaseStore, &r.UpdatedAt}
 	},
 	func(r store.Reservation) baton.WorkspaceID { return r.Workspace })
 
