@@ -49,15 +49,6 @@ func learn[K comparable, R any](m *map[K]cached[R], k K, r R, ok bool) {
 	}
 }
 
-func (t *tx) seeWorkspace(w store.Workspace) {
-	w.Running = slices.Clone(w.Running)
-	remember(&t.cache.workspaces, w.ID, w, true)
-}
-
-func (t *tx) seeReservation(r store.Reservation) {
-	remember(&t.cache.reservations, r.Workspace, r, true)
-}
-
 // seeHandoff remembers h as the handoff's current value.
 func (t *tx) seeHandoff(h store.Handoff) {
 	h.History = slices.Clone(h.History)

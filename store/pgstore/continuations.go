@@ -5,7 +5,7 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-var continuations = newTable(kindContinuation, "continuations",
+var continuations = newTable("continuation", "continuations",
 	[]string{"id", "workspace", "session", "task", "ending", "prompt", "target", "automated", "state", "reason",
 		"created_at", "updated_at"},
 	func(c *store.Continuation) []any {

@@ -97,8 +97,7 @@ func (t *tx) LastSeq(ws baton.WorkspaceID) (int64, error) {
 	}
 	t.lock(ws)
 	var seq int64
-	_, err := t.queryRow("last seq", "SELECT coalesce(max(seq), 0) FROM changes WHERE workspace = $1", []any{string(ws)},
-		func(row pgx.Row) error { return row.Scan(&seq) })
+	err := t.queryRow("last seq", "SELECT coalesce(max(seq), 0) FROM changes WHERE workspace = $1", []any{string(ws)}, &seq)
 	return seq, err
 }
 

@@ -33,10 +33,12 @@ const pendingSQL = "state NOT IN ('', 'completed', 'cancelled')"
 var takeSlotSQL = handoffs.updateSQL + " AND NOT EXISTS (SELECT 1 FROM handoffs o WHERE o.workspace = $2 AND o." +
 	pendingSQL + " AND o.id <> $1)"
 
-// changeHandoff adds h to the feed, with a History of its own (the caller
-// may change its slice before the commit).
-func (t *tx) changeHandoff(h store.Handoff) {
+// wroteHandoff remembers h as the handoff's current value and adds it to
+// the feed, with a History of their own (the caller may change its slice
+// before the commit).
+func (t *tx) wroteHandoff(h store.Handoff) {
 	h.History = slices.Clone(h.History)
+	remember(&t.cache.handoffs, h.ID, h, true)
 	t.changes(h.Workspace, kindHandoff, string(h.ID), h)
 }
 
@@ -45,7 +47,7 @@ func (t *tx) changeHandoff(h store.Handoff) {
 func (t *tx) handoffList(ws baton.WorkspaceID, rest string, args ...any) ([]store.Handoff, error) {
 	hs, err := list(t, handoffs, ws, rest, args...)
 	for _, h := range hs {
-		if t.mayCache(h.Workspace) {
+		if !t.update || t.locked[h.Workspace] { // one snapshot, or under the lock
 			t.seeHandoff(h)
 		}
 	}
@@ -68,7 +70,7 @@ func (t *tx) GetHandoff(id baton.HandoffID) (store.Handoff, error) {
 	}
 	h, found, err := getLocked(t, handoffs, string(id), func(b *pgx.Batch) {
 		t.readAhead(b, "(SELECT workspace FROM handoffs WHERE id = $1)", string(id), "")
-	}, nil)
+	})
 	if err != nil {
 		return store.Handoff{}, err
 	}
@@ -134,8 +136,7 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 			return err
 		}
 		if n == 1 {
-			t.seeHandoff(h)
-			t.changeHandoff(h)
+			t.wroteHandoff(h)
 			return nil
 		}
 		delete(t.cache.handoffs, h.ID) // read it, under its lock
@@ -163,7 +164,6 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 	} else if sql, args := handoffs.diff(cur, h); sql != "" {
 		t.queue(h.Workspace, sql, args...)
 	}
-	t.seeHandoff(h)
-	t.changeHandoff(h)
+	t.wroteHandoff(h)
 	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-var launches = newTable(kindLaunch, "launches",
+var launches = newTable("launch", "launches",
 	[]string{"id", "workspace", "session", "handoff", "attempt", "holder", "host", "engine", "epoch", "gone", "admitted",
 		"end_reason", "created_at", "updated_at"},
 	func(l *store.Launch) []any {

@@ -35,7 +35,9 @@ type table[R any] struct {
 	insertSQL string // INSERT ... ON CONFLICT DO NOTHING
 	upsertSQL string // INSERT ... ON CONFLICT (<key>) DO UPDATE SET every column but the key
 	updateSQL string // UPDATE ... SET every column but the key WHERE <key> = $1
-	lockSQL   string // lockOfSQL of the table: the lock of row $1's workspace
+	// lockSQL takes the lock of the workspace of the row keyed $1, if there
+	// is one; its row count says whether there was.
+	lockSQL string
 	// updates holds, by the mask of the columns they set, the updates
 	// diff returns.
 	updates sync.Map
@@ -141,7 +143,7 @@ func newTable[R any](kind, name string, cols []string, fields func(*R) []any, ws
 	list := strings.Join(cols, ", ")
 	t.selectSQL = "SELECT " + strings.Join(append(slices.Clone(cols), readOnly...), ", ") + " FROM " + name
 	t.getSQL = t.selectSQL + " WHERE " + cols[0] + " = $1"
-	t.lockSQL = lockOfSQL(name, cols[0])
+	t.lockSQL = "SELECT pg_advisory_xact_lock(hashtextextended(workspace, $2)) FROM " + name + " WHERE " + cols[0] + " = $1"
 	params := make([]string, len(cols))
 	sets := make([]string, 0, len(cols)-1)
 	excluded := make([]string, 0, len(cols)-1)
@@ -163,8 +165,8 @@ func newTable[R any](kind, name string, cols []string, fields func(*R) []any, ws
 // the workspace of: in an Update, the statement before the read takes
 // the lock of the row's workspace (lockSQL), and a row the lock did not
 // find (inserted in between) is read again under its lock (lockedRead).
-// each is called with the row found, if any.
-func getLocked[R any](t *tx, tb *table[R], id string, read func(b *pgx.Batch), each func(R)) (r R, found bool, err error) {
+// read, if not nil, queues more reads after it in the same round trip.
+func getLocked[R any](t *tx, tb *table[R], id string, read func(b *pgx.Batch)) (r R, found bool, err error) {
 	err = t.lockedRead(func() ([]baton.WorkspaceID, error) {
 		var lockedRows int64
 		found = false
@@ -191,9 +193,6 @@ func getLocked[R any](t *tx, tb *table[R], id string, read func(b *pgx.Batch), e
 		}
 		return []baton.WorkspaceID{tb.ws(r)}, nil
 	})
-	if err == nil && found && each != nil {
-		each(r)
-	}
 	return r, found, err
 }
 
@@ -203,7 +202,7 @@ func get[R any](t *tx, tb *table[R], id string) (R, error) {
 		var zero R
 		return zero, err
 	}
-	r, found, err := getLocked(t, tb, id, nil, nil)
+	r, found, err := getLocked(t, tb, id, nil)
 	if err != nil {
 		return r, err
 	}
@@ -262,14 +261,11 @@ func putChecked[R any](t *tx, tb *table[R], op, id string, r R) error {
 	return nil
 }
 
-// Record kinds, also the change feed's kinds where they have one.
+// Record kinds named besides their tables, also the change feed's kinds
+// where they have one.
 const (
-	kindWorkspace    = "workspace"
-	kindSession      = "session"
-	kindHandoff      = "handoff"
-	kindInstruction  = "instruction"
-	kindReservation  = "reservation"
-	kindWakeup       = "wakeup"
-	kindContinuation = "continuation"
-	kindLaunch       = "launch"
+	kindWorkspace   = "workspace"
+	kindSession     = "session"
+	kindHandoff     = "handoff"
+	kindInstruction = "instruction"
 )

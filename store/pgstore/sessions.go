@@ -1,8 +1,6 @@
 package pgstore
 
 import (
-	"github.com/jackc/pgx/v5"
-
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/internal/backend"
@@ -55,9 +53,7 @@ func (t *tx) PutSession(s store.Session) error {
 	} else {
 		t.lock(s.Workspace)
 		// Not seen here: write now, to learn its Seq for the change feed.
-		_, err := t.queryRow("put session", sessionUpsertSQL, sessions.args(s),
-			func(row pgx.Row) error { return row.Scan(&s.Seq) })
-		if err != nil {
+		if err := t.queryRow("put session", sessionUpsertSQL, sessions.args(s), &s.Seq); err != nil {
 			return err
 		}
 		t.seeSession(s)

@@ -95,13 +95,6 @@ type queuedWrite struct {
 // its own), and writes nothing.
 const lockSQL = "SELECT pg_advisory_xact_lock(hashtextextended($1, $2))"
 
-// lockOfSQL returns the statement that takes the lock of the workspace
-// of the row keyed $1 of table (its key the first column), if there is
-// one; its row count says whether there was.
-func lockOfSQL(table, key string) string {
-	return "SELECT pg_advisory_xact_lock(hashtextextended(workspace, $2)) FROM " + table + " WHERE " + key + " = $1"
-}
-
 // lock queues the lock of ws, in an Update that does not hold it yet.
 func (t *tx) lock(ws baton.WorkspaceID) {
 	if !t.update || t.locked[ws] {
@@ -118,10 +111,6 @@ func (t *tx) holds(ws baton.WorkspaceID) {
 	}
 	t.locked[ws] = true
 }
-
-// mayCache reports whether a row of ws read now may answer later reads
-// of the transaction: in a View (one snapshot), or under ws's lock.
-func (t *tx) mayCache(ws baton.WorkspaceID) bool { return !t.update || t.locked[ws] }
 
 // readable returns ErrTxDone once fn has returned, the failure of an
 // earlier statement, and the context's error once it is done.
@@ -220,20 +209,11 @@ func (t *tx) exec(ws baton.WorkspaceID, op, sql string, args ...any) (int64, err
 	return n, err
 }
 
-// queryRow runs a single-row query now; found is false when it returned no
-// row. scan is called with the row.
-func (t *tx) queryRow(op, sql string, args []any, scan func(pgx.Row) error) (found bool, err error) {
-	err = t.send(op, func(b *pgx.Batch) {
-		b.Queue(sql, args...).QueryRow(func(row pgx.Row) error {
-			err := scan(row)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil
-			}
-			found = err == nil
-			return err
-		})
+// queryRow runs a query of one row now and scans it into dest.
+func (t *tx) queryRow(op, sql string, args []any, dest ...any) error {
+	return t.send(op, func(b *pgx.Batch) {
+		b.Queue(sql, args...).QueryRow(func(row pgx.Row) error { return row.Scan(dest...) })
 	})
-	return found, err
 }
 
 // query runs a query now and calls each for every row.

@@ -7,7 +7,7 @@ import (
 	"github.com/batonhq/baton/store"
 )
 
-var wakeups = newTable(kindWakeup, "wakeups",
+var wakeups = newTable("wakeup", "wakeups",
 	[]string{"id", "workspace", "session", "prompt", "at", "status", "reason", "created_at", "updated_at"},
 	func(w *store.Wakeup) []any {
 		return []any{&w.ID, &w.Workspace, &w.Session, &w.Prompt, &w.At, &w.Status, &w.Reason, &w.CreatedAt, &w.UpdatedAt}

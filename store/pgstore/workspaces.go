@@ -66,7 +66,8 @@ func (t *tx) PutWorkspace(w store.Workspace) error {
 		t.see(kindWorkspace, string(w.ID))
 	}
 	put(t, workspaces, string(w.ID), w)
-	t.seeWorkspace(w)
+	w.Running = slices.Clone(w.Running) // the cache's own
+	remember(&t.cache.workspaces, w.ID, w, true)
 	return nil
 }
 
@@ -77,7 +78,7 @@ func (t *tx) ListWorkspaces() ([]store.Workspace, error) {
 
 // reservations are keyed by workspace, and written by an upsert
 // (PutReservation inserts or replaces).
-var reservations = newTable(kindReservation, "reservations",
+var reservations = newTable("reservation", "reservations",
 	[]string{"workspace", "held", "handoff", "owner", "epoch", "lease_holder", "lease_expires", "lease_store", "updated_at"},
 	func(r *store.Reservation) []any {
 		return []any{&r.Workspace, &r.Held, &r.Handoff, token{&r.Owner}, &r.Epoch, &r.LeaseHolder,
@@ -98,6 +99,6 @@ func (t *tx) PutReservation(r store.Reservation) error {
 		return err
 	}
 	t.queue(r.Workspace, reservations.upsertSQL, reservations.args(r)...)
-	t.seeReservation(r)
+	remember(&t.cache.reservations, r.Workspace, r, true)
 	return nil
 }
