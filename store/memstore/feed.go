@@ -28,18 +28,17 @@ func (t *tx) commit() []baton.WorkspaceID {
 
 // outChange copies a stored change for the caller.
 func outChange(c store.Change) store.Change {
-	switch {
-	case c.Handoff != nil:
-		h := clone(*c.Handoff)
-		c.Handoff = &h
-	case c.Session != nil:
-		s := *c.Session
-		c.Session = &s
-	case c.Instruction != nil:
-		i := *c.Instruction
-		c.Instruction = &i
-	}
+	c.Handoff, c.Session, c.Instruction = cloned(c.Handoff), cloned(c.Session), cloned(c.Instruction)
 	return c
+}
+
+// cloned returns a pointer to a clone of *p, nil if p is.
+func cloned[R any](p *R) *R {
+	if p == nil {
+		return nil
+	}
+	r := clone(*p)
+	return &r
 }
 
 // Changes returns the committed changes of ws with Seq > after, ascending,
@@ -50,18 +49,13 @@ func (t *tx) Changes(ws baton.WorkspaceID, after int64, limit int) ([]store.Chan
 		return nil, err
 	}
 	l := t.st.feed[ws]
-	// Seq n is at index n-1.
-	start := max(after, 0)
-	if start >= int64(len(l)) {
-		return nil, nil
+	l = l[min(max(after, 0), int64(len(l))):] // Seq n is at index n-1
+	if limit > 0 {
+		l = l[:min(limit, len(l))]
 	}
-	l = l[start:]
-	if limit > 0 && len(l) > limit {
-		l = l[:limit]
-	}
-	out := make([]store.Change, len(l))
-	for i, c := range l {
-		out[i] = outChange(c)
+	var out []store.Change
+	for _, c := range l {
+		out = append(out, outChange(c))
 	}
 	return out, nil
 }

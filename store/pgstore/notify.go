@@ -75,17 +75,6 @@ func (n *notifier) start(ctx context.Context) error {
 	return nil
 }
 
-// subscribe registers a subscriber. After close its channel never
-// receives.
-func (n *notifier) subscribe(ws baton.WorkspaceID) (<-chan struct{}, func()) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.closed {
-		return make(chan struct{}, 1), func() {}
-	}
-	return n.hub.Subscribe(ws)
-}
-
 // close stops the listener and the publisher (which sends what is queued
 // first) and waits for them; later notifications go nowhere.
 func (n *notifier) close() {

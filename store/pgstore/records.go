@@ -243,7 +243,7 @@ func list[R any](t *tx, tb *table[R], ws baton.WorkspaceID, rest string, args ..
 // upserted on its key, which no other uniqueness rule constrains.
 func put[R any](t *tx, tb *table[R], id string, r R) {
 	sql := tb.upsertSQL
-	if t.known(tb.kind, id) {
+	if _, known := t.seen[recordKey{tb.kind, id}]; known {
 		sql = tb.updateSQL
 	}
 	t.queue(tb.ws(r), sql, tb.args(r)...)

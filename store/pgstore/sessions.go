@@ -31,9 +31,8 @@ func (t *tx) GetSession(id baton.SessionID) (store.Session, error) {
 	return s, err
 }
 
-// seeSession remembers that s exists, and its Seq.
+// seeSession remembers the Seq of s (that s exists).
 func (t *tx) seeSession(s store.Session) {
-	t.see(kindSession, string(s.ID))
 	if t.sessionSeqs == nil {
 		t.sessionSeqs = map[baton.SessionID]int64{}
 	}

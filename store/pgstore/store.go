@@ -216,16 +216,13 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) e
 		if attempt >= s.maxRetries {
 			return fmt.Errorf("%w (%d attempts): %w", store.ErrTxConflict, attempt+1, err)
 		}
-		s.log.Debug(retryMessage, zap.Int("attempt", attempt+1), zap.Error(err))
+		s.log.Debug("pgstore: conflict, retrying", zap.Int("attempt", attempt+1), zap.Error(err))
 		// Up to (attempt+1) ms, at most about 10 ms.
 		if err := backend.Pause(ctx, time.Duration(min(attempt+1, 10))*time.Millisecond); err != nil {
 			return fmt.Errorf("pgstore: %w", err)
 		}
 	}
 }
-
-// retryMessage is what the Logger gets, at debug level, for each retry.
-const retryMessage = "pgstore: conflict, retrying"
 
 // attempt runs fn once; retry says the failure is worth another attempt.
 func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, update bool) (err error, retry bool) {
@@ -273,7 +270,13 @@ func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, update boo
 // it reconnects and then notifies every subscriber, since changes may have
 // been missed meanwhile. After Close, channels receive nothing more.
 func (s *Store) Subscribe(ws baton.WorkspaceID) (<-chan struct{}, func()) {
-	return s.notify.subscribe(ws)
+	n := s.notify
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return make(chan struct{}, 1), func() {} // never receives
+	}
+	return n.hub.Subscribe(ws)
 }
 
 // Code values of PostgreSQL errors this package handles.

@@ -265,11 +265,6 @@ func (t *tx) see(kind, id string) {
 	t.seen[recordKey{kind, id}] = struct{}{}
 }
 
-func (t *tx) known(kind, id string) bool {
-	_, ok := t.seen[recordKey{kind, id}]
-	return ok
-}
-
 // changes records the value a write left a feed record of workspace ws
 // with: at commit the record leaves one change, with its last value, in
 // the feed of the workspace of that value.
