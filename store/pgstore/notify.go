@@ -43,13 +43,12 @@ type notifier struct {
 	mu     sync.Mutex
 	self   uint32 // the backend pid of the publisher's connection, 0 if none
 	closed bool
-	stop   context.CancelFunc
-	done   chan struct{} // closed when the listener has returned
+	stop   context.CancelFunc // ends the listener and the publisher
+	wg     sync.WaitGroup     // the listener and the publisher
 
 	// The publisher (publish.go) sends the notifications of commits.
-	unsent    map[string]struct{} // workspace ids
-	kick      chan struct{}
-	published chan struct{} // closed when the publisher has returned
+	unsent map[string]struct{} // workspace ids
+	kick   chan struct{}
 }
 
 func newNotifier(cfg *pgx.ConnConfig, channel string, log *zap.Logger) *notifier {
@@ -69,24 +68,21 @@ func (n *notifier) start(ctx context.Context) error {
 		return dbErr("listen", err)
 	}
 	lctx, stop := context.WithCancel(context.Background())
-	n.stop, n.done, n.published = stop, make(chan struct{}), make(chan struct{})
-	go n.listen(lctx, conn)
-	go n.publisher(lctx)
+	n.stop = stop
+	n.wg.Go(func() { n.listen(lctx, conn) })
+	n.wg.Go(func() { n.publisher(lctx) })
 	return nil
 }
 
 // close stops the listener and the publisher (which sends what is queued
-// first) and waits for them; later notifications go nowhere.
+// first) and waits for them; later notifications go nowhere. It follows a
+// successful start.
 func (n *notifier) close() {
 	n.mu.Lock()
 	n.closed = true
-	stop, done, published := n.stop, n.done, n.published
 	n.mu.Unlock()
-	if stop != nil {
-		stop()
-		<-done
-		<-published
-	}
+	n.stop()
+	n.wg.Wait()
 }
 
 // wake notifies the subscribers of wss and those of every workspace (all:
@@ -141,7 +137,6 @@ func closeConn(conn *pgx.Conn) {
 // After each reconnection every subscriber is notified: changes committed
 // while nobody listened would be missed otherwise.
 func (n *notifier) listen(ctx context.Context, conn *pgx.Conn) {
-	defer close(n.done)
 	for {
 		err := n.serve(ctx, conn)
 		closeConn(conn)

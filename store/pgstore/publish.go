@@ -65,7 +65,6 @@ func (n *notifier) takeUnsent() []string {
 // publisher sends queued notifications until ctx ends, then makes a last
 // attempt for what is left.
 func (n *notifier) publisher(ctx context.Context) {
-	defer close(n.published)
 	var conn *pgx.Conn
 	defer func() {
 		if conn != nil {
