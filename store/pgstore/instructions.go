@@ -33,8 +33,8 @@ func (t *tx) ListInstructions(ws baton.WorkspaceID) ([]store.Instruction, error)
 }
 
 // OpenInstructions returns the pending and unknown instructions of ws,
-// oldest first, from the partial index that holds only those (migration
-// 0006).
+// oldest first, from the partial index that holds only those
+// (instructions_open).
 func (t *tx) OpenInstructions(ws baton.WorkspaceID) ([]store.Instruction, error) {
 	return list(t, instructions, ws, "WHERE workspace = $1 AND "+openInstructionSQL+" ORDER BY ord", string(ws))
 }
