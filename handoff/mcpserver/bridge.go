@@ -16,29 +16,22 @@ import (
 	"github.com/batonhq/baton"
 )
 
-// bridgeConfig is what Bridge reads from its environment.
-type bridgeConfig struct {
-	// endpoint is the URL of the host's Handler (loopback).
-	endpoint string
-	// access is sent with every request, in the X-Baton-* headers.
-	access Access
-}
-
-// bridgeFromEnv reads the bridge's configuration from environ (see Bridge).
-// Errors: ErrBadConfig when a variable is missing or the URL is not an
-// http URL.
-func bridgeFromEnv(environ []string) (bridgeConfig, error) {
+// bridgeFromEnv reads the bridge's endpoint, the URL of the host's
+// Handler, and the access it sends with every request from environ (see
+// Bridge). Errors: ErrBadConfig when a variable is missing or the URL is
+// not an http URL.
+func bridgeFromEnv(environ []string) (string, Access, error) {
 	get := func(k string) string { return envLookup(environ, k) }
-	c := bridgeConfig{endpoint: get(envURL), access: accessFrom(get, envScope, envWorkspace, envHandoff, envToken)}
-	c.access.Bearer = baton.ParseToken(get(envBearer))
-	u, err := url.Parse(c.endpoint)
+	endpoint, a := get(envURL), accessFrom(get, envScope, envWorkspace, envHandoff, envToken)
+	a.Bearer = baton.ParseToken(get(envBearer))
+	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return bridgeConfig{}, baton.Errorf(ErrBadConfig, "%s must be the http URL of the host's MCP endpoint", envURL)
+		return "", Access{}, baton.Errorf(ErrBadConfig, "%s must be the http URL of the host's MCP endpoint", envURL)
 	}
-	if err := c.access.valid(); err != nil {
-		return bridgeConfig{}, baton.Errorf(ErrBadConfig, "%v (set %s, %s, %s and %s)", err, envScope, envWorkspace, envHandoff, envToken)
+	if err := a.valid(); err != nil {
+		return "", Access{}, baton.Errorf(ErrBadConfig, "%v (set %s, %s, %s and %s)", err, envScope, envWorkspace, envHandoff, envToken)
 	}
-	return c, nil
+	return endpoint, a, nil
 }
 
 // Bridge serves MCP over in and out (os.Stdin and os.Stdout when nil),
@@ -60,7 +53,7 @@ func bridgeFromEnv(environ []string) (bridgeConfig, error) {
 // missing or the URL is not an http URL (nothing was read from in then).
 // No goroutine outlives it.
 func Bridge(ctx context.Context, environ []string, in io.ReadCloser, out io.WriteCloser) error {
-	c, err := bridgeFromEnv(environ)
+	endpoint, access, err := bridgeFromEnv(environ)
 	if err != nil {
 		return err
 	}
@@ -70,13 +63,13 @@ func Bridge(ctx context.Context, environ []string, in io.ReadCloser, out io.Writ
 	if out == nil {
 		out = nopCloser{os.Stdout}
 	}
-	b := &bridge{access: c.access}
-	hc := &http.Client{Transport: &headerTransport{b: b, base: http.DefaultTransport}}
+	b := &bridge{access: access}
+	hc := &http.Client{Transport: b}
 	local, err := (&mcp.IOTransport{Reader: in, Writer: out}).Connect(ctx)
 	if err != nil {
 		return err
 	}
-	remote, err := (&mcp.StreamableClientTransport{Endpoint: c.endpoint, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}).Connect(ctx)
+	remote, err := (&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}).Connect(ctx)
 	if err != nil {
 		_ = local.Close()
 		return err
@@ -84,15 +77,13 @@ func Bridge(ctx context.Context, environ []string, in io.ReadCloser, out io.Writ
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := make(chan error, 2)
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); errs <- b.pump(ctx, local, remote, true) }()
-	go func() { defer wg.Done(); errs <- b.pump(ctx, remote, local, false) }()
+	go func() { errs <- b.pump(ctx, local, remote, true) }()
+	go func() { errs <- b.pump(ctx, remote, local, false) }()
 	err = <-errs
 	cancel()
 	_ = local.Close()
 	_ = remote.Close()
-	wg.Wait()
+	<-errs // the other pump has returned
 	if errors.Is(err, io.EOF) {
 		return nil
 	}
@@ -161,24 +152,20 @@ func (b *bridge) noteVersion(m *jsonrpc.Response) {
 	}
 }
 
-// headerTransport adds the Access headers and the protocol version.
-type headerTransport struct {
-	b    *bridge
-	base http.RoundTripper
-}
-
-func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+// RoundTrip makes b the bridge's HTTP transport: it adds the Access
+// headers and the protocol version to every request.
+func (b *bridge) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	for k, v := range t.b.access.Header() {
+	for k, v := range b.access.Header() {
 		r.Header[k] = v
 	}
-	t.b.mu.Lock()
-	v := t.b.version
-	t.b.mu.Unlock()
+	b.mu.Lock()
+	v := b.version
+	b.mu.Unlock()
 	if v != "" && r.Header.Get("Mcp-Protocol-Version") == "" {
 		r.Header.Set("Mcp-Protocol-Version", v)
 	}
-	return t.base.RoundTrip(r)
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 type nopCloser struct{ io.Writer }

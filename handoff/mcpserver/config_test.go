@@ -20,18 +20,18 @@ func TestConfigAndBridgeOptionsAreChecked(t *testing.T) {
 		name string
 		err  error
 	}{
-		{"bridge without URL", func() error { _, err := mcpserver.BridgeFromEnv(good.Environ("")); return err }()},
-		{"bridge without token", func() error { _, err := mcpserver.BridgeFromEnv(noToken.Environ("http://127.0.0.1:1/")); return err }()},
-		{"bridge with a file URL", func() error { _, err := mcpserver.BridgeFromEnv(good.Environ("file:///tmp/x")); return err }()},
+		{"bridge without URL", func() error { _, _, err := mcpserver.BridgeFromEnv(good.Environ("")); return err }()},
+		{"bridge without token", func() error { _, _, err := mcpserver.BridgeFromEnv(noToken.Environ("http://127.0.0.1:1/")); return err }()},
+		{"bridge with a file URL", func() error { _, _, err := mcpserver.BridgeFromEnv(good.Environ("file:///tmp/x")); return err }()},
 	}
 	for _, tt := range tests {
 		if !errors.Is(tt.err, mcpserver.ErrBadConfig) {
 			t.Errorf("%s: %v, want ErrBadConfig", tt.name, tt.err)
 		}
 	}
-	o, err := mcpserver.BridgeFromEnv(append([]string{"OTHER=1"}, good.Environ("http://127.0.0.1:1/mcp")...))
-	if endpoint, acc := mcpserver.BridgeEnv(o); err != nil || acc != good || endpoint != "http://127.0.0.1:1/mcp" {
-		t.Fatalf("BridgeFromEnv = %+v, %v", o, err)
+	endpoint, acc, err := mcpserver.BridgeFromEnv(append([]string{"OTHER=1"}, good.Environ("http://127.0.0.1:1/mcp")...))
+	if err != nil || acc != good || endpoint != "http://127.0.0.1:1/mcp" {
+		t.Fatalf("BridgeFromEnv = %q, %+v, %v", endpoint, acc, err)
 	}
 }
 
@@ -83,12 +83,12 @@ func TestBearerTravelsWithTheAccess(t *testing.T) {
 	if got := a.Header().Get("Authorization"); got != "Bearer host-token" {
 		t.Errorf("Header Authorization = %q; want the bearer", got)
 	}
-	o, err := mcpserver.BridgeFromEnv(a.Environ("http://127.0.0.1:1/mcp"))
+	_, acc, err := mcpserver.BridgeFromEnv(a.Environ("http://127.0.0.1:1/mcp"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, acc := mcpserver.BridgeEnv(o); acc != a {
-		t.Errorf("BridgeFromEnv(Environ(a)).Access = %+v; want %+v", o, a)
+	if acc != a {
+		t.Errorf("BridgeFromEnv(Environ(a)).Access = %+v; want %+v", acc, a)
 	}
 	a.Bearer = baton.Token{}
 	if got := a.Header().Get("Authorization"); got != "" {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/handoff"
@@ -39,8 +40,12 @@ type refusal struct {
 	Action string `json:"action"`
 }
 
-// refuse turns err into a tool error result an agent can act on.
-func refuse(err error) *mcp.CallToolResult {
+// refused logs a refusal of tool and turns err into a tool error result
+// an agent can act on.
+func (s *Server) refused(tool string, a Access, err error) *mcp.CallToolResult {
+	s.cfg.Logger.Info("mcp tool call refused", zap.String("tool", tool), zap.String("scope", string(a.Scope)),
+		zap.String("workspace", string(a.Workspace)), zap.String("handoff", string(a.Handoff)),
+		zap.String("code", baton.ErrorCode(err)), zap.Error(err))
 	r := refusal{Code: baton.ErrorCode(err), Error: err.Error(), Action: action(err)}
 	text := fmt.Sprintf("Refused (baton error %s): %s. %s", r.Code, strings.TrimSuffix(r.Error, "."), r.Action)
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: r}

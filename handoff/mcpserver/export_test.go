@@ -78,8 +78,5 @@ func (h memHistory) Events(_ context.Context, from int64, n int) ([]transcript.E
 	return h[from:min(int64(len(h)), from+int64(n))], nil
 }
 
-// BridgeFromEnv is the configuration Bridge reads from its environment.
+// BridgeFromEnv is the endpoint and access Bridge reads from its environment.
 var BridgeFromEnv = bridgeFromEnv
-
-// BridgeEnv returns the endpoint and access of c.
-func BridgeEnv(c bridgeConfig) (string, Access) { return c.endpoint, c.access }

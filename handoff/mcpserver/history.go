@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/transcript"
@@ -98,7 +97,7 @@ type page struct {
 // and returns where the cursor points (the start without one).
 func (args historyArgs) check() (pos, error) {
 	if d := args.Direction; d != "" && d != oldestFirst && d != newestFirst {
-		return pos{}, baton.Errorf(errBadArguments, "direction %q is neither %q nor %q", clipString(string(d), 40), oldestFirst, newestFirst)
+		return pos{}, baton.Errorf(errBadArguments, "direction %.40q is neither %q nor %q", d, oldestFirst, newestFirst)
 	}
 	if args.Cursor == "" {
 		return pos{}, nil
@@ -120,7 +119,7 @@ func (p pos) cursor() string {
 }
 
 func parseCursor(s string) (pos, error) {
-	bad := baton.Errorf(errBadArguments, "cursor %q was not made by this server", clipString(s, 40))
+	bad := baton.Errorf(errBadArguments, "cursor %.40q was not made by this server", s)
 	rest, ok := strings.CutPrefix(s, cursorPrefix)
 	if !ok {
 		return pos{}, bad
@@ -227,15 +226,4 @@ func label(e entry) string {
 		s += ", continues"
 	}
 	return s + "]\n"
-}
-
-// clipString cuts s to n bytes at a rune boundary, for error messages.
-func clipString(s string, n int) string {
-	if len(s) <= n {
-		return strings.ToValidUTF8(s, "?")
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return strings.ToValidUTF8(s[:n], "?") + "…"
 }

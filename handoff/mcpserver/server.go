@@ -59,25 +59,23 @@ type Config struct {
 // stdio bridge (which forwards to Handler).
 // Safe for concurrent use.
 type Server struct {
-	cfg     Config
-	co      *handoff.Coordinator
-	log     *zap.Logger
-	reds    sync.Pool // cleaner
-	servers map[Scope]*mcp.Server
-	http    *mcp.StreamableHTTPHandler
+	cfg  Config
+	co   *handoff.Coordinator
+	reds sync.Pool // cleaner
+	http *mcp.StreamableHTTPHandler
 
 	mu     sync.Mutex
 	grants map[baton.TokenHash]grant
 }
-
-// cleaner is a recap.Cleaner: it redacts and strips a text the tools show.
-type cleaner = func(dst []byte, text string) []byte
 
 // grant is what a target token may read.
 type grant struct {
 	ws baton.WorkspaceID
 	id baton.HandoffID
 }
+
+// cleaner is a recap.Cleaner: it redacts and strips a text the tools show.
+type cleaner = func(dst []byte, text string) []byte
 
 // New returns a Server. Errors: ErrBadConfig without a Coordinator.
 func New(cfg Config) (*Server, error) {
@@ -90,10 +88,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Version == "" {
 		cfg.Version = "v1"
 	}
-	s := &Server{cfg: cfg, co: cfg.Coordinator, log: cfg.Logger, grants: map[baton.TokenHash]grant{}}
-	if s.log == nil {
-		s.log = zap.NewNop()
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
 	}
+	s := &Server{co: cfg.Coordinator, grants: map[baton.TokenHash]grant{}}
+	if cfg.Facts == nil {
+		cfg.Facts = s.gather
+	}
+	s.cfg = cfg
 	s.reds.New = func() any { return recap.Cleaner(cfg.Limits) }
 	fromHeader := func(req *mcp.CallToolRequest) (Access, error) {
 		if req.Extra == nil || req.Extra.Header == nil {
@@ -101,12 +103,12 @@ func New(cfg Config) (*Server, error) {
 		}
 		return accessFromHeader(req.Extra.Header)
 	}
-	s.servers = map[Scope]*mcp.Server{
+	servers := map[Scope]*mcp.Server{
 		ScopeReport: s.mcpServer(ScopeReport, fromHeader),
 		ScopeTarget: s.mcpServer(ScopeTarget, fromHeader),
 	}
 	s.http = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		return s.servers[Scope(r.Header.Get(headerScope))]
+		return servers[Scope(r.Header.Get(headerScope))]
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	return s, nil
 }
@@ -177,12 +179,4 @@ func (s *Server) authorize(ctx context.Context, a Access) error {
 		}
 		return nil
 	})
-}
-
-// refused logs a refusal and returns it as a tool error.
-func (s *Server) refused(tool string, a Access, err error) *mcp.CallToolResult {
-	s.log.Info("mcp tool call refused", zap.String("tool", tool), zap.String("scope", string(a.Scope)),
-		zap.String("workspace", string(a.Workspace)), zap.String("handoff", string(a.Handoff)),
-		zap.String("code", baton.ErrorCode(err)), zap.Error(err))
-	return refuse(err)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -21,14 +22,10 @@ import (
 
 // Tools returns the names of the tools an Access of scope sees.
 func Tools(scope Scope) []string {
-	switch scope {
-	case ScopeReport:
-		return []string{toolSubmit, toolFacts}
-	case ScopeTarget:
-		return []string{ToolHistory, toolFacts}
-	}
-	return nil
+	return slices.Clone(scopeTools[scope])
 }
+
+var scopeTools = map[Scope][]string{ScopeReport: {toolSubmit, toolFacts}, ScopeTarget: {ToolHistory, toolFacts}}
 
 type accessFunc func(*mcp.CallToolRequest) (Access, error)
 
@@ -89,11 +86,7 @@ func (s *Server) tool(name string, scope Scope, access accessFunc, fn toolFunc) 
 		}
 		var res *mcp.CallToolResult
 		if err == nil {
-			var raw json.RawMessage
-			if req.Params != nil {
-				raw = req.Params.Arguments
-			}
-			res, err = fn(ctx, a, raw)
+			res, err = fn(ctx, a, req.Params.Arguments)
 		}
 		if err != nil {
 			return s.refused(name, a, err), nil
@@ -125,11 +118,6 @@ func decode(raw json.RawMessage, dst any) error {
 
 func text(s string) []mcp.Content { return []mcp.Content{&mcp.TextContent{Text: s}} }
 
-// submitArgs are the arguments of submit_session_handoff.
-type submitArgs struct {
-	Report *string `json:"report"`
-}
-
 // submitted is the structured result of an accepted report.
 type submitted struct {
 	Stored bool `json:"stored"`
@@ -138,7 +126,9 @@ type submitted struct {
 }
 
 func (s *Server) submit(ctx context.Context, a Access, raw json.RawMessage) (*mcp.CallToolResult, error) {
-	var args submitArgs
+	var args struct {
+		Report *string `json:"report"`
+	}
 	if err := decode(raw, &args); err != nil {
 		return nil, err
 	}
@@ -200,13 +190,7 @@ func (s *Server) facts(ctx context.Context, a Access, raw json.RawMessage) (*mcp
 	if err := s.authorize(ctx, a); err != nil {
 		return nil, err
 	}
-	var f facts.Facts
-	var err error
-	if s.cfg.Facts != nil {
-		f, err = s.cfg.Facts(ctx, a.Workspace, a.Handoff)
-	} else {
-		f, err = s.gather(ctx, a.Workspace, a.Handoff)
-	}
+	f, err := s.cfg.Facts(ctx, a.Workspace, a.Handoff)
 	if err != nil {
 		return nil, err
 	}
@@ -240,10 +224,8 @@ func (s *Server) gather(ctx context.Context, ws baton.WorkspaceID, id baton.Hand
 		if err != nil {
 			return facts.Facts{}, err
 		}
-		for _, x := range ss {
-			if x.ID == h.SourceSession {
-				since = x
-			}
+		if i := slices.IndexFunc(ss, func(x store.Session) bool { return x.ID == h.SourceSession }); i >= 0 {
+			since = ss[i]
 		}
 	}
 	return facts.Gather(ctx, w.Root, since.StartedAt, s.cfg.FactsOptions), nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/batonhq/baton"
@@ -172,13 +173,6 @@ func isSpace(c byte) bool {
 	return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
 }
 
-func speakerName(s transcript.Speaker) string {
-	if s == transcript.User {
-		return "user"
-	}
-	return "agent"
-}
-
 // minText is the least text worth starting an entry for.
 const minText = 32
 
@@ -249,7 +243,7 @@ func (w *walker) walk(at pos, room int, back bool, p *page) (pos, bool, error) {
 		if room-labelMax-2 < minText {
 			return pos{e, off}, true, nil
 		}
-		en := entry{Speaker: speakerName(m.speaker), Message: e, From: off, To: off, Size: len(m.text), ReportTurn: m.report}
+		en := entry{Speaker: strings.ToLower(m.speaker.String()), Message: e, From: off, To: off, Size: len(m.text), ReportTurn: m.report}
 		if back {
 			en.From = cut(m.text, off, room-labelMax-2, true)
 		} else {
@@ -305,11 +299,9 @@ var mark = []byte(baton.Redacted)
 // insideMark returns the start of a "[REDACTED]" that the cut i falls
 // strictly inside, or -1.
 func insideMark(t []byte, i int) int {
-	lo := max(0, i-len(baton.Redacted)+1)
-	for j := lo; j < i; j++ {
-		if j+len(baton.Redacted) > i && j+len(baton.Redacted) <= len(t) && bytes.HasPrefix(t[j:], mark) {
-			return j
-		}
+	lo := max(0, i-len(mark)+1)
+	if j := bytes.Index(t[lo:min(len(t), i+len(mark)-1)], mark); j >= 0 {
+		return lo + j
 	}
 	return -1
 }
