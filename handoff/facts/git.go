@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,12 +65,7 @@ func (g *gatherer) git(since time.Time) {
 // that would point git at another repository, plus settings that keep it
 // read-only and non-interactive.
 func env() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
-			out = append(out, kv)
-		}
-	}
+	out := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GIT_") })
 	return append(out, "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "GIT_PAGER=cat")
 }
 
@@ -120,7 +116,7 @@ func (g *gatherer) run(args []string, sep byte, each func(rec []byte) error) err
 	case g.ctx.Err() != nil:
 		return errors.New("gathering was cancelled")
 	case werr != nil:
-		msg := firstLine(stderr.String())
+		msg := firstLine(string(stderr.b))
 		if msg == "" {
 			msg = werr.Error()
 		}
@@ -299,13 +295,8 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (l *limitedBuffer) String() string { return string(l.b) }
-
 func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return clip(strings.TrimPrefix(s, "fatal: "), 200)
 }
 
@@ -315,13 +306,14 @@ func clip(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	i, c := 0, 0
-	for i < len(s) && c < n-1 {
-		_, sz := utf8.DecodeRuneInString(s[i:])
-		i += sz
+	c := 0
+	for i := range s {
+		if c >= n-1 {
+			return s[:i] + "…"
+		}
 		c++
 	}
-	return s[:i] + "…"
+	return s
 }
 
 // short is a commit hash cut to 12 hex digits.

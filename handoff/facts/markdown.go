@@ -112,15 +112,13 @@ func plural(n int, noun string) string {
 	return noun + "s"
 }
 
+// oneLine turns line breaks and tabs into spaces.
+var oneLine = strings.NewReplacer("\n", " ", "\r", " ", "\t", " ")
+
 // code renders s as a one-line Markdown code span, whatever backticks or
 // line breaks it holds.
 func code(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' || r == '\t' {
-			return ' '
-		}
-		return r
-	}, s)
+	s = oneLine.Replace(s)
 	fence := "`"
 	for strings.Contains(s, fence) {
 		fence += "`"
