@@ -21,8 +21,6 @@ type transcriptHistory struct {
 	Path string
 }
 
-var _ mcpserver.History = transcriptHistory{}
-
 // Len implements mcpserver.History. Errors: an error matching
 // baton.ErrNotFound when there is no transcript, ctx's, or the file
 // system's.

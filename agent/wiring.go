@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -217,14 +218,8 @@ func allowedTools(name string, scope mcpserver.Scope) []string {
 	return out
 }
 
-func validName(s string) bool {
-	for _, c := range s {
-		if !(c == '_' || c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
-			return false
-		}
-	}
-	return s != ""
-}
+// validName reports whether s is a server name Claude Code accepts.
+var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`).MatchString
 
 // Profile returns p wired to the server: each launch For gives an MCP side
 // to gets the launch file mcp.json (mode 0600, removed when the launch
