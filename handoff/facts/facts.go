@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"cmp"
 	"context"
 	"time"
 )
@@ -45,9 +46,7 @@ func (o Options) withDefaults() Options {
 	orDefault(&o.MaxDiffFiles, defaultMaxDiffFiles)
 	orDefault(&o.MaxChecks, defaultMaxChecks)
 	orDefault(&o.Timeout, defaultTimeout)
-	if o.Git == "" {
-		o.Git = "git"
-	}
+	o.Git = cmp.Or(o.Git, "git")
 	return o
 }
 

@@ -3,6 +3,7 @@ package facts
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -116,11 +117,7 @@ func (g *gatherer) run(args []string, sep byte, each func(rec []byte) error) err
 	case g.ctx.Err() != nil:
 		return errors.New("gathering was cancelled")
 	case werr != nil:
-		msg := firstLine(string(stderr.b))
-		if msg == "" {
-			msg = werr.Error()
-		}
-		return errors.New("git " + args[0] + ": " + msg)
+		return errors.New("git " + args[0] + ": " + cmp.Or(firstLine(string(stderr.b)), werr.Error()))
 	}
 	return nil
 }

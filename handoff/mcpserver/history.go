@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -147,15 +148,8 @@ func readHistory(ctx context.Context, h History, clean cleaner, args historyArgs
 	if err != nil {
 		return page{}, err
 	}
-	dir := args.Direction
-	if dir == "" {
-		dir = oldestFirst
-	}
-	budget := args.MaxChars
-	if budget == 0 {
-		budget = defaultPageChars
-	}
-	budget = min(max(budget, minPageChars), maxPageChars)
+	dir := cmp.Or(args.Direction, oldestFirst)
+	budget := min(max(cmp.Or(args.MaxChars, defaultPageChars), minPageChars), maxPageChars)
 	n, err := h.Len(ctx)
 	if err != nil {
 		return page{}, err

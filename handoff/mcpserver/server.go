@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -82,15 +83,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Coordinator == nil {
 		return nil, baton.Errorf(ErrBadConfig, "no Coordinator")
 	}
-	if cfg.Name == "" {
-		cfg.Name = defaultName
-	}
-	if cfg.Version == "" {
-		cfg.Version = "v1"
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = zap.NewNop()
-	}
+	cfg.Name, cfg.Version = cmp.Or(cfg.Name, defaultName), cmp.Or(cfg.Version, "v1")
+	cfg.Logger = cmp.Or(cfg.Logger, zap.NewNop())
 	s := &Server{co: cfg.Coordinator, grants: map[baton.TokenHash]grant{}}
 	if cfg.Facts == nil {
 		cfg.Facts = s.gather

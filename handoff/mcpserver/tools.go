@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -197,10 +198,7 @@ func (s *Server) facts(ctx context.Context, a Access, raw json.RawMessage) (*mcp
 	clean := s.reds.Get().(cleaner)
 	defer s.reds.Put(clean)
 	f = redactFacts(f, clean)
-	md := f.Markdown()
-	if md == "" {
-		md = "No facts were gathered."
-	}
+	md := cmp.Or(f.Markdown(), "No facts were gathered.")
 	return &mcp.CallToolResult{Content: text(md), StructuredContent: f}, nil
 }
 
