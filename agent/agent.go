@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -127,9 +128,8 @@ type Host struct {
 	// Wiring renders each launch's MCP configuration.
 	Wiring *Wiring
 
-	clis     map[string]*exec.Engine
-	endpoint string
-	handler  http.Handler
+	clis    map[string]*exec.Engine
+	handler http.Handler
 }
 
 // New builds, on st, the CLI engines cfg asks for (each wired to the MCP
@@ -145,7 +145,7 @@ type Host struct {
 // exec engines', handoff.New's and mcpserver.New's errors. On an error
 // nothing is left running.
 func New(st store.Store, cfg Config) (_ *Host, err error) {
-	endpoint, err := endpointOf(cfg.Addr)
+	w, err := newWiring(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -155,15 +155,8 @@ func New(st store.Store, cfg Config) (_ *Host, err error) {
 	if cfg.Claude == nil && cfg.Codex == nil && len(cfg.Profiles) == 0 && len(cfg.Engines) == 0 {
 		return nil, baton.Errorf(ErrBadConfig, "no engine: set Claude, Codex, Profiles or Engines")
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = zap.NewNop()
-	}
-	w, err := newWiring(wiringOptions{Endpoint: endpoint, Name: cfg.Name, Bridge: cfg.Bridge, Bearer: cfg.Bearer})
-	if err != nil {
-		return nil, err
-	}
-	h := &Host{Wiring: w, endpoint: endpoint}
+	log := cmp.Or(cfg.Logger, zap.NewNop())
+	h := &Host{Wiring: w}
 	defer func() {
 		if err != nil {
 			h.abort()
@@ -187,9 +180,7 @@ func New(st store.Store, cfg Config) (_ *Host, err error) {
 	for name, p := range profiles {
 		o := cfg.Exec
 		o.Profile, o.DataDir = p, filepath.Join(cfg.DataDir, name)
-		if o.Logger == nil {
-			o.Logger = log.Named(name)
-		}
+		o.Logger = cmp.Or(o.Logger, log.Named(name))
 		e, err := exec.New(o)
 		if err != nil {
 			return nil, err
@@ -207,13 +198,9 @@ func New(st store.Store, cfg Config) (_ *Host, err error) {
 	// The targets are granted read_source_history, and the briefing
 	// redacts what the MCP server redacts.
 	so := cfg.Sessions
-	if so.Logger == nil {
-		so.Logger = log.Named("handoff")
-	}
+	so.Logger = cmp.Or(so.Logger, log.Named("handoff"))
 	b := cfg.Briefing
-	if b.HistoryTool == "" {
-		b.HistoryTool = mcpserver.ToolHistory
-	}
+	b.HistoryTool = cmp.Or(b.HistoryTool, mcpserver.ToolHistory)
 	b.Limits.Conversation.Secrets, b.Limits.Conversation.Markers = cfg.MCP.Limits.Secrets, cfg.MCP.Limits.Markers
 	svc, err := session.New(st, h.Engines, so)
 	if err != nil {
@@ -228,9 +215,7 @@ func New(st store.Store, cfg Config) (_ *Host, err error) {
 	if mc.History == nil {
 		mc.History = history(h.Coordinator, h.Engines)
 	}
-	if mc.Logger == nil {
-		mc.Logger = log.Named("mcp")
-	}
+	mc.Logger = cmp.Or(mc.Logger, log.Named("mcp"))
 	if h.MCP, err = mcpserver.New(mc); err != nil {
 		return nil, err
 	}

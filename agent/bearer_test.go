@@ -59,7 +59,7 @@ func TestBearerOneDoor(t *testing.T) {
 // is in the environment (never on the command line).
 func TestBearerInConfigurations(t *testing.T) {
 	bearer := baton.ParseToken("the-hosts-own-token")
-	w, err := agent.NewWiring(agent.WiringOptions{Endpoint: "http://127.0.0.1:1/mcp", Bearer: bearer})
+	w, err := agent.NewWiring(agent.Config{Addr: "127.0.0.1:1", Bearer: bearer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestBearerInConfigurations(t *testing.T) {
 	}
 
 	// Without a bearer, nothing of it is sent.
-	plain, err := agent.NewWiring(agent.WiringOptions{Endpoint: "http://127.0.0.1:1/mcp"})
+	plain, err := agent.NewWiring(agent.Config{Addr: "127.0.0.1:1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 // configuration that reaches the host's endpoint with the attempt's
 // credentials in baton's own headers.
 func ExampleWiring_For() {
-	w, err := agent.NewWiring(agent.WiringOptions{Endpoint: "http://127.0.0.1:8417/mcp"})
+	w, err := agent.NewWiring(agent.Config{Addr: "127.0.0.1:8417"})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -8,7 +8,6 @@ import (
 
 // The names the tests use for the package's internals.
 type (
-	WiringOptions     = wiringOptions
 	TranscriptHistory = transcriptHistory
 )
 
@@ -38,4 +37,4 @@ func (w *Wiring) ClaudeConfig(a mcpserver.Access) ([]byte, error) { return w.ren
 func (h *Host) CLI(name string) *exec.Engine { return h.clis[name] }
 
 // Endpoint returns the MCP server's URL as the CLIs reach it.
-func (h *Host) Endpoint() string { return h.endpoint }
+func (h *Host) Endpoint() string { return h.Wiring.endpoint }

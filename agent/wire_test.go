@@ -27,14 +27,14 @@ import (
 func TestNewOptions(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		o    agent.WiringOptions
+		o    agent.Config
 		err  error
 	}{
-		{"http", agent.WiringOptions{Endpoint: "http://127.0.0.1:1/mcp"}, nil},
-		{"bridge", agent.WiringOptions{Endpoint: "http://127.0.0.1:1/mcp", Name: "relay", Bridge: []string{"/usr/bin/host", "mcp-bridge"}}, nil},
-		{"no endpoint", agent.WiringOptions{}, agent.ErrBadConfig},
-		{"not a URL", agent.WiringOptions{Endpoint: "127.0.0.1:1/mcp"}, agent.ErrBadConfig},
-		{"bad name", agent.WiringOptions{Endpoint: "http://127.0.0.1:1/mcp", Name: "ba ton"}, agent.ErrBadConfig},
+		{"http", agent.Config{Addr: "127.0.0.1:1"}, nil},
+		{"bridge", agent.Config{Addr: "127.0.0.1:1", Name: "relay", Bridge: []string{"/usr/bin/host", "mcp-bridge"}}, nil},
+		{"no addr", agent.Config{}, agent.ErrBadConfig},
+		{"no port", agent.Config{Addr: "127.0.0.1"}, agent.ErrBadConfig},
+		{"bad name", agent.Config{Addr: "127.0.0.1:1", Name: "ba ton"}, agent.ErrBadConfig},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := agent.NewWiring(tc.o)
@@ -159,7 +159,7 @@ func TestFor(t *testing.T) {
 // TestForBeforeAttach: without the Coordinator and the server, a target
 // cannot be known; a report-only turn is still wired.
 func TestForBeforeAttach(t *testing.T) {
-	w, err := agent.NewWiring(agent.WiringOptions{Endpoint: "http://127.0.0.1:1/mcp"})
+	w, err := agent.NewWiring(agent.Config{Addr: "127.0.0.1:1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestForBeforeAttach(t *testing.T) {
 // launch, over HTTP and through the stdio bridge.
 func TestClaudeFlags(t *testing.T) {
 	r, h := transferred(t)
-	bridged, err := agent.NewWiring(agent.WiringOptions{Endpoint: r.url, Bridge: []string{"/usr/local/bin/host", "mcp-bridge"}})
+	bridged, err := agent.NewWiring(agent.Config{Addr: strings.TrimSuffix(strings.TrimPrefix(r.url, "http://"), agent.MCPPath), Bridge: []string{"/usr/local/bin/host", "mcp-bridge"}})
 	if err != nil {
 		t.Fatal(err)
 	}

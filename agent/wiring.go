@@ -1,10 +1,10 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"maps"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -26,31 +26,24 @@ const configFile = "mcp.json"
 // Config.Name is empty: Claude Code calls its tools mcp__baton__<tool>.
 const defaultName = "baton"
 
-// wiringOptions configure a Wiring.
-type wiringOptions struct {
-	// Endpoint is the URL at which the host serves the mcpserver.Server's
-	// Handler, on a loopback listener. Required.
-	Endpoint string
-	// Name is the server's name in the MCP configuration; defaultName when
-	// empty. Claude Code calls its tools mcp__<Name>__<tool>.
-	Name string
-	// Bridge, when set, is the command line of the host's stdio bridge
-	// subcommand (a program and its arguments; the program calls
-	// mcpserver.Bridge with its environment): the CLI launches it
-	// with the turn's Access in its environment instead of reaching
-	// Endpoint over HTTP itself.
-	Bridge []string
-	// Bearer, when set, is the bearer token the host's MCP endpoint
-	// requires (Config.Bearer): every configuration carries it as
-	// "Authorization: Bearer" beside the turn's own credentials.
-	Bearer baton.Token
-}
-
 // Wiring renders, for each launch of an exec engine, the MCP configuration
 // that points the agent CLI at baton's MCP server with the credentials of
 // that turn. Safe for concurrent use.
 type Wiring struct {
-	opts wiringOptions
+	// endpoint is the URL at which the host serves the mcpserver.Server's
+	// Handler, on the loopback listener of Config.Addr. name is the
+	// server's name in the MCP configuration (Config.Name, defaultName
+	// when empty): Claude Code calls its tools mcp__<name>__<tool>.
+	endpoint, name string
+	// bridge, when set, is the command line of the host's stdio bridge
+	// subcommand (Config.Bridge): the CLI launches it with the turn's
+	// Access in its environment instead of reaching endpoint over HTTP
+	// itself.
+	bridge []string
+	// bearer, when set, is the bearer token the host's MCP endpoint
+	// requires (Config.Bearer): every configuration carries it as
+	// "Authorization: Bearer" beside the turn's own credentials.
+	bearer baton.Token
 
 	mu     sync.Mutex
 	co     *handoff.Coordinator
@@ -58,20 +51,18 @@ type Wiring struct {
 	grants map[baton.HandoffID]mcpserver.Access
 }
 
-// newWiring returns a Wiring; New builds one for its Host. Errors:
-// ErrBadConfig when the Endpoint is not an http URL, or the Name one
-// Claude Code would not accept.
-func newWiring(o wiringOptions) (*Wiring, error) {
-	if o.Name == "" {
-		o.Name = defaultName
+// newWiring returns the Wiring of cfg's Addr, Name, Bridge and Bearer; New
+// builds one for its Host. Errors: ErrBadConfig when Addr is not a
+// loopback host:port, or the Name one Claude Code would not accept.
+func newWiring(cfg Config) (*Wiring, error) {
+	endpoint, err := endpointOf(cfg.Addr)
+	if err != nil {
+		return nil, err
 	}
-	o.Bridge = slices.Clone(o.Bridge)
-	w := &Wiring{opts: o, grants: map[baton.HandoffID]mcpserver.Access{}}
-	if u, err := url.Parse(o.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, baton.Errorf(ErrBadConfig, "the endpoint %q is not an http URL", o.Endpoint)
-	}
-	if !validName(o.Name) {
-		return nil, baton.Errorf(ErrBadConfig, "server name %q: use letters, digits, '_' and '-'", o.Name)
+	w := &Wiring{endpoint: endpoint, name: cmp.Or(cfg.Name, defaultName), bridge: slices.Clone(cfg.Bridge), bearer: cfg.Bearer,
+		grants: map[baton.HandoffID]mcpserver.Access{}}
+	if !validName(w.name) {
+		return nil, baton.Errorf(ErrBadConfig, "server name %q: use letters, digits, '_' and '-'", w.name)
 	}
 	return w, nil
 }
@@ -122,12 +113,12 @@ func (w *Wiring) For(ctx context.Context, req engine.StartRequest) (l Launch, ok
 			return Launch{}, false, err
 		}
 	}
-	a.Bearer = w.opts.Bearer
+	a.Bearer = w.bearer
 	cfg, err := w.render(a)
 	if err != nil {
 		return Launch{}, false, err
 	}
-	return Launch{Name: w.opts.Name, URL: w.opts.Endpoint, Access: a, Config: cfg, Tools: allowedTools(w.opts.Name, a.Scope)}, true, nil
+	return Launch{Name: w.name, URL: w.endpoint, Access: a, Config: cfg, Tools: allowedTools(w.name, a.Scope)}, true, nil
 }
 
 // target finds the transfer whose target is req's session, the newest
@@ -192,10 +183,10 @@ func (w *Wiring) render(a mcpserver.Access) ([]byte, error) {
 	if a.Token.IsZero() || (a.Scope != mcpserver.ScopeReport && a.Scope != mcpserver.ScopeTarget) || a.Workspace == "" || a.Handoff == "" {
 		return nil, baton.Errorf(ErrBadConfig, "malformed access (scope %q)", a.Scope)
 	}
-	s := claudeServer{Type: "http", URL: w.opts.Endpoint, Headers: map[string]string{}}
-	if len(w.opts.Bridge) > 0 {
-		s = claudeServer{Type: "stdio", Command: w.opts.Bridge[0], Args: w.opts.Bridge[1:], Env: map[string]string{}}
-		for _, kv := range a.Environ(w.opts.Endpoint) {
+	s := claudeServer{Type: "http", URL: w.endpoint, Headers: map[string]string{}}
+	if len(w.bridge) > 0 {
+		s = claudeServer{Type: "stdio", Command: w.bridge[0], Args: w.bridge[1:], Env: map[string]string{}}
+		for _, kv := range a.Environ(w.endpoint) {
 			k, v, _ := strings.Cut(kv, "=")
 			s.Env[k] = v
 		}
@@ -204,7 +195,7 @@ func (w *Wiring) render(a mcpserver.Access) ([]byte, error) {
 			s.Headers[k] = v[0]
 		}
 	}
-	return json.MarshalIndent(map[string]map[string]claudeServer{"mcpServers": {w.opts.Name: s}}, "", "  ")
+	return json.MarshalIndent(map[string]map[string]claudeServer{"mcpServers": {w.name: s}}, "", "  ")
 }
 
 // allowedTools returns the names Claude Code gives the tools of scope on
@@ -259,7 +250,7 @@ func (w *Wiring) claude(o exec.ClaudeOptions) exec.Profile {
 	// the read-only ones.
 	p.ReportOnly = slices.Clone(p.ReportOnly)
 	if i := slices.Index(p.ReportOnly, "--allowedTools"); i >= 0 && i+1 < len(p.ReportOnly) {
-		p.ReportOnly[i+1] += "," + strings.Join(allowedTools(w.opts.Name, mcpserver.ScopeReport), ",")
+		p.ReportOnly[i+1] += "," + strings.Join(allowedTools(w.name, mcpserver.ScopeReport), ",")
 	}
 	file := "{file:" + configFile + "}"
 	return w.Profile(p, func(l Launch) []string {
@@ -291,7 +282,7 @@ const (
 func (w *Wiring) codex(o exec.CodexOptions) exec.Profile {
 	return w.wire(exec.Codex(o), func(l Launch) exec.Extra {
 		a := l.Access
-		key := "mcp_servers." + w.opts.Name + "."
+		key := "mcp_servers." + w.name + "."
 		var tools, approve []string
 		for _, t := range mcpserver.Tools(a.Scope) {
 			tools = append(tools, tomlString(t))
@@ -317,7 +308,7 @@ func (w *Wiring) codex(o exec.CodexOptions) exec.Profile {
 		}
 		return exec.Extra{
 			Flags: append([]string{
-				"-c", key + "url=" + tomlString(w.opts.Endpoint),
+				"-c", key + "url=" + tomlString(w.endpoint),
 				"-c", key + "http_headers={" + strings.Join(static, ",") + "}",
 				"-c", key + "env_http_headers={" + strings.Join(fromEnv, ",") + "}",
 				"-c", key + "enabled_tools=[" + strings.Join(tools, ",") + "]",
