@@ -6,17 +6,9 @@ import (
 	"time"
 )
 
-// Defaults of Options.
-const (
-	defaultMaxFiles     = 50
-	defaultMaxCommits   = 30
-	defaultMaxDiffFiles = 50
-	defaultMaxChecks    = 20
-	defaultTimeout      = 10 * time.Second
-	// maxCheckChars bounds the command and the summary of a check, each,
-	// in characters (runes).
-	maxCheckChars = 300
-)
+// maxCheckChars bounds the command and the summary of a check, each, in
+// characters (runes).
+const maxCheckChars = 300
 
 // Options bound what Gather collects. The zero value gives the defaults.
 type Options struct {
@@ -40,12 +32,13 @@ type Options struct {
 	Timeout time.Duration
 }
 
+// withDefaults returns o with the defaults its fields' comments give.
 func (o Options) withDefaults() Options {
-	orDefault(&o.MaxFiles, defaultMaxFiles)
-	orDefault(&o.MaxCommits, defaultMaxCommits)
-	orDefault(&o.MaxDiffFiles, defaultMaxDiffFiles)
-	orDefault(&o.MaxChecks, defaultMaxChecks)
-	orDefault(&o.Timeout, defaultTimeout)
+	orDefault(&o.MaxFiles, 50)
+	orDefault(&o.MaxCommits, 30)
+	orDefault(&o.MaxDiffFiles, 50)
+	orDefault(&o.MaxChecks, 20)
+	orDefault(&o.Timeout, 10*time.Second)
 	o.Git = cmp.Or(o.Git, "git")
 	return o
 }
@@ -163,11 +156,8 @@ func nonNil[T any](s *[]T) {
 
 // lastChecks keeps the newest max checks, each clipped.
 func lastChecks(cs []Check, maxN int) ([]Check, int) {
-	omitted := 0
-	if len(cs) > maxN {
-		omitted = len(cs) - maxN
-		cs = cs[omitted:]
-	}
+	omitted := max(0, len(cs)-maxN)
+	cs = cs[omitted:]
 	out := make([]Check, len(cs))
 	for i, c := range cs {
 		out[i] = Check{Command: clip(c.Command, maxCheckChars), ExitCode: c.ExitCode, Summary: clip(c.Summary, maxCheckChars)}

@@ -251,7 +251,7 @@ func (g *gatherer) diff(since time.Time) {
 		gf.DiffBase = base
 	}
 	var files []DiffFile
-	omitted, changed, ins, del := 0, 0, 0, 0
+	changed, ins, del := 0, 0, 0
 	err := g.run([]string{"diff", "--numstat", "--no-renames", "-z", gf.DiffBase, "--"}, 0, func(rec []byte) error {
 		a, rest, ok1 := bytes.Cut(rec, []byte{'\t'})
 		d, path, ok2 := bytes.Cut(rest, []byte{'\t'})
@@ -270,8 +270,6 @@ func (g *gatherer) diff(since time.Time) {
 		del += f.Deleted
 		if len(files) < g.o.MaxDiffFiles {
 			files = append(files, f)
-		} else {
-			omitted++
 		}
 		return nil
 	})
@@ -279,7 +277,7 @@ func (g *gatherer) diff(since time.Time) {
 		g.f.note("The diffstat was left out: " + err.Error() + ".")
 		return
 	}
-	gf.Diff, gf.DiffOmitted, gf.FilesChanged, gf.Insertions, gf.Deletions = files, omitted, changed, ins, del
+	gf.Diff, gf.DiffOmitted, gf.FilesChanged, gf.Insertions, gf.Deletions = files, changed-len(files), changed, ins, del
 }
 
 // limitedBuffer keeps the first 1 KiB written to it.
