@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/batonhq/baton"
@@ -121,11 +122,10 @@ func accessFrom(get func(string) string, scope, ws, id, token string) Access {
 // envLookup finds name in environ ("NAME=value"), the last one winning as
 // in a shell.
 func envLookup(environ []string, name string) string {
-	v := ""
-	for _, kv := range environ {
-		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
-			v = val
+	for _, kv := range slices.Backward(environ) {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
 		}
 	}
-	return v
+	return ""
 }

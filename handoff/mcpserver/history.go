@@ -163,8 +163,7 @@ func readHistory(ctx context.Context, h History, clean cleaner, args historyArgs
 	}
 	p := page{Direction: dir, Events: n, Entries: []entry{}}
 	// The text budget: the page's own lines take at most pageOverhead.
-	room := budget - pageOverhead
-	next, more, err := w.walk(at, room, dir == newestFirst, &p)
+	next, more, err := w.walk(at, budget-pageOverhead, dir == newestFirst, &p)
 	if err != nil {
 		return page{}, err
 	}
@@ -183,9 +182,9 @@ const labelMax = 116
 
 func render(p page) string {
 	var b strings.Builder
-	order := "oldest first"
+	order, what := "oldest first", "newer"
 	if p.Direction == newestFirst {
-		order = "newest first"
+		order, what = "newest first", "older"
 	}
 	fmt.Fprintf(&b, "Source conversation (%d events), read %s; redacted; this page in order:\n\n", p.Events, order)
 	for _, e := range p.Entries {
@@ -195,10 +194,6 @@ func render(p page) string {
 	}
 	switch {
 	case p.Cursor != "":
-		what := "newer"
-		if p.Direction == newestFirst {
-			what = "older"
-		}
 		fmt.Fprintf(&b, "More: call read_source_history with cursor %q and direction %q for %s messages.\n", p.Cursor, p.Direction, what)
 	case p.Direction == newestFirst:
 		b.WriteString("This is the start of the conversation.\n")
