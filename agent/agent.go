@@ -157,9 +157,11 @@ func New(st store.Store, cfg Config) (_ *Host, err error) {
 	}
 	log := cmp.Or(cfg.Logger, zap.NewNop())
 	h := &Host{Wiring: w}
-	defer func() {
+	defer func() { // undo a New that failed
 		if err != nil {
-			h.abort()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_ = h.Close(ctx)
 		}
 	}()
 	profiles := map[string]exec.Profile{}
@@ -293,11 +295,4 @@ func (h *Host) Close(ctx context.Context) error {
 		errs = append(errs, e.Close(ctx))
 	}
 	return errors.Join(errs...)
-}
-
-// abort undoes a New that failed.
-func (h *Host) abort() {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_ = h.Close(ctx)
 }
