@@ -64,12 +64,11 @@ func Bridge(ctx context.Context, environ []string, in io.ReadCloser, out io.Writ
 		out = nopCloser{os.Stdout}
 	}
 	b := &bridge{access: access}
-	hc := &http.Client{Transport: b}
 	local, err := (&mcp.IOTransport{Reader: in, Writer: out}).Connect(ctx)
 	if err != nil {
 		return err
 	}
-	remote, err := (&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}).Connect(ctx)
+	remote, err := (&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: b}, DisableStandaloneSSE: true, MaxRetries: -1}).Connect(ctx)
 	if err != nil {
 		_ = local.Close()
 		return err

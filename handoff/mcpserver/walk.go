@@ -96,14 +96,10 @@ func (w *walker) read(s int64) (message, error) {
 	m := message{speaker: ev.Speaker, report: reportTurn(ev), next: w.n}
 	raw := append(w.raw[:0], ev.Text...)
 	unread, gap := 0, false
-	add := func(t string) {
-		if len(raw)+len(t) > maxMessageBytes {
-			k := max(0, maxMessageBytes-len(raw))
-			raw = append(raw, t[:k]...)
-			unread += len(t) - k
-			return
-		}
-		raw = append(raw, t...)
+	add := func(t string) { // up to maxMessageBytes; the rest is counted
+		k := min(len(t), max(0, maxMessageBytes-len(raw)))
+		raw = append(raw, t[:k]...)
+		unread += len(t) - k
 	}
 	for j := s + 1; j < w.n; j++ {
 		ev, err := w.at(j, false)
