@@ -26,9 +26,6 @@ type gatherer struct {
 	bin string
 }
 
-// errStop ends a command's output early: the rest is not needed.
-var errStop = errors.New("facts: enough output")
-
 func (g *gatherer) git(since time.Time) {
 	bin, err := exec.LookPath(g.o.Git)
 	if err != nil {
@@ -71,9 +68,9 @@ func env() []string {
 }
 
 // run runs git with args in the workspace and hands each record of its
-// output (split at sep, separator dropped) to each; each returning errStop
+// output (split at sep, separator dropped) to each; each returning true
 // ends the command early without an error.
-func (g *gatherer) run(args []string, sep byte, each func(rec []byte) error) error {
+func (g *gatherer) run(args []string, sep byte, each func(rec []byte) (stop bool)) error {
 	ctx, cancel := context.WithTimeout(g.ctx, g.o.Timeout)
 	defer cancel()
 	timedOut := fmt.Errorf("git %s took longer than %v", args[0], g.o.Timeout)
@@ -94,23 +91,21 @@ func (g *gatherer) run(args []string, sep byte, each func(rec []byte) error) err
 		return errors.New("git could not run in " + g.dir + ": " + err.Error())
 	}
 	r := bufio.NewReaderSize(out, 64<<10)
-	var perr error
-	for err := error(nil); perr == nil && err == nil; {
+	stop := false
+	for err := error(nil); !stop && err == nil; {
 		var rec []byte
 		rec, err = r.ReadBytes(sep)
 		if rec, ok := bytes.CutSuffix(rec, []byte{sep}); ok || len(rec) > 0 {
-			perr = each(rec)
+			stop = each(rec)
 		}
 	}
-	if perr != nil {
+	if stop {
 		cancel() // the rest of the output is not needed
 		_, _ = io.Copy(io.Discard, r)
 	}
 	werr := cmd.Wait()
 	switch {
-	case perr != nil && !errors.Is(perr, errStop):
-		return perr
-	case errors.Is(perr, errStop):
+	case stop:
 		return nil
 	case ctx.Err() != nil && g.ctx.Err() == nil:
 		return timedOut
@@ -126,9 +121,9 @@ func (g *gatherer) run(args []string, sep byte, each func(rec []byte) error) err
 // trimmed.
 func (g *gatherer) line(args ...string) (string, error) {
 	var out string
-	err := g.run(args, '\n', func(rec []byte) error {
+	err := g.run(args, '\n', func(rec []byte) bool {
 		out = strings.TrimSpace(string(rec))
-		return errStop
+		return true
 	})
 	return out, err
 }
@@ -139,18 +134,18 @@ func (g *gatherer) status() bool {
 	gf := &g.f.Git
 	total := 0
 	renamed := false // the next record is the original path of a rename
-	err := g.run([]string{"status", "--porcelain=v2", "--branch", "--untracked-files=all", "-z"}, 0, func(rec []byte) error {
+	err := g.run([]string{"status", "--porcelain=v2", "--branch", "--untracked-files=all", "-z"}, 0, func(rec []byte) bool {
 		s := string(rec)
 		if renamed {
 			renamed = false
 			if n := len(gf.Uncommitted); n > 0 && total <= g.o.MaxFiles {
 				gf.Uncommitted[n-1].From = s
 			}
-			return nil
+			return false
 		}
 		if h, ok := strings.CutPrefix(s, "# "); ok {
 			g.header(h)
-			return nil
+			return false
 		}
 		var f File
 		if p, ok := strings.CutPrefix(s, "? "); ok {
@@ -161,7 +156,7 @@ func (g *gatherer) status() bool {
 			n := map[string]int{"1": 9, "2": 10, "u": 11}[s[:min(1, len(s))]]
 			p := strings.SplitN(s, " ", n)
 			if n == 0 || len(p) < n || p[0] != s[:1] {
-				return nil
+				return false
 			}
 			f, renamed = File{Status: p[1], Path: p[n-1]}, p[0] == "2"
 		}
@@ -169,7 +164,7 @@ func (g *gatherer) status() bool {
 		if total <= g.o.MaxFiles {
 			gf.Uncommitted = append(gf.Uncommitted, f)
 		}
-		return nil
+		return false
 	})
 	if err != nil {
 		if strings.Contains(err.Error(), "not a git repository") {
@@ -216,14 +211,14 @@ func (g *gatherer) commits(since time.Time) {
 	count, _ := strconv.Atoi(n)
 	if err == nil && count > 0 {
 		err = g.run([]string{"log", "-z", "-n", strconv.Itoa(g.o.MaxCommits), after, "--format=%H" + fieldSep + "%s" + fieldSep + "%an" + fieldSep + "%cI", "HEAD"}, 0,
-			func(rec []byte) error {
+			func(rec []byte) bool {
 				p := strings.SplitN(strings.TrimLeft(string(rec), "\n"), fieldSep, 4)
 				if len(p) < 4 {
-					return nil
+					return false
 				}
 				when, _ := time.Parse(time.RFC3339, strings.TrimSpace(p[3]))
 				gf.Commits = append(gf.Commits, Commit{Hash: p[0], Subject: clip(p[1], 200), Author: clip(p[2], 100), When: when.UTC()})
-				return nil
+				return false
 			})
 	}
 	if err != nil {
@@ -252,11 +247,11 @@ func (g *gatherer) diff(since time.Time) {
 	}
 	var files []DiffFile
 	changed, ins, del := 0, 0, 0
-	err := g.run([]string{"diff", "--numstat", "--no-renames", "-z", gf.DiffBase, "--"}, 0, func(rec []byte) error {
+	err := g.run([]string{"diff", "--numstat", "--no-renames", "-z", gf.DiffBase, "--"}, 0, func(rec []byte) bool {
 		a, rest, ok1 := bytes.Cut(rec, []byte{'\t'})
 		d, path, ok2 := bytes.Cut(rest, []byte{'\t'})
 		if !ok1 || !ok2 {
-			return nil
+			return false
 		}
 		f := DiffFile{Path: string(path)}
 		if string(a) == "-" {
@@ -271,7 +266,7 @@ func (g *gatherer) diff(since time.Time) {
 		if len(files) < g.o.MaxDiffFiles {
 			files = append(files, f)
 		}
-		return nil
+		return false
 	})
 	if err != nil {
 		g.f.note("The diffstat was left out: " + err.Error() + ".")
