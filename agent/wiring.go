@@ -155,10 +155,8 @@ func (w *Wiring) target(ctx context.Context, req engine.StartRequest) (mcpserver
 func (w *Wiring) Revoke(id baton.HandoffID) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if a, ok := w.grants[id]; ok {
-		if w.srv != nil {
-			w.srv.Revoke(a)
-		}
+	if a, ok := w.grants[id]; ok { // minted by w.srv, so it is set
+		w.srv.Revoke(a)
 		delete(w.grants, id)
 	}
 }
