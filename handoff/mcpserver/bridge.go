@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -155,9 +156,7 @@ func (b *bridge) noteVersion(m *jsonrpc.Response) {
 // headers and the protocol version to every request.
 func (b *bridge) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	for k, v := range b.access.Header() {
-		r.Header[k] = v
-	}
+	maps.Copy(r.Header, b.access.Header())
 	b.mu.Lock()
 	v := b.version
 	b.mu.Unlock()
