@@ -123,14 +123,12 @@ func (b *bridge) pump(ctx context.Context, from, to mcp.Connection, up bool) err
 			}
 		}
 		if err := to.Write(ctx, msg); err != nil {
-			if up {
-				// A refused POST fails this one call: answer it so the
-				// CLI is not left waiting, and go on.
-				if r, ok := msg.(*jsonrpc.Request); ok && r.IsCall() {
-					werr := from.Write(ctx, &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "baton bridge: " + err.Error()}})
-					if werr == nil && ctx.Err() == nil {
-						continue
-					}
+			// A refused POST fails this one call: answer it so the CLI is
+			// not left waiting, and go on.
+			if r, ok := msg.(*jsonrpc.Request); up && ok && r.IsCall() {
+				werr := from.Write(ctx, &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "baton bridge: " + err.Error()}})
+				if werr == nil && ctx.Err() == nil {
+					continue
 				}
 			}
 			return err
