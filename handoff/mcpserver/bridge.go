@@ -117,10 +117,15 @@ func (b *bridge) pump(ctx context.Context, from, to mcp.Connection, up bool) err
 				b.initID = m.ID
 				b.mu.Unlock()
 			}
-		case *jsonrpc.Response:
-			if !up {
-				b.noteVersion(m)
+		case *jsonrpc.Response: // the answer to initialize names the version
+			var r struct {
+				ProtocolVersion string `json:"protocolVersion"`
 			}
+			b.mu.Lock()
+			if !up && b.initID.IsValid() && m.ID == b.initID && m.Result != nil && json.Unmarshal(m.Result, &r) == nil {
+				b.version = r.ProtocolVersion
+			}
+			b.mu.Unlock()
 		}
 		if err := to.Write(ctx, msg); err != nil {
 			// A refused POST fails this one call: answer it so the CLI is
@@ -133,20 +138,6 @@ func (b *bridge) pump(ctx context.Context, from, to mcp.Connection, up bool) err
 			}
 			return err
 		}
-	}
-}
-
-func (b *bridge) noteVersion(m *jsonrpc.Response) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !b.initID.IsValid() || m.ID != b.initID || m.Result == nil {
-		return
-	}
-	var r struct {
-		ProtocolVersion string `json:"protocolVersion"`
-	}
-	if json.Unmarshal(m.Result, &r) == nil {
-		b.version = r.ProtocolVersion
 	}
 }
 
