@@ -88,13 +88,11 @@ type Child struct {
 	// are nil unless asked.
 	Stdin, Stdout, Stderr, Gate *os.File
 
-	cmd    *osexec.Cmd
-	pid    int
-	start  uint64 // the leader's start time (set by WaitAll), 0 if unknown
-	marker []byte
-	how    Command
-	ready  chan struct{}
-	done   chan struct{}
+	cmd   *osexec.Cmd
+	pid   int
+	how   Command
+	ready chan struct{}
+	done  chan struct{}
 
 	// Guarded by Mu.
 	resolved bool
@@ -112,7 +110,7 @@ type Child struct {
 // held shell is missing, or the pipes or the start fail; nothing is left
 // open then.
 func (c *Child) Spawn(how Command) error {
-	c.how, c.marker = how, Marker(how.Launch)
+	c.how = how
 	c.ready, c.done = make(chan struct{}), make(chan struct{})
 	cmd := osexec.Command(how.Path, how.Args...)
 	if cmd.Err != nil {
@@ -131,49 +129,43 @@ func (c *Child) Spawn(how Command) error {
 	cmd.SysProcAttr = SysProcAttr(how.DeathSignal)
 	// The pipes: c keeps the host's ends; the child's are closed once it
 	// started, all of them when the pipes or the start fail.
-	type end struct {
-		host       **os.File
-		childReads bool
+	var child []*os.File
+	var err error
+	pipe := func(host **os.File, childReads bool) *os.File {
+		var r, w *os.File
+		if err == nil {
+			r, w, err = os.Pipe()
+		}
+		if err != nil {
+			return nil
+		}
+		if childReads {
+			r, w = w, r
+		}
+		*host, child = r, append(child, w)
+		return w
 	}
-	ends := []end{{&c.Stdout, false}, {&c.Stderr, false}}
+	cmd.Stdout, cmd.Stderr = pipe(&c.Stdout, false), pipe(&c.Stderr, false)
 	if how.Stdin {
-		ends = append(ends, end{&c.Stdin, true})
+		cmd.Stdin = pipe(&c.Stdin, true)
 	}
 	if how.Held {
-		ends = append(ends, end{&c.Gate, true})
+		cmd.ExtraFiles = []*os.File{pipe(&c.Gate, true)}
 	}
-	child := make([]*os.File, len(ends))
-	closeAll := func() {
-		for _, f := range append(child, c.Stdout, c.Stderr, c.Stdin, c.Gate) {
+	what := "pipes"
+	if err == nil {
+		what, err = how.Name, cmd.Start()
+	}
+	for _, f := range child {
+		f.Close()
+	}
+	if err != nil {
+		for _, f := range []*os.File{c.Stdout, c.Stderr, c.Stdin, c.Gate} {
 			if f != nil {
 				f.Close()
 			}
 		}
-	}
-	for i, e := range ends {
-		r, w, err := os.Pipe()
-		if err != nil {
-			closeAll()
-			return baton.Errorf(baton.ErrUnavailable, "%s: pipes: %v", how.Engine, err)
-		}
-		if e.childReads {
-			r, w = w, r
-		}
-		*e.host, child[i] = r, w
-	}
-	cmd.Stdout, cmd.Stderr = child[0], child[1]
-	if how.Stdin {
-		cmd.Stdin = child[2]
-	}
-	if how.Held {
-		cmd.ExtraFiles = child[len(child)-1:]
-	}
-	if err := cmd.Start(); err != nil {
-		closeAll()
-		return baton.Errorf(baton.ErrUnavailable, "%s: %s: %v", how.Engine, how.Name, err)
-	}
-	for _, f := range child {
-		f.Close()
+		return baton.Errorf(baton.ErrUnavailable, "%s: %s: %v", how.Engine, what, err)
 	}
 	c.cmd, c.pid = cmd, cmd.Process.Pid
 	return nil
@@ -260,36 +252,22 @@ func (c *Child) ResolveLocked(id string) bool { return c.settleLocked(id, nil) }
 // Command.Refine's sentinel; it reports whether it did. Called with Mu
 // held.
 func (c *Child) FailReadyLocked(base *baton.Error, detail string, also ...error) bool {
-	if c.resolved {
-		return false
-	}
+	errs := append([]error{base}, also...)
 	if c.how.Refine != nil {
-		also = append(also[:len(also):len(also)], c.how.Refine())
+		errs = append(errs, c.how.Refine())
 	}
-	return c.settleLocked("", &readyError{base: base, also: also, msg: base.Error() + ": " + detail})
+	return c.settleLocked("", &readyError{msg: base.Error() + ": " + detail, errs: errs})
 }
 
-// readyError is a readiness failure: base's message followed by a detail;
-// it matches base and each of also (nil entries are skipped).
+// readyError is a readiness failure: its first error's message followed by
+// a detail; it matches each of errs (nil entries match nothing).
 type readyError struct {
-	base *baton.Error
-	also []error
 	msg  string
+	errs []error
 }
 
-func (e *readyError) Error() string { return e.msg }
-func (e *readyError) Unwrap() error { return e.base }
-func (e *readyError) Is(t error) bool {
-	if e.base.Is(t) {
-		return true
-	}
-	for _, a := range e.also {
-		if a != nil && errors.Is(a, t) {
-			return true
-		}
-	}
-	return false
-}
+func (e *readyError) Error() string   { return e.msg }
+func (e *readyError) Unwrap() []error { return e.errs }
 
 func (c *Child) settleLocked(id string, err error) bool {
 	if c.resolved {
@@ -356,8 +334,9 @@ func (c *Child) WithTailLocked(msg string) string {
 func (c *Child) WaitAll() (waitErr, treeErr error) {
 	// The leader's start time bounds the exit scan; it is readable until
 	// Wait reaps the leader, zombie or not.
+	var start uint64
 	if st, err := ReadStat(c.pid); err == nil {
-		c.start = st.Start
+		start = st.Start
 	}
 	waitErr = c.cmd.Wait()
 	c.Mu.Lock()
@@ -365,7 +344,7 @@ func (c *Child) WaitAll() (waitErr, treeErr error) {
 	c.Mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), CleanupBound)
 	defer cancel()
-	_, treeErr = Reap(ctx, c.how.Clock, c.marker, c.pid, c.start, 0)
+	_, treeErr = Reap(ctx, c.how.Clock, Marker(c.how.Launch), c.pid, start, 0)
 	return waitErr, treeErr
 }
 
@@ -374,12 +353,10 @@ func (c *Child) WaitAll() (waitErr, treeErr error) {
 // child's pipes (which unblocks their readers when something outside the
 // launch's reach still holds them), and waits for done.
 func (c *Child) Drain(done <-chan struct{}, before func()) {
-	t := time.NewTimer(DrainBound)
 	select {
 	case <-done:
-	case <-t.C:
+	case <-time.After(DrainBound):
 	}
-	t.Stop()
 	if before != nil {
 		before()
 	}

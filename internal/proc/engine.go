@@ -92,12 +92,9 @@ func Env(base []string, id baton.LaunchID, extra ...[]string) []string {
 	if base == nil {
 		base = os.Environ()
 	}
-	env := make([]string, 0, len(base)+1)
-	for _, kv := range slices.Concat(append([][]string{base}, extra...)...) {
-		if !strings.HasPrefix(kv, LaunchEnv+"=") {
-			env = append(env, kv)
-		}
-	}
+	env := slices.DeleteFunc(slices.Concat(append([][]string{base}, extra...)...), func(kv string) bool {
+		return strings.HasPrefix(kv, LaunchEnv+"=")
+	})
 	return append(env, string(Marker(id)))
 }
 
@@ -197,15 +194,12 @@ func (l *Launches[P]) Close(ctx context.Context, launch func(P) baton.LaunchID, 
 	l.closed = true
 	procs := slices.Collect(maps.Keys(l.procs))
 	l.Mu.Unlock()
-	var mu sync.Mutex
-	var errs []error
+	errs := make([]error, len(procs))
 	var wg sync.WaitGroup
-	for _, p := range procs {
+	for i, p := range procs {
 		wg.Go(func() {
 			if o, err := p.Stop(ctx); !o.Confirmed() {
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("launch %s: %s: %v", launch(p), o, err))
-				mu.Unlock()
+				errs[i] = fmt.Errorf("launch %s: %s: %v", launch(p), o, err)
 			}
 		})
 	}

@@ -76,28 +76,24 @@ func Reap(ctx context.Context, clk clock.Clock, marker []byte, pgid int, minStar
 	if err != nil || len(targets) == 0 {
 		return false, err
 	}
+	// The first round sends SIGTERM and waits the grace at most; every
+	// later one (late forks, or what the grace left running) SIGKILL.
+	sig, stop := syscall.SIGKILL, (<-chan time.Time)(nil)
 	if grace > 0 {
-		signalAll(targets, pgid, syscall.SIGTERM)
 		t := clk.NewTimer(grace)
-		gone, err := waitGone(ctx, targets, t.C())
-		t.Stop()
-		if err != nil {
-			// ctx ended during the grace: not confirmed, but killed.
-			signalAll(targets, pgid, syscall.SIGKILL)
-			return true, err
-		}
-		if gone {
-			// Those are gone; a final scan below catches late forks.
-			if targets, err = Scan(marker, pgid, minStart); err != nil || len(targets) == 0 {
-				return true, err
-			}
-		}
+		defer t.Stop()
+		sig, stop = syscall.SIGTERM, t.C()
 	}
 	for {
-		signalAll(targets, pgid, syscall.SIGKILL)
-		if _, err := waitGone(ctx, targets, nil); err != nil {
+		signalAll(targets, pgid, sig)
+		if err := waitGone(ctx, targets, stop); err != nil {
+			if sig != syscall.SIGKILL {
+				// ctx ended during the grace: not confirmed, but killed.
+				signalAll(targets, pgid, syscall.SIGKILL)
+			}
 			return true, err
 		}
+		sig, stop = syscall.SIGKILL, nil
 		if targets, err = Scan(marker, pgid, minStart); err != nil || len(targets) == 0 {
 			return true, err
 		}
@@ -113,28 +109,22 @@ func signalAll(targets []Stat, pgid int, sig syscall.Signal) {
 	}
 }
 
-// waitGone polls until none of targets runs (true), until stop fires
-// (false), or until ctx ends (its error).
-func waitGone(ctx context.Context, targets []Stat, stop <-chan time.Time) (bool, error) {
-	d := pollMin
-	tm := time.NewTimer(0)
-	defer tm.Stop()
-	<-tm.C
-	for {
+// waitGone polls until none of targets runs or stop fires (nil), or until
+// ctx ends (its error).
+func waitGone(ctx context.Context, targets []Stat, stop <-chan time.Time) error {
+	for d := pollMin; ; d = min(2*d, pollMax) {
 		for len(targets) > 0 && !Alive(targets[0]) {
 			targets = targets[1:]
 		}
 		if len(targets) == 0 {
-			return true, nil
+			return nil
 		}
-		tm.Reset(d)
 		select {
 		case <-ctx.Done():
-			return false, ctx.Err()
+			return ctx.Err()
 		case <-stop:
-			return false, nil
-		case <-tm.C:
+			return nil
+		case <-time.After(d):
 		}
-		d = min(2*d, pollMax)
 	}
 }

@@ -83,9 +83,6 @@ func listPIDs() ([]int, error) {
 	}
 	pids := make([]int, 0, len(names))
 	for _, n := range names {
-		if n[0] < '0' || n[0] > '9' {
-			continue
-		}
 		if pid, err := strconv.Atoi(n); err == nil {
 			pids = append(pids, pid)
 		}
@@ -101,15 +98,10 @@ func hasEnv(pid int, want []byte) bool {
 	if err != nil {
 		return false
 	}
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, 0)
-		if i < 0 {
-			return bytes.Equal(b, want)
-		}
-		if bytes.Equal(b[:i], want) {
+	for kv := range bytes.SplitSeq(b, []byte{0}) {
+		if bytes.Equal(kv, want) {
 			return true
 		}
-		b = b[i+1:]
 	}
 	return false
 }
