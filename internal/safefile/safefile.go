@@ -63,11 +63,7 @@ func write(root, rel string, data []byte) (regular bool, err error) {
 	if werr == nil {
 		werr = f.Sync()
 	}
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
+	if werr = errors.Join(werr, f.Close()); werr != nil {
 		_ = r.Remove(clean)
 		return false, fmt.Errorf("safefile: write: %w", werr)
 	}
@@ -91,11 +87,10 @@ func EnsureFile(root, rel string, data []byte) error {
 }
 
 func cleanRel(rel string) (string, error) {
-	if rel == "" || filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") {
-		return "", fmt.Errorf("%w: %q", ErrOutsideRoot, rel)
-	}
+	// IsLocal refuses an empty, absolute (or, on Windows, rooted) or
+	// escaping path; "." names the root itself.
 	clean := filepath.Clean(filepath.FromSlash(rel))
-	if clean == "." || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+	if !filepath.IsLocal(clean) || clean == "." {
 		return "", fmt.Errorf("%w: %q", ErrOutsideRoot, rel)
 	}
 	return clean, nil

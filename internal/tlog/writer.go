@@ -52,7 +52,9 @@ func Open(path string) (*Writer, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	data, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	// Both files are opened to append: every write lands at the end, where
+	// the repair's truncations leave it.
+	data, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +63,7 @@ func Open(path string) (*Writer, error) {
 		data.Close()
 		return nil, baton.Errorf(ErrBusy, "%s: %v", path, err)
 	}
-	if w.idx, err = os.OpenFile(path+IndexSuffix, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+	if w.idx, err = os.OpenFile(path+IndexSuffix, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600); err != nil {
 		data.Close()
 		return nil, err
 	}
@@ -96,42 +98,31 @@ func (w *Writer) repair() error {
 	if w.n == 0 {
 		w.end = 0
 	}
-	// Index the complete lines written after the last index entry.
-	// A line longer than the reader's buffer comes in several slices.
+	// Index the complete lines written after the last index entry; a
+	// partial last line is cut below.
 	r := bufio.NewReader(io.NewSectionReader(w.data, int64(w.end), int64(size-w.end)))
 	var ents []byte
-	for n := uint64(0); ; {
-		line, err := r.ReadSlice('\n')
-		n += uint64(len(line))
-		if err == bufio.ErrBufferFull {
-			continue
-		}
+	for {
+		line, err := r.ReadBytes('\n')
 		if err != nil {
-			break // a partial last line, cut below
+			break
 		}
-		w.end += n
-		n = 0
+		w.end += uint64(len(line))
 		ents = binary.LittleEndian.AppendUint64(ents, w.end)
 	}
 	if 8*w.n != ist.Size() || len(ents) > 0 {
 		if err := w.idx.Truncate(8 * w.n); err != nil {
 			return err
 		}
-		if _, err := w.idx.WriteAt(ents, 8*w.n); err != nil {
+		if _, err := w.idx.Write(ents); err != nil {
 			return err
 		}
 	}
 	w.n += int64(len(ents) / 8)
 	if w.end != size {
-		if err := w.data.Truncate(int64(w.end)); err != nil {
-			return err
-		}
+		return w.data.Truncate(int64(w.end))
 	}
-	if _, err := w.data.Seek(int64(w.end), io.SeekStart); err != nil {
-		return err
-	}
-	_, err = w.idx.Seek(8*w.n, io.SeekStart)
-	return err
+	return nil
 }
 
 // Append records events of a launch whose first turn is turn (an event
@@ -161,8 +152,7 @@ func (w *Writer) writeLocked(at time.Time, launch baton.LaunchID, ev transcript.
 	}
 	w.end += uint64(len(w.buf))
 	var e [8]byte
-	binary.LittleEndian.PutUint64(e[:], w.end)
-	_, err = w.idx.Write(e[:])
+	_, err = w.idx.Write(binary.LittleEndian.AppendUint64(e[:0], w.end))
 	return err
 }
 
