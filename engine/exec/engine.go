@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"iter"
@@ -175,13 +176,9 @@ func (e *Engine) prepare(ctx context.Context, req engine.StartRequest) (*launch,
 	cfg := req.Config.Normalize()
 	// The values that become flags' arguments: never one a CLI reads as a
 	// flag of its own, whoever called Start (see string).
-	for _, f := range [...]struct {
-		field string
-		v     string
-	}{{"model", cfg.Model}, {"reasoningEffort", cfg.ReasoningEffort}, {"permissionMode", cfg.PermissionMode}} {
-		if err := baton.CheckField(f.field, f.v); err != nil {
-			return nil, fmt.Errorf("exec: %w", err)
-		}
+	if err := cmp.Or(baton.CheckField("model", cfg.Model), baton.CheckField("reasoningEffort", cfg.ReasoningEffort),
+		baton.CheckField("permissionMode", cfg.PermissionMode)); err != nil {
+		return nil, fmt.Errorf("exec: %w", err)
 	}
 	v := vars{
 		"prompt": req.Prompt, "native_id": req.NativeID,
@@ -193,8 +190,8 @@ func (e *Engine) prepare(ctx context.Context, req engine.StartRequest) (*launch,
 		v["handoff"], v["attempt"], v["report_token"] = string(c.Handoff), strconv.Itoa(c.Attempt), c.Token.Reveal()
 	}
 	var extra Extra
+	var err error
 	if prof.LaunchExtra != nil {
-		var err error
 		if extra, err = prof.LaunchExtra(ctx, req); err != nil {
 			return nil, err
 		}
@@ -206,12 +203,10 @@ func (e *Engine) prepare(ctx context.Context, req engine.StartRequest) (*launch,
 			return nil, baton.Errorf(baton.ErrUnavailable, "exec: %v", err)
 		}
 	}
-	argv, err := prof.argv(req, v, extra.Flags)
-	if err != nil {
+	if l.argv, err = prof.argv(req, v, extra.Flags); err != nil {
 		l.cleanup()
 		return nil, err
 	}
-	l.argv = argv
 	l.env = proc.Env(e.opts.Env, req.LaunchID, v.expandAll(nil, prof.Env), extra.Env)
 	return l, nil
 }
@@ -242,12 +237,11 @@ func (l *launch) writeFiles(root string, v vars, files map[string][]byte, prompt
 
 // acquireLocked returns the session's writer, opening it if needed.
 func (e *Engine) acquireLocked(sid baton.SessionID) (*writer, error) {
-	w := e.writers[sid]
-	if w != nil && w.refs == 0 {
-		if i := slices.Index(e.idle, sid); i >= 0 {
-			e.idle = slices.Delete(e.idle, i, i+1)
-		}
+	// A writer is idle exactly when no launch holds it.
+	if i := slices.Index(e.idle, sid); i >= 0 {
+		e.idle = slices.Delete(e.idle, i, i+1)
 	}
+	w := e.writers[sid]
 	if w == nil {
 		tw, err := tlog.OpenSession("exec", e.opts.DataDir, sid)
 		if err != nil {

@@ -73,27 +73,36 @@ func (e *Engine) spawn(req engine.StartRequest, l *launch, w *writer) (*process,
 	e.opts.Logger.Debug("exec: spawned", zap.String("profile", prof.Name), zap.String("launch", string(req.LaunchID)),
 		zap.Int("pid", p.PID()), zap.Bool("held", req.Admit != nil))
 	p.WatchReady(&e.reg.WG, req, p.stop)
-	p.readers.Add(2)
-	go p.readStdout()
-	go p.readStderr()
+	p.readers.Go(func() { readLines(p.Stdout, p.handleLine) })
+	p.readers.Go(func() { readLines(p.Stderr, p.stderrLine) })
 	if p.Stdin != nil {
-		p.readers.Add(1)
-		go func() {
-			defer p.readers.Done()
+		p.readers.Go(func() {
 			_, _ = io.WriteString(p.Stdin, req.Prompt)
 			p.Stdin.Close()
-		}()
+		})
 	}
 	return p, nil
 }
 
 // started records the start in the session's transcript: at the spawn, or
 // at the release of a held child.
-func (p *process) started() {
+func (p *process) started() { p.append(proc.Started(p.e.opts.Profile.Name, p.req)...) }
+
+// append records events in the session's transcript, when there is one.
+func (p *process) append(evs ...transcript.Event) {
+	if p.w != nil {
+		p.w.Append(p.Clock().Now(), p.req.LaunchID, p.req.Turn, evs...)
+	}
+}
+
+// sync makes the session's transcript durable, when there is one.
+func (p *process) sync() {
 	if p.w == nil {
 		return
 	}
-	p.w.Append(p.Clock().Now(), p.req.LaunchID, p.req.Turn, proc.Started(p.e.opts.Profile.Name, p.req)...)
+	if err := p.w.Sync(); err != nil {
+		p.e.opts.Logger.Warn("exec: transcript sync", zap.String("launch", string(p.req.LaunchID)), zap.Error(err))
+	}
 }
 
 // Stop ends the launch and confirms it: SIGTERM to the child's process
@@ -145,15 +154,14 @@ func (p *process) run() {
 	p.Usage = u
 	p.Mu.Unlock()
 
-	now := p.Clock().Now()
-	exit, refused := p.Settle(now, waitErr, treeErr, func(x *engine.ExitStatus) {
+	exit, refused := p.Settle(p.Clock().Now(), waitErr, treeErr, func(x *engine.ExitStatus) {
 		if x.Code != 0 && !x.Stopped {
 			x.Err = errors.New(p.WithTailLocked(waitErr.Error()))
 		}
 	})
 
-	if p.w != nil && !refused {
-		p.w.Append(now, p.req.LaunchID, p.req.Turn, proc.Ended(p.req.LaunchID, "exited", exit))
+	if !refused {
+		p.append(proc.Ended(p.req.LaunchID, "exited", exit))
 	}
 	p.l.cleanup()
 	p.e.opts.Logger.Debug("exec: exited", zap.String("launch", string(p.req.LaunchID)), zap.Int("code", exit.Code), zap.Bool("stopped", exit.Stopped))
@@ -161,11 +169,7 @@ func (p *process) run() {
 	// transcript durable (an fsync takes milliseconds; a stop should not
 	// wait for it). Close waits for this goroutine, sync included.
 	p.Finish()
-	if p.w != nil {
-		if err := p.w.Sync(); err != nil {
-			p.e.opts.Logger.Warn("exec: transcript sync", zap.String("launch", string(p.req.LaunchID)), zap.Error(err))
-		}
-	}
+	p.sync()
 	p.e.release(p)
 }
 
@@ -237,23 +241,14 @@ func readLines(f *os.File, fn func([]byte)) {
 	}
 }
 
-func (p *process) readStdout() {
-	defer p.readers.Done()
-	readLines(p.Stdout, p.handleLine)
-}
-
-func (p *process) readStderr() {
-	defer p.readers.Done()
-	out := &p.e.opts.Profile.Output
-	readLines(p.Stderr, func(line []byte) {
-		if p.w != nil {
-			p.w.Append(p.Clock().Now(), p.req.LaunchID, p.req.Turn, transcript.Event{Kind: transcript.Note, Text: "stderr: " + string(line)})
-		}
-		p.Mu.Lock()
-		defer p.Mu.Unlock()
-		p.noteLocked(out, line)
-		p.AddTailLocked(line, newline)
-	})
+// stderrLine reads one line of standard error: a transcript note, what it
+// says of the session, the tail an exit error quotes.
+func (p *process) stderrLine(line []byte) {
+	p.append(transcript.Event{Kind: transcript.Note, Text: "stderr: " + string(line)})
+	p.Mu.Lock()
+	defer p.Mu.Unlock()
+	p.noteLocked(&p.e.opts.Profile.Output, line)
+	p.AddTailLocked(line, newline)
 }
 
 var newline = []byte{'\n'}
@@ -319,21 +314,17 @@ func (p *process) handleLine(line []byte) {
 	// Readiness first, the transcript right after: a confirmation should
 	// not wait for a disk write.
 	if p.w != nil {
-		var evs []transcript.Event
 		if out.Events != nil {
-			evs = out.Events(line)
+			p.append(out.Events(line)...)
 		} else {
-			evs = []transcript.Event{{Speaker: transcript.Agent, Kind: transcript.Message, Text: string(line)}}
+			p.append(transcript.Event{Speaker: transcript.Agent, Kind: transcript.Message, Text: string(line)})
 		}
-		p.w.Append(p.Clock().Now(), p.req.LaunchID, p.req.Turn, evs...)
 	}
 	if unready {
 		p.stopUnready()
 	}
-	if _, ok := matchAny(out.TurnEnd, line, obj); ok && p.w != nil {
-		if err := p.w.Sync(); err != nil {
-			p.e.opts.Logger.Warn("exec: transcript sync", zap.String("launch", string(p.req.LaunchID)), zap.Error(err))
-		}
+	if _, ok := matchAny(out.TurnEnd, line, obj); ok {
+		p.sync()
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -181,14 +182,9 @@ func (p *Profile) validate(cfg baton.EngineConfig) error {
 // namesPromptFile reports whether a template of the profile, or one of the
 // launch's extra flags, names {prompt_file}.
 func (p *Profile) namesPromptFile(extra []string) bool {
-	for _, tmpl := range [][]string{p.Fresh, p.Resume, p.Model, p.Effort, p.Permission, p.ReportOnly, p.Env, extra} {
-		for _, s := range tmpl {
-			if strings.Contains(s, "{prompt_file}") {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(slices.Concat(p.Fresh, p.Resume, p.Model, p.Effort, p.Permission, p.ReportOnly, p.Env, extra), func(s string) bool {
+		return strings.Contains(s, "{prompt_file}")
+	})
 }
 
 // vars are the placeholder values of one launch.
@@ -302,10 +298,7 @@ func (r Rule) id(line []byte, obj map[string]any) string {
 		return ""
 	}
 	m := r.Pattern.FindSubmatch(line)
-	if m == nil {
-		return ""
-	}
-	if i := r.Pattern.SubexpIndex("id"); i > 0 {
+	if i := r.Pattern.SubexpIndex("id"); i > 0 && m != nil {
 		return string(m[i])
 	}
 	if len(m) > 1 {

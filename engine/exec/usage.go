@@ -156,18 +156,16 @@ func lastTokenCount(path string) (engine.Usage, bool) {
 		return engine.Usage{}, false
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() > rolloutTail {
-		if _, err := f.Seek(fi.Size()-rolloutTail, io.SeekStart); err != nil {
-			return engine.Usage{}, false
-		}
+	var off int64
+	if fi, err := f.Stat(); err == nil {
+		off = max(fi.Size()-rolloutTail, 0)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, rolloutTail))
+	b, err := io.ReadAll(io.NewSectionReader(f, off, rolloutTail))
 	if err != nil {
 		return engine.Usage{}, false
 	}
-	lines := bytes.Split(b, []byte{'\n'})
-	for i := len(lines) - 1; i >= 0; i-- {
-		if u, ok := codexTokenCount(lines[i]); ok {
+	for _, line := range slices.Backward(bytes.Split(b, []byte{'\n'})) {
+		if u, ok := codexTokenCount(line); ok {
 			return u, true
 		}
 	}
