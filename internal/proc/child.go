@@ -89,7 +89,6 @@ type Child struct {
 	Stdin, Stdout, Stderr, Gate *os.File
 
 	cmd   *osexec.Cmd
-	pid   int
 	how   Command
 	ready chan struct{}
 	done  chan struct{}
@@ -129,9 +128,9 @@ func (c *Child) Spawn(how Command) error {
 	cmd.SysProcAttr = SysProcAttr(how.DeathSignal)
 	// The pipes: c keeps the host's ends; the child's are closed once it
 	// started, all of them when the pipes or the start fail.
-	var child []*os.File
+	var child, host []*os.File
 	var err error
-	pipe := func(host **os.File, childReads bool) *os.File {
+	pipe := func(h **os.File, childReads bool) *os.File {
 		var r, w *os.File
 		if err == nil {
 			r, w, err = os.Pipe()
@@ -142,7 +141,7 @@ func (c *Child) Spawn(how Command) error {
 		if childReads {
 			r, w = w, r
 		}
-		*host, child = r, append(child, w)
+		*h, host, child = r, append(host, r), append(child, w)
 		return w
 	}
 	cmd.Stdout, cmd.Stderr = pipe(&c.Stdout, false), pipe(&c.Stderr, false)
@@ -160,19 +159,17 @@ func (c *Child) Spawn(how Command) error {
 		f.Close()
 	}
 	if err != nil {
-		for _, f := range []*os.File{c.Stdout, c.Stderr, c.Stdin, c.Gate} {
-			if f != nil {
-				f.Close()
-			}
+		for _, f := range host {
+			f.Close()
 		}
 		return baton.Errorf(baton.ErrUnavailable, "%s: %s: %v", how.Engine, what, err)
 	}
-	c.cmd, c.pid = cmd, cmd.Process.Pid
+	c.cmd = cmd
 	return nil
 }
 
 // PID is the child's process id.
-func (c *Child) PID() int { return c.pid }
+func (c *Child) PID() int { return c.cmd.Process.Pid }
 
 // Clock is Command.Clock.
 func (c *Child) Clock() clock.Clock { return c.how.Clock }
@@ -211,7 +208,7 @@ func (c *Child) Admit(ctx context.Context, admit func(context.Context) error, be
 // was not reaped (its pid may be reused after). Called with Mu held.
 func (c *Child) SignalLocked(sig syscall.Signal) {
 	if !c.reaped {
-		_ = SignalGroup(c.pid, sig)
+		_ = SignalGroup(c.PID(), sig)
 	}
 }
 
@@ -335,7 +332,7 @@ func (c *Child) WaitAll() (waitErr, treeErr error) {
 	// The leader's start time bounds the exit scan; it is readable until
 	// Wait reaps the leader, zombie or not.
 	var start uint64
-	if st, err := ReadStat(c.pid); err == nil {
+	if st, err := ReadStat(c.PID()); err == nil {
 		start = st.Start
 	}
 	waitErr = c.cmd.Wait()
@@ -344,7 +341,7 @@ func (c *Child) WaitAll() (waitErr, treeErr error) {
 	c.Mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), CleanupBound)
 	defer cancel()
-	_, treeErr = Reap(ctx, c.how.Clock, Marker(c.how.Launch), c.pid, start, 0)
+	_, treeErr = Reap(ctx, c.how.Clock, Marker(c.how.Launch), c.PID(), start, 0)
 	return waitErr, treeErr
 }
 

@@ -70,26 +70,6 @@ func readSmall(path string, buf []byte) ([]byte, error) {
 	return buf[:n], nil
 }
 
-// listPIDs returns the numeric entries of /proc.
-func listPIDs() ([]int, error) {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return nil, err
-	}
-	pids := make([]int, 0, len(names))
-	for _, n := range names {
-		if pid, err := strconv.Atoi(n); err == nil {
-			pids = append(pids, pid)
-		}
-	}
-	return pids, nil
-}
-
 // hasEnv reports whether the environment the process started with holds
 // the exact entry want ("KEY=value"). An unreadable environ (another
 // user's process) reports false.
@@ -112,7 +92,12 @@ func hasEnv(pid int, want []byte) bool {
 // before minStart cannot belong to the launch and are skipped (their
 // environ is not even read). The host's own process and group never count.
 func Scan(marker []byte, pgid int, minStart uint64) ([]Stat, error) {
-	pids, err := listPIDs()
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil, err
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -123,8 +108,10 @@ func Scan(marker []byte, pgid int, minStart uint64) ([]Stat, error) {
 		groups[pgid] = true
 	}
 	var out []Stat
-	for _, pid := range pids {
-		if pid == self {
+	for _, n := range names {
+		// The processes are the numeric entries.
+		pid, err := strconv.Atoi(n)
+		if err != nil || pid == self {
 			continue
 		}
 		st, err := ReadStat(pid)
