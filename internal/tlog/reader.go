@@ -2,6 +2,7 @@ package tlog
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -46,16 +47,13 @@ type record struct {
 var speakerNames = map[transcript.Speaker]string{transcript.User: "user", transcript.Agent: "agent"}
 var kindNames = map[transcript.Kind]string{transcript.Message: "message", transcript.ToolCall: "tool", transcript.Lifecycle: "lifecycle", transcript.Note: "note"}
 
-func encodeRecord(buf []byte, at time.Time, launch baton.LaunchID, ev transcript.Event) ([]byte, error) {
-	kind, ok := kindNames[ev.Kind]
-	if !ok {
-		kind = "note"
-	}
-	b, err := json.Marshal(record{At: at.UTC(), Launch: launch, Speaker: speakerNames[ev.Speaker], Kind: kind, Text: ev.Text, Turn: ev.Turn})
+// encodeRecord is ev's transcript line; an unknown kind is a note.
+func encodeRecord(at time.Time, launch baton.LaunchID, ev transcript.Event) ([]byte, error) {
+	b, err := json.Marshal(record{At: at.UTC(), Launch: launch, Speaker: speakerNames[ev.Speaker], Kind: cmp.Or(kindNames[ev.Kind], "note"), Text: ev.Text, Turn: ev.Turn})
 	if err != nil {
-		return buf, err
+		return nil, err
 	}
-	return append(append(buf, b...), '\n'), nil
+	return append(b, '\n'), nil
 }
 
 func decodeRecord(line []byte) (transcript.Event, error) {
@@ -63,18 +61,17 @@ func decodeRecord(line []byte) (transcript.Event, error) {
 	if err := json.Unmarshal(line, &r); err != nil {
 		return transcript.Event{}, baton.Errorf(ErrCorrupt, "%v", err)
 	}
-	ev := transcript.Event{Text: r.Text, Kind: transcript.Note, Turn: r.Turn}
-	for s, n := range speakerNames {
-		if n == r.Speaker {
-			ev.Speaker = s
+	return transcript.Event{Speaker: named(speakerNames, r.Speaker, 0), Kind: named(kindNames, r.Kind, transcript.Note), Text: r.Text, Turn: r.Turn}, nil
+}
+
+// named returns the key of names whose name is n, or else unknown.
+func named[K comparable](names map[K]string, n string, unknown K) K {
+	for k, name := range names {
+		if name == n {
+			return k
 		}
 	}
-	for k, n := range kindNames {
-		if n == r.Kind {
-			ev.Kind = k
-		}
-	}
-	return ev, nil
+	return unknown
 }
 
 // Reader reads a session's transcript: append-only JSON lines, one

@@ -24,8 +24,7 @@ type Writer struct {
 	idx  *os.File
 	n    int64  // events indexed
 	end  uint64 // end offset of the last indexed event
-	buf  []byte
-	err  error // first write error; later appends are dropped
+	err  error  // first write error; later appends are dropped
 }
 
 // Path is where session sid's transcript is under dataDir:
@@ -143,14 +142,14 @@ func (w *Writer) Append(at time.Time, launch baton.LaunchID, turn transcript.Tur
 }
 
 func (w *Writer) writeLocked(at time.Time, launch baton.LaunchID, ev transcript.Event) error {
-	var err error
-	if w.buf, err = encodeRecord(w.buf[:0], at, launch, ev); err != nil {
+	b, err := encodeRecord(at, launch, ev)
+	if err != nil {
 		return err
 	}
-	if _, err := w.data.Write(w.buf); err != nil {
+	if _, err := w.data.Write(b); err != nil {
 		return err
 	}
-	w.end += uint64(len(w.buf))
+	w.end += uint64(len(b))
 	var e [8]byte
 	_, err = w.idx.Write(binary.LittleEndian.AppendUint64(e[:0], w.end))
 	return err
