@@ -76,7 +76,7 @@ func Claude(o ClaudeOptions) Profile {
 			SessionMissing: regexp.MustCompile(`No conversation found`),
 			AuthFailed:     regexp.MustCompile(`(?i)invalid api key|authentication_error|please run /login`),
 			Events:         claudeEvents,
-			Usage:          newClaudeMeter,
+			Usage:          func() UsageMeter { return &claudeMeter{} },
 		},
 	}
 }

@@ -57,14 +57,13 @@ func Codex(o CodexOptions) Profile {
 	if o.Command == "" {
 		o.Command = "codex"
 	}
-	var base []string
-	for _, kv := range o.Config {
-		base = append(base, "-c", kv)
+	dashC := func(kvs []string) (flags []string) {
+		for _, kv := range kvs {
+			flags = append(flags, "-c", kv)
+		}
+		return flags
 	}
-	report := []string{"-c", "sandbox_mode=read-only"}
-	for _, kv := range o.ReportConfig {
-		report = append(report, "-c", kv)
-	}
+	base, report := dashC(o.Config), dashC(append([]string{"sandbox_mode=read-only"}, o.ReportConfig...))
 	var ready []Rule
 	for _, t := range []string{"agent_message", "reasoning", "command_execution", "file_change", "mcp_tool_call", "web_search", "todo_list"} {
 		ready = append(ready, Rule{Fields: fields("type", "item.completed", "item.type", t)})
@@ -91,7 +90,7 @@ func Codex(o CodexOptions) Profile {
 			SessionMissing: regexp.MustCompile(`no rollout found`),
 			AuthFailed:     regexp.MustCompile(`401 Unauthorized|(?i)not logged in`),
 			Events:         codexEvents,
-			Usage:          newCodexMeter,
+			Usage:          func() UsageMeter { return codexMeter{} },
 		},
 	}
 }

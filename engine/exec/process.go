@@ -3,6 +3,7 @@ package exec
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -116,14 +117,13 @@ func (p *process) Stop(ctx context.Context) (engine.StopOutcome, error) {
 	if p.Ended() {
 		return engine.NotRunning, nil
 	}
-	grace := p.e.opts.StopGrace
+	grace, sig := p.e.opts.StopGrace, syscall.SIGKILL
+	if grace > 0 {
+		sig = syscall.SIGTERM
+	}
 	p.Mu.Lock()
 	p.StopRequested = true
-	if grace == 0 {
-		p.SignalLocked(syscall.SIGKILL)
-	} else {
-		p.SignalLocked(syscall.SIGTERM)
-	}
+	p.SignalLocked(sig)
 	p.Mu.Unlock()
 	if grace > 0 {
 		if err := p.Escalate(ctx, proc.Step{Until: p.Done(), Grace: grace, Sig: syscall.SIGKILL}); err != nil {
@@ -295,10 +295,7 @@ func (p *process) handleLine(line []byte) {
 		if _, ok := matchAny(out.Reject, line, obj); ok {
 			unready = p.FailReadyLocked(engine.ErrReadyRejected, "the first turn was refused: "+clip(line, 512))
 		} else if r, ok := matchAny(out.Ready, line, obj); ok {
-			id := p.NativeID
-			if id == "" {
-				id = r.id(line, obj)
-			}
+			id := cmp.Or(p.NativeID, r.id(line, obj))
 			if id == "" && p.req.Mode == engine.Resume {
 				id = p.req.NativeID
 			}

@@ -271,18 +271,12 @@ func matchAny(rules []Rule, line []byte, obj map[string]any) (Rule, bool) {
 }
 
 func (r Rule) match(line []byte, obj map[string]any) bool {
-	if len(r.Fields) == 0 && r.Pattern == nil {
+	if len(r.Fields) == 0 && r.Pattern == nil || len(r.Fields) > 0 && obj == nil {
 		return false
 	}
-	if len(r.Fields) > 0 {
-		if obj == nil {
+	for path, want := range r.Fields {
+		if got, ok := fieldText(obj, path); !ok || got != want {
 			return false
-		}
-		for path, want := range r.Fields {
-			got, ok := fieldText(obj, path)
-			if !ok || got != want {
-				return false
-			}
 		}
 	}
 	return r.Pattern == nil || r.Pattern.Match(line)
@@ -307,7 +301,8 @@ func (r Rule) id(line []byte, obj map[string]any) string {
 	return ""
 }
 
-// fieldText returns the text of a dotted path in obj.
+// fieldText returns the text of a dotted path in obj, decoded with
+// json.Decoder.UseNumber.
 func fieldText(obj map[string]any, path string) (string, bool) {
 	var cur any = obj
 	for part := range strings.SplitSeq(path, ".") {
@@ -328,8 +323,6 @@ func fieldText(obj map[string]any, path string) (string, bool) {
 		return "null", true
 	case json.Number:
 		return x.String(), true
-	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64), true
 	}
 	return "", false
 }

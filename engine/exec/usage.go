@@ -52,8 +52,6 @@ type claudeMeter struct {
 	model string
 }
 
-func newClaudeMeter() UsageMeter { return &claudeMeter{} }
-
 func (m *claudeMeter) Line(line []byte) {
 	if !bytes.Contains(line, []byte(`"usage"`)) && !bytes.Contains(line, []byte(`"modelUsage"`)) {
 		return
@@ -108,8 +106,6 @@ func (m *claudeMeter) Usage([]string, string) engine.Usage { return m.u }
 // (info.last_token_usage) and the model's window
 // (info.model_context_window). The last event wins.
 type codexMeter struct{}
-
-func newCodexMeter() UsageMeter { return codexMeter{} }
 
 func (codexMeter) Line([]byte) {}
 
