@@ -308,9 +308,7 @@ func (c *Child) WatchReady(wg *sync.WaitGroup, req engine.StartRequest, stop fun
 // AddTailLocked appends parts to the end of the child's standard error
 // that an exit error quotes (the last TailBytes). Called with Mu held.
 func (c *Child) AddTailLocked(parts ...[]byte) {
-	for _, b := range parts {
-		c.tail = append(c.tail, b...)
-	}
+	c.tail = append(c.tail, bytes.Join(parts, nil)...)
 	if n := len(c.tail); n > TailBytes {
 		c.tail = append(c.tail[:0], c.tail[n-TailBytes:]...)
 	}
