@@ -190,24 +190,19 @@ func (p *Profile) namesPromptFile(extra []string) bool {
 // vars are the placeholder values of one launch.
 type vars map[string]string
 
+// placeholder matches what may be a placeholder: braces around a name
+// without braces.
+var placeholder = regexp.MustCompile(`\{[^{}]*\}`)
+
+// expand replaces the placeholders of s; braces around anything else (JSON,
+// say) stay as they are.
 func (v vars) expand(s string) string {
-	var b strings.Builder
-	for {
-		i := strings.IndexByte(s, '{')
-		j := strings.IndexByte(s[max(i, 0):], '}')
-		if i < 0 || j < 0 {
-			return b.String() + s
+	return placeholder.ReplaceAllStringFunc(s, func(m string) string {
+		if val, ok := v[m[1:len(m)-1]]; ok {
+			return val
 		}
-		b.WriteString(s[:i])
-		if val, ok := v[s[i+1:i+j]]; ok {
-			b.WriteString(val)
-			s = s[i+j+1:]
-		} else {
-			// Not a placeholder (JSON, say): keep the brace, look further.
-			b.WriteByte('{')
-			s = s[i+1:]
-		}
-	}
+		return m
+	})
 }
 
 func (v vars) expandAll(dst []string, tmpl []string) []string {
@@ -243,20 +238,13 @@ func (p *Profile) argv(req engine.StartRequest, v vars, extra []string) ([]strin
 		flags = v.expandAll(flags, p.Permission)
 	}
 	flags = v.expandAll(flags, extra)
-	out := make([]string, 0, len(tmpl)+len(flags))
-	spliced := false
-	for _, s := range tmpl {
-		if s == "{flags}" {
-			out = append(out, flags...)
-			spliced = true
-			continue
-		}
-		out = append(out, v.expand(s))
+	// The element "{flags}" is found in the template, not in its
+	// expansion: a value that reads "{flags}" is an argument like any.
+	out := v.expandAll(nil, tmpl)
+	if i := slices.Index(tmpl, "{flags}"); i >= 0 {
+		return slices.Replace(out, i, i+1, flags...), nil
 	}
-	if !spliced {
-		out = append(out, flags...)
-	}
-	return out, nil
+	return append(out, flags...), nil
 }
 
 // match reports whether any rule matches the line (obj is its decoded
