@@ -2,6 +2,7 @@ package tlog
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -82,20 +83,18 @@ func (w *Writer) repair() error {
 	if err != nil {
 		return err
 	}
+	// The last index entry that points inside the data ends the indexed
+	// events.
 	size := uint64(dst.Size())
-	w.n = ist.Size() / 8
-	for w.n > 0 {
+	for w.n = ist.Size() / 8; w.n > 0; w.n-- {
 		var e [8]byte
 		if _, err := w.idx.ReadAt(e[:], 8*(w.n-1)); err != nil {
 			return err
 		}
-		if w.end = binary.LittleEndian.Uint64(e[:]); w.end <= size {
+		if end := binary.LittleEndian.Uint64(e[:]); end <= size {
+			w.end = end
 			break
 		}
-		w.n--
-	}
-	if w.n == 0 {
-		w.end = 0
 	}
 	// Index the complete lines written after the last index entry; a
 	// partial last line is cut below.
@@ -131,9 +130,7 @@ func (w *Writer) Append(at time.Time, launch baton.LaunchID, turn transcript.Tur
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, ev := range evs {
-		if ev.Turn == "" {
-			ev.Turn = turn
-		}
+		ev.Turn = cmp.Or(ev.Turn, turn)
 		if w.err == nil {
 			w.err = w.writeLocked(at, launch, ev)
 		}
