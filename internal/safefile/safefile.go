@@ -97,9 +97,6 @@ func cleanRel(rel string) (string, error) {
 }
 
 func mkdirs(r *os.Root, dir string) error {
-	if dir == "." {
-		return nil
-	}
 	cur := ""
 	for _, part := range strings.Split(dir, string(filepath.Separator)) {
 		cur = filepath.Join(cur, part)
