@@ -373,10 +373,9 @@ func (c *Child) Drain(done <-chan struct{}, before func()) {
 func (c *Child) Settle(now time.Time, waitErr, treeErr error, judge func(x *engine.ExitStatus)) (engine.ExitStatus, bool) {
 	c.Mu.Lock()
 	defer c.Mu.Unlock()
-	exit := engine.ExitStatus{At: now, Stopped: c.StopRequested, Code: -1, Usage: c.Usage}
-	if ps := c.cmd.ProcessState; ps != nil {
-		exit.Code = ps.ExitCode()
-	}
+	// ExitCode is -1 when a signal ended the child, or when it has no
+	// state (the wait failed).
+	exit := engine.ExitStatus{At: now, Stopped: c.StopRequested, Code: c.cmd.ProcessState.ExitCode(), Usage: c.Usage}
 	if ee := (*osexec.ExitError)(nil); waitErr != nil && !errors.As(waitErr, &ee) {
 		exit.Err = waitErr
 	} else {

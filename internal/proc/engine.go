@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,9 +36,7 @@ func Defaults(grace time.Duration, sig syscall.Signal, clk clock.Clock, log *zap
 	case grace < 0:
 		grace = 0
 	}
-	if sig == 0 {
-		sig = syscall.SIGKILL
-	}
+	sig = cmp.Or(sig, syscall.SIGKILL)
 	if clk == nil {
 		clk = clock.Real{}
 	}
@@ -166,8 +165,7 @@ func (l *Launches[P]) Start(start func() (P, error)) (P, error) {
 	l.Mu.Lock()
 	defer l.Mu.Unlock()
 	if l.closed {
-		var none P
-		return none, engine.ErrClosed
+		return *new(P), engine.ErrClosed
 	}
 	p, err := start()
 	if err != nil {

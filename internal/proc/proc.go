@@ -100,10 +100,9 @@ func Reap(ctx context.Context, clk clock.Clock, marker []byte, pgid int, minStar
 	}
 }
 
+// signalAll signals targets and group pgid (none when pgid is 0).
 func signalAll(targets []Stat, pgid int, sig syscall.Signal) {
-	if pgid > 0 {
-		_ = SignalGroup(pgid, sig)
-	}
+	_ = SignalGroup(pgid, sig)
 	for _, t := range targets {
 		Signal(t, sig)
 	}

@@ -29,13 +29,10 @@ func ReadStat(pid int) (Stat, error) {
 		return Stat{}, err
 	}
 	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return Stat{}, errors.New("proc: malformed /proc stat")
-	}
-	f := bytes.Fields(b[i+2:])
+	f := bytes.Fields(b[i+1:])
 	// f[0] is field 3 (state); pgrp is field 5, starttime field 22.
-	if len(f) < 20 {
-		return Stat{}, errors.New("proc: short /proc stat")
+	if i < 0 || len(f) < 20 {
+		return Stat{}, errors.New("proc: malformed /proc stat")
 	}
 	pgid, err1 := strconv.Atoi(string(f[2]))
 	start, err2 := strconv.ParseUint(string(f[19]), 10, 64)
@@ -139,10 +136,7 @@ func Scan(marker []byte, pgid int, minStart uint64) ([]Stat, error) {
 // with the same start time, not a zombie.
 func Alive(st Stat) bool {
 	now, err := ReadStat(st.pid)
-	if err != nil {
-		return false
-	}
-	return now.Start == st.Start && !now.Gone()
+	return err == nil && now.Start == st.Start && !now.Gone()
 }
 
 // Signal sends sig to the process st names, and only to it: the handle is
@@ -154,13 +148,13 @@ func Signal(st Stat, sig syscall.Signal) {
 		return
 	}
 	defer p.Release()
-	if !Alive(st) {
-		return
+	if Alive(st) {
+		_ = p.Signal(sig)
 	}
-	_ = p.Signal(sig)
 }
 
-// SignalGroup sends sig to every process of group pgid.
+// SignalGroup sends sig to every process of group pgid; none when pgid
+// is not a group (0 or 1) or is the host's own.
 func SignalGroup(pgid int, sig syscall.Signal) error {
 	if pgid <= 1 || pgid == syscall.Getpgrp() {
 		return nil
