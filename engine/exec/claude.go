@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"encoding/json"
 	"regexp"
 	"strings"
@@ -44,9 +45,7 @@ type ClaudeOptions struct {
 // session's context), and the window the result line's modelUsage names
 // for that message's model (contextWindow).
 func Claude(o ClaudeOptions) Profile {
-	if o.Command == "" {
-		o.Command = "claude"
-	}
+	o.Command = cmp.Or(o.Command, "claude")
 	tools := o.ReadOnlyTools
 	if tools == nil {
 		tools = []string{"Read", "Grep", "Glob"}

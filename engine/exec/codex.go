@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"encoding/json"
 	"regexp"
 	"slices"
@@ -54,9 +55,7 @@ type CodexOptions struct {
 // See the package documentation for what of this was checked against the
 // installed CLI.
 func Codex(o CodexOptions) Profile {
-	if o.Command == "" {
-		o.Command = "codex"
-	}
+	o.Command = cmp.Or(o.Command, "codex")
 	dashC := func(kvs []string) (flags []string) {
 		for _, kv := range kvs {
 			flags = append(flags, "-c", kv)

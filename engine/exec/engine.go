@@ -76,9 +76,7 @@ func New(opts Options) (*Engine, error) {
 	if opts.DataDir == "" {
 		return nil, baton.Errorf(baton.ErrInvalid, "exec: a data directory is required")
 	}
-	if p.Name == "" {
-		p.Name = filepath.Base(p.Command)
-	}
+	p.Name = cmp.Or(p.Name, filepath.Base(p.Command))
 	opts.StopGrace, opts.DeathSignal, opts.Clock, opts.Logger = proc.Defaults(opts.StopGrace, opts.DeathSignal, opts.Clock, opts.Logger)
 	return &Engine{opts: opts, writers: map[baton.SessionID]*writer{}}, nil
 }
@@ -164,11 +162,8 @@ type launch struct {
 	dir  string // private launch directory, "" when none
 }
 
-func (l *launch) cleanup() {
-	if l.dir != "" {
-		_ = os.RemoveAll(l.dir)
-	}
-}
+// cleanup removes the launch directory (os.RemoveAll of "" does nothing).
+func (l *launch) cleanup() { _ = os.RemoveAll(l.dir) }
 
 // prepare builds argv and environment and writes the launch's files.
 func (e *Engine) prepare(ctx context.Context, req engine.StartRequest) (*launch, error) {

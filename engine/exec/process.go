@@ -248,10 +248,8 @@ func (p *process) stderrLine(line []byte) {
 	p.Mu.Lock()
 	defer p.Mu.Unlock()
 	p.noteLocked(&p.e.opts.Profile.Output, line)
-	p.AddTailLocked(line, newline)
+	p.AddTailLocked(line, []byte{'\n'})
 }
-
-var newline = []byte{'\n'}
 
 func (p *process) noteLocked(out *Output, line []byte) {
 	if out.SessionMissing != nil && out.SessionMissing.Match(line) {

@@ -114,10 +114,8 @@ func (codexMeter) Usage(env []string, thread string) engine.Usage {
 		return engine.Usage{}
 	}
 	home := envValue(env, "CODEX_HOME")
-	if home == "" {
-		if h := envValue(env, "HOME"); h != "" {
-			home = filepath.Join(h, ".codex")
-		}
+	if h := envValue(env, "HOME"); home == "" && h != "" {
+		home = filepath.Join(h, ".codex")
 	}
 	if home == "" {
 		return engine.Usage{}
