@@ -43,9 +43,11 @@ type process struct {
 	// agent run, closing it without ends the child.
 	readers sync.WaitGroup
 
-	// Guarded by Child.Mu: what the output said (Output.SessionMissing,
-	// Output.AuthFailed).
-	missing, auth bool
+	// Guarded by Child.Mu: the sentinel a readiness failure also matches
+	// (proc.Command.Refine) after what the output said:
+	// engine.ErrSessionMissing (Output.SessionMissing) before
+	// engine.ErrAuth (Output.AuthFailed), nil for neither.
+	said error
 }
 
 var _ interface {
@@ -63,7 +65,7 @@ func (e *Engine) spawn(req engine.StartRequest, l *launch, w *writer) (*process,
 	err := p.Spawn(proc.Command{
 		Engine: "exec", Name: prof.Name, Path: prof.Command, Args: l.argv, Dir: req.Dir, Env: l.env,
 		Launch: req.LaunchID, DeathSignal: e.opts.DeathSignal, Clock: e.opts.Clock, Stdin: prof.Stdin, Held: req.Admit != nil,
-		ExitNativeID: true, Refine: p.refine,
+		ExitNativeID: true, Refine: func() error { return p.said },
 	})
 	if err != nil {
 		return nil, err
@@ -73,7 +75,7 @@ func (e *Engine) spawn(req engine.StartRequest, l *launch, w *writer) (*process,
 	}
 	e.opts.Logger.Debug("exec: spawned", zap.String("profile", prof.Name), zap.String("launch", string(req.LaunchID)),
 		zap.Int("pid", p.PID()), zap.Bool("held", req.Admit != nil))
-	p.WatchReady(&e.reg.WG, req, p.stop)
+	p.WatchReady(&e.reg.WG, req, func() { _, _ = p.Stop(context.Background()) })
 	p.readers.Go(func() { readLines(p.Stdout, p.handleLine) })
 	p.readers.Go(func() { readLines(p.Stderr, p.stderrLine) })
 	if p.Stdin != nil {
@@ -133,10 +135,6 @@ func (p *process) Stop(ctx context.Context) (engine.StopOutcome, error) {
 	return p.Confirm(ctx)
 }
 
-// stop is Stop for a caller that has no time bound and no use for the
-// outcome.
-func (p *process) stop() { _, _ = p.Stop(context.Background()) }
-
 // run waits for the child, kills what it left behind, drains its output,
 // and settles Exit, readiness and Done.
 func (p *process) run() {
@@ -149,10 +147,7 @@ func (p *process) run() {
 	drained := make(chan struct{})
 	go func() { p.readers.Wait(); close(drained) }()
 	p.Drain(drained, nil)
-	u := p.usage()
-	p.Mu.Lock()
-	p.Usage = u
-	p.Mu.Unlock()
+	p.setUsage()
 
 	exit, refused := p.Settle(p.Clock().Now(), waitErr, treeErr, func(x *engine.ExitStatus) {
 		if x.Code != 0 && !x.Stopped {
@@ -173,18 +168,6 @@ func (p *process) run() {
 	p.e.release(p)
 }
 
-// refine is the proc.Command.Refine of a launch: the sentinel a readiness
-// failure also matches after what the child said (called with Mu held).
-func (p *process) refine() error {
-	switch {
-	case p.missing:
-		return engine.ErrSessionMissing
-	case p.auth:
-		return engine.ErrAuth
-	}
-	return nil
-}
-
 // stopUnready ends a launch whose readiness failed: it gives the child the
 // stop grace to exit by itself (a CLI that refused its turn usually does),
 // then stops it.
@@ -197,7 +180,7 @@ func (p *process) stopUnready() {
 			return
 		case <-t.C():
 		}
-		p.stop()
+		_, _ = p.Stop(context.Background())
 	})
 }
 
@@ -252,11 +235,11 @@ func (p *process) stderrLine(line []byte) {
 }
 
 func (p *process) noteLocked(out *Output, line []byte) {
-	if out.SessionMissing != nil && out.SessionMissing.Match(line) {
-		p.missing = true
-	}
-	if out.AuthFailed != nil && out.AuthFailed.Match(line) {
-		p.auth = true
+	switch {
+	case out.SessionMissing != nil && out.SessionMissing.Match(line):
+		p.said = engine.ErrSessionMissing
+	case p.said == nil && out.AuthFailed != nil && out.AuthFailed.Match(line):
+		p.said = engine.ErrAuth
 	}
 }
 

@@ -26,12 +26,12 @@ type UsageMeter interface {
 	Usage(env []string, nativeID string) engine.Usage
 }
 
-// usage is the launch's usage once its output was read: the meter's, its
-// window from the profile's table when the meter names none (called with
-// the readers done).
-func (p *process) usage() engine.Usage {
+// setUsage sets Usage once the launch's output was read (called with the
+// readers done): the meter's, its window from the profile's table when the
+// meter names none. Without a meter Usage stays zero.
+func (p *process) setUsage() {
 	if p.meter == nil {
-		return engine.Usage{}
+		return
 	}
 	p.Mu.Lock()
 	id := p.NativeID
@@ -40,7 +40,9 @@ func (p *process) usage() engine.Usage {
 	if u.Tokens > 0 && u.Window == 0 {
 		u.Window = p.e.opts.Profile.Windows[p.req.Config.Normalize().Model]
 	}
-	return u
+	p.Mu.Lock()
+	p.Usage = u
+	p.Mu.Unlock()
 }
 
 // claudeMeter reads Claude Code's stream-json: the usage of the last
@@ -130,7 +132,7 @@ func (codexMeter) Usage(env []string, thread string) engine.Usage {
 		if err != nil || fi.ModTime().UnixNano() < newest {
 			continue
 		}
-		if v, ok := lastTokenCount(f); ok {
+		if v, ok := lastTokenCount(f, fi.Size()); ok {
 			u, newest = v, fi.ModTime().UnixNano()
 		}
 	}
@@ -143,18 +145,14 @@ func (codexMeter) Usage(env []string, thread string) engine.Usage {
 const rolloutTail = 4 << 20
 
 // lastTokenCount returns the usage of the last token_count event of a
-// Codex rollout file, among its last rolloutTail bytes.
-func lastTokenCount(path string) (engine.Usage, bool) {
+// Codex rollout file of size bytes, among its last rolloutTail bytes.
+func lastTokenCount(path string, size int64) (engine.Usage, bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		return engine.Usage{}, false
 	}
 	defer f.Close()
-	var off int64
-	if fi, err := f.Stat(); err == nil {
-		off = max(fi.Size()-rolloutTail, 0)
-	}
-	b, err := io.ReadAll(io.NewSectionReader(f, off, rolloutTail))
+	b, err := io.ReadAll(io.NewSectionReader(f, max(size-rolloutTail, 0), rolloutTail))
 	if err != nil {
 		return engine.Usage{}, false
 	}
