@@ -356,9 +356,7 @@ func (c *Child) Drain(done <-chan struct{}, before func()) {
 		before()
 	}
 	for _, f := range []*os.File{c.Stdout, c.Stderr, c.Stdin} {
-		if f != nil {
-			f.Close()
-		}
+		f.Close() // nil when not asked: its Close only fails
 	}
 	<-done
 }

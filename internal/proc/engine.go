@@ -65,10 +65,7 @@ func Precheck(ctx context.Context, name string, req *engine.StartRequest, valida
 	if !Supported {
 		return baton.Errorf(engine.ErrUnsupportedConfig, "%s: %v", name, ErrUnsupported)
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := validate(req.Config); err != nil {
+	if err := cmp.Or(ctx.Err(), validate(req.Config)); err != nil {
 		return err
 	}
 	if req.LaunchID == "" {
