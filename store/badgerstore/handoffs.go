@@ -128,7 +128,12 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 	}
 	b, err := putRecord(t, k, toHandoff(h, seq), cur, found, tHandoffsByWS, h.Workspace, seq, entries,
 		func() error { return t.moveSlot(h, slot) },
-		func() error { return t.insertOnly(found, func() error { return t.set(rk, []byte(h.ID)) }) },
+		func() error {
+			if found {
+				return nil
+			}
+			return t.set(rk, []byte(h.ID))
+		},
 	)
 	if err != nil {
 		return err

@@ -44,7 +44,7 @@ func TestLiveLaunchesAcrossWorkspaces(t *testing.T) {
 func TestCorruptSetBreaksTheWrite(t *testing.T) {
 	tests := []struct {
 		name   string
-		set    *wsSet
+		set    wsSet
 		insert func(tx store.Tx, id string) error
 		get    func(tx store.Tx, id string) error
 	}{

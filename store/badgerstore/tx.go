@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -134,27 +135,18 @@ func getValue[V any](t *tx, k key) (v V, found bool, err error) {
 	return v, true, nil
 }
 
-// stored decodes the record under k into a V; store.ErrNotFound (naming
-// kind and id) if there is none. In an Update the key enters the read set.
-func stored[V any, K ~string](t *tx, k key, kind string, id K) (V, error) {
-	v, found, err := getValue[V](t, k)
-	if err != nil {
-		return *new(V), err
-	}
-	if !found {
-		return *new(V), backend.NotFound(pkg, kind, id)
-	}
-	return v, nil
-}
-
 // getRecord is the body of the typed getters: after the readable check it
 // returns the record under k, converted from its stored form V;
-// store.ErrNotFound (naming kind and id) if there is none.
+// store.ErrNotFound (naming kind and id) if there is none. In an Update
+// the key enters the read set.
 func getRecord[V interface{ record() R }, R any, K ~string](t *tx, k key, kind string, id K) (R, error) {
 	if err := t.readable(); err != nil {
 		return *new(R), err
 	}
-	v, err := stored[V](t, k, kind, id)
+	v, found, err := getValue[V](t, k)
+	if err == nil && !found {
+		err = backend.NotFound(pkg, kind, id)
+	}
 	if err != nil {
 		return *new(R), err
 	}
@@ -169,24 +161,34 @@ func decode(b []byte, v any) error {
 	return nil
 }
 
-// getString returns the value under k, the id of a record, as a string
-// ("" if absent; an empty value is corruption).
-func (t *tx) getString(k key) (string, error) {
+// read runs use on the value under k (in an Update the key enters the
+// read set, found or not); found is false, and use is not run, if there
+// is none. A failure of badger or of use is an ErrStorage naming k.
+func (t *tx) read(k key, use func(b []byte) error) (found bool, err error) {
 	item, err := t.get(k)
 	if errors.Is(err, badger.ErrKeyNotFound) {
-		return "", nil
+		return false, nil
+	}
+	if err == nil {
+		err = item.Value(use)
 	}
 	if err != nil {
-		return "", storageErr(fmt.Sprintf("read (key %q)", []byte(k)), err)
+		return false, storageErr(fmt.Sprintf("read (key %q)", []byte(k)), err)
 	}
-	b, err := item.ValueCopy(nil)
-	if err == nil && len(b) == 0 {
-		err = errors.New("empty value") // every pointer names a record
-	}
-	if err != nil {
-		return "", storageErr(fmt.Sprintf("read (key %q)", []byte(k)), err)
-	}
-	return string(b), nil
+	return true, nil
+}
+
+// getString returns the value under k, the id of a record, as a string
+// ("" if absent; an empty value is corruption).
+func (t *tx) getString(k key) (id string, err error) {
+	_, err = t.read(k, func(b []byte) error {
+		if len(b) == 0 {
+			return errors.New("empty value") // every pointer names a record
+		}
+		id = string(b)
+		return nil
+	})
+	return id, err
 }
 
 // encode returns v as JSON. Writers encode before their first write, so
@@ -211,36 +213,32 @@ type keptRecord struct {
 // a transaction that reads a long list keeps only the first ones.
 const maxKept = 32
 
+// keptAt returns the index of k in t.local, or -1.
+func (t *tx) keptAt(k key) int {
+	return slices.IndexFunc(t.local, func(r keptRecord) bool { return string(r.k) == string(k) })
+}
+
 // keep notes v as the record under k for the rest of the transaction.
 func (t *tx) keep(k key, v any) {
-	for i := range t.local {
-		if string(t.local[i].k) == string(k) {
-			t.local[i].v = v
-			return
-		}
-	}
-	if len(t.local) < maxKept {
+	if i := t.keptAt(k); i >= 0 {
+		t.local[i].v = v
+	} else if len(t.local) < maxKept {
 		t.local = append(t.local, keptRecord{k, v})
 	}
 }
 
 // kept returns the record kept under k, if any.
 func (t *tx) kept(k key) (any, bool) {
-	for i := range t.local {
-		if string(t.local[i].k) == string(k) {
-			return t.local[i].v, true
-		}
+	if i := t.keptAt(k); i >= 0 {
+		return t.local[i].v, true
 	}
 	return nil, false
 }
 
 // forget drops what was kept under k (a raw write or a delete of k).
 func (t *tx) forget(k key) {
-	for i := range t.local {
-		if string(t.local[i].k) == string(k) {
-			t.local = append(t.local[:i], t.local[i+1:]...)
-			return
-		}
+	if i := t.keptAt(k); i >= 0 {
+		t.local = slices.Delete(t.local, i, i+1)
 	}
 }
 
@@ -284,26 +282,20 @@ func (t *tx) put(k key, v any) error {
 	return t.setRecord(k, b, v)
 }
 
-// setRecord writes b, the encoding of record v, under k; once the
+// setRecord writes b, the encoding of record v, under k; if the
 // transaction commits, v enters the store's cache of decoded records.
 func (t *tx) setRecord(k key, b []byte, v any) error {
 	if err := t.set(k, b); err != nil {
 		return err
 	}
-	t.written(k, b, v)
-	return nil
-}
-
-// written notes that record v, encoded as b, was written under k: if the
-// transaction commits, it enters the cache of decoded records.
-func (t *tx) written(k key, b []byte, v any) {
 	if !roundTrips(b) {
-		return // a read decodes b to another record than v
+		return nil // a read decodes b to another record than v
 	}
 	t.keep(k, v)
 	if t.cache != nil {
 		t.fresh = append(t.fresh, freshRecord{k, b, v})
 	}
+	return nil
 }
 
 // freshRecord is a record a transaction wrote: its key, its encoding and
@@ -361,9 +353,10 @@ func putRecord[V any](t *tx, k key, v, cur V, found bool, kind byte, ws baton.Wo
 	var old []index
 	if found {
 		old = indexes(cur)
+	} else if err := t.takeSeq(kind, ws, seq); err != nil {
+		return nil, err
 	}
 	if err := firstErrOf(
-		func() error { return t.claimSeq(found, kind, ws, seq) },
 		func() error { return t.setRecord(k, b, v) },
 		func() error { return t.reindex(old, indexes(v)) },
 	); err != nil {
@@ -372,41 +365,19 @@ func putRecord[V any](t *tx, k key, v, cur V, found bool, kind byte, ws baton.Wo
 	return b, firstErrOf(more...)
 }
 
-// insertOnly runs write for a new record (found false) only.
-func (t *tx) insertOnly(found bool, write func() error) error {
-	if found {
-		return nil
-	}
-	return write()
-}
-
-// claimSeq takes the insert number currentSeq gave a new record.
-func (t *tx) claimSeq(found bool, kind byte, ws baton.WorkspaceID, seq uint64) error {
-	if found {
-		return nil
-	}
-	return t.takeSeq(kind, ws, seq)
-}
-
 // peekSeq returns the next insert number of kind in ws (the first is 1);
 // takeSeq stores it as taken. Reading the counter orders concurrent inserts
 // into one workspace: the second to commit conflicts and re-runs.
-func (t *tx) peekSeq(kind byte, ws baton.WorkspaceID) (uint64, error) {
-	item, err := t.get(counterKey(kind, ws))
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return 1, nil
-	}
-	if err != nil {
-		return 0, storageErr("read counter", err)
-	}
-	b, err := item.ValueCopy(nil)
-	if err == nil && len(b) != 8 {
-		err = fmt.Errorf("counter of %d bytes", len(b))
-	}
-	if err != nil {
-		return 0, storageErr(fmt.Sprintf("read counter (key %q)", []byte(counterKey(kind, ws))), err)
-	}
-	return binary.BigEndian.Uint64(b) + 1, nil
+func (t *tx) peekSeq(kind byte, ws baton.WorkspaceID) (next uint64, err error) {
+	next = 1
+	_, err = t.read(counterKey(kind, ws), func(b []byte) error {
+		if len(b) != 8 {
+			return fmt.Errorf("counter of %d bytes", len(b))
+		}
+		next = binary.BigEndian.Uint64(b) + 1
+		return nil
+	})
+	return next, err
 }
 
 func (t *tx) takeSeq(kind byte, ws baton.WorkspaceID, n uint64) error {

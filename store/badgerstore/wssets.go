@@ -4,24 +4,18 @@ import (
 	"cmp"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/dgraph-io/badger/v4"
 
 	"github.com/batonhq/baton"
 )
 
-// wsSet describes a per-workspace set: one value per workspace (key: the
-// set's table and the workspace) listing, by insert number, the records of
-// a kind that are in a given state, which reads it instead of a list of
-// keys (see the key layout in keys.go). Every write of such a record
-// updates the set in the same transaction (tx.moveMember).
-type wsSet struct {
-	name  string // in errors
-	table byte   // the table of the sets
-}
+// wsSet is a per-workspace set, named by its table: one value per
+// workspace (key: the table and the workspace) listing, by insert number,
+// the records of a kind that are in a given state, which reads it instead
+// of a list of keys (see the key layout in keys.go). Every write of such a
+// record updates the set in the same transaction (tx.moveMember).
+type wsSet byte
 
 // member is what a wsSet reads of a record: its workspace, insert number
 // and id, and whether it belongs in the set.
@@ -40,33 +34,16 @@ func (l launchRow) member() member {
 	return member{l.Workspace, l.Seq, string(l.ID), !l.Gone}
 }
 
-var (
+const (
 	// openInstructions are the pending and unknown instructions of each
 	// workspace (OpenInstructions).
-	openInstructions = &wsSet{name: "open instructions", table: tOpenInstr}
+	openInstructions wsSet = tOpenInstr
 	// liveLaunches are the live launches of each workspace (LiveLaunches(ws)).
-	liveLaunches = &wsSet{name: "live launches", table: tLiveSet}
+	liveLaunches wsSet = tLiveSet
 )
 
 // key returns the key of the set of ws.
-func (s *wsSet) key(ws baton.WorkspaceID) key { return newKey(s.table).str(string(ws)) }
-
-// readSet reads the set of ws with get (nil if absent).
-func readSet(get func(key []byte) (*badger.Item, error), s *wsSet, ws baton.WorkspaceID) ([]setEntry, error) {
-	k := s.key(ws)
-	item, err := get(k)
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, nil
-	}
-	var set []setEntry
-	if err == nil {
-		err = item.Value(func(b []byte) (derr error) { set, derr = decodeSet(b); return derr })
-	}
-	if err != nil {
-		return nil, storageErr(fmt.Sprintf("read %s (key %q)", s.name, []byte(k)), err)
-	}
-	return set, nil
-}
+func (s wsSet) key(ws baton.WorkspaceID) key { return newKey(byte(s)).str(string(ws)) }
 
 // setEntry is one member of a set: its insert number and id.
 type setEntry struct {
@@ -74,29 +51,20 @@ type setEntry struct {
 	id  string
 }
 
-func compareEntry(e setEntry, seq uint64, id string) int {
-	if c := cmp.Compare(e.seq, seq); c != 0 {
-		return c
-	}
-	return strings.Compare(e.id, id)
+func compareEntry(a, b setEntry) int {
+	return cmp.Or(cmp.Compare(a.seq, b.seq), strings.Compare(a.id, b.id))
 }
 
-// addEntry returns set with (seq, id) in its place, by insert number
-// (set itself if it is there already; otherwise a new slice).
-func addEntry(set []setEntry, seq uint64, id string) []setEntry {
-	n, found := slices.BinarySearchFunc(set, seq, func(e setEntry, seq uint64) int { return compareEntry(e, seq, id) })
-	if found {
+// withEntry returns set with e in its place, by insert number (in true),
+// or without it (in false): set itself if that is so already, otherwise
+// a new slice.
+func withEntry(set []setEntry, e setEntry, in bool) []setEntry {
+	n, found := slices.BinarySearchFunc(set, e, compareEntry)
+	switch {
+	case found == in:
 		return set
-	}
-	return slices.Insert(slices.Clone(set), n, setEntry{seq, id})
-}
-
-// removeEntry returns set without (seq, id) (set itself if it is not
-// there; otherwise a new slice).
-func removeEntry(set []setEntry, seq uint64, id string) []setEntry {
-	n, found := slices.BinarySearchFunc(set, seq, func(e setEntry, seq uint64) int { return compareEntry(e, seq, id) })
-	if !found {
-		return set
+	case in:
+		return slices.Insert(slices.Clone(set), n, e)
 	}
 	return slices.Delete(slices.Clone(set), n, n+1)
 }
@@ -129,7 +97,7 @@ func decodeSet(b []byte) ([]setEntry, error) {
 			return nil, errors.New("set: bad id length")
 		}
 		id := string(b[8+w : 8+w+int(n)])
-		if len(set) > 0 && compareEntry(set[len(set)-1], seq, id) >= 0 {
+		if len(set) > 0 && compareEntry(set[len(set)-1], setEntry{seq, id}) >= 0 {
 			return nil, errors.New("set: entries out of order")
 		}
 		set = append(set, setEntry{seq, id})
@@ -140,12 +108,16 @@ func decodeSet(b []byte) ([]setEntry, error) {
 
 // memberSet returns the set of ws (which enters the read set, so that an
 // Update that read it conflicts with any concurrent change to it).
-func (t *tx) memberSet(s *wsSet, ws baton.WorkspaceID) ([]setEntry, error) {
-	return readSet(func(k []byte) (*badger.Item, error) { return t.get(k) }, s, ws)
+func (t *tx) memberSet(s wsSet, ws baton.WorkspaceID) (set []setEntry, err error) {
+	_, err = t.read(s.key(ws), func(b []byte) (err error) {
+		set, err = decodeSet(b)
+		return err
+	})
+	return set, err
 }
 
 // memberIDs returns the ids in the set of ws, by insert number.
-func (t *tx) memberIDs(s *wsSet, ws baton.WorkspaceID) ([]string, error) {
+func (t *tx) memberIDs(s wsSet, ws baton.WorkspaceID) ([]string, error) {
 	set, err := t.memberSet(s, ws)
 	if err != nil {
 		return nil, err
@@ -161,44 +133,36 @@ func (t *tx) memberIDs(s *wsSet, ws baton.WorkspaceID) ([]string, error) {
 // cur (nil: inserted): it leaves the set of cur's workspace if it was in
 // it and is not any more, and joins the set of v's workspace if it
 // belongs there and was not there. A write that keeps a record in, or
-// out, reads and writes no set. The record is written already: a set that
-// cannot be read breaks the transaction, as a failed write does, so that
-// the record never commits without it.
-func (t *tx) moveMember(s *wsSet, cur *member, v member) error {
+// out, reads and writes no set.
+func (t *tx) moveMember(s wsSet, cur *member, v member) error {
 	was := cur != nil && cur.in
 	same := cur != nil && cur.ws == v.ws
 	if was && (!v.in || !same) {
-		set, err := t.memberSet(s, cur.ws)
-		if err != nil {
-			return t.breakWith(err)
-		}
-		if err := t.putMemberSet(s, cur.ws, removeEntry(set, cur.seq, cur.id)); err != nil {
+		if err := t.putMember(s, *cur, false); err != nil {
 			return err
 		}
 	}
 	if v.in && (!was || !same) {
-		set, err := t.memberSet(s, v.ws)
-		if err != nil {
-			return t.breakWith(err)
-		}
-		return t.putMemberSet(s, v.ws, addEntry(set, v.seq, v.id))
+		return t.putMember(s, v, true)
 	}
 	return nil
 }
 
-// breakWith marks the transaction broken by err (see tx.broken), unless
-// it is already, and returns err.
-func (t *tx) breakWith(err error) error {
-	if t.broken == nil {
-		t.broken = err
+// putMember adds m to the set of its workspace (in true) or removes it,
+// deleting the set's key when it becomes empty. The record is written
+// already: a set that cannot be read breaks the transaction, as a failed
+// write does, so that the record never commits without it.
+func (t *tx) putMember(s wsSet, m member, in bool) error {
+	set, err := t.memberSet(s, m.ws)
+	if err != nil {
+		if t.broken == nil {
+			t.broken = err
+		}
+		return err
 	}
-	return err
-}
-
-// putMemberSet writes the set of ws (deleting the key when it is empty).
-func (t *tx) putMemberSet(s *wsSet, ws baton.WorkspaceID, set []setEntry) error {
-	if len(set) == 0 {
-		return t.del(s.key(ws))
+	k := s.key(m.ws)
+	if set = withEntry(set, setEntry{m.seq, m.id}, in); len(set) == 0 {
+		return t.del(k)
 	}
-	return t.set(s.key(ws), appendSet(nil, set))
+	return t.set(k, appendSet(nil, set))
 }

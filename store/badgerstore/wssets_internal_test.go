@@ -58,17 +58,17 @@ func checkReads[R any](t *testing.T, s *Store, when, name string, read func(stor
 	}
 }
 
-// TestOpenSetCodec round-trips sets built by addEntry and removeEntry, and
+// TestOpenSetCodec round-trips sets built by withEntry, and
 // checks that malformed values are refused.
 func TestOpenSetCodec(t *testing.T) {
 	var set []setEntry
 	for _, e := range []setEntry{{5, "b"}, {1, "z\x00"}, {5, "a"}, {300, string(make([]byte, 200))}, {1, "z\x00"}} {
-		set = addEntry(set, e.seq, e.id)
+		set = withEntry(set, e, true)
 	}
-	set = removeEntry(removeEntry(set, 5, "b"), 7, "none")
+	set = withEntry(withEntry(set, setEntry{5, "b"}, false), setEntry{7, "none"}, false)
 	want := []setEntry{{1, "z\x00"}, {5, "a"}, {300, string(make([]byte, 200))}}
 	if d := cmp.Diff(want, set, cmp.AllowUnexported(setEntry{})); d != "" {
-		t.Fatalf("addEntry and removeEntry (-want +got):\n%s", d)
+		t.Fatalf("withEntry (-want +got):\n%s", d)
 	}
 	b := appendSet(nil, set)
 	got, err := decodeSet(b)
