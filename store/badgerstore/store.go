@@ -87,7 +87,7 @@ var (
 // holds dir; ErrFormat if dir holds a database this package did not write,
 // or another format; ErrStorage,
 // or an error of the file system, if badger cannot open it.
-func Open(dir string, opts Options) (*Store, error) {
+func Open(dir string, opts Options) (_ *Store, err error) {
 	if dir == "" {
 		return nil, baton.Errorf(baton.ErrInvalid, "badgerstore: Open: empty directory")
 	}
@@ -102,13 +102,16 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			_ = lock.release()
+		}
+	}()
 	hl, err := newHealth(dir, opts.minFree())
 	if err != nil {
-		_ = lock.release()
 		return nil, err
 	}
 	if err := dropEmptyMemtables(dir); err != nil {
-		_ = lock.release()
 		return nil, storageErr("open "+dir, err)
 	}
 	group := opts.groupCommit()
@@ -123,12 +126,10 @@ func Open(dir string, opts Options) (*Store, error) {
 		}
 	}
 	if err != nil {
-		_ = lock.release()
 		return nil, storageErr("open "+dir, err)
 	}
 	if err := checkFormat(db); err != nil {
 		_ = db.Close()
-		_ = lock.release()
 		return nil, err
 	}
 	s := &Store{db: db, lock: lock, log: log, maxRetries: backend.Retries(opts.MaxConflictRetries), incarnation: rand.Text(),
@@ -366,68 +367,55 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (
 		}
 		t.threshold = s.gs.threshold
 	}
-	settle := func(err error) error {
-		if s.gs == nil {
-			return err
-		}
-		if serr := s.gs.settle(t.reads); serr != nil {
-			return serr
-		}
-		return err
-	}
-	if err := fn(t); err != nil {
-		return false, nil, settle(err)
-	}
-	if !update {
-		return false, nil, settle(nil)
-	}
-	t.done = true
-	if t.broken != nil {
-		return false, nil, settle(t.broken)
-	}
-	grown, err = t.flushChanges()
-	if err == nil {
+	if err = fn(t); err == nil {
+		// A View writes nothing: nothing broken, no change, no commit.
 		err = t.broken
 	}
-	if err != nil {
-		return false, nil, settle(err)
+	t.done = true
+	if err == nil {
+		grown, err = t.flushChanges()
 	}
-	if !t.wrote {
-		// Nothing to commit (badger's Commit would do nothing).
-		return false, nil, settle(nil)
+	if err == nil && t.wrote {
+		if conflict, err = s.commit(t); conflict || err != nil {
+			return conflict, nil, err
+		}
 	}
 	if s.gs != nil {
-		conflict, err := s.gs.commit(txn, t.writes, t.bigValue)
-		if err != nil {
-			return false, nil, s.health.fail(err)
+		// After a commit of its own, the round that covered it started
+		// after everything its snapshot showed was in badger's logs;
+		// settling the keys read also waits for the commits it read that
+		// are still being synced (the value log, say, which a round syncs
+		// only once they count themselves).
+		if serr := s.gs.settle(t.reads); serr != nil {
+			return false, nil, serr
 		}
-		if conflict {
-			return true, nil, nil
-		}
-		// The round that covered the commit started after everything its
-		// snapshot showed was in badger's logs; settling the keys read
-		// also waits for the commits it read that are still being synced
-		// (the value log, say, which a round syncs only once they count
-		// themselves).
-		if err := s.gs.settle(t.reads); err != nil {
-			return false, nil, err
-		}
-		t.cacheWritten()
-		return false, grown, nil
 	}
-	switch err := txn.Commit(); {
-	case errors.Is(err, badger.ErrConflict):
-		return true, nil, nil
-	case err != nil:
-		return false, nil, s.health.fail(storageErr("commit", err))
-	}
-	// Visible, and synced if SyncWrites: acknowledged only while the
-	// directory can still persist it.
-	if err := s.health.check(); err != nil {
+	if err != nil {
 		return false, nil, err
 	}
 	t.cacheWritten()
 	return false, grown, nil
+}
+
+// commit commits t, which wrote something; conflict reports a lost
+// serialization race (err is then nil).
+func (s *Store) commit(t *tx) (conflict bool, err error) {
+	if s.gs != nil {
+		conflict, err := s.gs.commit(t.txn, t.writes, t.bigValue)
+		if err != nil {
+			return false, s.health.fail(err)
+		}
+		return conflict, nil
+	}
+	switch err := t.txn.Commit(); {
+	case errors.Is(err, badger.ErrConflict):
+		return true, nil
+	case err != nil:
+		return false, s.health.fail(storageErr("commit", err))
+	}
+	// Visible, and synced if SyncWrites: acknowledged only while the
+	// directory can still persist it.
+	return false, s.health.check()
 }
 
 // Subscribe returns a channel that receives a value after each committed
