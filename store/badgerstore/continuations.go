@@ -23,18 +23,16 @@ func continuationIndexes(c continuationRow) []index {
 	return out
 }
 
-func continuationKeyOf(id string) key { return continuationKey(baton.ContinuationID(id)) }
-
 // GetContinuation returns the continuation id; store.ErrNotFound if absent.
 func (t *tx) GetContinuation(id baton.ContinuationID) (store.Continuation, error) {
-	return getRecord[continuationRow](t, continuationKey(id), "continuation", id)
+	return getRecord[continuationRow](t, recordKey(tContinuation, id), "continuation", id)
 }
 
 // PutContinuation inserts or replaces c; a stored one keeps its insert
 // number (its place in ListContinuations and in the queue).
 // baton.ErrInvalid if ID or Workspace is empty.
 func (t *tx) PutContinuation(c store.Continuation) error {
-	k := continuationKey(c.ID)
+	k := recordKey(tContinuation, c.ID)
 	cur, found, seq, err := currentSeq[continuationRow](t, "PutContinuation", k, tContsByWS, c.Workspace, backend.Required(pkg, "continuation", "ID", c.ID), backend.Required(pkg, "continuation", "Workspace", c.Workspace))
 	if err != nil {
 		return err
@@ -46,11 +44,11 @@ func (t *tx) PutContinuation(c store.Continuation) error {
 // QueuedContinuations returns the continuations in state queued, oldest
 // (CreatedAt, then workspace and insert order) first, reading only those.
 func (t *tx) QueuedContinuations() ([]store.Continuation, error) {
-	return listed(t, queuedList, nil, 0, continuationKeyOf, continuationRow.record)
+	return listed(t, queuedList, nil, 0, tContinuation, continuationRow.record)
 }
 
 // ListContinuations returns the continuations of ws, any state, in insert
 // order.
 func (t *tx) ListContinuations(ws baton.WorkspaceID) ([]store.Continuation, error) {
-	return listed(t, ownedList(tContsByWS, string(ws)), nil, 0, continuationKeyOf, continuationRow.record)
+	return listed(t, ownedList(tContsByWS, string(ws)), nil, 0, tContinuation, continuationRow.record)
 }

@@ -63,15 +63,15 @@ func TestCorruptValues(t *testing.T) {
 		key   key
 		reads map[string]read
 	}{
-		{workspaceKey("ws-a"), map[string]read{
+		{recordKey(tWorkspace, "ws-a"), map[string]read{
 			"GetWorkspace":   get(func(tx store.Tx) (any, error) { return tx.GetWorkspace("ws-a") }),
 			"ListWorkspaces": get(func(tx store.Tx) (any, error) { return tx.ListWorkspaces() }),
 		}},
-		{sessionKey("s-1"), map[string]read{
+		{recordKey(tSession, "s-1"), map[string]read{
 			"GetSession":   get(func(tx store.Tx) (any, error) { return tx.GetSession("s-1") }),
 			"ListSessions": get(func(tx store.Tx) (any, error) { return tx.ListSessions("ws-a") }),
 		}},
-		{handoffKey("h-1"), map[string]read{
+		{recordKey(tHandoff, "h-1"), map[string]read{
 			"GetHandoff":           get(func(tx store.Tx) (any, error) { return tx.GetHandoff("h-1") }),
 			"HandoffByRequest":     get(func(tx store.Tx) (any, error) { return tx.HandoffByRequest("ws-a", "r-1") }),
 			"PendingHandoffs(ws)":  get(func(tx store.Tx) (any, error) { return tx.PendingHandoffs("ws-a") }),
@@ -81,18 +81,18 @@ func TestCorruptValues(t *testing.T) {
 		{requestKey("ws-a", "r-1"), map[string]read{
 			"HandoffByRequest": get(func(tx store.Tx) (any, error) { return tx.HandoffByRequest("ws-a", "r-1") }),
 		}},
-		{reservationKey("ws-a"), map[string]read{
+		{recordKey(tReservation, "ws-a"), map[string]read{
 			"GetReservation": get(func(tx store.Tx) (any, error) { return tx.GetReservation("ws-a") }),
 		}},
-		{wakeupKey("w-1"), map[string]read{
+		{recordKey(tWakeup, "w-1"), map[string]read{
 			"GetWakeup":  get(func(tx store.Tx) (any, error) { return tx.GetWakeup("w-1") }),
 			"DueWakeups": get(func(tx store.Tx) (any, error) { return tx.DueWakeups(time.Now(), 0) }),
 		}},
-		{continuationKey("c-1"), map[string]read{
+		{recordKey(tContinuation, "c-1"), map[string]read{
 			"GetContinuation":     get(func(tx store.Tx) (any, error) { return tx.GetContinuation("c-1") }),
 			"QueuedContinuations": get(func(tx store.Tx) (any, error) { return tx.QueuedContinuations() }),
 		}},
-		{launchKey("l-1"), map[string]read{
+		{recordKey(tLaunch, "l-1"), map[string]read{
 			"GetLaunch":        get(func(tx store.Tx) (any, error) { return tx.GetLaunch("l-1") }),
 			"LiveLaunches":     get(func(tx store.Tx) (any, error) { return tx.LiveLaunches("") }),
 			"LiveLaunchesOfWS": get(func(tx store.Tx) (any, error) { return tx.LiveLaunches("ws-a") }),
@@ -100,7 +100,7 @@ func TestCorruptValues(t *testing.T) {
 		{liveLaunches.key("ws-a"), map[string]read{
 			"LiveLaunches": get(func(tx store.Tx) (any, error) { return tx.LiveLaunches("ws-a") }),
 		}},
-		{instructionKey("i-1"), map[string]read{
+		{recordKey(tInstruction, "i-1"), map[string]read{
 			"GetInstruction":   get(func(tx store.Tx) (any, error) { return tx.GetInstruction("i-1") }),
 			"ListInstructions": get(func(tx store.Tx) (any, error) { return tx.ListInstructions("ws-a") }),
 			"OpenInstructions": get(func(tx store.Tx) (any, error) { return tx.OpenInstructions("ws-a") }),

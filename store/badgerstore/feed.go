@@ -1,10 +1,6 @@
 package badgerstore
 
 import (
-	"fmt"
-
-	"github.com/dgraph-io/badger/v4"
-
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/internal/backend"
@@ -112,22 +108,17 @@ func (t *tx) Changes(ws baton.WorkspaceID, after int64, limit int) ([]store.Chan
 		return nil, nil
 	}
 	prefix := feedPrefix(ws)
-	it := t.txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
-	defer it.Close()
 	var out []store.Change
-	for it.Seek(prefix.u64(uint64(after) + 1)); it.Valid(); it.Next() {
-		if err := t.ctx.Err(); err != nil {
-			return nil, fmt.Errorf("badgerstore: %w", err)
-		}
-		item := it.Item()
+	err = t.each(prefix, prefix.u64(uint64(after)+1), nil, func(_, b []byte) (bool, error) {
 		var c store.Change
-		if err := item.Value(func(b []byte) error { return decode(b, &c) }); err != nil {
-			return nil, fmt.Errorf("%w (key %q)", err, item.KeyCopy(nil))
+		if err := decode(b, &c); err != nil {
+			return false, err
 		}
 		out = append(out, c)
-		if (limit > 0 && len(out) == limit) || c.Seq >= last {
-			break
-		}
+		return (limit <= 0 || len(out) < limit) && c.Seq < last, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

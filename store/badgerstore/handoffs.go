@@ -22,11 +22,9 @@ func handoffIndex(h handoffRow) []index {
 	return []index{{l, l.prefix().u64(h.Seq).str(string(h.ID)), string(h.ID)}}
 }
 
-func handoffKeyOf(id string) key { return handoffKey(baton.HandoffID(id)) }
-
 // GetHandoff returns the handoff id; store.ErrNotFound if absent.
 func (t *tx) GetHandoff(id baton.HandoffID) (store.Handoff, error) {
-	return getRecord[handoffRow](t, handoffKey(id), "handoff", id)
+	return getRecord[handoffRow](t, recordKey(tHandoff, id), "handoff", id)
 }
 
 // byPointer returns the handoff whose id is stored under k;
@@ -39,7 +37,7 @@ func (t *tx) byPointer(k key, what string) (store.Handoff, error) {
 	if id == "" {
 		return store.Handoff{}, baton.Errorf(store.ErrNotFound, "badgerstore: %s", what)
 	}
-	hs, err := load(t, []string{id}, handoffKeyOf, handoffRow.record)
+	hs, err := load(t, []string{id}, tHandoff, handoffRow.record)
 	if err != nil {
 		return store.Handoff{}, fmt.Errorf("%w (through key %q)", err, []byte(k))
 	}
@@ -72,7 +70,7 @@ func (t *tx) PendingHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
 		}
 		return []store.Handoff{h}, nil
 	}
-	hs, err := listed(t, pendingList, nil, 0, handoffKeyOf, handoffRow.record)
+	hs, err := listed(t, pendingList, nil, 0, tHandoff, handoffRow.record)
 	slices.SortFunc(hs, func(a, b store.Handoff) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
@@ -84,7 +82,7 @@ func (t *tx) PendingHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
 
 // ListHandoffs returns the handoffs of ws in creation (insert) order.
 func (t *tx) ListHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
-	return listed(t, ownedList(tHandoffsByWS, string(ws)), nil, 0, handoffKeyOf, handoffRow.record)
+	return listed(t, ownedList(tHandoffsByWS, string(ws)), nil, 0, tHandoff, handoffRow.record)
 }
 
 // PutHandoff inserts or replaces h. store.ErrDuplicate if (Workspace,
@@ -97,7 +95,7 @@ func (t *tx) ListHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
 // concurrent inserts that both pass them conflict at commit and the loser
 // re-runs and sees the winner.
 func (t *tx) PutHandoff(h store.Handoff) error {
-	k := handoffKey(h.ID)
+	k := recordKey(tHandoff, h.ID)
 	cur, found, seq, err := currentSeq[handoffRow](t, "PutHandoff", k, tHandoffsByWS, h.Workspace, backend.Required(pkg, "handoff", "ID", h.ID),
 		backend.Required(pkg, "handoff", "Workspace", h.Workspace), backend.Required(pkg, "handoff", "RequestID", h.RequestID))
 	if err != nil {

@@ -13,18 +13,16 @@ func instructionIndex(i instructionRow) []index {
 	return []index{{l, l.prefix().u64(i.Seq).str(string(i.ID)), string(i.ID)}}
 }
 
-func instructionKeyOf(id string) key { return instructionKey(baton.InstructionID(id)) }
-
 // GetInstruction returns the instruction id; store.ErrNotFound if absent.
 func (t *tx) GetInstruction(id baton.InstructionID) (store.Instruction, error) {
-	return getRecord[instructionRow](t, instructionKey(id), "instruction", id)
+	return getRecord[instructionRow](t, recordKey(tInstruction, id), "instruction", id)
 }
 
 // PutInstruction inserts or replaces i (a stored one keeps its place in
 // ListInstructions) and adds at commit a change to its workspace's feed.
 // baton.ErrInvalid if ID or Workspace is empty.
 func (t *tx) PutInstruction(i store.Instruction) error {
-	k := instructionKey(i.ID)
+	k := recordKey(tInstruction, i.ID)
 	cur, found, seq, err := currentSeq[instructionRow](t, "PutInstruction", k, tInstrByWS, i.Workspace, backend.Required(pkg, "instruction", "ID", i.ID), backend.Required(pkg, "instruction", "Workspace", i.Workspace))
 	if err != nil {
 		return err
@@ -47,7 +45,7 @@ func (t *tx) PutInstruction(i store.Instruction) error {
 // ListInstructions returns the instructions of ws, any state, in insert
 // order.
 func (t *tx) ListInstructions(ws baton.WorkspaceID) ([]store.Instruction, error) {
-	return listed(t, ownedList(tInstrByWS, string(ws)), nil, 0, instructionKeyOf, instructionRow.record)
+	return listed(t, ownedList(tInstrByWS, string(ws)), nil, 0, tInstruction, instructionRow.record)
 }
 
 // OpenInstructions returns the open instructions of ws (pending or
@@ -61,5 +59,5 @@ func (t *tx) OpenInstructions(ws baton.WorkspaceID) ([]store.Instruction, error)
 	if err != nil {
 		return nil, err
 	}
-	return load(t, ids, instructionKeyOf, instructionRow.record)
+	return load(t, ids, tInstruction, instructionRow.record)
 }

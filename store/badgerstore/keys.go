@@ -131,16 +131,11 @@ func (k key) time(t time.Time) key {
 	return binary.BigEndian.AppendUint32(k, uint32(t.Nanosecond()))
 }
 
-func workspaceKey(id baton.WorkspaceID) key       { return newKey(tWorkspace).str(string(id)) }
-func reservationKey(ws baton.WorkspaceID) key     { return newKey(tReservation).str(string(ws)) }
-func sessionKey(id baton.SessionID) key           { return newKey(tSession).str(string(id)) }
-func handoffKey(id baton.HandoffID) key           { return newKey(tHandoff).str(string(id)) }
-func pendingSlotKey(ws baton.WorkspaceID) key     { return newKey(tPendingSlot).str(string(ws)) }
-func wakeupKey(id baton.WakeupID) key             { return newKey(tWakeup).str(string(id)) }
-func continuationKey(id baton.ContinuationID) key { return newKey(tContinuation).str(string(id)) }
-func launchKey(id baton.LaunchID) key             { return newKey(tLaunch).str(string(id)) }
-func instructionKey(id baton.InstructionID) key   { return newKey(tInstruction).str(string(id)) }
-func feedPrefix(ws baton.WorkspaceID) key         { return newKey(tFeed).str(string(ws)) }
+// recordKey is the key of the record id in its table.
+func recordKey[K ~string](table byte, id K) key { return newKey(table).str(string(id)) }
+
+func pendingSlotKey(ws baton.WorkspaceID) key { return newKey(tPendingSlot).str(string(ws)) }
+func feedPrefix(ws baton.WorkspaceID) key     { return newKey(tFeed).str(string(ws)) }
 
 func requestKey(ws baton.WorkspaceID, requestID string) key {
 	return newKey(tRequest).str(string(ws)).str(requestID)

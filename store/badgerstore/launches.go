@@ -21,17 +21,15 @@ func launchIndexes(l launchRow) []index {
 	return []index{{liveList, liveList.prefix().time(l.CreatedAt).str(string(l.Workspace)).u64(l.Seq).str(id), id}}
 }
 
-func launchKeyOf(id string) key { return launchKey(baton.LaunchID(id)) }
-
 // GetLaunch returns the launch id; store.ErrNotFound if absent.
 func (t *tx) GetLaunch(id baton.LaunchID) (store.Launch, error) {
-	return getRecord[launchRow](t, launchKey(id), "launch", id)
+	return getRecord[launchRow](t, recordKey(tLaunch, id), "launch", id)
 }
 
 // PutLaunch inserts or replaces l; a stored one keeps its insert number.
 // baton.ErrInvalid if ID or Workspace is empty.
 func (t *tx) PutLaunch(l store.Launch) error {
-	k := launchKey(l.ID)
+	k := recordKey(tLaunch, l.ID)
 	cur, found, seq, err := currentSeq[launchRow](t, "PutLaunch", k, tLaunchSeq, l.Workspace, backend.Required(pkg, "launch", "ID", l.ID), backend.Required(pkg, "launch", "Workspace", l.Workspace))
 	if err != nil {
 		return err
@@ -66,5 +64,5 @@ func (t *tx) LiveLaunches(ws baton.WorkspaceID) ([]store.Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	return load(t, ids, launchKeyOf, launchRow.record)
+	return load(t, ids, tLaunch, launchRow.record)
 }

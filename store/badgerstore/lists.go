@@ -2,7 +2,9 @@ package badgerstore
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -20,13 +22,7 @@ func ownedList(table byte, owner string) list { return list{table: table, owner:
 func globalList(table byte) list { return list{table: table, global: true} }
 
 // prefix is the key prefix every entry of l starts with.
-func (l list) prefix() key {
-	k := newKey(l.table)
-	if l.global {
-		return k
-	}
-	return k.str(l.owner)
-}
+func (l list) prefix() key { return l.owned(newKey(l.table)) }
 
 // guard returns the phantom guard of l: one key per list. Every write that
 // adds a key to the list or removes one also writes the guard; every list
@@ -37,8 +33,10 @@ func (l list) prefix() key {
 // re-runs: list reads are serializable too. Writers only write the guard
 // (they do not read it), so two writers of one list do not conflict
 // through it.
-func (l list) guard() key {
-	k := append(newKey(tGuard), l.table)
+func (l list) guard() key { return l.owned(append(newKey(tGuard), l.table)) }
+
+// owned appends l's owner to k, unless l spans its table.
+func (l list) owned(k key) key {
 	if l.global {
 		return k
 	}
@@ -70,66 +68,79 @@ func (t *tx) touch(l list) error {
 // (same key) stay untouched, the others are deleted or written, and the
 // guard of every list that changed is written.
 func (t *tx) reindex(old, new []index) error {
-	has := func(in []index, k key) bool {
-		for _, e := range in {
-			if string(e.key) == string(k) {
-				return true
-			}
-		}
-		return false
-	}
 	for _, e := range old {
-		if has(new, e.key) {
-			continue
-		}
-		if err := t.del(e.key); err != nil {
-			return err
-		}
-		if err := t.touch(e.list); err != nil {
+		if err := t.moveIndex(e, new, false); err != nil {
 			return err
 		}
 	}
 	for _, e := range new {
-		if has(old, e.key) {
-			continue
-		}
-		if err := t.set(e.key, []byte(e.id)); err != nil {
-			return err
-		}
-		if err := t.touch(e.list); err != nil {
+		if err := t.moveIndex(e, old, true); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// scan visits the entries of l in key order until visit returns false. In an Update it first enters the
-// guard of l into the read set (see list.guard); every entry visited is in
-// the read set too. The iterator is closed before scan returns, so no
-// iterator is ever open when the transaction ends (badger panics then).
-func (t *tx) scan(l list, visit func(k, v []byte) bool) error {
-	prefix := l.prefix()
+// moveIndex writes entry e (in true) or deletes it, and the guard of its
+// list, unless others has an entry with its key.
+func (t *tx) moveIndex(e index, others []index, in bool) error {
+	if slices.ContainsFunc(others, func(o index) bool { return string(o.key) == string(e.key) }) {
+		return nil
+	}
+	var err error
+	if in {
+		err = t.set(e.key, []byte(e.id))
+	} else {
+		err = t.del(e.key)
+	}
+	if err != nil {
+		return err
+	}
+	return t.touch(e.list)
+}
+
+// scan visits the entries of l in key order until visit returns false or
+// fails. In an Update it first enters the guard of l into the read set
+// (see list.guard); every entry visited is in the read set too.
+func (t *tx) scan(l list, visit func(k, v []byte) (bool, error)) error {
+	var guard key
+	if t.track || t.update {
+		guard = l.guard()
+	}
 	if t.track {
 		// Every change to the list writes its guard: a list read whose
 		// guard is not dirty read only durable entries.
-		t.reads = append(t.reads, l.guard())
+		t.reads = append(t.reads, guard)
 	}
+	prefix := l.prefix()
+	return t.each(prefix, prefix, guard, visit)
+}
+
+// each visits the entries under prefix, from the first at or after from,
+// in key order until visit returns false or fails (a failure is an
+// ErrStorage naming the key). In an Update, a guard (non-nil) is first
+// sought, which enters it into the read set, also a key this transaction
+// wrote itself (a Get of one would be served from the transaction's own
+// writes and leave no trace). The iterator is closed before each returns,
+// so no iterator is ever open when the transaction ends (badger panics
+// then).
+func (t *tx) each(prefix, from, guard key, visit func(k, v []byte) (bool, error)) error {
 	it := t.txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
 	defer it.Close()
-	if t.update {
-		// Seek enters its key into the read set, also a key this
-		// transaction wrote itself (a Get of one would be served from the
-		// transaction's own writes and leave no trace).
-		it.Seek(l.guard())
+	if t.update && guard != nil {
+		it.Seek(guard)
 	}
-	for it.Seek(prefix); it.Valid(); it.Next() {
+	for it.Seek(from); it.Valid(); it.Next() {
 		if err := t.ctx.Err(); err != nil {
 			return fmt.Errorf("badgerstore: %w", err)
 		}
 		item := it.Item()
-		var more bool
-		if err := item.Value(func(v []byte) error { more = visit(item.Key(), v); return nil }); err != nil {
-			return storageErr(fmt.Sprintf("scan (key %q)", item.KeyCopy(nil)), err)
+		more := false
+		if err := item.Value(func(v []byte) (err error) { more, err = visit(item.Key(), v); return err }); err != nil {
+			if !errors.Is(err, ErrStorage) {
+				err = storageErr("scan", err)
+			}
+			return fmt.Errorf("%w (key %q)", err, item.KeyCopy(nil))
 		}
 		if !more {
 			break
@@ -143,19 +154,19 @@ func (t *tx) scan(l list, visit func(k, v []byte) bool) error {
 // above stop (nil: no bound).
 func (t *tx) ids(l list, stop key, limit int) ([]string, error) {
 	var out []string
-	err := t.scan(l, func(k, v []byte) bool {
+	err := t.scan(l, func(k, v []byte) (bool, error) {
 		if stop != nil && bytes.Compare(k[:min(len(k), len(stop))], stop) > 0 {
-			return false
+			return false, nil
 		}
 		out = append(out, string(v))
-		return limit <= 0 || len(out) < limit
+		return limit <= 0 || len(out) < limit, nil
 	})
 	return out, err
 }
 
 // listed returns, after the readable check, the records the entries of l
 // point to (as ids lists them), read with load.
-func listed[W any, R any](t *tx, l list, stop key, limit int, keyOf func(string) key, record func(W) R) ([]R, error) {
+func listed[W any, R any](t *tx, l list, stop key, limit int, table byte, record func(W) R) ([]R, error) {
 	if err := t.readable(); err != nil {
 		return nil, err
 	}
@@ -163,23 +174,24 @@ func listed[W any, R any](t *tx, l list, stop key, limit int, keyOf func(string)
 	if err != nil {
 		return nil, err
 	}
-	return load(t, ids, keyOf, record)
+	return load(t, ids, table, record)
 }
 
-// load reads the record of each id with get, failing if one is missing
+// load reads the record of each id from table, failing if one is missing
 // (an index entry without its record is corruption).
-func load[W any, R any](t *tx, ids []string, keyOf func(string) key, record func(W) R) ([]R, error) {
+func load[W any, R any](t *tx, ids []string, table byte, record func(W) R) ([]R, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	out := make([]R, 0, len(ids))
 	for _, id := range ids {
-		w, found, err := getValue[W](t, keyOf(id))
+		k := recordKey(table, id)
+		w, found, err := getValue[W](t, k)
 		if err != nil {
 			return nil, err
 		}
 		if !found {
-			return nil, storageErr("load", fmt.Errorf("index entry points to missing record %q (key %q)", id, []byte(keyOf(id))))
+			return nil, storageErr("load", fmt.Errorf("index entry points to missing record %q (key %q)", id, []byte(k)))
 		}
 		out = append(out, record(w))
 	}

@@ -16,14 +16,14 @@ func sessionIndex(s sessionRow) []index {
 
 // GetSession returns the session id; store.ErrNotFound if absent.
 func (t *tx) GetSession(id baton.SessionID) (store.Session, error) {
-	return getRecord[sessionRow](t, sessionKey(id), "session", id)
+	return getRecord[sessionRow](t, recordKey(tSession, id), "session", id)
 }
 
 // PutSession inserts s with the next Seq of its workspace (the first is 1)
 // or replaces it keeping its stored Seq (a session moved to another
 // workspace keeps it there); baton.ErrInvalid if ID or Workspace is empty.
 func (t *tx) PutSession(s store.Session) error {
-	k := sessionKey(s.ID)
+	k := recordKey(tSession, s.ID)
 	cur, found, seq, err := currentSeq[sessionRow](t, "PutSession", k, tSessionsByWS, s.Workspace, backend.Required(pkg, "session", "ID", s.ID), backend.Required(pkg, "session", "Workspace", s.Workspace))
 	if err != nil {
 		return err
@@ -40,6 +40,5 @@ func (t *tx) PutSession(s store.Session) error {
 // ListSessions returns the sessions of ws in creation order (ascending
 // Seq), reading only those.
 func (t *tx) ListSessions(ws baton.WorkspaceID) ([]store.Session, error) {
-	return listed(t, ownedList(tSessionsByWS, string(ws)), nil, 0, func(id string) key { return sessionKey(baton.SessionID(id)) },
-		sessionRow.record)
+	return listed(t, ownedList(tSessionsByWS, string(ws)), nil, 0, tSession, sessionRow.record)
 }

@@ -29,18 +29,16 @@ func wakeupIndexes(w wakeupRow) []index {
 	return out
 }
 
-func wakeupKeyOf(id string) key { return wakeupKey(baton.WakeupID(id)) }
-
 // GetWakeup returns the wakeup id; store.ErrNotFound if absent.
 func (t *tx) GetWakeup(id baton.WakeupID) (store.Wakeup, error) {
-	return getRecord[wakeupRow](t, wakeupKey(id), "wakeup", id)
+	return getRecord[wakeupRow](t, recordKey(tWakeup, id), "wakeup", id)
 }
 
 // PutWakeup inserts or replaces w, moving its index entries when its
 // session, At or status change; baton.ErrInvalid if ID or Workspace is
 // empty.
 func (t *tx) PutWakeup(w store.Wakeup) error {
-	k := wakeupKey(w.ID)
+	k := recordKey(tWakeup, w.ID)
 	cur, found, err := current[wakeupRow](t, "PutWakeup", k, backend.Required(pkg, "wakeup", "ID", w.ID), backend.Required(pkg, "wakeup", "Workspace", w.Workspace))
 	if err != nil {
 		return err
@@ -71,5 +69,5 @@ func (t *tx) DueWakeups(now time.Time, limit int) ([]store.Wakeup, error) {
 }
 
 func (t *tx) wakeups(l list, stop key, limit int) ([]store.Wakeup, error) {
-	return listed(t, l, stop, limit, wakeupKeyOf, wakeupRow.record)
+	return listed(t, l, stop, limit, tWakeup, wakeupRow.record)
 }

@@ -1,8 +1,6 @@
 package badgerstore
 
 import (
-	"fmt"
-
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/internal/backend"
@@ -14,12 +12,12 @@ var workspaces = globalList(tWorkspace)
 
 // GetWorkspace returns the workspace id; store.ErrNotFound if absent.
 func (t *tx) GetWorkspace(id baton.WorkspaceID) (store.Workspace, error) {
-	return getRecord[workspaceRow](t, workspaceKey(id), "workspace", id)
+	return getRecord[workspaceRow](t, recordKey(tWorkspace, id), "workspace", id)
 }
 
 // PutWorkspace inserts or replaces w; baton.ErrInvalid if the id is empty.
 func (t *tx) PutWorkspace(w store.Workspace) error {
-	k := workspaceKey(w.ID)
+	k := recordKey(tWorkspace, w.ID)
 	_, found, err := current[workspaceRow](t, "PutWorkspace", k, backend.Required(pkg, "workspace", "ID", w.ID))
 	if err != nil {
 		return err
@@ -36,26 +34,21 @@ func (t *tx) ListWorkspaces() ([]store.Workspace, error) {
 		return nil, err
 	}
 	var out []store.Workspace
-	var derr error
-	err := t.scan(workspaces, func(k, v []byte) bool {
+	err := t.scan(workspaces, func(_, v []byte) (bool, error) {
 		var w workspaceRow
-		if derr = decode(v, &w); derr != nil {
-			derr = fmt.Errorf("%w (key %q)", derr, k)
-			return false
+		if err := decode(v, &w); err != nil {
+			return false, err
 		}
 		out = append(out, w.record())
-		return true
+		return true, nil
 	})
-	if err == nil {
-		err = derr
-	}
 	return out, err
 }
 
 // GetReservation returns the reservation row of ws; store.ErrNotFound if
 // none was ever put.
 func (t *tx) GetReservation(ws baton.WorkspaceID) (store.Reservation, error) {
-	return getRecord[reservationRow](t, reservationKey(ws), "reservation of workspace", ws)
+	return getRecord[reservationRow](t, recordKey(tReservation, ws), "reservation of workspace", ws)
 }
 
 // PutReservation inserts or replaces the row of r.Workspace;
@@ -64,5 +57,5 @@ func (t *tx) PutReservation(r store.Reservation) error {
 	if err := t.writable("PutReservation", backend.Required(pkg, "reservation", "Workspace", r.Workspace)); err != nil {
 		return err
 	}
-	return t.put(reservationKey(r.Workspace), toReservation(r))
+	return t.put(recordKey(tReservation, r.Workspace), toReservation(r))
 }
