@@ -2,7 +2,6 @@ package badgerstore
 
 import (
 	"errors"
-	"fmt"
 	"hash/maphash"
 	"io/fs"
 	"os"
@@ -70,9 +69,6 @@ type groupSync struct {
 	// or a later one returns err.
 	err         error
 	failedRound uint64
-	// broken is set (under mu) with err, so that failed costs no lock
-	// while no round has failed.
-	broken atomic.Bool
 	// dirty counts, per key (by its hash: two keys that share one only
 	// make a reader wait longer), the commits that wrote it and are not
 	// yet covered by a finished round: a transaction that read none of
@@ -97,8 +93,8 @@ type groupSync struct {
 	// inotify is unavailable or was lost: then every round lists.
 	watch *dirWatch
 
-	// health is the store's (nil in tests of the rounds alone): a round
-	// ends by checking the directory, and a failed round fails it.
+	// health is the store's: a round ends by checking the directory, and
+	// a failed round fails it (which is how transactions learn of it).
 	health *health
 
 	hooks *syncHooks // nil outside this package's tests
@@ -108,17 +104,6 @@ type groupSync struct {
 	// vlogSynced is its value when the last round started (round only).
 	vlogWrites atomic.Uint64
 	vlogSynced uint64
-}
-
-// failed returns the error of a failed round, if one failed: the store
-// can no longer tell what is durable, so it refuses every transaction.
-func (g *groupSync) failed() error {
-	if !g.broken.Load() {
-		return nil
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.err
 }
 
 // settle returns once no key in reads (the keys a transaction read) is
@@ -252,8 +237,8 @@ type syncHooks struct {
 	skipClosed bool
 }
 
-func newGroupSync(dir string, threshold int) *groupSync {
-	g := &groupSync{dir: dir, threshold: threshold, closedSynced: map[string]struct{}{},
+func newGroupSync(dir string, threshold int, health *health) *groupSync {
+	g := &groupSync{dir: dir, threshold: threshold, health: health, closedSynced: map[string]struct{}{},
 		active: map[string]*activeLog{}, watch: newDirWatch(dir), dirty: map[uint64]int{}, seed: maphash.MakeSeed()}
 	g.cond.L = &g.mu
 	return g
@@ -318,16 +303,13 @@ func (g *groupSync) await(target uint64) error {
 		g.running = false
 		g.done = round
 		if err != nil && g.err == nil {
-			// The store's error: ErrCannotPersist first (its code is the
-			// one callers see), then ErrStorage for a failed fsync.
+			// The store fails (ErrCannotPersist first: its code is the one
+			// callers see), with an ErrStorage for a failed fsync: from
+			// then on its health refuses every transaction.
 			if !errors.Is(err, ErrCannotPersist) {
-				err = fmt.Errorf("%w: %w", ErrCannotPersist, storageErr("sync", err))
+				err = storageErr("sync", err)
 			}
-			g.err, g.failedRound = err, round
-			if g.health != nil {
-				g.err = g.health.fail(g.err)
-			}
-			g.broken.Store(true)
+			g.err, g.failedRound = g.health.fail(err), round
 		}
 		g.cond.Broadcast()
 	}
@@ -377,12 +359,7 @@ func (g *groupSync) round(round uint64) (err error) {
 	// Last, the directory: a round that synced files the directory no
 	// longer holds (removed, replaced) must not acknowledge anything. A
 	// removal after this check is found by the next round.
-	if g.health != nil {
-		if err := g.health.probe(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return g.health.probe()
 }
 
 // list lists the directory: it fsyncs every closed log file not synced

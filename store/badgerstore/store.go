@@ -135,8 +135,7 @@ func Open(dir string, opts Options) (_ *Store, err error) {
 	s := &Store{db: db, lock: lock, log: log, maxRetries: backend.Retries(opts.MaxConflictRetries), incarnation: rand.Text(),
 		cache: newRecordCache(opts.cachePerShard()), health: hl}
 	if group {
-		s.gs = newGroupSync(dir, opts.valueThreshold())
-		s.gs.health = hl
+		s.gs = newGroupSync(dir, opts.valueThreshold(), hl)
 	}
 	s.idle.L = &s.mu
 	return s, nil
@@ -357,9 +356,6 @@ func (s *Store) run(ctx context.Context, fn func(store.Tx) error, update bool) (
 	// once the keys it read are durable (a commit of its own waits for a
 	// later round, which covers every commit its snapshot showed).
 	if s.gs != nil {
-		if err := s.gs.failed(); err != nil {
-			return false, nil, err
-		}
 		t.track = true
 		t.reads = t.readBuf[:0]
 		if update {
@@ -436,15 +432,7 @@ func (s *Store) Subscribe(ws baton.WorkspaceID) (ch <-chan struct{}, cancel func
 // It checks the directory now (present, the same one, writable, with room
 // left), so a readiness check sees a fault even while nothing is
 // written. It is cheap (three system calls) and safe for concurrent use.
-func (s *Store) Health() error {
-	if err := s.health.check(); err != nil {
-		return err
-	}
-	if s.gs != nil {
-		return s.gs.failed()
-	}
-	return nil
-}
+func (s *Store) Health() error { return s.health.check() }
 
 // Incarnation returns the random id this Open minted (26 characters of
 // base32): a runtime lease stamped with another incarnation was written
