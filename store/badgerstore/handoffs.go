@@ -2,7 +2,6 @@ package badgerstore
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -27,55 +26,46 @@ func (t *tx) GetHandoff(id baton.HandoffID) (store.Handoff, error) {
 	return getRecord[handoffRow](t, recordKey(tHandoff, id), "handoff", id)
 }
 
-// byPointer returns the handoff whose id is stored under k;
-// store.ErrNotFound (with what) if k is absent.
-func (t *tx) byPointer(k key, what string) (store.Handoff, error) {
-	id, err := t.getString(k)
-	if err != nil {
-		return store.Handoff{}, err
+// byPointer returns the handoff whose id is stored under k, after the
+// readable check; none if k is absent.
+func (t *tx) byPointer(k key) ([]store.Handoff, error) {
+	if err := t.readable(); err != nil {
+		return nil, err
 	}
-	if id == "" {
-		return store.Handoff{}, baton.Errorf(store.ErrNotFound, "badgerstore: %s", what)
+	id, err := t.getString(k)
+	if err != nil || id == "" {
+		return nil, err
 	}
 	hs, err := load(t, []string{id}, tHandoff, handoffRow.record)
 	if err != nil {
-		return store.Handoff{}, fmt.Errorf("%w (through key %q)", err, []byte(k))
+		return nil, fmt.Errorf("%w (through key %q)", err, []byte(k))
 	}
-	return hs[0], nil
+	return hs, nil
 }
 
 // HandoffByRequest returns the handoff of (ws, requestID), in any state;
 // store.ErrNotFound if there is none.
 func (t *tx) HandoffByRequest(ws baton.WorkspaceID, requestID string) (store.Handoff, error) {
-	if err := t.readable(); err != nil {
+	hs, err := t.byPointer(requestKey(ws, requestID))
+	if err == nil && len(hs) == 0 {
+		err = baton.Errorf(store.ErrNotFound, "badgerstore: no handoff with request id %q in workspace %q", requestID, ws)
+	}
+	if err != nil {
 		return store.Handoff{}, err
 	}
-	return t.byPointer(requestKey(ws, requestID), fmt.Sprintf("no handoff with request id %q in workspace %q", requestID, ws))
+	return hs[0], nil
 }
 
 // PendingHandoffs returns the handoff holding the pending slot of ws (none
 // if the slot is free: one read of its slot key), or with ws == "" every
 // pending handoff, oldest (CreatedAt, then ID) first, reading only those.
 func (t *tx) PendingHandoffs(ws baton.WorkspaceID) ([]store.Handoff, error) {
-	if err := t.readable(); err != nil {
-		return nil, err
-	}
 	if ws != "" {
-		h, err := t.byPointer(pendingSlotKey(ws), fmt.Sprintf("no pending handoff in workspace %q", ws))
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			return nil, nil
-		case err != nil:
-			return nil, err
-		}
-		return []store.Handoff{h}, nil
+		return t.byPointer(pendingSlotKey(ws))
 	}
 	hs, err := listed(t, pendingList, nil, 0, tHandoff, handoffRow.record)
 	slices.SortFunc(hs, func(a, b store.Handoff) int {
-		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 	})
 	return hs, err
 }

@@ -2,7 +2,6 @@ package badgerstore
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -137,10 +136,7 @@ func (t *tx) each(prefix, from, guard key, visit func(k, v []byte) (bool, error)
 		item := it.Item()
 		more := false
 		if err := item.Value(func(v []byte) (err error) { more, err = visit(item.Key(), v); return err }); err != nil {
-			if !errors.Is(err, ErrStorage) {
-				err = storageErr("scan", err)
-			}
-			return fmt.Errorf("%w (key %q)", err, item.KeyCopy(nil))
+			return keyed(err, item.KeyCopy(nil))
 		}
 		if !more {
 			break

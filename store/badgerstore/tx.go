@@ -39,7 +39,7 @@ type tx struct {
 	// (threshold: the store's; 0 when it does not matter).
 	bigValue  bool
 	threshold int
-	// cache is the store's cache of decoded records (nil: none); fresh
+	// cache is the store's cache of decoded records; fresh
 	// are the records written, for the cache once the transaction
 	// commits.
 	cache *recordCache
@@ -101,35 +101,24 @@ func getValue[V any](t *tx, k key) (v V, found bool, err error) {
 			return v, true, nil
 		}
 	}
-	item, err := t.get(k)
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return v, false, nil
-	}
-	if err != nil {
-		return v, false, storageErr(fmt.Sprintf("read (key %q)", []byte(k)), err)
-	}
 	// boxed is v as the caches hold it: boxed once, shared by both.
 	var boxed any
-	err = item.Value(func(b []byte) error {
-		if t.cache != nil {
-			if c, ok := t.cache.get(k, b); ok {
-				if cv, ok := c.(V); ok {
-					v, boxed = cv, c
-					return nil
-				}
+	found, err = t.read(k, func(b []byte) error {
+		if c, ok := t.cache.get(k, b); ok {
+			if cv, ok := c.(V); ok {
+				v, boxed = cv, c
+				return nil
 			}
 		}
 		if err := decode(b, &v); err != nil {
 			return err
 		}
 		boxed = v
-		if t.cache != nil {
-			t.cache.put(k, bytes.Clone(b), boxed)
-		}
+		t.cache.put(k, bytes.Clone(b), boxed)
 		return nil
 	})
-	if err != nil {
-		return *new(V), false, fmt.Errorf("%w (key %q)", err, []byte(k))
+	if !found || err != nil {
+		return *new(V), false, err
 	}
 	t.keep(k, boxed)
 	return v, true, nil
@@ -173,9 +162,18 @@ func (t *tx) read(k key, use func(b []byte) error) (found bool, err error) {
 		err = item.Value(use)
 	}
 	if err != nil {
-		return false, storageErr(fmt.Sprintf("read (key %q)", []byte(k)), err)
+		return false, keyed(err, k)
 	}
 	return true, nil
+}
+
+// keyed returns err, a failure to read the value under k or to decode
+// it, as an ErrStorage naming k.
+func keyed(err error, k []byte) error {
+	if !errors.Is(err, ErrStorage) {
+		err = storageErr("read", err)
+	}
+	return fmt.Errorf("%w (key %q)", err, k)
 }
 
 // getString returns the value under k, the id of a record, as a string
@@ -292,9 +290,7 @@ func (t *tx) setRecord(k key, b []byte, v any) error {
 		return nil // a read decodes b to another record than v
 	}
 	t.keep(k, v)
-	if t.cache != nil {
-		t.fresh = append(t.fresh, freshRecord{k, b, v})
-	}
+	t.fresh = append(t.fresh, freshRecord{k, b, v})
 	return nil
 }
 
