@@ -1,6 +1,8 @@
 package badgerstore
 
 import (
+	"slices"
+
 	"github.com/batonhq/baton"
 	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/internal/backend"
@@ -34,13 +36,8 @@ func encodeChange(c store.Change, field string, body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, len(head)+len(field)+len(body)+5)
-	out = append(out, head[:len(head)-1]...) // without the closing brace
-	out = append(out, `,"`...)
-	out = append(out, field...)
-	out = append(out, `":`...)
-	out = append(out, body...)
-	return append(out, '}'), nil
+	// head without its closing brace, then "field":body}.
+	return slices.Concat(head[:len(head)-1], []byte(`,"`+field+`":`), body, []byte("}")), nil
 }
 
 // flushChanges numbers the pending changes after the last Seq of their

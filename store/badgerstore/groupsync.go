@@ -4,6 +4,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -196,21 +197,20 @@ func (g *groupSync) commit(txn *badger.Txn, writes []key, vlog bool) (conflict b
 	if vlog {
 		g.vlogWrites.Add(1)
 	}
-	switch {
-	case errors.Is(err, badger.ErrConflict):
+	if errors.Is(err, badger.ErrConflict) {
 		clean(nil)
 		return true, nil
+	}
+	// A failed write may still have reached the log: it is covered too,
+	// so that what any snapshot shows stays durable.
+	serr := g.await(g.next())
+	clean(serr)
+	switch {
 	case err != nil:
-		// A failed write may still have reached the log: cover it too,
-		// so that what any snapshot shows stays durable.
-		clean(g.await(g.next()))
 		return false, storageErr("commit", err)
+	case serr != nil:
+		return false, serr
 	}
-	if err := g.await(g.next()); err != nil {
-		clean(err)
-		return false, err
-	}
-	clean(nil)
 	if g.hooks != nil {
 		g.hooks.ack(id)
 	}
@@ -383,11 +383,11 @@ func (g *groupSync) list(round uint64) error {
 			present[lf.name] = struct{}{}
 		}
 	}
-	for name := range g.closedSynced {
-		if _, ok := present[name]; !ok {
-			delete(g.closedSynced, name) // deleted by badger: names are never reused
-		}
-	}
+	// A file gone was deleted by badger: names are never reused.
+	maps.DeleteFunc(g.closedSynced, func(name string, _ struct{}) bool {
+		_, ok := present[name]
+		return !ok
+	})
 	stale := false
 	for _, ext := range logExts {
 		var newest logFile

@@ -103,11 +103,11 @@ func (o Options) badgerOptions(dir string, log *zap.Logger, group bool) badger.O
 		WithNumVersionsToKeep(1).
 		WithMetricsEnabled(false). // badger's metrics are process-wide expvars
 		WithNumCompactors(2).      // the minimum badger accepts
-		WithNumMemtables(2)
+		WithNumMemtables(2).
+		WithValueThreshold(int64(o.valueThreshold()))
 	if o.Small {
 		return b.
 			WithMemTableSize(1 << 20).
-			WithValueThreshold(int64(o.valueThreshold())).
 			WithBaseTableSize(1 << 20).
 			WithCompression(options.None).
 			WithBlockCacheSize(0). // allowed only without compression
@@ -115,7 +115,6 @@ func (o Options) badgerOptions(dir string, log *zap.Logger, group bool) badger.O
 	}
 	return b.
 		WithMemTableSize(16 << 20).
-		WithValueThreshold(int64(o.valueThreshold())).
 		WithCompression(options.Snappy).
 		WithBlockCacheSize(8 << 20).
 		WithValueLogFileSize(64 << 20)

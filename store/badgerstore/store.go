@@ -69,8 +69,7 @@ type Store struct {
 	health *health
 
 	mu     sync.Mutex
-	idle   sync.Cond // signalled when active drops to 0
-	active int       // transactions running
+	active sync.WaitGroup // transactions running (begin to end)
 	closed bool
 }
 
@@ -137,7 +136,6 @@ func Open(dir string, opts Options) (_ *Store, err error) {
 	if group {
 		s.gs = newGroupSync(dir, opts.valueThreshold(), hl)
 	}
-	s.idle.L = &s.mu
 	return s, nil
 }
 
@@ -157,12 +155,10 @@ func (s *Store) closeDB() error {
 	if s.health.gone() {
 		grace = 0
 	}
-	t := time.NewTimer(grace)
-	defer t.Stop()
 	select {
 	case err := <-done:
 		return err
-	case <-t.C:
+	case <-time.After(grace):
 		s.log.Error("badgerstore: badger did not close: its memtable cannot be flushed", zap.Error(s.health.failed()))
 		return fmt.Errorf("%w: close: badger could not flush its memtable", ErrCannotPersist)
 	}
@@ -231,18 +227,11 @@ func (s *Store) begin() error {
 	if s.closed {
 		return store.ErrClosed
 	}
-	s.active++
+	s.active.Add(1)
 	return nil
 }
 
-func (s *Store) end() {
-	s.mu.Lock()
-	s.active--
-	if s.active == 0 {
-		s.idle.Broadcast()
-	}
-	s.mu.Unlock()
-}
+func (s *Store) end() { s.active.Done() }
 
 // Update runs fn in a read-write badger transaction and commits if fn
 // returns nil. Transactions are serializable: badger checks at commit that
@@ -461,10 +450,8 @@ func (s *Store) Close() error {
 		return store.ErrClosed
 	}
 	s.closed = true
-	for s.active > 0 {
-		s.idle.Wait()
-	}
 	s.mu.Unlock()
+	s.active.Wait() // no transaction begins once closed is set
 	s.subs.WakeAll()
 	if s.gs != nil {
 		s.gs.close()

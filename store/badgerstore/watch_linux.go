@@ -1,6 +1,7 @@
 package badgerstore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"os"
@@ -55,10 +56,7 @@ func (w *dirWatch) created() (created, ok bool) {
 			if unix.SizeofInotifyEvent+nameLen > len(b) {
 				return true, false
 			}
-			name := b[unix.SizeofInotifyEvent : unix.SizeofInotifyEvent+nameLen]
-			for len(name) > 0 && name[len(name)-1] == 0 {
-				name = name[:len(name)-1]
-			}
+			name := bytes.TrimRight(b[unix.SizeofInotifyEvent:unix.SizeofInotifyEvent+nameLen], "\x00")
 			switch {
 			case mask&unix.IN_IGNORED != 0:
 				return true, false
