@@ -114,8 +114,5 @@ func (t *tx) Changes(ws baton.WorkspaceID, after int64, limit int) ([]store.Chan
 		out = append(out, c)
 		return (limit <= 0 || len(out) < limit) && c.Seq < last, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, err
 }

@@ -203,7 +203,10 @@ func (g *groupSync) commit(txn *badger.Txn, writes []key, vlog bool) (conflict b
 	}
 	// A failed write may still have reached the log: it is covered too,
 	// so that what any snapshot shows stays durable.
-	serr := g.await(g.next())
+	g.mu.Lock()
+	first := g.started + 1 // the first round to start after the commit
+	g.mu.Unlock()
+	serr := g.await(first)
 	clean(serr)
 	switch {
 	case err != nil:
@@ -261,13 +264,6 @@ func (g *groupSync) close() {
 		_ = a.f.Close() // read-only: nothing to lose
 		delete(g.active, ext)
 	}
-}
-
-// next returns the number of the first round that starts after this call.
-func (g *groupSync) next() uint64 {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.started + 1
 }
 
 // await returns once round target has finished, running rounds itself

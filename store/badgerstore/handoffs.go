@@ -115,7 +115,8 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 		entries = func(handoffRow) []index { return nil }
 	}
 	b, err := putRecord(t, k, toHandoff(h, seq), cur, found, tHandoffsByWS, h.Workspace, seq, entries,
-		func() error { return t.moveSlot(h, slot) },
+		// The slot follows h's state.
+		func() error { return t.reindex(slotIndex(h, slot == string(h.ID)), slotIndex(h, h.State.Pending())) },
 		func() error {
 			if found {
 				return nil
@@ -144,20 +145,11 @@ func (t *tx) checkSlot(h store.Handoff) (string, error) {
 	return slot, nil
 }
 
-// moveSlot makes the slot follow h's state, given its holder slot.
-func (t *tx) moveSlot(h store.Handoff, slot string) error {
-	k := pendingSlotKey(h.Workspace)
-	switch holds := slot == string(h.ID); {
-	case h.State.Pending() && !holds:
-		if err := t.set(k, []byte(h.ID)); err != nil {
-			return err
-		}
-	case !h.State.Pending() && holds:
-		if err := t.del(k); err != nil {
-			return err
-		}
-	default:
+// slotIndex is the pending slot of h's workspace as the entry of
+// pendingList it is, when h holds it (holds), or none.
+func slotIndex(h store.Handoff, holds bool) []index {
+	if !holds {
 		return nil
 	}
-	return t.touch(pendingList)
+	return []index{{pendingList, pendingSlotKey(h.Workspace), string(h.ID)}}
 }

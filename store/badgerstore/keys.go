@@ -2,6 +2,7 @@ package badgerstore
 
 import (
 	"encoding/binary"
+	"strings"
 	"time"
 
 	"github.com/batonhq/baton"
@@ -114,13 +115,7 @@ func newKey(table byte) key {
 }
 
 func (k key) str(s string) key {
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0 {
-			k = append(k, 0, 0xFF)
-		} else {
-			k = append(k, s[i])
-		}
-	}
+	k = append(k, strings.ReplaceAll(s, "\x00", "\x00\xff")...)
 	return append(k, 0, 1)
 }
 

@@ -337,7 +337,8 @@ func currentSeq[V interface{ insertSeq() uint64 }](t *tx, op string, k key, kind
 
 // putRecord ends a Put of v, the stored form of a record of workspace ws
 // under k (cur is the stored one, if found), once v is known to encode:
-// it takes the insert number seq of counter kind for a new record,
+// it takes the insert number seq of counter kind for a new record (kind
+// 0: a record not listed in insert order),
 // writes v, moves the record's index entries from indexes(cur) to
 // indexes(v), runs the further steps more, and returns v's encoding.
 func putRecord[V any](t *tx, k key, v, cur V, found bool, kind byte, ws baton.WorkspaceID, seq uint64,
@@ -349,16 +350,24 @@ func putRecord[V any](t *tx, k key, v, cur V, found bool, kind byte, ws baton.Wo
 	var old []index
 	if found {
 		old = indexes(cur)
-	} else if err := t.takeSeq(kind, ws, seq); err != nil {
+	} else if kind != 0 {
+		if err := t.takeSeq(kind, ws, seq); err != nil {
+			return nil, err
+		}
+	}
+	if err := t.setRecord(k, b, v); err != nil {
 		return nil, err
 	}
-	if err := firstErrOf(
-		func() error { return t.setRecord(k, b, v) },
-		func() error { return t.reindex(old, indexes(v)) },
-	); err != nil {
+	if err := t.reindex(old, indexes(v)); err != nil {
 		return nil, err
 	}
-	return b, firstErrOf(more...)
+	// A failed write has already marked the transaction broken.
+	for _, step := range more {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 // peekSeq returns the next insert number of kind in ws (the first is 1);
@@ -378,17 +387,6 @@ func (t *tx) peekSeq(kind byte, ws baton.WorkspaceID) (next uint64, err error) {
 
 func (t *tx) takeSeq(kind byte, ws baton.WorkspaceID, n uint64) error {
 	return t.set(counterKey(kind, ws), binary.BigEndian.AppendUint64(nil, n))
-}
-
-// firstErrOf runs steps in order until one fails (for writes: a failed
-// write has already marked the transaction broken).
-func firstErrOf(steps ...func() error) error {
-	for _, step := range steps {
-		if err := step(); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // storageErr wraps a badger failure (or undecodable data) so that it

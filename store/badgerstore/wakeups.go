@@ -43,12 +43,8 @@ func (t *tx) PutWakeup(w store.Wakeup) error {
 	if err != nil {
 		return err
 	}
-	v := toWakeup(w)
-	var old []index
-	if found {
-		old = wakeupIndexes(cur)
-	}
-	return firstErrOf(func() error { return t.put(k, v) }, func() error { return t.reindex(old, wakeupIndexes(v)) })
+	_, err = putRecord(t, k, toWakeup(w), cur, found, 0, "", 0, wakeupIndexes)
+	return err
 }
 
 // ListWakeups returns the wakeups of ws, any status, ordered by (At, ID);
