@@ -247,8 +247,8 @@ func mutationBugs() []plantedBug {
 			"l.Holder != s.id || s.owns(l.ID)", "l.Holder == s.id || s.owns(l.ID)"}),
 		// Anchor: the live set of tx.PutLaunch (store/badgerstore/launches.go).
 		badger(mut("BadgerLaunchStaysLive", "launch records", edit{"store/badgerstore/launches.go",
-			"\t\tfunc() error { return t.moveMember(liveLaunches, m, v.member()) },\n",
-			"\t\tfunc() error {\n\t\t\tif m != nil {\n\t\t\t\treturn t.moveMember(liveLaunches, m, *m)\n\t\t\t}\n\t\t\treturn t.moveMember(liveLaunches, m, v.member())\n\t\t},\n"})),
+			"\t\tfunc() error { return t.moveMember(liveLaunches, cur.member(), v.member()) },\n",
+			"\t\tfunc() error {\n\t\t\tif found {\n\t\t\t\treturn t.moveMember(liveLaunches, cur.member(), cur.member())\n\t\t\t}\n\t\t\treturn t.moveMember(liveLaunches, cur.member(), v.member())\n\t\t},\n"})),
 		// Requests between a commit and its effect.
 		// Anchor: the launch lock of Service.launch (session/processes.go).
 		mut("LaunchLockReleasedEarly", "between commit and effect", edit{"session/processes.go",
@@ -300,7 +300,7 @@ func mutationBugs() []plantedBug {
 			"float64(u.Tokens)/float64(u.Window) >= p.Threshold", "float64(u.Tokens)/float64(u.Window) > p.Threshold"}),
 		// Anchor: the open set of tx.PutInstruction (store/badgerstore/instructions.go).
 		badger(mut("BadgerOpenSetMissing", "instruction queue", edit{"store/badgerstore/instructions.go",
-			"\t\tfunc() error { return t.moveMember(openInstructions, m, v.member()) },\n", "\t\tfunc() error { _ = m; return nil },\n"})),
+			"\t\tfunc() error { return t.moveMember(openInstructions, cur.member(), v.member()) },\n", "\t\tfunc() error { return nil },\n"})),
 		// Anchor: the reservation as stored (store/internal/records/records.go).
 		badger(mut("BadgerLeaseExpiryAsUpdate", "lease takeover", edit{"store/internal/records/records.go",
 			"r.LeaseExpires, r.UpdatedAt = n(r.LeaseExpires), n(r.UpdatedAt)", "r.LeaseExpires, r.UpdatedAt = n(r.UpdatedAt), n(r.UpdatedAt)"})),

@@ -28,12 +28,8 @@ func (t *tx) PutInstruction(i store.Instruction) error {
 		return err
 	}
 	v := toInstruction(i, seq)
-	var m *member
-	if found {
-		m = new(cur.member())
-	}
 	b, err := putRecord(t, k, v, cur, found, tInstrByWS, i.Workspace, seq, instructionIndex,
-		func() error { return t.moveMember(openInstructions, m, v.member()) },
+		func() error { return t.moveMember(openInstructions, cur.member(), v.member()) },
 	)
 	if err != nil {
 		return err

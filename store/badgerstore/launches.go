@@ -35,12 +35,8 @@ func (t *tx) PutLaunch(l store.Launch) error {
 		return err
 	}
 	v := toLaunch(l, seq)
-	var m *member
-	if found {
-		m = new(cur.member())
-	}
 	_, err = putRecord(t, k, v, cur, found, tLaunchSeq, l.Workspace, seq, launchIndexes,
-		func() error { return t.moveMember(liveLaunches, m, v.member()) },
+		func() error { return t.moveMember(liveLaunches, cur.member(), v.member()) },
 	)
 	return err
 }

@@ -18,7 +18,8 @@ import (
 type wsSet byte
 
 // member is what a wsSet reads of a record: its workspace, insert number
-// and id, and whether it belongs in the set.
+// and id, and whether it belongs in the set (never, for the zero record
+// that stands for none).
 type member struct {
 	ws  baton.WorkspaceID
 	seq uint64
@@ -27,11 +28,11 @@ type member struct {
 }
 
 func (i instructionRow) member() member {
-	return member{i.Workspace, i.Seq, string(i.ID), i.State.Open()}
+	return member{i.Workspace, i.Seq, string(i.ID), i.ID != "" && i.State.Open()}
 }
 
 func (l launchRow) member() member {
-	return member{l.Workspace, l.Seq, string(l.ID), !l.Gone}
+	return member{l.Workspace, l.Seq, string(l.ID), l.ID != "" && !l.Gone}
 }
 
 const (
@@ -130,15 +131,14 @@ func (t *tx) memberIDs(s wsSet, ws baton.WorkspaceID) ([]string, error) {
 }
 
 // moveMember updates the sets of s for a record written as v, which was
-// cur (nil: inserted): it leaves the set of cur's workspace if it was in
+// cur (not in any set: inserted): it leaves the set of cur's workspace if it was in
 // it and is not any more, and joins the set of v's workspace if it
 // belongs there and was not there. A write that keeps a record in, or
 // out, reads and writes no set.
-func (t *tx) moveMember(s wsSet, cur *member, v member) error {
-	was := cur != nil && cur.in
-	same := cur != nil && cur.ws == v.ws
+func (t *tx) moveMember(s wsSet, cur, v member) error {
+	was, same := cur.in, cur.ws == v.ws
 	if was && (!v.in || !same) {
-		if err := t.putMember(s, *cur, false); err != nil {
+		if err := t.putMember(s, cur, false); err != nil {
 			return err
 		}
 	}
