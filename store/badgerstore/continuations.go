@@ -37,8 +37,7 @@ func (t *tx) PutContinuation(c store.Continuation) error {
 	if err != nil {
 		return err
 	}
-	_, err = putRecord(t, k, toContinuation(c, seq), cur, found, tContsByWS, c.Workspace, seq, continuationIndexes)
-	return err
+	return putRecord(t, k, toContinuation(c, seq), cur, found, tContsByWS, c.Workspace, seq, continuationIndexes, "")
 }
 
 // QueuedContinuations returns the continuations in state queued, oldest

@@ -22,10 +22,10 @@ type pendingChange struct {
 	body  []byte
 }
 
-// recordChange notes that the record id of workspace ws, of the kind field
-// names, was written as body.
-func (t *tx) recordChange(ws baton.WorkspaceID, field, id string, body []byte) {
-	t.changes.Add(field+"\x00"+id, pendingChange{store.Change{Workspace: ws}, field, body})
+// recordChange notes that the record under k, of workspace ws and of the
+// kind field names, was written as body.
+func (t *tx) recordChange(ws baton.WorkspaceID, field string, k key, body []byte) {
+	t.changes.Add(string(k), pendingChange{store.Change{Workspace: ws}, field, body})
 }
 
 // encodeChange returns the JSON of c with its record, whose JSON is body,

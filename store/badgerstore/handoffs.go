@@ -114,7 +114,7 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 	if found {
 		entries = func(handoffRow) []index { return nil }
 	}
-	b, err := putRecord(t, k, toHandoff(h, seq), cur, found, tHandoffsByWS, h.Workspace, seq, entries,
+	return putRecord(t, k, toHandoff(h, seq), cur, found, tHandoffsByWS, h.Workspace, seq, entries, "handoff",
 		// The slot follows h's state.
 		func() error { return t.reindex(slotIndex(h, slot == string(h.ID)), slotIndex(h, h.State.Pending())) },
 		func() error {
@@ -124,11 +124,6 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 			return t.set(rk, []byte(h.ID))
 		},
 	)
-	if err != nil {
-		return err
-	}
-	t.recordChange(h.Workspace, "handoff", string(h.ID), b)
-	return nil
 }
 
 // checkSlot reads the pending slot of h's workspace (always: the read is

@@ -28,14 +28,9 @@ func (t *tx) PutInstruction(i store.Instruction) error {
 		return err
 	}
 	v := toInstruction(i, seq)
-	b, err := putRecord(t, k, v, cur, found, tInstrByWS, i.Workspace, seq, instructionIndex,
+	return putRecord(t, k, v, cur, found, tInstrByWS, i.Workspace, seq, instructionIndex, "instruction",
 		func() error { return t.moveMember(openInstructions, cur.member(), v.member()) },
 	)
-	if err != nil {
-		return err
-	}
-	t.recordChange(v.Workspace, "instruction", string(v.ID), b)
-	return nil
 }
 
 // ListInstructions returns the instructions of ws, any state, in insert
@@ -48,12 +43,5 @@ func (t *tx) ListInstructions(ws baton.WorkspaceID) ([]store.Instruction, error)
 // unknown), in insert order as ListInstructions, reading only those: the
 // one value that lists them (see openInstructions) and their records.
 func (t *tx) OpenInstructions(ws baton.WorkspaceID) ([]store.Instruction, error) {
-	if err := t.readable(); err != nil {
-		return nil, err
-	}
-	ids, err := t.memberIDs(openInstructions, ws)
-	if err != nil {
-		return nil, err
-	}
-	return load(t, ids, tInstruction, instructionRow.record)
+	return listedSet(t, openInstructions, ws, tInstruction, instructionRow.record)
 }

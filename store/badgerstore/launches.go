@@ -35,10 +35,9 @@ func (t *tx) PutLaunch(l store.Launch) error {
 		return err
 	}
 	v := toLaunch(l, seq)
-	_, err = putRecord(t, k, v, cur, found, tLaunchSeq, l.Workspace, seq, launchIndexes,
+	return putRecord(t, k, v, cur, found, tLaunchSeq, l.Workspace, seq, launchIndexes, "",
 		func() error { return t.moveMember(liveLaunches, cur.member(), v.member()) },
 	)
-	return err
 }
 
 // LiveLaunches returns the live launches of ws in insert order, or with
@@ -47,18 +46,8 @@ func (t *tx) PutLaunch(l store.Launch) error {
 // value that lists them (see liveLaunches) and their records, for every
 // workspace the global list.
 func (t *tx) LiveLaunches(ws baton.WorkspaceID) ([]store.Launch, error) {
-	if err := t.readable(); err != nil {
-		return nil, err
+	if ws == "" {
+		return listed(t, liveList, nil, 0, tLaunch, launchRow.record)
 	}
-	var ids []string
-	var err error
-	if ws != "" {
-		ids, err = t.memberIDs(liveLaunches, ws)
-	} else {
-		ids, err = t.ids(liveList, nil, 0)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return load(t, ids, tLaunch, launchRow.record)
+	return listedSet(t, liveLaunches, ws, tLaunch, launchRow.record)
 }

@@ -29,12 +29,7 @@ func (t *tx) PutSession(s store.Session) error {
 		return err
 	}
 	s.Seq = int64(seq)
-	b, err := putRecord(t, k, toSession(s), cur, found, tSessionsByWS, s.Workspace, seq, sessionIndex)
-	if err != nil {
-		return err
-	}
-	t.recordChange(s.Workspace, "session", string(s.ID), b)
-	return nil
+	return putRecord(t, k, toSession(s), cur, found, tSessionsByWS, s.Workspace, seq, sessionIndex, "session")
 }
 
 // ListSessions returns the sessions of ws in creation order (ascending

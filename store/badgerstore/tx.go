@@ -338,36 +338,40 @@ func currentSeq[V interface{ insertSeq() uint64 }](t *tx, op string, k key, kind
 // putRecord ends a Put of v, the stored form of a record of workspace ws
 // under k (cur is the stored one, if found), once v is known to encode:
 // it takes the insert number seq of counter kind for a new record (kind
-// 0: a record not listed in insert order),
-// writes v, moves the record's index entries from indexes(cur) to
-// indexes(v), runs the further steps more, and returns v's encoding.
+// 0: a record not listed in insert order), writes v, moves the record's
+// index entries from indexes(cur) to indexes(v), runs the further steps
+// more, and notes the change for ws's feed, with v under the field feed of
+// store.Change ("": a record the feed does not carry).
 func putRecord[V any](t *tx, k key, v, cur V, found bool, kind byte, ws baton.WorkspaceID, seq uint64,
-	indexes func(V) []index, more ...func() error) ([]byte, error) {
+	indexes func(V) []index, feed string, more ...func() error) error {
 	b, err := encode(v)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var old []index
 	if found {
 		old = indexes(cur)
 	} else if kind != 0 {
 		if err := t.takeSeq(kind, ws, seq); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := t.setRecord(k, b, v); err != nil {
-		return nil, err
+		return err
 	}
 	if err := t.reindex(old, indexes(v)); err != nil {
-		return nil, err
+		return err
 	}
 	// A failed write has already marked the transaction broken.
 	for _, step := range more {
 		if err := step(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return b, nil
+	if feed != "" {
+		t.recordChange(ws, feed, k, b)
+	}
+	return nil
 }
 
 // peekSeq returns the next insert number of kind in ws (the first is 1);

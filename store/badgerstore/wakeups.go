@@ -43,8 +43,7 @@ func (t *tx) PutWakeup(w store.Wakeup) error {
 	if err != nil {
 		return err
 	}
-	_, err = putRecord(t, k, toWakeup(w), cur, found, 0, "", 0, wakeupIndexes)
-	return err
+	return putRecord(t, k, toWakeup(w), cur, found, 0, "", 0, wakeupIndexes, "")
 }
 
 // ListWakeups returns the wakeups of ws, any status, ordered by (At, ID);

@@ -117,8 +117,12 @@ func (t *tx) memberSet(s wsSet, ws baton.WorkspaceID) (set []setEntry, err error
 	return set, err
 }
 
-// memberIDs returns the ids in the set of ws, by insert number.
-func (t *tx) memberIDs(s wsSet, ws baton.WorkspaceID) ([]string, error) {
+// listedSet returns, after the readable check, the records in the set of
+// ws, by insert number, read from table.
+func listedSet[W, R any](t *tx, s wsSet, ws baton.WorkspaceID, table byte, record func(W) R) ([]R, error) {
+	if err := t.readable(); err != nil {
+		return nil, err
+	}
 	set, err := t.memberSet(s, ws)
 	if err != nil {
 		return nil, err
@@ -127,7 +131,7 @@ func (t *tx) memberIDs(s wsSet, ws baton.WorkspaceID) ([]string, error) {
 	for n, e := range set {
 		ids[n] = e.id
 	}
-	return ids, nil
+	return load(t, ids, table, record)
 }
 
 // moveMember updates the sets of s for a record written as v, which was
