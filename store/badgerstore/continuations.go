@@ -14,10 +14,9 @@ var queuedList = globalList(tQueued)
 // insert number, and in the queue while queued. A continuation that leaves
 // the queue and comes back gets its old place (the key is the same).
 func continuationIndexes(c continuationRow) []index {
-	id := string(c.ID)
-	byWS := ownedList(tContsByWS, string(c.Workspace))
-	out := []index{{byWS, byWS.prefix().u64(c.Seq).str(id), id}}
+	out := []index{seqIndex(tContsByWS, c.Workspace, c.Seq, c.ID)}
 	if c.State == store.ContinuationQueued {
+		id := string(c.ID)
 		out = append(out, index{queuedList, queuedList.prefix().time(c.CreatedAt).str(string(c.Workspace)).u64(c.Seq).str(id), id})
 	}
 	return out

@@ -17,8 +17,7 @@ var pendingList = globalList(tPendingSlot)
 // handoffIndex is the entry of h in the handoffs of its workspace, in
 // insert order. Workspace and RequestID never change, so neither does it.
 func handoffIndex(h handoffRow) []index {
-	l := ownedList(tHandoffsByWS, string(h.Workspace))
-	return []index{{l, l.prefix().u64(h.Seq).str(string(h.ID)), string(h.ID)}}
+	return []index{seqIndex(tHandoffsByWS, h.Workspace, h.Seq, h.ID)}
 }
 
 // GetHandoff returns the handoff id; store.ErrNotFound if absent.

@@ -9,8 +9,7 @@ import (
 // instructionIndex is the entry of i in the instructions of its workspace,
 // by insert number.
 func instructionIndex(i instructionRow) []index {
-	l := ownedList(tInstrByWS, string(i.Workspace))
-	return []index{{l, l.prefix().u64(i.Seq).str(string(i.ID)), string(i.ID)}}
+	return []index{seqIndex(tInstrByWS, i.Workspace, i.Seq, i.ID)}
 }
 
 // GetInstruction returns the instruction id; store.ErrNotFound if absent.

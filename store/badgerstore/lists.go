@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/batonhq/baton"
 )
 
 // list names one ordered list of index keys: a table, and the owner (a
@@ -48,6 +50,13 @@ type index struct {
 	list list
 	key  key
 	id   string
+}
+
+// seqIndex is the entry of the record id in the list table of workspace
+// ws, by its insert number seq.
+func seqIndex[K ~string](table byte, ws baton.WorkspaceID, seq uint64, id K) index {
+	l := ownedList(table, string(ws))
+	return index{l, l.prefix().u64(seq).str(string(id)), string(id)}
 }
 
 // touch writes the guard of l, once per transaction.
@@ -145,28 +154,21 @@ func (t *tx) each(prefix, from, guard key, visit func(k, v []byte) (bool, error)
 	return nil
 }
 
-// ids returns the ids the entries of l point to, in key order, at most
-// limit of them (limit <= 0: all), stopping at the first entry whose key is
-// above stop (nil: no bound).
-func (t *tx) ids(l list, stop key, limit int) ([]string, error) {
-	var out []string
-	err := t.scan(l, func(k, v []byte) (bool, error) {
-		if stop != nil && bytes.Compare(k[:min(len(k), len(stop))], stop) > 0 {
-			return false, nil
-		}
-		out = append(out, string(v))
-		return limit <= 0 || len(out) < limit, nil
-	})
-	return out, err
-}
-
 // listed returns, after the readable check, the records the entries of l
-// point to (as ids lists them), read with load.
+// point to, in key order, at most limit of them (limit <= 0: all),
+// stopping at the first entry whose key is above stop (nil: no bound).
 func listed[W any, R any](t *tx, l list, stop key, limit int, table byte, record func(W) R) ([]R, error) {
 	if err := t.readable(); err != nil {
 		return nil, err
 	}
-	ids, err := t.ids(l, stop, limit)
+	var ids []string
+	err := t.scan(l, func(k, v []byte) (bool, error) {
+		if stop != nil && bytes.Compare(k[:min(len(k), len(stop))], stop) > 0 {
+			return false, nil
+		}
+		ids = append(ids, string(v))
+		return limit <= 0 || len(ids) < limit, nil
+	})
 	if err != nil {
 		return nil, err
 	}

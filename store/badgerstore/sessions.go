@@ -10,8 +10,7 @@ import (
 // by Seq (the id breaks ties, which only a session moved between
 // workspaces can cause).
 func sessionIndex(s sessionRow) []index {
-	l := ownedList(tSessionsByWS, string(s.Workspace))
-	return []index{{l, l.prefix().u64(uint64(s.Seq)).str(string(s.ID)), string(s.ID)}}
+	return []index{seqIndex(tSessionsByWS, s.Workspace, uint64(s.Seq), s.ID)}
 }
 
 // GetSession returns the session id; store.ErrNotFound if absent.

@@ -50,9 +50,9 @@ func (t *tx) PutWakeup(w store.Wakeup) error {
 // with pinned != "" only those pinned to it, from the session's list.
 func (t *tx) ListWakeups(ws baton.WorkspaceID, pinned baton.SessionID) ([]store.Wakeup, error) {
 	if pinned == "" {
-		return t.wakeups(ownedList(tWakeupsByWS, string(ws)), nil, 0)
+		return listed(t, ownedList(tWakeupsByWS, string(ws)), nil, 0, tWakeup, wakeupRow.record)
 	}
-	out, err := t.wakeups(ownedList(tWakeupsBySession, string(pinned)), nil, 0)
+	out, err := listed(t, ownedList(tWakeupsBySession, string(pinned)), nil, 0, tWakeup, wakeupRow.record)
 	return slices.DeleteFunc(out, func(w store.Wakeup) bool { return w.Workspace != ws }), err
 }
 
@@ -60,9 +60,5 @@ func (t *tx) ListWakeups(ws baton.WorkspaceID, pinned baton.SessionID) ([]store.
 // at most limit of them (limit <= 0: all). It reads the due list up to the
 // first entry after now, and nothing else.
 func (t *tx) DueWakeups(now time.Time, limit int) ([]store.Wakeup, error) {
-	return t.wakeups(dueList, dueList.prefix().time(now), limit)
-}
-
-func (t *tx) wakeups(l list, stop key, limit int) ([]store.Wakeup, error) {
-	return listed(t, l, stop, limit, tWakeup, wakeupRow.record)
+	return listed(t, dueList, dueList.prefix().time(now), limit, tWakeup, wakeupRow.record)
 }
