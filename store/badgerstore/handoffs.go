@@ -103,9 +103,14 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 			return backend.RequestTaken(pkg, h, holder)
 		}
 	}
-	slot, err := t.checkSlot(h)
+	// The pending slot of h's workspace is read always (the read is what
+	// makes concurrent claims conflict); a pending h cannot take another's.
+	slot, err := t.getString(pendingSlotKey(h.Workspace))
 	if err != nil {
 		return err
+	}
+	if h.State.Pending() && slot != "" && slot != string(h.ID) {
+		return backend.SlotTaken(pkg, h, slot)
 	}
 	// A stored handoff keeps its index entry (see handoffIndex): only a
 	// new one writes it, and its request key.
@@ -123,20 +128,6 @@ func (t *tx) PutHandoff(h store.Handoff) error {
 			return t.set(rk, []byte(h.ID))
 		},
 	)
-}
-
-// checkSlot reads the pending slot of h's workspace (always: the read is
-// what makes concurrent claims conflict) and refuses a pending h while
-// another handoff holds it. It returns the holder ("" if free).
-func (t *tx) checkSlot(h store.Handoff) (string, error) {
-	slot, err := t.getString(pendingSlotKey(h.Workspace))
-	if err != nil {
-		return "", err
-	}
-	if h.State.Pending() && slot != "" && slot != string(h.ID) {
-		return "", backend.SlotTaken(pkg, h, slot)
-	}
-	return slot, nil
 }
 
 // slotIndex is the pending slot of h's workspace as the entry of

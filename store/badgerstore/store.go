@@ -220,8 +220,12 @@ func checkFormat(db *badger.DB) error {
 	})
 }
 
-// begin registers a running transaction; it fails after Close.
-func (s *Store) begin() error {
+// begin registers a running transaction of op (Update or View), which
+// ends with s.active.Done(); it fails for a nil fn and after Close.
+func (s *Store) begin(op string, fn func(store.Tx) error) error {
+	if fn == nil {
+		return baton.Errorf(baton.ErrInvalid, "badgerstore: %s: nil function", op)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -230,8 +234,6 @@ func (s *Store) begin() error {
 	s.active.Add(1)
 	return nil
 }
-
-func (s *Store) end() { s.active.Done() }
 
 // Update runs fn in a read-write badger transaction and commits if fn
 // returns nil. Transactions are serializable: badger checks at commit that
@@ -268,13 +270,10 @@ func (s *Store) end() { s.active.Done() }
 // ErrCannotPersist once the store cannot persist (see ErrCannotPersist:
 // not worth retrying on this Store); otherwise fn's error, as is.
 func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
-	if fn == nil {
-		return baton.Errorf(baton.ErrInvalid, "badgerstore: Update: nil function")
-	}
-	if err := s.begin(); err != nil {
+	if err := s.begin("Update", fn); err != nil {
 		return err
 	}
-	defer s.end()
+	defer s.active.Done()
 	for try := 0; ; try++ {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("badgerstore: update: %w", err)
@@ -313,13 +312,10 @@ func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
 // called); ErrStorage once a group commit sync failed (see Update);
 // otherwise fn's error, as is.
 func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
-	if fn == nil {
-		return baton.Errorf(baton.ErrInvalid, "badgerstore: View: nil function")
-	}
-	if err := s.begin(); err != nil {
+	if err := s.begin("View", fn); err != nil {
 		return err
 	}
-	defer s.end()
+	defer s.active.Done()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("badgerstore: view: %w", err)
 	}
