@@ -98,8 +98,14 @@ type groupSync struct {
 	// a failed round fails it (which is how transactions learn of it).
 	health *health
 
-	hooks *syncHooks // nil outside this package's tests
-	ids   atomic.Uint64
+	// hook observes the rounds and the commits they cover (nil outside
+	// this package's tests; see syncEvent); ids numbers the commits for it.
+	// skipClosed breaks the rounds the way DB.Sync is broken (closed files
+	// are never synced), so that a test can show its checker catches the
+	// rotation trap.
+	hook       func(syncEvent) error
+	ids        atomic.Uint64
+	skipClosed bool
 
 	// vlogWrites counts commits that wrote a value to the value log;
 	// vlogSynced is its value when the last round started (round only).
@@ -123,9 +129,7 @@ func (g *groupSync) settle(reads []key) error {
 			return g.err
 		}
 		waited = true
-		if g.hooks != nil && g.hooks.wait != nil {
-			g.hooks.wait()
-		}
+		_ = g.event(syncEvent{what: "wait"})
 		g.settling++
 		g.cond.Wait()
 		g.settling--
@@ -190,9 +194,9 @@ func (g *groupSync) commit(txn *badger.Txn, writes []key, vlog bool) (conflict b
 	}
 	err = txn.Commit()
 	var id uint64
-	if g.hooks != nil && err == nil {
+	if g.hook != nil && err == nil {
 		id = g.ids.Add(1)
-		g.hooks.commit(id, vlog)
+		_ = g.event(syncEvent{what: "commit", id: id, vlog: vlog})
 	}
 	if vlog {
 		g.vlogWrites.Add(1)
@@ -214,30 +218,33 @@ func (g *groupSync) commit(txn *badger.Txn, writes []key, vlog bool) (conflict b
 	case serr != nil:
 		return false, serr
 	}
-	if g.hooks != nil {
-		g.hooks.ack(id)
-	}
+	_ = g.event(syncEvent{what: "ack", id: id})
 	return false, nil
 }
 
-// syncHooks observe the rounds and the commits they cover (tests of this
-// package only). commit runs when a commit has returned from badger, ack
-// just before its Update may return or notify; id numbers commits.
-type syncHooks struct {
-	roundStart func(round uint64)
-	syncing    func(round uint64, name string) // just before the file's fsync
-	// fail, if set, is called before each fsync and replaces its result
-	// when it returns an error.
-	fail     func(round uint64, name string) error
-	roundEnd func(round uint64, err error)
-	commit   func(id uint64, vlog bool)
-	ack      func(id uint64)
-	wait     func()             // a goroutine waits for a running round (under the lock)
-	listing  func(round uint64) // the round lists the directory (optional)
-	// skipClosed breaks the rounds the way DB.Sync is broken (closed
-	// files are never synced), so that a test can show its checker
-	// catches the rotation trap.
-	skipClosed bool
+// syncEvent is what a round or a commit reports to groupSync.hook (tests
+// of this package only). what is one of: "roundStart", "syncing" (just
+// before the fsync of the log file name: an error the hook returns
+// replaces the fsync's result), "roundEnd" (err: the round's), "listing"
+// (the round lists the directory), "commit" (commit id returned from
+// badger; vlog: it may have written to the value log), "ack" (just before
+// commit id's Update may return or notify) and "wait" (a goroutine waits
+// for a running round, under the lock).
+type syncEvent struct {
+	what  string
+	round uint64
+	name  string
+	id    uint64
+	vlog  bool
+	err   error
+}
+
+// event reports e to the hook, if any.
+func (g *groupSync) event(e syncEvent) error {
+	if g.hook == nil {
+		return nil
+	}
+	return g.hook(e)
 }
 
 func newGroupSync(dir string, threshold int, health *health) *groupSync {
@@ -275,9 +282,7 @@ func (g *groupSync) await(target uint64) error {
 	yielded := false
 	for g.done < target {
 		if g.running {
-			if g.hooks != nil && g.hooks.wait != nil {
-				g.hooks.wait()
-			}
+			_ = g.event(syncEvent{what: "wait"})
 			g.cond.Wait()
 			continue
 		}
@@ -317,11 +322,8 @@ func (g *groupSync) await(target uint64) error {
 
 // round is one sync round (see groupSync).
 func (g *groupSync) round(round uint64) (err error) {
-	h := g.hooks
-	if h != nil {
-		h.roundStart(round)
-		defer func() { h.roundEnd(round, err) }()
-	}
+	_ = g.event(syncEvent{what: "roundStart", round: round})
+	defer func() { _ = g.event(syncEvent{what: "roundEnd", round: round, err: err}) }()
 	// Read before the listing: a commit that wrote to the value log and
 	// returned before this round started has counted itself.
 	vlogWrites := g.vlogWrites.Load()
@@ -363,10 +365,7 @@ func (g *groupSync) round(round uint64) (err error) {
 // it), opens the newest of each kind, and fsyncs the directory when a
 // log file appeared since the last listing.
 func (g *groupSync) list(round uint64) error {
-	h := g.hooks
-	if h != nil && h.listing != nil {
-		h.listing(round)
-	}
+	_ = g.event(syncEvent{what: "listing", round: round})
 	names, err := readDirNames(g.dir)
 	if err != nil {
 		return err
@@ -397,7 +396,7 @@ func (g *groupSync) list(round uint64) error {
 			if lf.num == newest.num {
 				continue
 			}
-			if _, ok := g.closedSynced[lf.name]; ok || (h != nil && h.skipClosed) {
+			if _, ok := g.closedSynced[lf.name]; ok || g.skipClosed {
 				continue
 			}
 			var f *os.File
@@ -451,13 +450,8 @@ func (g *groupSync) list(round uint64) error {
 // sync fdatasyncs log file name through f, or through a descriptor of its
 // own when f is nil.
 func (g *groupSync) sync(round uint64, name string, f *os.File) error {
-	if h := g.hooks; h != nil {
-		h.syncing(round, name)
-		if h.fail != nil {
-			if err := h.fail(round, name); err != nil {
-				return err
-			}
-		}
+	if err := g.event(syncEvent{what: "syncing", round: round, name: name}); err != nil {
+		return err
 	}
 	if f == nil {
 		return fsyncFile(filepath.Join(g.dir, name))

@@ -72,6 +72,53 @@ func (l *syncLog) list() (map[string]bool, map[string]string) {
 	return files, out
 }
 
+// syncHooks observe the rounds and the commits they cover, one function
+// per kind of syncEvent (a nil one ignores it). commit runs when a
+// commit has returned from badger, ack just before its Update may return
+// or notify; id numbers commits. fail, if set, is called before each
+// fsync and replaces its result when it returns an error. skipClosed
+// breaks the rounds the way DB.Sync is broken (closed files are never
+// synced), so that a test can show its checker catches the rotation trap.
+type syncHooks struct {
+	roundStart func(round uint64)
+	syncing    func(round uint64, name string) // just before the file's fsync
+	fail       func(round uint64, name string) error
+	roundEnd   func(round uint64, err error)
+	commit     func(id uint64, vlog bool)
+	ack        func(id uint64)
+	wait       func()             // a goroutine waits for a running round (under the lock)
+	listing    func(round uint64) // the round lists the directory
+	skipClosed bool
+}
+
+// install makes h observe (and break, with skipClosed) g's rounds.
+func (h *syncHooks) install(g *groupSync) {
+	g.hook, g.skipClosed = h.event, h.skipClosed
+}
+
+func (h *syncHooks) event(e syncEvent) error {
+	switch {
+	case e.what == "roundStart" && h.roundStart != nil:
+		h.roundStart(e.round)
+	case e.what == "syncing" && h.syncing != nil:
+		h.syncing(e.round, e.name)
+	case e.what == "roundEnd" && h.roundEnd != nil:
+		h.roundEnd(e.round, e.err)
+	case e.what == "commit" && h.commit != nil:
+		h.commit(e.id, e.vlog)
+	case e.what == "ack" && h.ack != nil:
+		h.ack(e.id)
+	case e.what == "wait" && h.wait != nil:
+		h.wait()
+	case e.what == "listing" && h.listing != nil:
+		h.listing(e.round)
+	}
+	if e.what == "syncing" && h.fail != nil {
+		return h.fail(e.round, e.name)
+	}
+	return nil
+}
+
 func (l *syncLog) hooks(skipClosed bool) *syncHooks {
 	l.rounds, l.commit = map[uint64]*roundLog{}, map[uint64]*commitLog{}
 	return &syncHooks{
@@ -200,7 +247,7 @@ func groupWorkload(t *testing.T, skipClosed, watch bool) *syncLog {
 		s.gs.watch = nil
 	}
 	l := &syncLog{dir: dir}
-	s.gs.hooks = l.hooks(skipClosed)
+	l.hooks(skipClosed).install(s.gs)
 	const workers, perWorker = 8, 60
 	small, large := strings.Repeat("s", 8<<10), strings.Repeat("L", 80<<10)
 	var wg sync.WaitGroup
@@ -280,14 +327,14 @@ func TestGroupCommitListsAfterCreation(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var rounds, listings int
-	s.gs.hooks = &syncHooks{
+	(&syncHooks{
 		roundStart: func(uint64) { mu.Lock(); rounds++; mu.Unlock() },
 		syncing:    func(uint64, string) {},
 		roundEnd:   func(uint64, error) {},
 		commit:     func(uint64, bool) {},
 		ack:        func(uint64) {},
 		listing:    func(uint64) { mu.Lock(); listings++; mu.Unlock() },
-	}
+	}).install(s.gs)
 	ctx := t.Context()
 	commit := func(n int) {
 		t.Helper()
@@ -417,14 +464,14 @@ func TestGroupCommitViewWaitsForSync(t *testing.T) {
 			}
 			committed, roundHeld, release := make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{})
 			waiting := make(chan struct{}, 8)
-			s.gs.hooks = &syncHooks{
+			(&syncHooks{
 				roundStart: func(uint64) { roundHeld <- struct{}{}; <-release },
 				syncing:    func(uint64, string) {},
 				roundEnd:   func(uint64, error) {},
 				commit:     func(uint64, bool) { committed <- struct{}{} },
 				ack:        func(uint64) {},
 				wait:       func() { waiting <- struct{}{} },
-			}
+			}).install(s.gs)
 			updated := make(chan error, 1)
 			go func() { updated <- s.Update(ctx, commit) }()
 			<-committed
@@ -499,7 +546,7 @@ func TestGroupCommitSyncFailure(t *testing.T) {
 	}
 	defer s.Close()
 	boom := errors.New("disk on fire")
-	s.gs.hooks = &syncHooks{
+	(&syncHooks{
 		roundStart: func(uint64) {},
 		syncing:    func(uint64, string) {},
 		roundEnd:   func(uint64, error) {},
@@ -511,7 +558,7 @@ func TestGroupCommitSyncFailure(t *testing.T) {
 			}
 			return nil
 		},
-	}
+	}).install(s.gs)
 	ctx := t.Context()
 	insert := func(id baton.WakeupID) func(store.Tx) error {
 		return func(tx store.Tx) error {
