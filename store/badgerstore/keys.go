@@ -132,10 +132,7 @@ func recordKey[K ~string](table byte, id K) key { return newKey(table).str(strin
 func pendingSlotKey(ws baton.WorkspaceID) key { return newKey(tPendingSlot).str(string(ws)) }
 func feedPrefix(ws baton.WorkspaceID) key     { return newKey(tFeed).str(string(ws)) }
 
-func requestKey(ws baton.WorkspaceID, requestID string) key {
-	return newKey(tRequest).str(string(ws)).str(requestID)
-}
-
+func requestKey(ws baton.WorkspaceID, id string) key { return newKey(tRequest).str(string(ws)).str(id) }
 func counterKey(kind byte, ws baton.WorkspaceID) key {
 	return append(newKey(tCounter), kind).str(string(ws))
 }

@@ -60,14 +60,6 @@ type tx struct {
 	writeBuf [32]key
 }
 
-// get is txn.Get, noting k as read.
-func (t *tx) get(k key) (*badger.Item, error) {
-	if t.track {
-		t.reads = append(t.reads, k)
-	}
-	return t.txn.Get(k)
-}
-
 var _ store.Tx = (*tx)(nil)
 
 // readable returns ErrTxDone once fn has returned, and the context's error
@@ -80,12 +72,6 @@ func (t *tx) readable() error {
 		return fmt.Errorf("badgerstore: %w", err)
 	}
 	return nil
-}
-
-// writable refuses a write inside a View (baton.ErrInternal), then
-// returns the first failed check of the record's keys.
-func (t *tx) writable(op string, checks ...error) error {
-	return backend.Writable(t.readable(), t.update, pkg, op, checks...)
 }
 
 // getValue returns the record under k, decoded from its JSON into a V
@@ -154,7 +140,10 @@ func decode(b []byte, v any) error {
 // read set, found or not); found is false, and use is not run, if there
 // is none. A failure of badger or of use is an ErrStorage naming k.
 func (t *tx) read(k key, use func(b []byte) error) (found bool, err error) {
-	item, err := t.get(k)
+	if t.track {
+		t.reads = append(t.reads, k)
+	}
+	item, err := t.txn.Get(k)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return false, nil
 	}
@@ -315,7 +304,7 @@ func (t *tx) cacheWritten() {
 // for a new record. The read enters the read set, found or not, so of two
 // concurrent inserts of one id the second to commit conflicts.
 func current[V any](t *tx, op string, k key, errs ...error) (V, bool, error) {
-	if err := t.writable(op, errs...); err != nil {
+	if err := backend.Writable(t.readable(), t.update, pkg, op, errs...); err != nil {
 		return *new(V), false, err
 	}
 	return getValue[V](t, k)

@@ -54,7 +54,7 @@ func (t *tx) GetReservation(ws baton.WorkspaceID) (store.Reservation, error) {
 // PutReservation inserts or replaces the row of r.Workspace;
 // baton.ErrInvalid if r.Workspace is empty.
 func (t *tx) PutReservation(r store.Reservation) error {
-	if err := t.writable("PutReservation", backend.Required(pkg, "reservation", "Workspace", r.Workspace)); err != nil {
+	if err := backend.Writable(t.readable(), t.update, pkg, "PutReservation", backend.Required(pkg, "reservation", "Workspace", r.Workspace)); err != nil {
 		return err
 	}
 	return t.put(recordKey(tReservation, r.Workspace), toReservation(r))
