@@ -22,6 +22,10 @@ var (
 	ErrTxConflict = baton.NewError(baton.ErrUnavailable, "store: transaction conflict, retries exhausted")
 	// ErrClosed: the store was closed.
 	ErrClosed = baton.NewError(baton.ErrUnavailable, "store: closed")
+	// ErrTxDone: a Tx method was called after the function it was given to
+	// returned. The transaction is over and its Tx must not be kept: a
+	// programming error, the same from every backend.
+	ErrTxDone = baton.NewError(baton.ErrInternal, "store: transaction used after its function returned")
 )
 
 // Store is a transactional record store. Transactions are serializable: the

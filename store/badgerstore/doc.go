@@ -35,7 +35,7 @@
 //
 // Errors match the store sentinels, ErrLocked, ErrFormat,
 // ErrCannotPersist, ErrStorage (badger failed, or a stored value does not
-// decode) and ErrTxDone (a Tx used after its function returned), and
+// decode) and store.ErrTxDone (a Tx used after its function returned), and
 // through them the root codes of package baton.
 //
 // DESIGN.md beside this package says why the store is serializable, what

@@ -45,9 +45,6 @@ var (
 	// before the fault is still there, unless the directory itself was
 	// removed. It matches baton.ErrUnavailable.
 	ErrCannotPersist = baton.NewError(baton.ErrUnavailable, "badgerstore: the directory can no longer persist")
-	// ErrTxDone: a Tx method was called after the function it was given
-	// to returned. It is a programming error.
-	ErrTxDone = baton.NewError(baton.ErrInternal, "badgerstore: transaction used after its function returned")
 )
 
 // Store is a store.Store in one badger directory. It is safe for concurrent
@@ -253,7 +250,7 @@ func (s *Store) begin(op string, fn func(store.Tx) error) error {
 // The Tx carries ctx: once ctx is done, its methods return an error
 // wrapping ctx.Err().
 //
-// fn must not keep the Tx (afterwards every method returns ErrTxDone) nor
+// fn must not keep the Tx (afterwards every method returns store.ErrTxDone) nor
 // share it between goroutines. It may call Update or View on the same Store
 // (they are other transactions), but must not call Close: Close waits for
 // fn.
@@ -304,7 +301,7 @@ func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
 // before it returns, so that its caller never acts on a commit that is
 // not durable; fn itself must not act outside the store on what it reads.
 //
-// fn must not keep the Tx (afterwards every method returns ErrTxDone) nor
+// fn must not keep the Tx (afterwards every method returns store.ErrTxDone) nor
 // call Close.
 //
 // Errors: baton.ErrInvalid for a nil fn; store.ErrClosed after Close; an

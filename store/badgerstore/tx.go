@@ -62,11 +62,11 @@ type tx struct {
 
 var _ store.Tx = (*tx)(nil)
 
-// readable returns ErrTxDone once fn has returned, and the context's error
+// readable returns store.ErrTxDone once fn has returned, and the context's error
 // once it is done: a Tx carries the context of its Update or View.
 func (t *tx) readable() error {
 	if t.done {
-		return ErrTxDone
+		return store.ErrTxDone
 	}
 	if err := t.ctx.Err(); err != nil {
 		return fmt.Errorf("badgerstore: %w", err)

@@ -74,8 +74,8 @@ func TestTxAfterFnReturns(t *testing.T) {
 			"GetWorkspace": func() error { _, err := tx.GetWorkspace("ws-a"); return err }(),
 			"DueWakeups":   func() error { _, err := tx.DueWakeups(time.Now(), 0); return err }(),
 		} {
-			if !errors.Is(err, badgerstore.ErrTxDone) {
-				t.Errorf("tx %d: %s after fn returned: err = %v, want ErrTxDone", i, name, err)
+			if !errors.Is(err, store.ErrTxDone) {
+				t.Errorf("tx %d: %s after fn returned: err = %v, want store.ErrTxDone", i, name, err)
 			}
 		}
 	}

@@ -50,7 +50,7 @@
 // lock, and never run their function under a done context.
 //
 // A Tx is valid only while its function runs; afterwards every method
-// returns ErrTxDone. Do not share a Tx between goroutines.
+// returns store.ErrTxDone. Do not share a Tx between goroutines.
 //
 // Everything is lost on Close or when the process exits. Memory grows with
 // every record inserted: store.Tx has no delete.

@@ -11,11 +11,6 @@ import (
 	"github.com/batonhq/baton/store/internal/notify"
 )
 
-// ErrTxDone is returned by every Tx method called after the function the Tx
-// was given to has returned: the transaction is over, and its Tx must not be
-// kept. It is a programming error (baton.ErrInternal).
-var ErrTxDone = baton.NewError(baton.ErrInternal, "memstore: transaction used after its function returned")
-
 // pkg prefixes this package's error messages.
 const pkg = "memstore"
 
@@ -49,7 +44,7 @@ var (
 //
 // fn must not call Update or View on the same Store (directly or through
 // another goroutine it waits for): that deadlocks. It must not keep the Tx:
-// once fn returns, every Tx method returns ErrTxDone.
+// once fn returns, every Tx method returns store.ErrTxDone.
 //
 // Errors: an error wrapping ctx.Err() if ctx is done before fn starts (fn
 // is not called); store.ErrClosed after Close; baton.ErrInvalid for a nil
@@ -102,7 +97,7 @@ func (s *Store) update(ctx context.Context, fn func(store.Tx) error) ([]baton.Wo
 //
 // fn must not call Update on the same Store (that deadlocks), nor View (a
 // nested read lock deadlocks once an Update is waiting). It must not keep
-// the Tx: once fn returns, every Tx method returns ErrTxDone.
+// the Tx: once fn returns, every Tx method returns store.ErrTxDone.
 //
 // Errors: an error wrapping ctx.Err() if ctx is done before fn starts (fn
 // is not called); store.ErrClosed after Close; baton.ErrInvalid for a nil
@@ -168,10 +163,10 @@ func (t *tx) rollback() {
 	t.st.seq = t.seq
 }
 
-// readable returns ErrTxDone once the transaction is over.
+// readable returns store.ErrTxDone once the transaction is over.
 func (t *tx) readable() error {
 	if t.done {
-		return ErrTxDone
+		return store.ErrTxDone
 	}
 	return nil
 }

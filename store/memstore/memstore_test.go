@@ -82,14 +82,14 @@ func TestTxAfterFnReturns(t *testing.T) {
 	storetest.View(t, s, func(tx store.Tx) error { kept = append(kept, tx); return nil })
 	before := mustSnapshot(t, s)
 	for i, tx := range kept {
-		if err := tx.PutWorkspace(store.Workspace{ID: "ws-a"}); !errors.Is(err, memstore.ErrTxDone) {
-			t.Errorf("tx %d: PutWorkspace after fn returned: err = %v, want ErrTxDone", i, err)
+		if err := tx.PutWorkspace(store.Workspace{ID: "ws-a"}); !errors.Is(err, store.ErrTxDone) {
+			t.Errorf("tx %d: PutWorkspace after fn returned: err = %v, want store.ErrTxDone", i, err)
 		}
-		if _, err := tx.GetWorkspace("ws-a"); !errors.Is(err, memstore.ErrTxDone) {
-			t.Errorf("tx %d: GetWorkspace after fn returned: err = %v, want ErrTxDone", i, err)
+		if _, err := tx.GetWorkspace("ws-a"); !errors.Is(err, store.ErrTxDone) {
+			t.Errorf("tx %d: GetWorkspace after fn returned: err = %v, want store.ErrTxDone", i, err)
 		}
-		if _, err := tx.DueWakeups(time.Now(), 0); !errors.Is(err, memstore.ErrTxDone) {
-			t.Errorf("tx %d: DueWakeups after fn returned: err = %v, want ErrTxDone", i, err)
+		if _, err := tx.DueWakeups(time.Now(), 0); !errors.Is(err, store.ErrTxDone) {
+			t.Errorf("tx %d: DueWakeups after fn returned: err = %v, want store.ErrTxDone", i, err)
 		}
 	}
 	noChange(t, "writes through a kept Tx", before, s)

@@ -32,7 +32,7 @@
 // (LISTEN/NOTIFY on "<schema>_changes").
 //
 // Errors match the store sentinels, ErrDatabase (the server could not be
-// reached or failed a statement), ErrSchema and ErrTxDone, and through
+// reached or failed a statement), ErrSchema and store.ErrTxDone, and through
 // them the root codes of package baton; text PostgreSQL cannot store (a
 // NUL byte, invalid UTF-8) is refused with baton.ErrInvalid, at the
 // statement or, for a queued write, at the commit.

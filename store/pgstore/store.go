@@ -34,9 +34,6 @@ var (
 	// ErrSchema: the schema holds tables of a newer version of this
 	// package, or something Open cannot migrate.
 	ErrSchema = baton.NewError(baton.ErrUnsupported, "pgstore: unsupported schema")
-	// ErrTxDone: a Tx method was called after the function it was given
-	// to returned. It is a programming error.
-	ErrTxDone = baton.NewError(baton.ErrInternal, "pgstore: transaction used after its function returned")
 )
 
 // Store is a store.Store and a store.Notifier on one PostgreSQL schema. It

@@ -112,11 +112,11 @@ func (t *tx) holds(ws baton.WorkspaceID) {
 	t.locked[ws] = true
 }
 
-// readable returns ErrTxDone once fn has returned, the failure of an
+// readable returns store.ErrTxDone once fn has returned, the failure of an
 // earlier statement, and the context's error once it is done.
 func (t *tx) readable() error {
 	if t.done {
-		return ErrTxDone
+		return store.ErrTxDone
 	}
 	if t.err != nil {
 		return t.err

@@ -17,6 +17,7 @@ var errorTests = []testCase{
 	{"EmptyKeysInvalid", testEmptyKeysInvalid},
 	{"Closed", testClosed},
 	{"DoneContext", testDoneContext},
+	{"TxDone", testTxDone},
 }
 
 // getters calls every getter of tx with keys nothing is stored under.
@@ -189,6 +190,23 @@ func testClosed(t *testing.T, s store.Store) {
 	}
 	if err := s.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
 		t.Errorf("second Close: %v, want nil or store.ErrClosed", err)
+	}
+}
+
+// testTxDone: a Tx kept past its function answers store.ErrTxDone, on
+// every backend, for reads and writes, after Update and after View.
+func testTxDone(t *testing.T, s store.Store) {
+	for _, c := range []struct {
+		name string
+		run  func(context.Context, func(store.Tx) error) error
+	}{{"Update", s.Update}, {"View", s.View}} {
+		var kept store.Tx
+		if err := c.run(t.Context(), func(tx store.Tx) error { kept = tx; return nil }); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		_, err := kept.GetWorkspace("ws-a")
+		wantErr(t, c.name+": GetWorkspace after fn returned", err, store.ErrTxDone)
+		wantErr(t, c.name+": PutWorkspace after fn returned", kept.PutWorkspace(workspace("ws-a")), store.ErrTxDone)
 	}
 }
 
