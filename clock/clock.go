@@ -34,22 +34,15 @@ type Clock interface {
 	NewTimer(d time.Duration) Timer
 }
 
-// atClock is a Clock that arms a timer for a point in time in one step,
-// with a method NewTimerAt(t time.Time) Timer that returns a timer firing
-// once the clock reaches t (one whose t is not after Now has fired
-// already). Fake has it, and so may any Clock of a caller's.
-type atClock interface {
-	Clock
-	NewTimerAt(t time.Time) Timer
-}
-
 // NewTimerAt returns a timer of c that fires once c reaches t. When c has
 // a method NewTimerAt(time.Time) Timer (a Fake does) the timer is armed
 // with it, for t exactly however c moves meanwhile; with any other Clock it
 // is NewTimer(t.Sub(c.Now())), which for the wall clock is the same to
-// within the time the call takes.
+// within the time the call takes. A Clock of a caller's may have the method
+// too: its timer must fire once the clock reaches t (at once when t is not
+// after Now).
 func NewTimerAt(c Clock, t time.Time) Timer {
-	if a, ok := c.(atClock); ok {
+	if a, ok := c.(interface{ NewTimerAt(time.Time) Timer }); ok {
 		return a.NewTimerAt(t)
 	}
 	return c.NewTimer(t.Sub(c.Now()))
@@ -71,10 +64,10 @@ func (Real) Now() time.Time { return time.Now() }
 // NewTimer wraps time.NewTimer(d).
 func (Real) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
 
-type realTimer struct{ t *time.Timer }
+// realTimer is a *time.Timer with its channel behind a method.
+type realTimer struct{ *time.Timer }
 
-func (r realTimer) C() <-chan time.Time { return r.t.C }
-func (r realTimer) Stop() bool          { return r.t.Stop() }
+func (r realTimer) C() <-chan time.Time { return r.Timer.C }
 
 // Fake is a manual clock for tests. Its time moves only by Advance; timers
 // whose deadline is reached fire during that call, in deadline order.
@@ -123,7 +116,6 @@ func (f *Fake) NewTimerAt(at time.Time) Timer {
 func (f *Fake) armLocked(at time.Time) *fakeTimer {
 	t := &fakeTimer{f: f, at: at, c: make(chan time.Time, 1)}
 	if !at.After(f.now) {
-		t.fired = true
 		t.c <- f.now
 		return t
 	}
@@ -152,7 +144,6 @@ func (f *Fake) Advance(d time.Duration) {
 		if tm.at.After(f.now) {
 			return false
 		}
-		tm.fired = true
 		tm.c <- tm.at
 		return true
 	})
@@ -195,11 +186,12 @@ func (f *Fake) WaitTimers(n int) <-chan struct{} {
 	return ch
 }
 
+// fakeTimer is a timer of a Fake: pending while it is in the Fake's
+// timers, fired or stopped once it is not.
 type fakeTimer struct {
-	f     *Fake
-	at    time.Time
-	c     chan time.Time
-	fired bool
+	f  *Fake
+	at time.Time
+	c  chan time.Time
 }
 
 func (t *fakeTimer) C() <-chan time.Time { return t.c }
@@ -208,11 +200,10 @@ func (t *fakeTimer) Stop() bool {
 	t.f.mu.Lock()
 	defer t.f.mu.Unlock()
 	i := slices.Index(t.f.timers, t)
-	if t.fired || i < 0 {
+	if i < 0 {
 		return false
 	}
 	t.f.timers = slices.Delete(t.f.timers, i, i+1)
-	t.fired = true
 	return true
 }
 
