@@ -38,11 +38,8 @@ func (c EngineConfig) Normalize() EngineConfig {
 // the engine registry's question, not this one's.
 func (c EngineConfig) Validate() error {
 	n := c.Normalize()
-	for _, f := range [...]struct {
-		field string
-		v     string
-	}{{"engine", n.Engine}, {"model", n.Model}, {"reasoningEffort", n.ReasoningEffort}, {"permissionMode", n.PermissionMode}, {"account", n.Account}} {
-		if err := CheckField(f.field, f.v); err != nil {
+	for _, f := range [...][2]string{{"engine", n.Engine}, {"model", n.Model}, {"reasoningEffort", n.ReasoningEffort}, {"permissionMode", n.PermissionMode}, {"account", n.Account}} {
+		if err := CheckField(f[0], f[1]); err != nil {
 			return fmt.Errorf("engine config: %w", err)
 		}
 	}

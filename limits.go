@@ -9,11 +9,8 @@ import (
 
 // Limits of the table of CheckField, for callers that show them.
 const (
-	maxNameChars    = 200
-	maxMissionChars = 20_000
-	maxRootBytes    = 4096
-	MaxPromptBytes  = 200_000
-	MaxReportChars  = 24_000
+	MaxPromptBytes = 200_000
+	MaxReportChars = 24_000
 )
 
 // rule is what a value may hold besides its length (see CheckField).
@@ -53,9 +50,9 @@ func (l fieldLimit) String() string {
 var limits = map[string]fieldLimit{
 	"workspaceId":     {Max: MaxIDLen, Required: true, rule: ruleID},
 	"requestId":       {Max: MaxIDLen, Required: true, rule: ruleID},
-	"name":            {Max: maxNameChars, Chars: true, rule: ruleLine},
-	"mission":         {Max: maxMissionChars, Chars: true, rule: ruleText},
-	"root":            {Max: maxRootBytes, rule: ruleLine},
+	"name":            {Max: 200, Chars: true, rule: ruleLine},
+	"mission":         {Max: 20_000, Chars: true, rule: ruleText},
+	"root":            {Max: 4096, rule: ruleLine},
 	"prompt":          {Max: MaxPromptBytes, Required: true, rule: ruleText},
 	"message":         {Max: MaxPromptBytes, Required: true, rule: ruleText},
 	"task":            {Max: MaxPromptBytes, rule: ruleText},
@@ -118,9 +115,8 @@ func CheckField(f, v string) error {
 	if l.Chars {
 		n = utf8.RuneCountInString(v)
 	}
-	blank := strings.TrimSpace(v) == ""
 	switch {
-	case l.Required && blank:
+	case l.Required && strings.TrimSpace(v) == "":
 		return Errorf(ErrInvalid, "%s is required (%s)", f, l)
 	case n > l.Max:
 		return Errorf(ErrInvalid, "%s is over its limit: %s (got %d)", f, l, n)
