@@ -23,9 +23,8 @@ const (
 	codeResourceNotFound = -32002
 )
 
-// converse runs the launch's conversation: initialize, session/new or
-// session/load, the configuration, and the one turn. Whatever happens, the
-// agent is ended afterwards (endAfterTurn).
+// converse runs the launch's conversation: the session (open), then the
+// one turn. Whatever happens, the agent is ended afterwards (endAfterTurn).
 func (p *process) converse() {
 	defer close(p.convDone)
 	defer p.e.reg.WG.Go(p.endAfterTurn)
@@ -36,75 +35,8 @@ func (p *process) converse() {
 	conn := sdk.NewClientSideConnection(&client{p: p}, p.Stdin, in)
 	conn.SetLogger(slog.New(slog.DiscardHandler))
 	close(in.open)
-	p.Mu.Lock()
-	p.conn = conn
-	p.Mu.Unlock()
-	ctx := p.ctx
-	init, err := conn.Initialize(ctx, sdk.InitializeRequest{
-		ProtocolVersion: sdk.ProtocolVersionNumber,
-		ClientInfo:      &sdk.Implementation{Name: "baton", Version: "0"},
-	})
-	if err != nil {
-		p.refuse("initialize", err)
-		return
-	}
-	if init.AgentInfo != nil {
-		p.Mu.Lock()
-		p.Seen.Version = init.AgentInfo.Version
-		p.Mu.Unlock()
-	}
-	caps := init.AgentCapabilities
-	servers := p.launch.MCPServers
-	if servers == nil {
-		servers = []sdk.McpServer{}
-	}
-	for _, s := range servers {
-		if (s.Http != nil && !caps.McpCapabilities.Http) || (s.Sse != nil && !caps.McpCapabilities.Sse) {
-			p.refuseWith(engine.ErrUnsupportedConfig, "the agent does not take an MCP server over HTTP or SSE (mcpCapabilities)")
-			return
-		}
-	}
-	var (
-		sid     string
-		options []sdk.SessionConfigOption
-		models  *sdk.SessionModelState
-		modes   *sdk.SessionModeState
-	)
-	step := "session/new"
-	if p.req.Mode == engine.Resume {
-		if !caps.LoadSession {
-			p.refuseWith(errors.Join(engine.ErrSessionMissing, engine.ErrUnsupportedConfig),
-				"the agent does not advertise loadSession: it cannot resume a session (nor write a report)")
-			return
-		}
-		step = "session/load"
-		var res sdk.LoadSessionResponse
-		res, err = conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(p.req.NativeID), Cwd: p.dir, McpServers: servers})
-		sid, options, models, modes = p.req.NativeID, res.ConfigOptions, res.Models, res.Modes
-	} else {
-		var res sdk.NewSessionResponse
-		res, err = conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: p.dir, McpServers: servers})
-		sid, options, models, modes = string(res.SessionId), res.ConfigOptions, res.Models, res.Modes
-	}
-	if err != nil {
-		p.refuse(step, err)
-		return
-	}
+	sid := p.open(conn)
 	if sid == "" {
-		p.refuseWith(nil, "the agent named no session id")
-		return
-	}
-	p.Mu.Lock()
-	p.NativeID = sid
-	if models != nil {
-		p.Seen.Model = string(models.CurrentModelId)
-	}
-	if o := option(options, sdk.SessionConfigOptionCategoryModel); o != nil {
-		p.Seen.Model = string(o.CurrentValue)
-	}
-	p.Mu.Unlock()
-	if err := p.configure(ctx, conn, sid, options, models, modes); err != nil {
-		p.refuse("configuration", err)
 		return
 	}
 	p.Mu.Lock()
@@ -112,9 +44,9 @@ func (p *process) converse() {
 		p.Mu.Unlock()
 		return
 	}
-	p.prompting = true
+	p.conn = conn
 	p.Mu.Unlock()
-	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sdk.SessionId(sid), Prompt: []sdk.ContentBlock{sdk.TextBlock(p.req.Prompt)}})
+	res, err := conn.Prompt(p.ctx, sdk.PromptRequest{SessionId: sdk.SessionId(sid), Prompt: []sdk.ContentBlock{sdk.TextBlock(p.req.Prompt)}})
 	gone := false
 	select {
 	case <-conn.Done():
@@ -146,6 +78,72 @@ func (p *process) converse() {
 	}
 }
 
+// open initializes the connection, opens the session (session/new, or
+// session/load for a resume) and configures it. It returns the session's
+// id, or "" once it failed readiness.
+func (p *process) open(conn *sdk.ClientSideConnection) string {
+	ctx := p.ctx
+	init, err := conn.Initialize(ctx, sdk.InitializeRequest{
+		ProtocolVersion: sdk.ProtocolVersionNumber,
+		ClientInfo:      &sdk.Implementation{Name: "baton", Version: "0"},
+	})
+	if err != nil {
+		p.refuse("initialize", err)
+		return ""
+	}
+	if init.AgentInfo != nil {
+		p.Mu.Lock()
+		p.Seen.Version = init.AgentInfo.Version
+		p.Mu.Unlock()
+	}
+	caps := init.AgentCapabilities
+	// A copy, never nil: the protocol wants a list.
+	servers := append([]sdk.McpServer{}, p.launch.MCPServers...)
+	for _, s := range servers {
+		if (s.Http != nil && !caps.McpCapabilities.Http) || (s.Sse != nil && !caps.McpCapabilities.Sse) {
+			p.fail("the agent does not take an MCP server over HTTP or SSE (mcpCapabilities)", engine.ErrUnsupportedConfig)
+			return ""
+		}
+	}
+	step, sess := "session/new", sdk.NewSessionResponse{}
+	if p.req.Mode == engine.Resume {
+		if !caps.LoadSession {
+			p.fail("the agent does not advertise loadSession: it cannot resume a session (nor write a report)",
+				engine.ErrSessionMissing, engine.ErrUnsupportedConfig)
+			return ""
+		}
+		step = "session/load"
+		var res sdk.LoadSessionResponse
+		res, err = conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(p.req.NativeID), Cwd: p.dir, McpServers: servers})
+		sess = sdk.NewSessionResponse{SessionId: sdk.SessionId(p.req.NativeID), ConfigOptions: res.ConfigOptions, Models: res.Models, Modes: res.Modes}
+	} else {
+		sess, err = conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: p.dir, McpServers: servers})
+	}
+	if err != nil {
+		p.refuse(step, err)
+		return ""
+	}
+	sid := string(sess.SessionId)
+	if sid == "" {
+		p.fail("the agent named no session id")
+		return ""
+	}
+	p.Mu.Lock()
+	p.NativeID = sid
+	if sess.Models != nil {
+		p.Seen.Model = string(sess.Models.CurrentModelId)
+	}
+	if o := option(sess.ConfigOptions, sdk.SessionConfigOptionCategoryModel); o != nil {
+		p.Seen.Model = string(o.CurrentValue)
+	}
+	p.Mu.Unlock()
+	if err := p.configure(ctx, conn, sess); err != nil {
+		p.refuse("configuration", err)
+		return ""
+	}
+	return sid
+}
+
 // gated is a reader whose first Read waits until open is closed.
 type gated struct {
 	r    io.Reader
@@ -161,21 +159,21 @@ func (g *gated) Read(b []byte) (int, error) {
 // the session. A model or effort the agent offers no way to set is an
 // error; a permission mode the agent does not offer is left to the
 // permission policy alone.
-func (p *process) configure(ctx context.Context, conn *sdk.ClientSideConnection, sid string, options []sdk.SessionConfigOption, models *sdk.SessionModelState, modes *sdk.SessionModeState) error {
-	cfg := p.req.Config.Normalize()
+func (p *process) configure(ctx context.Context, conn *sdk.ClientSideConnection, sess sdk.NewSessionResponse) error {
+	cfg, sid := p.req.Config.Normalize(), sess.SessionId
 	set := func(o *sdk.SessionConfigOptionSelect, v string) error {
 		_, err := conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
-			SessionId: sdk.SessionId(sid), ConfigId: o.Id, Value: sdk.SessionConfigValueId(v),
+			SessionId: sid, ConfigId: o.Id, Value: sdk.SessionConfigValueId(v),
 		}})
 		return err
 	}
 	if cfg.Model != "" {
 		var err error
-		switch o := option(options, sdk.SessionConfigOptionCategoryModel); {
+		switch o := option(sess.ConfigOptions, sdk.SessionConfigOptionCategoryModel); {
 		case o != nil:
 			err = set(o, cfg.Model)
-		case models != nil:
-			_, err = conn.UnstableSetSessionModel(ctx, sdk.UnstableSetSessionModelRequest{SessionId: sdk.SessionId(sid), ModelId: sdk.UnstableModelId(cfg.Model)})
+		case sess.Models != nil:
+			_, err = conn.UnstableSetSessionModel(ctx, sdk.UnstableSetSessionModelRequest{SessionId: sid, ModelId: sdk.UnstableModelId(cfg.Model)})
 		default:
 			return baton.Errorf(engine.ErrUnsupportedConfig, "the agent offers no model choice")
 		}
@@ -187,7 +185,7 @@ func (p *process) configure(ctx context.Context, conn *sdk.ClientSideConnection,
 		p.Mu.Unlock()
 	}
 	if cfg.ReasoningEffort != "" {
-		o := option(options, sdk.SessionConfigOptionCategoryThoughtLevel)
+		o := option(sess.ConfigOptions, sdk.SessionConfigOptionCategoryThoughtLevel)
 		if o == nil {
 			return baton.Errorf(engine.ErrUnsupportedConfig, "the agent offers no reasoning effort choice")
 		}
@@ -195,14 +193,13 @@ func (p *process) configure(ctx context.Context, conn *sdk.ClientSideConnection,
 			return fmt.Errorf("reasoning effort %q: %w", cfg.ReasoningEffort, err)
 		}
 	}
-	if mode := cfg.PermissionMode; mode != "" && p.req.Turn != transcript.ReportOnly && modes != nil {
-		for _, m := range modes.AvailableModes {
-			if string(m.Id) == mode {
-				if _, err := conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: sdk.SessionId(sid), ModeId: m.Id}); err != nil {
-					return fmt.Errorf("mode %q: %w", mode, err)
-				}
-			}
-		}
+	mode := sdk.SessionModeId(cfg.PermissionMode)
+	if mode == "" || p.req.Turn == transcript.ReportOnly || sess.Modes == nil ||
+		!slices.ContainsFunc(sess.Modes.AvailableModes, func(m sdk.SessionMode) bool { return m.Id == mode }) {
+		return nil
+	}
+	if _, err := conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: sid, ModeId: mode}); err != nil {
+		return fmt.Errorf("mode %q: %w", mode, err)
 	}
 	return nil
 }
@@ -219,27 +216,24 @@ func option(options []sdk.SessionConfigOption, c sdk.SessionConfigOptionCategory
 
 // refuse fails readiness after a refused request of step.
 func (p *process) refuse(step string, err error) {
-	p.Mu.Lock()
-	defer p.Mu.Unlock()
-	p.turnErr = step + ": " + err.Error()
-	if p.StopRequested {
-		// A stop's end of input, not a refusal: the exit settles it.
-		return
-	}
 	also := refinement(err)
 	if step == "session/load" && !errors.Is(err, engine.ErrAuth) {
 		also = append(also, engine.ErrSessionMissing)
 	}
-	p.FailReadyLocked(engine.ErrReadyRejected, p.turnErr, also...)
+	p.fail(step+": "+err.Error(), also...)
 }
 
-// refuseWith fails readiness for a reason of the engine's own; it also
-// matches also (when not nil).
-func (p *process) refuseWith(also error, msg string) {
+// fail fails readiness with msg, matching also besides
+// engine.ErrReadyRejected, unless a stop was asked: then msg is only the
+// turn's error, and the exit settles readiness (what failed was likely the
+// stop's end of input, not a refusal).
+func (p *process) fail(msg string, also ...error) {
 	p.Mu.Lock()
 	defer p.Mu.Unlock()
 	p.turnErr = msg
-	p.FailReadyLocked(engine.ErrReadyRejected, msg, also)
+	if !p.StopRequested {
+		p.FailReadyLocked(engine.ErrReadyRejected, msg, also...)
+	}
 }
 
 // refinement returns the sentinels an ACP error also means: ErrAuth for
@@ -247,8 +241,7 @@ func (p *process) refuseWith(also error, msg string) {
 // configuration error carries.
 func refinement(err error) []error {
 	var out []error
-	var re *sdk.RequestError
-	if errors.As(err, &re) {
+	if re, ok := errors.AsType[*sdk.RequestError](err); ok {
 		switch re.Code {
 		case codeAuthRequired:
 			out = append(out, engine.ErrAuth)
@@ -262,24 +255,25 @@ func refinement(err error) []error {
 	return out
 }
 
-// turnUpdate reports whether u belongs to the agent's work on the turn (its
-// message, thoughts, plan or tool calls), which confirms readiness; the
-// session's own notices (commands, modes, options, usage) do not.
-func turnUpdate(u sdk.SessionUpdate) bool {
-	return u.AgentMessageChunk != nil || u.AgentThoughtChunk != nil || u.ToolCall != nil || u.ToolCallUpdate != nil || u.Plan != nil
-}
+// client is the engine's side of one launch's connection. It advertises no
+// file system and no terminal: the agent uses its own tools, on the
+// workspace it was started in, and asks permission for them.
+type client struct{ p *process }
 
-// update records a session/update of the turn. Updates before the prompt
-// (session/load replays the conversation) are not recorded: the engine's
-// own transcript already holds them.
-func (p *process) update(n sdk.SessionNotification) {
-	u := n.Update
+// SessionUpdate records a session/update of the turn. Updates before the
+// prompt (session/load replays the conversation) are not recorded: the
+// engine's own transcript already holds them.
+func (c *client) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
+	p, u := c.p, n.Update
 	p.Mu.Lock()
 	defer p.Mu.Unlock()
-	if !p.prompting || string(n.SessionId) != p.NativeID {
-		return
+	if p.conn == nil || string(n.SessionId) != p.NativeID {
+		return nil
 	}
-	if turnUpdate(u) {
+	// The agent's work on the turn (its message, thoughts, plan or tool
+	// calls) confirms readiness; the session's own notices (commands,
+	// modes, options, usage) do not.
+	if u.AgentMessageChunk != nil || u.AgentThoughtChunk != nil || u.ToolCall != nil || u.ToolCallUpdate != nil || u.Plan != nil {
 		p.ResolveLocked(p.NativeID)
 	}
 	switch {
@@ -288,38 +282,22 @@ func (p *process) update(n sdk.SessionNotification) {
 			p.append(transcript.Event{Speaker: transcript.Agent, Kind: transcript.Message, Text: t.Text})
 		}
 	case u.ToolCall != nil:
-		p.Tool = u.ToolCall.Status != sdk.ToolCallStatusCompleted && u.ToolCall.Status != sdk.ToolCallStatusFailed
-		p.append(transcript.Event{Speaker: transcript.Agent, Kind: transcript.ToolCall, Text: toolText(u.ToolCall.Title, string(u.ToolCall.Kind), string(u.ToolCall.ToolCallId))})
+		t := u.ToolCall
+		p.Tool = t.Status != sdk.ToolCallStatusCompleted && t.Status != sdk.ToolCallStatusFailed
+		text := "tool " + string(t.ToolCallId)
+		if t.Title != "" {
+			text += ": " + t.Title
+		}
+		if t.Kind != "" {
+			text += " (" + string(t.Kind) + ")"
+		}
+		p.append(transcript.Event{Speaker: transcript.Agent, Kind: transcript.ToolCall, Text: text})
 	case u.ToolCallUpdate != nil:
 		if s := u.ToolCallUpdate.Status; s != nil && (*s == sdk.ToolCallStatusCompleted || *s == sdk.ToolCallStatusFailed) {
 			p.Tool = false
 			p.append(transcript.Event{Speaker: transcript.Agent, Kind: transcript.ToolCall, Text: fmt.Sprintf("tool %s %s", u.ToolCallUpdate.ToolCallId, *s)})
 		}
 	}
-}
-
-func toolText(title, kind, id string) string {
-	var b strings.Builder
-	b.WriteString("tool ")
-	b.WriteString(id)
-	if title != "" {
-		b.WriteString(": " + title)
-	}
-	if kind != "" {
-		b.WriteString(" (" + kind + ")")
-	}
-	return b.String()
-}
-
-// client is the engine's side of one launch's connection. It advertises no
-// file system and no terminal: the agent uses its own tools, on the
-// workspace it was started in, and asks permission for them.
-type client struct{ p *process }
-
-var _ sdk.Client = (*client)(nil)
-
-func (c *client) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
-	c.p.update(n)
 	return nil
 }
 
@@ -331,10 +309,8 @@ func (c *client) RequestPermission(_ context.Context, r sdk.RequestPermissionReq
 		kinds = []sdk.PermissionOptionKind{sdk.PermissionOptionKindAllowOnce, sdk.PermissionOptionKindAllowAlways}
 	}
 	for _, k := range kinds {
-		for _, o := range r.Options {
-			if o.Kind == k {
-				return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Selected: &sdk.RequestPermissionOutcomeSelected{OptionId: o.OptionId}}}, nil
-			}
+		if i := slices.IndexFunc(r.Options, func(o sdk.PermissionOption) bool { return o.Kind == k }); i >= 0 {
+			return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Selected: &sdk.RequestPermissionOutcomeSelected{OptionId: r.Options[i].OptionId}}}, nil
 		}
 	}
 	return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Cancelled: &sdk.RequestPermissionOutcomeCancelled{}}}, nil
@@ -387,23 +363,16 @@ func Permission(req engine.StartRequest, allow []string, r sdk.RequestPermission
 	if r.ToolCall.Kind != nil {
 		kind = *r.ToolCall.Kind
 	}
-	switch kind {
-	case sdk.ToolKindRead, sdk.ToolKindSearch, sdk.ToolKindThink, sdk.ToolKindFetch:
+	mode := req.Config.Normalize().PermissionMode
+	switch {
+	case kind == sdk.ToolKindRead || kind == sdk.ToolKindSearch || kind == sdk.ToolKindThink || kind == sdk.ToolKindFetch, names(r.ToolCall, allow):
 		return true
-	}
-	if names(r.ToolCall, allow) {
-		return true
-	}
-	if req.Turn == transcript.ReportOnly {
+	case req.Turn == transcript.ReportOnly:
 		return false
-	}
-	switch req.Config.Normalize().PermissionMode {
-	case "bypassPermissions":
-		return true
-	case "acceptEdits":
+	case mode == "acceptEdits":
 		return kind == sdk.ToolKindEdit || kind == sdk.ToolKindDelete || kind == sdk.ToolKindMove
 	}
-	return false
+	return mode == "bypassPermissions"
 }
 
 // names reports whether the tool call names a tool of allow: its title is
@@ -411,9 +380,6 @@ func Permission(req engine.StartRequest, allow []string, r sdk.RequestPermission
 // the tool's name, often prefixed by the server's), or its raw input's "tool" or "name" field is
 // one.
 func names(t sdk.ToolCallUpdate, allow []string) bool {
-	if len(allow) == 0 {
-		return false
-	}
 	if t.Title != nil {
 		title := strings.TrimSpace(*t.Title)
 		for _, a := range allow {

@@ -183,19 +183,7 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 			return nil, err
 		}
 	}
-	p, err := e.reg.Start(func() (*process, error) {
-		var w *tlog.Writer
-		if req.Session != "" {
-			if w, err = tlog.OpenSession("acp", e.opts.DataDir, req.Session); err != nil {
-				return nil, err
-			}
-		}
-		p, err := e.spawn(req, dir, l, w)
-		if err != nil && w != nil {
-			_ = w.Close()
-		}
-		return p, err
-	})
+	p, err := e.reg.Start(func() (*process, error) { return e.spawn(req, dir, l) })
 	if err != nil {
 		return nil, err
 	}
@@ -223,12 +211,6 @@ func (e *Engine) ReapLaunch(ctx context.Context, id baton.LaunchID) (engine.Stop
 	return proc.ReapLaunch(ctx, "acp", e.opts.Clock, id, e.opts.StopGrace)
 }
 
-func (e *Engine) release(p *process) {
-	e.reg.Mu.Lock()
-	defer e.reg.Mu.Unlock()
-	e.reg.RemoveLocked(p)
-}
-
 // Close stops every running launch (a confirmed stop each) and waits for
 // the engine's goroutines; Start fails with engine.ErrClosed afterwards. Errors:
 // ctx's (some launch still runs), or an error naming the launches whose
@@ -243,8 +225,7 @@ func (e *Engine) Close(ctx context.Context) error {
 // agent needs mcpCapabilities.http to use it.
 func HTTPServer(name, url string, header http.Header) sdk.McpServer {
 	s := &sdk.McpServerHttpInline{Type: "http", Name: name, Url: url, Headers: []sdk.HttpHeader{}}
-	keys := slices.Sorted(maps.Keys(header))
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(header)) {
 		for _, v := range header[k] {
 			s.Headers = append(s.Headers, sdk.HttpHeader{Name: k, Value: v})
 		}

@@ -44,10 +44,9 @@ type process struct {
 	convDone   chan struct{} // closed when the conversation ends (or never began)
 
 	// Guarded by Child.Mu.
-	conn      *sdk.ClientSideConnection
-	prompting bool   // the turn's prompt was sent: its updates count
-	turnOK    bool   // session/prompt answered with a stop reason that ends a turn
-	turnErr   string // why the conversation failed, "" when it did not
+	conn    *sdk.ClientSideConnection // set once the turn's prompt is sent: its updates count from then
+	turnOK  bool                      // session/prompt answered with a stop reason that ends a turn
+	turnErr string                    // why the conversation failed, "" when it did not
 }
 
 var _ interface {
@@ -55,14 +54,24 @@ var _ interface {
 	Activity() engine.Activity
 } = (*process)(nil)
 
-// spawn starts the agent (or the held shell); called with e.reg.Mu held.
-func (e *Engine) spawn(req engine.StartRequest, dir string, l Launch, w *tlog.Writer) (*process, error) {
-	p := &process{e: e, req: req, dir: dir, launch: l, w: w, stderrDone: make(chan struct{}), convDone: make(chan struct{})}
-	err := p.Spawn(proc.Command{
+// spawn opens the session's transcript and starts the agent (or the held
+// shell); called with e.reg.Mu held.
+func (e *Engine) spawn(req engine.StartRequest, dir string, l Launch) (*process, error) {
+	p := &process{e: e, req: req, dir: dir, launch: l, stderrDone: make(chan struct{}), convDone: make(chan struct{})}
+	var err error
+	if req.Session != "" {
+		if p.w, err = tlog.OpenSession("acp", e.opts.DataDir, req.Session); err != nil {
+			return nil, err
+		}
+	}
+	err = p.Spawn(proc.Command{
 		Engine: "acp", Name: e.opts.Name, Path: e.opts.Command, Args: e.opts.Args, Dir: dir, Env: proc.Env(e.opts.Env, req.LaunchID, l.Env),
 		Launch: req.LaunchID, DeathSignal: e.opts.DeathSignal, Clock: e.opts.Clock, Stdin: true, Held: req.Admit != nil,
 	})
 	if err != nil {
+		if p.w != nil {
+			_ = p.w.Close()
+		}
 		return nil, err
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
@@ -103,14 +112,14 @@ func (p *process) Stop(ctx context.Context) (engine.StopOutcome, error) {
 	p.Mu.Lock()
 	first := !p.StopRequested
 	p.StopRequested = true
-	conn, sid, prompting := p.conn, p.NativeID, p.prompting
+	conn, sid := p.conn, p.NativeID
 	if grace == 0 {
 		p.SignalLocked(syscall.SIGKILL)
 	}
 	p.Mu.Unlock()
 	if grace > 0 {
 		if first {
-			if conn != nil && prompting {
+			if conn != nil {
 				// A notification: it returns once written, or fails when
 				// the agent is gone and its input closed.
 				p.e.reg.WG.Go(func() { _ = conn.Cancel(p.ctx, sdk.CancelNotification{SessionId: sdk.SessionId(sid)}) })
@@ -199,6 +208,8 @@ func (p *process) wait() {
 		}
 	}
 	p.e.opts.Logger.Debug("acp: exited", zap.String("launch", string(p.req.LaunchID)), zap.Int("code", exit.Code), zap.Bool("stopped", exit.Stopped))
-	p.e.release(p)
+	p.e.reg.Mu.Lock()
+	p.e.reg.RemoveLocked(p)
+	p.e.reg.Mu.Unlock()
 	p.Finish()
 }
