@@ -47,24 +47,21 @@ func (p *process) converse() {
 	p.conn = conn
 	p.Mu.Unlock()
 	res, err := conn.Prompt(p.ctx, sdk.PromptRequest{SessionId: sdk.SessionId(sid), Prompt: []sdk.ContentBlock{sdk.TextBlock(p.req.Prompt)}})
-	gone := false
-	select {
-	case <-conn.Done():
-		gone = true
-	default:
-	}
 	p.Mu.Lock()
 	defer p.Mu.Unlock()
 	switch {
 	case err != nil:
 		p.turnErr = "session/prompt: " + err.Error()
-		if p.StopRequested || gone {
+		select {
+		case <-conn.Done():
 			// The agent is gone: its exit settles readiness, once the
 			// updates it sent before are delivered (the connection hands
 			// them over after the disconnect).
-			return
+		default:
+			if !p.StopRequested {
+				p.FailReadyLocked(engine.ErrReadyRejected, p.turnErr, refinement(err)...)
+			}
 		}
-		p.FailReadyLocked(engine.ErrReadyRejected, p.turnErr, refinement(err)...)
 	case res.StopReason == sdk.StopReasonRefusal:
 		p.turnErr = "the agent refused the turn"
 		p.FailReadyLocked(engine.ErrReadyRejected, p.turnErr)

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"iter"
@@ -106,9 +107,7 @@ func New(opts Options) (*Engine, error) {
 	if opts.DataDir == "" {
 		return nil, baton.Errorf(baton.ErrInvalid, "acp: a data directory is required")
 	}
-	if opts.Name == "" {
-		opts.Name = filepath.Base(opts.Command)
-	}
+	opts.Name = cmp.Or(opts.Name, filepath.Base(opts.Command))
 	opts.StopGrace, opts.DeathSignal, opts.Clock, opts.Logger = proc.Defaults(opts.StopGrace, opts.DeathSignal, opts.Clock, opts.Logger)
 	if opts.Permission == nil {
 		opts.Permission = Permission
