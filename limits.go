@@ -26,7 +26,7 @@ const (
 
 // fieldLimit is one row of the table of CheckField.
 type fieldLimit struct {
-	// Max is the longest value, in Unit.
+	// Max is the longest value, in bytes or (Chars) characters.
 	Max int
 	// Chars says Max counts characters (code points), not bytes.
 	Chars bool

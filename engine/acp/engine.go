@@ -187,13 +187,11 @@ func (e *Engine) Start(ctx context.Context, req engine.StartRequest) (engine.Pro
 		return nil, err
 	}
 	go p.wait()
-	if req.Admit != nil {
-		// The second phase (see engine.StartRequest.Admit).
-		if err := p.Admit(ctx, req.Admit, p.begin, func() { close(p.convDone) }); err != nil {
-			return nil, err
-		}
-	} else {
+	if req.Admit == nil {
 		p.begin()
+	} else if err := p.Admit(ctx, req.Admit, p.begin, func() { close(p.convDone) }); err != nil {
+		// The second phase (see engine.StartRequest.Admit) refused.
+		return nil, err
 	}
 	return p, nil
 }

@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"errors"
+	"io"
 	"syscall"
 	"time"
 
@@ -139,20 +140,20 @@ func (p *process) Stop(ctx context.Context) (engine.StopOutcome, error) {
 	return p.Confirm(ctx)
 }
 
+// readStderr keeps the end of the agent's standard error until it closes.
 func (p *process) readStderr() {
 	defer close(p.stderrDone)
-	buf := make([]byte, 4096)
-	for {
-		n, err := p.Stderr.Read(buf)
-		if n > 0 {
-			p.Mu.Lock()
-			p.AddTailLocked(buf[:n])
-			p.Mu.Unlock()
-		}
-		if err != nil {
-			return
-		}
-	}
+	_, _ = io.Copy(stderrTail{p}, p.Stderr)
+}
+
+// stderrTail writes into the process's tail of standard error.
+type stderrTail struct{ p *process }
+
+func (t stderrTail) Write(b []byte) (int, error) {
+	t.p.Mu.Lock()
+	defer t.p.Mu.Unlock()
+	t.p.AddTailLocked(b)
+	return len(b), nil
 }
 
 // endAfterTurn ends an agent whose conversation is over: its input is
