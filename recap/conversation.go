@@ -145,7 +145,7 @@ func (p *replay) event(ev transcript.Event) {
 		}
 		return
 	}
-	if IsBlank(ev.Text) {
+	if isBlank(ev.Text) {
 		if p.open && ev.Speaker == p.speaker {
 			p.msg.add(ev.Text)
 		}

@@ -33,7 +33,7 @@
 // every built-in token shape (GitHub, Anthropic, OpenAI, AWS, Google, Slack,
 // GitLab), in every section of a briefing. A caller that shows recorded
 // text on its own terms (a page of a conversation served to an agent)
-// applies the same rules with a Cleaner, and joins chunks with IsBlank and
+// applies the same rules with a Cleaner, and joins chunks with isBlank and
 // IsHeartbeat as the replay does.
 //
 // Budgets count runes of rendered text (quoting and labels included);

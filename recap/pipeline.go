@@ -104,7 +104,7 @@ func (h *head) addWhole(text string) {
 		h.buf = append(h.buf, text[:k]...)
 		text = text[k:]
 	}
-	if !h.overflow && len(text) > 0 && !IsBlank(text) {
+	if !h.overflow && len(text) > 0 && !isBlank(text) {
 		h.overflow = true
 	}
 }
@@ -246,6 +246,6 @@ func runeFloor(s []byte, i int) int {
 	return i
 }
 
-// IsBlank reports whether s is empty or white space only: a blank chunk
-// never starts a replayed message.
-func IsBlank(s string) bool { return strings.TrimSpace(s) == "" }
+// isBlank reports whether s is empty or white space only: a blank chunk
+// never starts a replayed message (strings.TrimSpace(s) == "").
+func isBlank(s string) bool { return strings.TrimSpace(s) == "" }

@@ -45,7 +45,7 @@ func HandoffPrompt(in HandoffInput) string {
 	lim := in.Limits.normalized()
 	r := newRedactor(lim.Conversation.Secrets, lim.Conversation.Markers)
 	mission := in.Mission
-	if IsBlank(mission) {
+	if isBlank(mission) {
 		mission = in.Conversation.Task
 	}
 	rp := newReplay(r, lim.Conversation, mission, in.Conversation.Events)
@@ -63,7 +63,7 @@ func HandoffPrompt(in HandoffInput) string {
 		{heading: "Report from the previous session", squeeze: 6, budget: lim.ReportChars,
 			render: single(report, verbatim, none)},
 	}
-	if !IsBlank(in.Facts) {
+	if !isBlank(in.Facts) {
 		secs = append(secs, &section{heading: "Facts gathered without a model", squeeze: 1, budget: lim.FactsChars,
 			render: single(in.Facts, quote, "")})
 	}

@@ -26,7 +26,7 @@ func TestRedactorClean(t *testing.T) {
 			}
 		})
 	}
-	if !IsHeartbeat("[heartbeat]") || IsHeartbeat("heartbeat of the system is fine") || !IsBlank(" \n") || IsBlank(" a") {
-		t.Error("IsHeartbeat/IsBlank disagree with the replay's rules")
+	if !IsHeartbeat("[heartbeat]") || IsHeartbeat("heartbeat of the system is fine") || !isBlank(" \n") || isBlank(" a") {
+		t.Error("IsHeartbeat/isBlank disagree with the replay's rules")
 	}
 }

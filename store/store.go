@@ -26,6 +26,10 @@ var (
 	// returned. The transaction is over and its Tx must not be kept: a
 	// programming error, the same from every backend.
 	ErrTxDone = baton.NewError(baton.ErrInternal, "store: transaction used after its function returned")
+	// ErrFormat: what a backend opened is stored in a format this version
+	// cannot read: written by a newer version, or not by baton (a badger
+	// directory, a PostgreSQL schema). Nothing was changed.
+	ErrFormat = baton.NewError(baton.ErrUnsupported, "store: unsupported format")
 )
 
 // Store is a transactional record store. Transactions are serializable: the

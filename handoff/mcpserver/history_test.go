@@ -95,11 +95,11 @@ func conversation(n int, seed uint64) (mcpserver.MemHistory, []want) {
 		cur = nil
 	}
 	for _, ev := range evs {
-		if ev.Kind == transcript.Message && recap.IsBlank(ev.Text) && ev.Speaker == sp && cur != nil {
+		if ev.Kind == transcript.Message && strings.TrimSpace(ev.Text) == "" && ev.Speaker == sp && cur != nil {
 			cur = append(cur, ev.Text...) // a blank chunk inside a message is kept
 			continue
 		}
-		if ev.Kind != transcript.Message || recap.IsBlank(ev.Text) || recap.IsHeartbeat(ev.Text) {
+		if ev.Kind != transcript.Message || strings.TrimSpace(ev.Text) == "" || recap.IsHeartbeat(ev.Text) {
 			continue
 		}
 		if ev.Speaker != sp {

@@ -42,7 +42,7 @@ func (w *walker) at(i int64, back bool) (transcript.Event, error) {
 // of a report-only turn is one only when the walk asked for those turns.
 func (w *walker) starter(ev transcript.Event) bool {
 	return ev.Kind == transcript.Message && (ev.Speaker == transcript.User || ev.Speaker == transcript.Agent) &&
-		(w.reportTurns || !reportTurn(ev)) && !recap.IsBlank(ev.Text) && !recap.IsHeartbeat(ev.Text)
+		(w.reportTurns || !reportTurn(ev)) && strings.TrimSpace(ev.Text) != "" && !recap.IsHeartbeat(ev.Text)
 }
 
 func reportTurn(ev transcript.Event) bool { return ev.Turn == transcript.ReportOnly }
@@ -121,7 +121,7 @@ func (w *walker) read(s int64) (message, error) {
 				m.next = j
 				j = w.n // end of the message
 			}
-		case recap.IsBlank(ev.Text):
+		case strings.TrimSpace(ev.Text) == "":
 			add(ev.Text)
 		case recap.IsHeartbeat(ev.Text):
 		default:

@@ -18,7 +18,7 @@
 // 16 conflict retries and no logging. Open creates the directory if
 // needed, locks it until Close, and writes a format marker; it refuses a
 // directory in use (ErrLocked) and one that holds another format or a
-// database baton did not write (ErrFormat).
+// database baton did not write (store.ErrFormat).
 //
 // Transactions are serializable: an Update runs its function in a badger
 // transaction, and a commit that lost a race with another re-runs the
@@ -33,7 +33,7 @@
 // ErrCannotPersist, and so does Health, which a readiness check calls.
 // Close the store and open it again once the fault is fixed.
 //
-// Errors match the store sentinels, ErrLocked, ErrFormat,
+// Errors match the store sentinels, ErrLocked, store.ErrFormat,
 // ErrCannotPersist, ErrStorage (badger failed, or a stored value does not
 // decode) and store.ErrTxDone (a Tx used after its function returned), and
 // through them the root codes of package baton.

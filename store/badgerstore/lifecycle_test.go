@@ -182,8 +182,8 @@ func TestFormatChecks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := tc.dir(t)
 			_, err := badgerstore.Open(dir, testOptions)
-			if !errors.Is(err, badgerstore.ErrFormat) || !errors.Is(err, baton.ErrUnsupported) {
-				t.Fatalf("Open: err = %v, want badgerstore.ErrFormat", err)
+			if !errors.Is(err, store.ErrFormat) || !errors.Is(err, baton.ErrUnsupported) {
+				t.Fatalf("Open: err = %v, want store.ErrFormat", err)
 			}
 			// The refused Open released the directory.
 			db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil).WithMemTableSize(1 << 20).WithValueThreshold(1 << 10))

@@ -27,9 +27,6 @@ var (
 	// ErrLocked: another open Store (in this process or another) holds the
 	// directory.
 	ErrLocked = baton.NewError(baton.ErrBusy, "badgerstore: directory in use by another store")
-	// ErrFormat: the directory holds something this package cannot read: a
-	// newer format, or a badger database that baton did not write.
-	ErrFormat = baton.NewError(baton.ErrUnsupported, "badgerstore: unsupported directory format")
 	// ErrStorage: badger failed to read or write (I/O, a transaction over
 	// badger's size limit), or a stored value does not decode. The
 	// error also unwraps to badger's own error where there is one.
@@ -80,7 +77,7 @@ var (
 // existing one must carry it.
 //
 // Errors: baton.ErrInvalid for an empty dir; ErrLocked if another Store
-// holds dir; ErrFormat if dir holds a database this package did not write,
+// holds dir; store.ErrFormat if dir holds a database this package did not write,
 // or another format; ErrStorage,
 // or an error of the file system, if badger cannot open it.
 func Open(dir string, opts Options) (_ *Store, err error) {
@@ -199,7 +196,7 @@ func checkFormat(db *badger.DB) error {
 				return storageErr("read format", err)
 			}
 			if string(v) != formatVersion {
-				return fmt.Errorf("%w: format %q, this version reads %q", ErrFormat, v, formatVersion)
+				return fmt.Errorf("%w: format %q, this version reads %q", store.ErrFormat, v, formatVersion)
 			}
 			return nil
 		}
@@ -211,7 +208,7 @@ func checkFormat(db *badger.DB) error {
 		empty := !it.Valid()
 		it.Close()
 		if !empty {
-			return fmt.Errorf("%w: a badger database without baton's format marker", ErrFormat)
+			return fmt.Errorf("%w: a badger database without baton's format marker", store.ErrFormat)
 		}
 		return txn.Set(formatKey, []byte(formatVersion))
 	})

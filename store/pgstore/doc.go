@@ -16,7 +16,7 @@
 // (Options.Schema, "baton" by default), so several stores can share a
 // database. Open creates the schema in one transaction under an advisory
 // lock, so processes that start together create it once; it refuses a
-// schema written by another version (ErrSchema).
+// schema written by another version (store.ErrFormat).
 //
 // Isolation is per workspace. An Update is a READ COMMITTED transaction
 // that takes the advisory lock of a workspace before its first statement
@@ -32,7 +32,7 @@
 // (LISTEN/NOTIFY on "<schema>_changes").
 //
 // Errors match the store sentinels, ErrDatabase (the server could not be
-// reached or failed a statement), ErrSchema and store.ErrTxDone, and through
+// reached or failed a statement), store.ErrFormat and store.ErrTxDone, and through
 // them the root codes of package baton; text PostgreSQL cannot store (a
 // NUL byte, invalid UTF-8) is refused with baton.ErrInvalid, at the
 // statement or, for a queued write, at the commit.

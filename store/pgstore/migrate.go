@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
+
+	"github.com/batonhq/baton/store"
 )
 
 // schemaSQL is the schema, version 1 under the name schemaName, the only
@@ -59,12 +61,12 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string, log *zap.Lo
 		case err != nil:
 			return dbErr("migrate", err)
 		case v != 1 || name != schemaName:
-			return fmt.Errorf("%w: schema %q has migration %d %q, which this version of pgstore does not know", ErrSchema, schema, v, name)
+			return fmt.Errorf("%w: schema %q has migration %d %q, which this version of pgstore does not know", store.ErrFormat, schema, v, name)
 		default:
 			return nil
 		}
 		if _, err := tx.Exec(ctx, schemaSQL); err != nil {
-			return fmt.Errorf("%w: migration %s: %w", ErrSchema, schemaName, dbErr("migrate", err))
+			return fmt.Errorf("%w: migration %s: %w", store.ErrFormat, schemaName, dbErr("migrate", err))
 		}
 		if _, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version, name) VALUES (1, $1)", schemaName); err != nil {
 			return dbErr("migrate", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/store/pgstore"
 )
 
@@ -81,8 +82,8 @@ func TestNewerSchemaRefused(t *testing.T) {
 	if err == nil {
 		_ = s.Close()
 	}
-	if !errors.Is(err, pgstore.ErrSchema) || !errors.Is(err, baton.ErrUnsupported) {
-		t.Fatalf("Open of a newer schema: err = %v, want pgstore.ErrSchema", err)
+	if !errors.Is(err, store.ErrFormat) || !errors.Is(err, baton.ErrUnsupported) {
+		t.Fatalf("Open of a newer schema: err = %v, want store.ErrFormat", err)
 	}
 }
 
@@ -131,7 +132,7 @@ func TestSquashedSchemaRefused(t *testing.T) {
 	if err == nil {
 		_ = s.Close()
 	}
-	if !errors.Is(err, pgstore.ErrSchema) {
-		t.Fatalf("Open of a pre-squash schema: err = %v, want pgstore.ErrSchema", err)
+	if !errors.Is(err, store.ErrFormat) {
+		t.Fatalf("Open of a pre-squash schema: err = %v, want store.ErrFormat", err)
 	}
 }

@@ -31,9 +31,6 @@ var (
 	// error. An Update that returns it may or may not have committed when
 	// the connection was lost during the commit.
 	ErrDatabase = baton.NewError(baton.ErrUnavailable, "pgstore: database failure")
-	// ErrSchema: the schema holds tables of a newer version of this
-	// package, or something Open cannot migrate.
-	ErrSchema = baton.NewError(baton.ErrUnsupported, "pgstore: unsupported schema")
 )
 
 // Store is a store.Store and a store.Notifier on one PostgreSQL schema. It
@@ -63,7 +60,7 @@ var (
 // IdleInTransactionTimeout, StatementTimeout).
 //
 // Errors: baton.ErrInvalid for an unparsable connString or invalid
-// Options; ErrSchema if the schema was written by a newer version;
+// Options; store.ErrFormat if the schema was written by a newer version;
 // ErrDatabase if the server cannot be reached or refuses the migration; an
 // error wrapping ctx.Err() if ctx ends first.
 func Open(ctx context.Context, connString string, opts Options) (*Store, error) {
