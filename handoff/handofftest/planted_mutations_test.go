@@ -148,14 +148,14 @@ func mutationBugs() []plantedBug {
 			"\t\topen = slices.Clone(open)\n\t\tslices.Reverse(open)\n\t\ti := slices.IndexFunc(open, func(in store.Instruction) bool { return in.State == store.InstructionPending })\n"}),
 
 		// Lease takeover: a surviving node takes a crashed node's transfer.
-		// Anchor: the holder test of Coordinator.renews (handoff/lease.go).
-		mut("RenewAnyHolder", "lease takeover", edit{"handoff/lease.go",
+		// Anchor: the holder test of Coordinator.renews (handoff/restart.go).
+		mut("RenewAnyHolder", "lease takeover", edit{"handoff/restart.go",
 			"return r.Held && r.Handoff == h.ID && c.holds(r)", "return r.Held && r.Handoff == h.ID"}),
-		// Anchor: the renewal line of Coordinator.renewLeases (handoff/lease.go).
-		mut("RenewFromOldExpiry", "lease takeover", edit{"handoff/lease.go",
+		// Anchor: the renewal line of Coordinator.renewLeases (handoff/restart.go).
+		mut("RenewFromOldExpiry", "lease takeover", edit{"handoff/restart.go",
 			"r.LeaseExpires, r.UpdatedAt = now.Add(c.leaseTTL), now", "r.LeaseExpires, r.UpdatedAt = r.LeaseExpires.Add(c.leaseTTL), now"}),
-		// Anchor: the renewal line of Coordinator.renewLeases (handoff/lease.go).
-		mut("RenewWithMargin", "lease takeover", edit{"handoff/lease.go",
+		// Anchor: the renewal line of Coordinator.renewLeases (handoff/restart.go).
+		mut("RenewWithMargin", "lease takeover", edit{"handoff/restart.go",
 			"r.LeaseExpires, r.UpdatedAt = now.Add(c.leaseTTL), now", "r.LeaseExpires, r.UpdatedAt = now.Add(c.leaseTTL+c.leaseTTL/3), now"}),
 		// Anchor: the lease line of Take (internal/workspace/reservation.go).
 		mut("LeaseHolderKeptOnRetake", "lease takeover", edit{"internal/workspace/reservation.go",
@@ -206,17 +206,17 @@ func mutationBugs() []plantedBug {
 		// Anchor: the notification after a commit in Store.Update (store/memstore/memstore.go).
 		mut("FeedNotNotified", "change feed", edit{"store/memstore/memstore.go",
 			"\ts.subs.Notify(grown)\n", "\ts.subs.Notify(grown[:0])\n"}),
-		// Anchor: the live index of state.indexLaunch (store/memstore/launches.go).
-		mut("MemLaunchStaysLive", "launch records", edit{"store/memstore/launches.go",
+		// Anchor: the live index of state.indexLaunch (store/memstore/records.go).
+		mut("MemLaunchStaysLive", "launch records", edit{"store/memstore/records.go",
 			"live := in && !l.Gone", "live := in && (!l.Gone || l.Workspace != \"\")"}),
-		// Anchor: the order of tx.instructionsIn (store/memstore/instructions.go).
-		mut("MemInstructionsNewestFirst", "instruction queue", edit{"store/memstore/instructions.go",
+		// Anchor: the order of tx.instructionsIn (store/memstore/records.go).
+		mut("MemInstructionsNewestFirst", "instruction queue", edit{"store/memstore/records.go",
 			"maps.Keys(idx[ws]), bySeq)", "maps.Keys(idx[ws]), func(a, b row[store.Instruction]) int { return bySeq(b, a) })"}),
 		// Anchor: the pending case of Service.ResendInstruction (session/instructions.go).
 		mut("ResendDeliveredIgnored", "instruction queue", edit{"session/instructions.go",
 			"\t\tcase store.InstructionPending:\n\t\t\treturn nil\n", "\t\tcase store.InstructionPending, store.InstructionDelivered:\n\t\t\treturn nil\n"}),
-		// Anchor: the open index of state.indexInstruction (store/memstore/instructions.go).
-		mut("MemOpenIndexUnknownOnly", "instruction queue", edit{"store/memstore/instructions.go",
+		// Anchor: the open index of state.indexInstruction (store/memstore/records.go).
+		mut("MemOpenIndexUnknownOnly", "instruction queue", edit{"store/memstore/records.go",
 			"in && i.State.Open())", "in && i.State == store.InstructionUnknown)"}),
 		// Reaps that do not confirm, without a take.
 		// Anchor: the outcome test of Service.reapRecord (session/launch.go).
@@ -245,8 +245,8 @@ func mutationBugs() []plantedBug {
 		// Anchor: the holder test of Service.CloseUnspawned (session/launch.go).
 		mut("CloseUnspawnedOthers", "launch records", edit{"session/launch.go",
 			"l.Holder != s.id || s.owns(l.ID)", "l.Holder == s.id || s.owns(l.ID)"}),
-		// Anchor: the live set of tx.PutLaunch (store/badgerstore/launches.go).
-		badger(mut("BadgerLaunchStaysLive", "launch records", edit{"store/badgerstore/launches.go",
+		// Anchor: the live set of tx.PutLaunch (store/badgerstore/records.go).
+		badger(mut("BadgerLaunchStaysLive", "launch records", edit{"store/badgerstore/records.go",
 			"\t\tfunc() error { return t.moveMember(liveLaunches, cur.member(), v.member()) },\n",
 			"\t\tfunc() error {\n\t\t\tif found {\n\t\t\t\treturn t.moveMember(liveLaunches, cur.member(), cur.member())\n\t\t\t}\n\t\t\treturn t.moveMember(liveLaunches, cur.member(), v.member())\n\t\t},\n"})),
 		// Requests between a commit and its effect.
@@ -298,8 +298,8 @@ func mutationBugs() []plantedBug {
 		// Anchor: the comparison of OverThreshold (internal/workspace/pressure.go).
 		mut("PressureAboveOnly", "context pressure", edit{"internal/workspace/pressure.go",
 			"float64(u.Tokens)/float64(u.Window) >= p.Threshold", "float64(u.Tokens)/float64(u.Window) > p.Threshold"}),
-		// Anchor: the open set of tx.PutInstruction (store/badgerstore/instructions.go).
-		badger(mut("BadgerOpenSetMissing", "instruction queue", edit{"store/badgerstore/instructions.go",
+		// Anchor: the open set of tx.PutInstruction (store/badgerstore/records.go).
+		badger(mut("BadgerOpenSetMissing", "instruction queue", edit{"store/badgerstore/records.go",
 			"\t\tfunc() error { return t.moveMember(openInstructions, cur.member(), v.member()) },\n", "\t\tfunc() error { return nil },\n"})),
 		// Anchor: the reservation as stored (store/internal/records/records.go).
 		badger(mut("BadgerLeaseExpiryAsUpdate", "lease takeover", edit{"store/internal/records/records.go",

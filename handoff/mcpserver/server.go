@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -173,4 +175,96 @@ func (s *Server) authorize(ctx context.Context, a Access) error {
 		}
 		return nil
 	})
+}
+
+// Errors of the server. Each is a *baton.Error: match it with errors.Is.
+// A tool never returns them as protocol errors: a refused call is a tool
+// result with IsError set, whose text starts with the baton error code.
+var (
+	// errAccessDenied: the call's Access is malformed, names another
+	// handoff, or its token is not valid for it (a report token of an
+	// earlier attempt, a target grant that was revoked or never made).
+	errAccessDenied = baton.NewError(baton.ErrConflict, "mcpserver: access denied")
+	// errBadArguments: the tool's arguments are malformed (not an object,
+	// an unknown direction, a cursor this server did not make).
+	errBadArguments = baton.NewError(baton.ErrInvalid, "mcpserver: invalid tool arguments")
+	// ErrNoHistory: the host gave the server no History for this handoff,
+	// or the handoff's Share keeps the source conversation on the machine.
+	ErrNoHistory = baton.NewError(baton.ErrUnsupported, "mcpserver: the source conversation is not available")
+	// ErrBadConfig: New or Bridge got an unusable configuration.
+	ErrBadConfig = baton.NewError(baton.ErrInvalid, "mcpserver: invalid configuration")
+)
+
+// refusal is the structured content of a refused tool call.
+type refusal struct {
+	// Code is baton's error code (the Code of baton.ErrInvalid, baton.ErrConflict, ...).
+	Code string `json:"code"`
+	// Error is the error's message.
+	Error string `json:"error"`
+	// Action is a sentence telling the agent what to do now.
+	Action string `json:"action"`
+}
+
+// refused logs a refusal of tool and turns err into a tool error result
+// an agent can act on.
+func (s *Server) refused(tool string, a Access, err error) *mcp.CallToolResult {
+	s.cfg.Logger.Info("mcp tool call refused", zap.String("tool", tool), zap.String("scope", string(a.Scope)),
+		zap.String("workspace", string(a.Workspace)), zap.String("handoff", string(a.Handoff)),
+		zap.String("code", baton.ErrorCode(err)), zap.Error(err))
+	r := refusal{Code: baton.ErrorCode(err), Error: err.Error(), Action: action(err)}
+	text := fmt.Sprintf("Refused (baton error %s): %s. %s", r.Code, strings.TrimSuffix(r.Error, "."), r.Action)
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: r}
+}
+
+// action is the sentence that tells the agent what to do after err.
+func action(err error) string {
+	switch {
+	case errors.Is(err, handoff.ErrInvalidRequest):
+		return fmt.Sprintf("Write a report of 1 to %d characters (after trimming) and call submit_session_handoff again.", baton.MaxReportChars)
+	case errors.Is(err, handoff.ErrReportConflict):
+		return "A different report is already stored for this handoff and it is final: do not submit again; end your turn."
+	case errors.Is(err, handoff.ErrGenerationInactive):
+		return "This handoff no longer accepts a report (the report turn ended, timed out or was cancelled): do not retry; end your turn."
+	case errors.Is(err, handoff.ErrTokenRejected), errors.Is(err, errAccessDenied):
+		return "These credentials are not valid for this handoff attempt (an earlier attempt's, or revoked): do not retry; end your turn and tell the user."
+	case errors.Is(err, handoff.ErrNotFound):
+		return "No such handoff in this workspace: the MCP configuration is wrong; do not retry; tell the user."
+	case errors.Is(err, errBadArguments):
+		return "Fix the arguments as the tool's description says and call it again."
+	case errors.Is(err, ErrNoHistory):
+		return "The previous conversation cannot be read here: work from the briefing and the working tree."
+	case baton.ErrorCode(err) == baton.ErrUnavailable.Code:
+		return "The host could not do it right now: call the tool again in a moment with the same arguments."
+	}
+	return "Do not retry; tell the user what happened."
+}
+
+// redactFacts returns f with every recorded text (paths, subjects, names,
+// commands, notes) redacted as the briefing redacts it, so that neither the
+// Markdown nor the structured facts carry a secret the briefing would not.
+func redactFacts(f facts.Facts, clean cleaner) facts.Facts {
+	r := func(s *string) {
+		if *s != "" {
+			*s = string(clean(nil, *s))
+		}
+	}
+	g := &f.Git
+	r(&g.Branch)
+	r(&g.Upstream)
+	g.Uncommitted = redactEach(g.Uncommitted, func(x *facts.File) { r(&x.Path); r(&x.From) })
+	g.Commits = redactEach(g.Commits, func(x *facts.Commit) { r(&x.Subject); r(&x.Author) })
+	g.Diff = redactEach(g.Diff, func(x *facts.DiffFile) { r(&x.Path) })
+	f.Checks = redactEach(f.Checks, func(x *facts.Check) { r(&x.Command); r(&x.Summary) })
+	f.Notes = redactEach(f.Notes, r)
+	return f
+}
+
+// redactEach returns a copy of s (nil when s is empty) with r applied to
+// every element: the caller's facts are not modified.
+func redactEach[T any](s []T, r func(*T)) []T {
+	s = append([]T(nil), s...)
+	for i := range s {
+		r(&s[i])
+	}
+	return s
 }

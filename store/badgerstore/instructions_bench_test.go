@@ -22,7 +22,7 @@ import (
 // pending, then (in a later Update) delivered, but for the one in the
 // middle, still pending. Every delivery takes an instruction out of the
 // open set: a store that kept one key per open instruction would leave a
-// deleted key behind each time (see the key layout in keys.go).
+// deleted key behind each time (see the key layout in codec.go).
 func instructionHistory(b *testing.B, n int) *badgerstore.Store {
 	b.Helper()
 	now := time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)

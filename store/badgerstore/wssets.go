@@ -13,7 +13,7 @@ import (
 // wsSet is a per-workspace set, named by its table: one value per
 // workspace (key: the table and the workspace) listing, by insert number,
 // the records of a kind that are in a given state, which reads it instead
-// of a list of keys (see the key layout in keys.go). Every write of such a
+// of a list of keys (see the key layout in codec.go). Every write of such a
 // record updates the set in the same transaction (tx.moveMember).
 type wsSet byte
 

@@ -1,7 +1,7 @@
 // Package wire is the one encoding of the host protocol (documented in
 // package host): the shapes of commands and records, their type names, and
 // a bounded reader of JSON lines. The host, its Client and their tests
-// share it; the error codes are package host's (errors.go).
+// share it; the error codes are package host's (host.go).
 package wire
 
 import (
