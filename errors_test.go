@@ -45,13 +45,13 @@ func TestErrorCodesAndMatching(t *testing.T) {
 	}
 }
 
-func TestValidIDAndConfig(t *testing.T) {
+func TestIDRuleAndConfig(t *testing.T) {
 	for _, c := range []struct {
 		id   string
 		want bool
 	}{{"a", true}, {"  ok  ", true}, {"", false}, {"   ", false}, {string(make([]byte, 129)), false}, {"tab\tinside", false}, {"c1 \u0085 control", false}, {"é", true}} {
-		if got := baton.ValidID(c.id); got != c.want {
-			t.Errorf("ValidID(%q) = %v", c.id, got)
+		if got := baton.CheckField("id", c.id) == nil; got != c.want {
+			t.Errorf("CheckField(\"id\", %q) = %v", c.id, baton.CheckField("id", c.id))
 		}
 	}
 	if err := (baton.EngineConfig{Model: "m"}).Validate(); !errors.Is(err, baton.ErrInvalid) {

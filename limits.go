@@ -50,6 +50,7 @@ func (l fieldLimit) String() string {
 var limits = map[string]fieldLimit{
 	"workspaceId":     {Max: MaxIDLen, Required: true, rule: ruleID},
 	"requestId":       {Max: MaxIDLen, Required: true, rule: ruleID},
+	"id":              {Max: MaxIDLen, Required: true, rule: ruleID},
 	"name":            {Max: 200, Chars: true, rule: ruleLine},
 	"mission":         {Max: 20_000, Chars: true, rule: ruleText},
 	"root":            {Max: 4096, rule: ruleLine},
@@ -74,6 +75,7 @@ var limits = map[string]fieldLimit{
 //	field            limit                               rule
 //	workspaceId      1..128 bytes after trimming         id
 //	requestId        1..128 bytes after trimming         id
+//	id               1..128 bytes after trimming         id     (any other caller-chosen id)
 //	name             at most 200 characters              line
 //	mission          at most 20,000 characters           text
 //	root             at most 4,096 bytes                 line
@@ -88,7 +90,7 @@ var limits = map[string]fieldLimit{
 //	account          at most 128 bytes                   word
 //
 // Every value must be valid UTF-8: invalid bytes are refused, never
-// replaced. The rules: an id has no control character (ValidID checks it); a
+// replaced. The rules: an id has no control character; a
 // line has no control character at all; a text may hold tabs and line
 // breaks but no other control character; a word (a value an engine may
 // pass on a command line) holds no white space and no control character

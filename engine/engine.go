@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"iter"
+	"strings"
 	"time"
 
 	"github.com/batonhq/baton"
@@ -241,4 +243,90 @@ type Activity struct {
 	// scheduled continuations). They resume from the session file and never
 	// hold a generation handoff.
 	WakeSources int
+}
+
+// Registry maps engine names to engines. It is itself an Engine that
+// dispatches on StartRequest.Config.Engine, so a Registry is what a
+// session service or a coordinator takes when it runs more than one engine:
+//
+//	engine.Registry{"claude": claude, "codex": codex}
+//
+// A name is looked up as EngineConfig.Normalize leaves it (white space
+// trimmed, case kept); a nil engine counts as absent. Build it before use
+// and do not change it afterwards: it is then safe for concurrent use.
+type Registry map[string]Engine
+
+// Validate checks that cfg is well formed, names a registered engine, and,
+// when that engine is a Validator, that the engine accepts it. Errors:
+// baton.ErrInvalid (malformed), ErrUnknownEngine, ErrUnsupportedConfig.
+func (r Registry) Validate(cfg baton.EngineConfig) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	cfg = cfg.Normalize()
+	e := r[cfg.Engine]
+	if e == nil {
+		return baton.Errorf(ErrUnknownEngine, "%q", cfg.Engine)
+	}
+	if v, ok := e.(Validator); ok {
+		return v.Validate(cfg)
+	}
+	return nil
+}
+
+// Start dispatches to the engine named by req.Config.Engine.
+func (r Registry) Start(ctx context.Context, req StartRequest) (Process, error) {
+	e := r[strings.TrimSpace(req.Config.Engine)]
+	if e == nil {
+		return nil, baton.Errorf(ErrUnknownEngine, "%q", req.Config.Engine)
+	}
+	return e.Start(ctx, req)
+}
+
+// ErrNoTranscript: the engine holds no transcript of the session (it never
+// ran it here, or the transcript is gone). It matches baton.ErrNotFound.
+var ErrNoTranscript = baton.NewError(baton.ErrNotFound, "engine: no transcript of the session")
+
+// Transcriber is an optional Engine capability: it reads back, from its own
+// records, the conversation of a session it ran. The briefings of a
+// transfer's target and of a fresh continuation replay it (bounded and
+// redacted by package recap); without the capability they say that the
+// conversation was not included.
+type Transcriber interface {
+	// Transcript returns the events of session sid, oldest first, each
+	// marked with the turn it belongs to (transcript.Normal, or
+	// transcript.ReportOnly for the prompt and answer of a report-only
+	// turn). The sequence reads lazily
+	// and in bounded batches, so ranging over a long transcript never
+	// holds it whole; it may be ranged over more than once, each time from
+	// the start. It yields a non-nil error at most once, as its last pair:
+	// ctx's error, or a read error (the events before it were read
+	// correctly). Errors: ErrNoTranscript when the engine holds none for
+	// sid.
+	Transcript(ctx context.Context, sid baton.SessionID) (iter.Seq2[transcript.Event, error], error)
+}
+
+// Usage is how full a session's context window is, as the engine reports
+// it after a turn (ExitStatus.Usage). It is what the model had in context
+// at the turn's last request: that request's whole input, cached or not
+// (for Claude Code: input_tokens + cache_creation_input_tokens +
+// cache_read_input_tokens of the last assistant message of the main
+// conversation; for Codex: the input_tokens of the last request's
+// token_count event). The last request's output is not counted: it enters
+// the context as input of the next request. Neither is a sum over the
+// turn: a turn with a tool loop makes several requests, and each resends
+// the conversation so far.
+//
+// The zero Usage means the engine reported none: an engine that cannot
+// tell (or a turn that made no request before it ended) leaves both fields
+// zero, and a caller must treat that as unknown, never as an empty
+// context.
+type Usage struct {
+	// Tokens is the number of tokens in context as of the turn's last
+	// request; 0 when the engine reported none.
+	Tokens int64
+	// Window is the size of the model's context window in tokens, as the
+	// engine (or its configuration) says; 0 when unknown. Tokens may be
+	// reported without it.
+	Window int64
 }

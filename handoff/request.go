@@ -66,10 +66,10 @@ func (r Request) validate() error {
 	if err := workspace.CheckWorkspaceID(r.Workspace); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
-	if !baton.ValidID(r.RequestID) {
-		return baton.Errorf(ErrInvalidRequest, "requestId must be 1..%d printable characters", baton.MaxIDLen)
+	if err := baton.CheckField("requestId", r.RequestID); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
-	if r.SourceSession != "" && !baton.ValidID(string(r.SourceSession)) {
+	if r.SourceSession != "" && baton.CheckField("id", string(r.SourceSession)) != nil {
 		return baton.Errorf(ErrInvalidRequest, "sourceSessionId is malformed")
 	}
 	if err := r.Target.Validate(); err != nil {

@@ -304,7 +304,7 @@ type Options struct {
 	// Logger receives the host's structured logs; zap.NewNop() if nil.
 	Logger *zap.Logger
 	// InstanceID names this host process; a fresh random id if empty. It
-	// must be a valid baton id (baton.ValidID).
+	// must be a valid baton id (baton.CheckField's rule "id").
 	InstanceID string
 	// Generation is this host's generation number, 1 if zero; a successor
 	// is its predecessor's generation + 1. Negative is invalid.
@@ -357,7 +357,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, baton.Errorf(errInvalidOptions, "idle eviction %v is negative", o.IdleEvict)
 	case o.MaxLineBytes < 0, o.MaxQueuedRecords < 0, o.WriteTimeout < 0:
 		return o, baton.Errorf(errInvalidOptions, "negative limit")
-	case o.InstanceID != "" && !baton.ValidID(o.InstanceID):
+	case o.InstanceID != "" && baton.CheckField("id", o.InstanceID) != nil:
 		return o, baton.Errorf(errInvalidOptions, "instance id %q", o.InstanceID)
 	}
 	if o.InstanceID == "" {

@@ -13,10 +13,7 @@ import (
 // does: 1..baton.MaxIDLen printable bytes after trimming. Errors: an
 // error matching baton.ErrInvalid.
 func CheckWorkspaceID(ws baton.WorkspaceID) error {
-	if !baton.ValidID(string(ws)) {
-		return baton.Errorf(baton.ErrInvalid, "workspace id must be 1..%d printable characters", baton.MaxIDLen)
-	}
-	return nil
+	return baton.CheckField("workspaceId", string(ws))
 }
 
 // GetWorkspace reads a workspace inside tx, validating its id first.
