@@ -201,18 +201,15 @@ func DefaultBriefing(ctx context.Context, in BriefingInput) (string, error) {
 		Mission:      in.Workspace.Mission,
 		Report:       in.Handoff.Report,
 		Facts:        in.Handoff.Facts,
+		Instructions: in.Instructions,
 		Conversation: recap.Input{Omitted: in.ConversationOmitted, HistoryTool: in.HistoryTool},
 		Limits:       in.Limits,
 	}
 	if !in.Handoff.Share.Report() && strings.TrimSpace(in.Handoff.Report) != "" {
 		r.ReportOmitted = omitChosen
 	}
-	for _, i := range in.Instructions {
-		r.Instructions = append(r.Instructions, recap.Instruction{ID: string(i.ID), State: string(i.State), Text: i.Text})
-	}
-	if s := in.Source; s != nil {
-		r.Source = recap.SessionRef{ID: string(s.ID), Engine: s.Config.Engine, Model: s.Config.Model, NativeID: s.NativeID,
-			ActualModel: s.ActualModel, EngineVersion: s.EngineVersion}
+	if in.Source != nil {
+		r.Source = *in.Source
 	}
 	return workspace.Replay(ctx, in.Conversation, r.Conversation, func(c recap.Input) string {
 		r.Conversation = c

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/transcript"
 
 	"github.com/google/go-cmp/cmp"
@@ -320,7 +321,7 @@ func TestConversationHugeLimits(t *testing.T) {
 	}
 	hl := HandoffLimits{MaxChars: math.MaxInt, MissionChars: math.MaxInt, ReportChars: math.MaxInt,
 		InstructionChars: math.MaxInt, Conversation: lim}
-	out := HandoffPrompt(HandoffInput{Mission: "m", Instructions: []Instruction{{ID: "a", Text: "ok"}},
+	out := HandoffPrompt(HandoffInput{Mission: "m", Instructions: []store.Instruction{{ID: "a", Text: "ok"}},
 		Conversation: Input{Events: slices.Values(evs)}, Limits: hl})
 	if !strings.Contains(out, "> m\n") || !strings.Contains(out, "  > ok\n") {
 		t.Errorf("unexpected prompt:\n%s", out)

@@ -3,7 +3,8 @@
 // opens a continuation (Conversation), and the prompt a session transfer's
 // target opens with (HandoffPrompt).
 //
-// The package is pure: no I/O, no clock, no store. Its functions are total:
+// The package is pure: no I/O, no clock, no store (it reads the records
+// package store defines, never a store). Its functions are total:
 // they never fail and never panic, whatever the input (invalid UTF-8
 // included; a panicking iterator aside), and the same input gives the same
 // string, byte for byte. There are no errors to export.

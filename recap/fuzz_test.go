@@ -9,11 +9,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/transcript"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/batonhq/baton"
 )
 
 // fuzzMarkers exercise both marker paths: the byte scan and the regexp.
@@ -182,11 +182,11 @@ func FuzzHandoffPrompt(f *testing.F) {
 		lim := fuzzLimits(total, total/7, secret)
 		in := HandoffInput{
 			Title:   title + s,
-			Source:  SessionRef{ID: secret, Engine: "claude", Model: title},
+			Source:  store.Session{ID: baton.SessionID(secret), Config: baton.EngineConfig{Engine: "claude", Model: title}},
 			Mission: mission + s,
 			Report:  report + s,
-			Instructions: []Instruction{{ID: "ins_1", State: "queued", Text: instr + s}, {ID: instr, Text: evidence + status},
-				{State: instr, Text: strings.Repeat(evidence, 3)}},
+			Instructions: []store.Instruction{{ID: "ins_1", State: "queued", Text: instr + s}, {ID: baton.InstructionID(instr), Text: evidence + status},
+				{State: store.InstructionState(instr), Text: strings.Repeat(evidence, 3)}},
 			Conversation: Input{Task: mission, Ending: instr, Events: slices.Values(decodeEvents(script, secret))},
 			Limits: HandoffLimits{MaxChars: abs(total) % 70000, MissionChars: abs(total) % 5000, InstructionChars: abs(total) % 9000,
 				Conversation: lim},

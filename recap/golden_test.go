@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/transcript"
 
 	"github.com/google/go-cmp/cmp"
@@ -88,9 +90,9 @@ func TestConversationGolden(t *testing.T) {
 func handoffInput() HandoffInput {
 	return HandoffInput{
 		Title:        "Continue on gpt-5",
-		Source:       SessionRef{ID: "ses_01J9", Engine: "claude", Model: "opus", NativeID: "6f1c2a"},
+		Source:       store.Session{ID: "ses_01J9", Config: baton.EngineConfig{Engine: "claude", Model: "opus"}, NativeID: "6f1c2a"},
 		Mission:      "Make the login test reliable and open a PR.",
-		Instructions: []Instruction{{ID: "ins_7", State: "queued", Text: "Mention the CI run in the PR description."}},
+		Instructions: []store.Instruction{{ID: "ins_7", State: "queued", Text: "Mention the CI run in the PR description."}},
 		Conversation: Input{Task: "Fix the flaky login test", Ending: "Stopped for the transfer.", Events: slices.Values(session())},
 		Limits:       HandoffLimits{Conversation: sessionLimits()},
 	}

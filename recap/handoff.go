@@ -1,30 +1,15 @@
 package recap
 
-// SessionRef names the source session of a transfer.
-type SessionRef struct {
-	ID       string // baton's session id
-	Engine   string
-	Model    string // the configured model
-	NativeID string // the engine's own id; empty when it never minted one
-	// ActualModel is the model the engine reported really ran, when it
-	// said so; the prompt names it as the session's model, with the
-	// configured one beside it when they differ. EngineVersion is the
-	// engine's version as it reported it (blank: not said).
-	ActualModel   string
-	EngineVersion string
-}
-
-// Instruction is a pending instruction from the user, not yet acted on.
-type Instruction struct {
-	ID    string
-	State string // for example "queued", "delivered"
-	Text  string
-}
+import "github.com/batonhq/baton/store"
 
 // HandoffInput is what HandoffPrompt briefs a transfer's target from.
 type HandoffInput struct {
-	Title  string
-	Source SessionRef
+	Title string
+	// Source is the source session; the prompt names its id, engine,
+	// engine version, model (the one that really ran, with the configured
+	// Config.Model beside it when they differ) and native id. The zero
+	// Session stands for an unknown source.
+	Source store.Session
 	// Mission is the workspace's mission. When it is blank,
 	// Conversation.Task stands in for it.
 	Mission string
@@ -41,7 +26,7 @@ type HandoffInput struct {
 	// model (git state, checks run), as Markdown; they are quoted like any
 	// recorded text. Blank leaves the section out.
 	Facts        string
-	Instructions []Instruction // the pending ones, in the order to handle them
+	Instructions []store.Instruction // the pending ones, in the order to handle them
 	// Conversation is the source conversation, replayed as Conversation
 	// does; its Ending says how the source session ended.
 	Conversation Input

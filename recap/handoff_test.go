@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/transcript"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,7 +28,7 @@ func TestHandoffPromptSections(t *testing.T) {
 	base := func() HandoffInput {
 		return HandoffInput{
 			Title:   "Continue on another model",
-			Source:  SessionRef{ID: "ses_1", Engine: "claude", Model: "opus", NativeID: "n-1"},
+			Source:  store.Session{ID: "ses_1", Config: baton.EngineConfig{Engine: "claude", Model: "opus"}, NativeID: "n-1"},
 			Mission: "Ship the login page",
 		}
 	}
@@ -46,7 +48,7 @@ func TestHandoffPromptSections(t *testing.T) {
 		{"says no mission was recorded", func(in *HandoffInput) { in.Mission = "" }, "Mission", noMission},
 		{"lists pending instructions by id and state",
 			func(in *HandoffInput) {
-				in.Instructions = []Instruction{{ID: "ins_2", State: "queued", Text: "Also add a logout button"}, {ID: "ins_3", State: "delivered"}}
+				in.Instructions = []store.Instruction{{ID: "ins_2", State: "queued", Text: "Also add a logout button"}, {ID: "ins_3", State: "delivered"}}
 			},
 			"Pending instructions", "- ins_2 (queued)\n  > Also add a logout button\n- ins_3 (delivered)\n  (no text)\n"},
 		{"says no instructions are pending", nil, "Pending instructions", noInstructions},
@@ -84,14 +86,14 @@ func bigHandoff() HandoffInput {
 	para := strings.Repeat("All work and no play makes Jack a dull boy. ", 50) + "\n"
 	in := HandoffInput{
 		Title:   strings.Repeat("title ", 100),
-		Source:  SessionRef{ID: strings.Repeat("i", 500), Engine: "claude", Model: "opus"},
+		Source:  store.Session{ID: baton.SessionID(strings.Repeat("i", 500)), Config: baton.EngineConfig{Engine: "claude", Model: "opus"}},
 		Mission: strings.Repeat(para, 200),
 		Report:  strings.Repeat(para, 200),
 		Conversation: Input{Ending: strings.Repeat("panic: ", 1000),
 			Events: slices.Values(events(transcript.User, "1 "+para, transcript.Agent, "2 "+para, transcript.User, "3 "+para, transcript.Agent, "4 "+para))},
 	}
 	for i := range 300 {
-		in.Instructions = append(in.Instructions, Instruction{ID: fmt.Sprint("ins_", i), State: "queued", Text: para})
+		in.Instructions = append(in.Instructions, store.Instruction{ID: baton.InstructionID(fmt.Sprint("ins_", i)), State: "queued", Text: para})
 	}
 	return in
 }

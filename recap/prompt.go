@@ -1,6 +1,10 @@
 package recap
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/batonhq/baton/store"
+)
 
 // The fixed text of a handoff prompt.
 const (
@@ -113,24 +117,24 @@ func (r *redactor) handoffHead(in HandoffInput, hasReport bool) string {
 	}
 	b.WriteString("\n\n")
 	src := in.Source
-	b.WriteString("Previous session: " + r.line(src.ID, fieldChars, "unknown"))
-	b.WriteString(" (engine " + r.line(src.Engine, fieldChars, "unknown"))
+	b.WriteString("Previous session: " + r.line(string(src.ID), fieldChars, "unknown"))
+	b.WriteString(" (engine " + r.line(src.Config.Engine, fieldChars, "unknown"))
 	if v := r.line(src.EngineVersion, fieldChars, ""); v != "" {
 		b.WriteString(" " + v)
 	}
 	switch actual := r.line(src.ActualModel, fieldChars, ""); {
 	case actual == "":
-		b.WriteString(", model " + r.line(src.Model, fieldChars, "unknown"))
-	case actual == r.line(src.Model, fieldChars, ""):
+		b.WriteString(", model " + r.line(src.Config.Model, fieldChars, "unknown"))
+	case actual == r.line(src.Config.Model, fieldChars, ""):
 		b.WriteString(", model " + actual)
 	default:
-		b.WriteString(", model " + actual + " (configured " + r.line(src.Model, fieldChars, "unknown") + ")")
+		b.WriteString(", model " + actual + " (configured " + r.line(src.Config.Model, fieldChars, "unknown") + ")")
 	}
 	b.WriteString(", native id " + r.line(src.NativeID, fieldChars, "none") + ").\n")
 	return b.String()
 }
 
-func (r *redactor) instructions(ins []Instruction) func(int) string {
+func (r *redactor) instructions(ins []store.Instruction) func(int) string {
 	return func(budget int) string {
 		if len(ins) == 0 {
 			return noInstructions
@@ -138,7 +142,7 @@ func (r *redactor) instructions(ins []Instruction) func(int) string {
 		blocks := make([]block, len(ins))
 		for i, x := range ins {
 			blocks[i] = block{
-				head: "- " + r.line(x.ID, fieldChars, "(no id)") + " (" + r.line(x.State, 40, "unknown") + ")\n",
+				head: "- " + r.line(string(x.ID), fieldChars, "(no id)") + " (" + r.line(string(x.State), 40, "unknown") + ")\n",
 				none: "  (no text)\n",
 				body: x.Text,
 				pfx:  itemQuote,

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/batonhq/baton"
+	"github.com/batonhq/baton/store"
 	"github.com/batonhq/baton/transcript"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/batonhq/baton"
 )
 
 // redactText runs the whole pipeline on one complete text.
@@ -103,10 +103,10 @@ func TestRedactEverywhere(t *testing.T) {
 	const s = "Sup3rS3cretValue42"
 	in := HandoffInput{
 		Title:        "t " + s,
-		Source:       SessionRef{ID: s, Engine: s, Model: s, NativeID: s},
+		Source:       store.Session{ID: s, Config: baton.EngineConfig{Engine: s, Model: s}, NativeID: s},
 		Mission:      "m " + s,
 		Report:       "r " + s,
-		Instructions: []Instruction{{ID: s, State: s, Text: s}},
+		Instructions: []store.Instruction{{ID: s, State: s, Text: s}},
 		Conversation: Input{Task: s, Ending: "e " + s, Events: slices.Values(events(transcript.User, s, transcript.Agent, s))},
 		Limits:       HandoffLimits{Conversation: Limits{Secrets: []string{s}}},
 	}
