@@ -19,40 +19,34 @@ import (
 )
 
 // A plan is how a run continues: resume its session byte for byte (the
-// same native id, no briefing, the prompt alone), open a fresh session
-// whose opening prompt is a briefing built from the record followed by
-// the prompt, or refuse (an automated trigger may only resume, and there
-// is nothing to resume). Its reason says why, in words a user can read;
-// a refusal's is the text of the ErrResumeOnly error.
+// same native id, no briefing, the prompt alone) when session is set, else
+// open a fresh session whose opening prompt is a briefing built from the
+// record followed by the prompt. Its reason says why, in words a user can
+// read.
 type plan struct {
-	action  planAction
-	session store.Session // the session to resume (planResume only)
+	session store.Session // the session to resume; zero for a fresh one
 	reason  string
 }
 
-type planAction string
-
-const (
-	planResume planAction = "resume"
-	planFresh  planAction = "fresh"
-	planRefuse planAction = "refuse"
-)
+// resume reports whether p resumes a session.
+func (p plan) resume() bool { return p.session.ID != "" }
 
 // planFor applies the continuation rule given the implicit-resume choice
 // s for target (ok false: none): resume whenever there is something to
 // resume, else a fresh session briefed from the record, which an
 // automated trigger (timer, wakeup, restart recovery without a user) may
-// not start: it refuses, with the refusal's error.
+// not start: it refuses, with an ErrResumeOnly error whose text is the
+// plan's reason.
 func planFor(s store.Session, ok bool, target baton.EngineConfig, automated bool) (plan, error) {
 	if ok {
-		return plan{planResume, s, fmt.Sprintf("resume session %s (native id %s) on %s", s.ID, s.NativeID, describe(target))}, nil
+		return plan{s, fmt.Sprintf("resume session %s (native id %s) on %s", s.ID, s.NativeID, describe(target))}, nil
 	}
 	none := "no session with a native id on " + describe(target)
 	if automated {
 		err := baton.Errorf(ErrResumeOnly, "%s; only a user's message may start a fresh briefed session", none)
-		return plan{action: planRefuse, reason: err.Error()}, err
+		return plan{reason: err.Error()}, err
 	}
-	return plan{action: planFresh, reason: none + ": a fresh session briefed from the record"}, nil
+	return plan{reason: none + ": a fresh session briefed from the record"}, nil
 }
 
 // describe names an engine and account for a reason.
@@ -179,7 +173,7 @@ func (s *Service) Continue(ctx context.Context, req store.Continuation, b Briefi
 		if err := workspace.CheckWritable(tx, ws.ID, baton.Token{}, 0); err != nil {
 			return err
 		}
-		if err := j.endingFrom(tx, req.Session); err != nil {
+		if err := j.endingFrom(tx); err != nil {
 			return err
 		}
 		p, err = s.contPlanTx(tx, ws, req.Target, j) // a refusal writes nothing
@@ -216,9 +210,8 @@ type contJob struct {
 	prev   baton.SessionID
 	limits recap.Limits
 
-	built    bool   // the briefing was built
 	briefing string // the briefing, once built
-	opening  string // briefing, heading and message: a fresh session's prompt
+	opening  string // briefing, heading and message: a fresh session's prompt ("" until built)
 }
 
 // newJob is the job of carrying out continuation c, briefed as b says.
@@ -239,7 +232,7 @@ var errNeedBriefing = errors.New("session: briefing needed")
 // caller's events, or else from the transcript of the session continued
 // (the supervisor's Conversation, workspace.Replay). Errors: ctx's.
 func (j *contJob) build(ctx context.Context, s *Service) error {
-	if j.built {
+	if j.built() {
 		return nil
 	}
 	in := recap.Input{Task: j.task, Ending: j.ending}
@@ -257,22 +250,23 @@ func (j *contJob) build(ctx context.Context, s *Service) error {
 	if err != nil {
 		return err
 	}
-	j.briefing = b
-	j.opening = opening(j.briefing, j.prompt, j.task)
-	j.built = true
+	j.briefing, j.opening = b, opening(b, j.prompt, j.task)
 	return nil
 }
 
-// endingFrom fills j.ending with the end reason of session id, the session
-// the continuation follows, when the caller gave no ending: a session still
+// built reports whether the briefing was built.
+func (j *contJob) built() bool { return j.opening != "" }
+
+// endingFrom fills j.ending with the end reason of j.prev, the session the
+// continuation follows, when the caller gave no ending: a session still
 // starting or running when the continuation was queued ends later (crashed
 // before ready, or cut off by a restart and ended by handoff.Coordinator.Recover), and its
 // ending must still brief the fresh session. It changes nothing once the
 // briefing is built. Errors: ErrNoSession (unknown, or of another
 // workspace), the store's.
-func (j *contJob) endingFrom(tx store.Tx, id baton.SessionID) (err error) {
-	if !j.built && strings.TrimSpace(j.ending) == "" {
-		j.ending, err = endingOf(tx, j.ws, id, j.ending)
+func (j *contJob) endingFrom(tx store.Tx) (err error) {
+	if !j.built() && strings.TrimSpace(j.ending) == "" {
+		j.ending, err = endingOf(tx, j.ws, j.prev, j.ending)
 	}
 	return err
 }
@@ -305,7 +299,7 @@ func (j *contJob) tooLong() error {
 func (s *Service) contUpdate(ctx context.Context, j *contJob, fn func(tx store.Tx) error) error {
 	for {
 		err := s.store.Update(ctx, fn)
-		if !errors.Is(err, errNeedBriefing) || j.built {
+		if !errors.Is(err, errNeedBriefing) || j.built() {
 			return err
 		}
 		if err := j.build(ctx, s); err != nil {
@@ -336,9 +330,9 @@ func (s *Service) contPlanTx(tx store.Tx, ws store.Workspace, target baton.Engin
 	switch {
 	case err != nil:
 		return p, err
-	case p.action == planFresh && !j.built:
+	case !p.resume() && !j.built():
 		return p, errNeedBriefing
-	case p.action == planFresh:
+	case !p.resume():
 		if err := j.tooLong(); err != nil {
 			return p, err
 		}
@@ -350,7 +344,7 @@ func (s *Service) contPlanTx(tx store.Tx, ws store.Workspace, target baton.Engin
 			return p, err
 		}
 	}
-	if p.action != planResume || sess.Config == target {
+	if !p.resume() || sess.Config == target {
 		return p, nil
 	}
 	sess.Config = target // the row as this transaction read it
@@ -364,7 +358,7 @@ func (s *Service) contPlanTx(tx store.Tx, ws store.Workspace, target baton.Engin
 // opening prompt would be too long.
 func (s *Service) contExecute(ctx context.Context, j *contJob, p plan, mayRetry func() bool) (ContinueResult, error) {
 	res, err := s.contStart(ctx, j, p)
-	if err == nil || p.action != planResume || !errors.Is(err, engine.ErrSessionMissing) {
+	if err == nil || !p.resume() || !errors.Is(err, engine.ErrSessionMissing) {
 		return res, err
 	}
 	missing := p.session
@@ -380,7 +374,7 @@ func (s *Service) contExecute(ctx context.Context, j *contJob, p plan, mayRetry 
 	if j.build(ctx, s) != nil || j.tooLong() != nil {
 		return res, err
 	}
-	fresh := plan{action: planFresh, reason: fmt.Sprintf("the engine could not find native session %s of session %s: a fresh session briefed from the record", missing.NativeID, missing.ID)}
+	fresh := plan{reason: fmt.Sprintf("the engine could not find native session %s of session %s: a fresh session briefed from the record", missing.NativeID, missing.ID)}
 	res, err = s.contStart(ctx, j, fresh)
 	res.Retried, res.Missing = true, missing.ID
 	return res, err
@@ -390,7 +384,7 @@ func (s *Service) contExecute(ctx context.Context, j *contJob, p plan, mayRetry 
 func (s *Service) contStart(ctx context.Context, j *contJob, p plan) (ContinueResult, error) {
 	res := ContinueResult{Reason: p.reason, Prompt: j.prompt}
 	req := TurnRequest{Workspace: j.ws, Prompt: j.prompt}
-	if p.action == planResume {
+	if p.resume() {
 		req.Session = p.session.ID
 	} else {
 		req.Fresh, req.Prompt = true, j.opening
@@ -519,15 +513,14 @@ func (s *Service) RunQueued(ctx context.Context, b Briefing, max int) ([]Continu
 			continue
 		}
 		j := newJob(c, b)
-		out, cur, p, err := s.claim(ctx, c.ID, j)
+		cur, p, err := s.claim(ctx, c.ID, j)
 		if err != nil {
 			return res, err
 		}
-		switch out {
-		case claimDeferred, claimRefused:
-			res = append(res, ContinueResult{Continuation: cur})
-			continue
-		case claimGone:
+		if cur.State != store.ContinuationStarted {
+			if cur.ID != "" { // deferred or refused; else no longer queued
+				res = append(res, ContinueResult{Continuation: cur})
+			}
 			continue
 		}
 		r, err := s.contExecute(ctx, j, p, func() bool { return s.stillStarted(ctx, c.ID) })
@@ -541,14 +534,10 @@ func (s *Service) RunQueued(ctx context.Context, b Briefing, max int) ([]Continu
 			reason += "; start failed: " + err.Error()
 			r.Err = err
 		}
-		if uerr := s.settle(ctx, c.ID, state, reason); uerr != nil {
+		var uerr error
+		if r.Continuation, uerr = s.settle(ctx, c.ID, state, reason); uerr != nil {
 			return res, uerr
 		}
-		final, uerr := s.continuation(ctx, c.ID)
-		if uerr != nil {
-			return res, uerr
-		}
-		r.Continuation = final
 		res = append(res, r)
 		if deferred && errors.Is(err, ErrClosed) {
 			return res, err
@@ -557,64 +546,53 @@ func (s *Service) RunQueued(ctx context.Context, b Briefing, max int) ([]Continu
 	return res, nil
 }
 
-// claimOutcome is what claim did with a queued continuation.
-type claimOutcome int
-
-const (
-	claimGone     claimOutcome = iota // no longer queued: nothing to do
-	claimDeferred                     // its workspace is reserved: left queued
-	claimRefused                      // refused, with its reason stored
-	claimStarted                      // marked started, its session recorded as running
-)
-
 // claim plans a queued continuation and, in one transaction, marks it
 // refused with its reason, or started (with the workspace switched to its
-// target), before anything is launched.
-func (s *Service) claim(ctx context.Context, id baton.ContinuationID, j *contJob) (out claimOutcome, c store.Continuation, p plan, err error) {
+// target), before anything is launched. It returns the continuation as it
+// then stands: the zero one when it is no longer queued, a queued one when
+// its workspace is reserved (deferred).
+func (s *Service) claim(ctx context.Context, id baton.ContinuationID, j *contJob) (c store.Continuation, p plan, err error) {
 	err = s.contUpdate(ctx, j, func(tx store.Tx) error {
-		out, p = claimGone, plan{}
+		c, p = store.Continuation{}, plan{}
 		cur, err := tx.GetContinuation(id)
 		if err != nil || cur.State != store.ContinuationQueued {
 			return err
 		}
 		c = cur
-		mark := func(o claimOutcome, state store.ContinuationState, reason string) error {
-			out = o
+		mark := func(state store.ContinuationState, reason string) error {
 			c.State, c.Reason, c.UpdatedAt = state, reason, s.clock.Now()
 			return tx.PutContinuation(c)
 		}
 		ws, err := workspace.GetWorkspace(tx, c.Workspace)
-		if errors.Is(err, workspace.ErrNoWorkspace) {
-			return mark(claimRefused, store.ContinuationRefused, "the workspace no longer exists")
-		}
-		if err != nil {
+		switch {
+		case errors.Is(err, workspace.ErrNoWorkspace):
+			return mark(store.ContinuationRefused, "the workspace no longer exists")
+		case err != nil:
 			return err
-		}
-		if ws.Archived {
-			return mark(claimRefused, store.ContinuationRefused, ErrArchived.Error())
+		case ws.Archived:
+			return mark(store.ContinuationRefused, ErrArchived.Error())
 		}
 		if r, err := workspace.Reserved(tx, ws.ID); err != nil || r {
-			out = claimDeferred
 			return err
 		}
 		// The session it follows may have ended after it was queued: its
 		// ending briefs the fresh session and is kept on the record.
-		if err := j.endingFrom(tx, c.Session); err != nil && !errors.Is(err, workspace.ErrNoSession) {
+		if err := j.endingFrom(tx); err != nil && !errors.Is(err, workspace.ErrNoSession) {
 			return err
 		}
 		c.Ending = j.ending
 		p, err = s.contPlanTx(tx, ws, c.Target, j)
 		switch {
 		case errors.Is(err, ErrResumeOnly):
-			return mark(claimRefused, store.ContinuationRefused, p.reason)
+			return mark(store.ContinuationRefused, p.reason)
 		case errors.Is(err, baton.ErrInvalid):
-			return mark(claimRefused, store.ContinuationRefused, err.Error())
+			return mark(store.ContinuationRefused, err.Error())
 		case err != nil:
 			return err
 		}
-		return mark(claimStarted, store.ContinuationStarted, p.reason)
+		return mark(store.ContinuationStarted, p.reason)
 	})
-	return out, c, p, err
+	return c, p, err
 }
 
 // notLaunched reports errors Launch returns before calling the engine.
@@ -623,18 +601,18 @@ func notLaunched(err error) bool {
 		errors.Is(err, workspace.ErrStaleEpoch) || errors.Is(err, ErrClosed)
 }
 
-// settle moves a started continuation to state with reason; a continuation
-// cancelled meanwhile keeps its state. It writes even once ctx is done: the
-// record must say what happened.
-func (s *Service) settle(ctx context.Context, id baton.ContinuationID, state store.ContinuationState, reason string) error {
-	return s.store.Update(context.WithoutCancel(ctx), func(tx store.Tx) error {
-		c, err := tx.GetContinuation(id)
-		if err != nil || c.State != store.ContinuationStarted {
+// settle moves a started continuation to state with reason and returns it
+// as it then stands; a continuation cancelled meanwhile keeps its state. It
+// writes even once ctx is done: the record must say what happened.
+func (s *Service) settle(ctx context.Context, id baton.ContinuationID, state store.ContinuationState, reason string) (c store.Continuation, err error) {
+	err = s.store.Update(context.WithoutCancel(ctx), func(tx store.Tx) error {
+		if c, err = tx.GetContinuation(id); err != nil || c.State != store.ContinuationStarted {
 			return err
 		}
 		c.State, c.Reason, c.UpdatedAt = state, reason, s.clock.Now()
 		return tx.PutContinuation(c)
 	})
+	return c, err
 }
 
 // stillStarted reports whether continuation id is still started (not

@@ -46,6 +46,13 @@ type Plan struct {
 // sessions.
 func PlanContinue(sessions []store.Session, target baton.EngineConfig, automated bool) Plan {
 	s, ok := workspace.SelectImplicitResume(sessions, target)
-	p, _ := planFor(s, ok, target, automated)
-	return Plan{string(p.action), p.session, p.reason}
+	p, err := planFor(s, ok, target, automated)
+	action := "fresh"
+	switch {
+	case err != nil:
+		action = "refuse"
+	case p.resume():
+		action = "resume"
+	}
+	return Plan{action, p.session, p.reason}
 }

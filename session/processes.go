@@ -107,30 +107,25 @@ func alive(p engine.Process) bool {
 // store (one process holds it: workspace.Incarnation) no other process
 // can take the reservation or reap the launch, so neither the admission
 // (a commit) nor the check runs.
-func (sp *supervisor) Launch(ctx context.Context, req workspace.LaunchRequest) (engine.Process, error) {
+func (sp *supervisor) Launch(ctx context.Context, req workspace.LaunchRequest) (p engine.Process, err error) {
 	s := sp.svc()
 	if ctx == nil {
 		return nil, baton.Errorf(baton.ErrInvalid, "nil context")
 	}
-	// The launch is this Service's from now on, so that a transaction that
-	// settles its transfer meanwhile never closes its record as unspawned;
-	// every path that spawns nothing closes it.
-	lid := req.LaunchID
 	if req.ReadyTimeout <= 0 {
 		req.ReadyTimeout = s.readyTime
 	}
-	s.own(lid)
-	p, err := s.launch(ctx, req)
-	if err != nil {
-		if p == nil {
-			s.markGone(lid, "not launched: "+err.Error())
+	// The launch is this Service's from now on, so that a transaction that
+	// settles its transfer meanwhile never closes its record as unspawned;
+	// every path that spawns nothing closes it (after the slot's lock is
+	// released).
+	s.own(req.LaunchID)
+	spawned := false
+	defer func() {
+		if err != nil && !spawned {
+			s.markGone(req.LaunchID, "not launched: "+err.Error())
 		}
-		return nil, err
-	}
-	return p, nil
-}
-
-func (s *Service) launch(ctx context.Context, req workspace.LaunchRequest) (engine.Process, error) {
+	}()
 	if err := s.enter(); err != nil {
 		return nil, err
 	}
@@ -140,7 +135,7 @@ func (s *Service) launch(ctx context.Context, req workspace.LaunchRequest) (engi
 		return nil, err
 	}
 	defer sl.mu.Unlock()
-	err := s.store.View(ctx, func(tx store.Tx) error {
+	err = s.store.View(ctx, func(tx store.Tx) error {
 		if err := workspace.CheckWritable(tx, req.Workspace, req.Owner, req.Epoch); err != nil {
 			return err
 		}
@@ -172,8 +167,7 @@ func (s *Service) launch(ctx context.Context, req workspace.LaunchRequest) (engi
 			return err
 		}
 	}
-	p, err := s.engine.Start(ctx, sreq)
-	if err != nil {
+	if p, err = s.engine.Start(ctx, sreq); err != nil {
 		return nil, err
 	}
 	amu.Lock()
@@ -194,10 +188,13 @@ func (s *Service) launch(ctx context.Context, req workspace.LaunchRequest) (engi
 		// record closed only then.
 		s.log.Warn("a launch fenced out after its start was not confirmed stopped", zapLaunch(req.LaunchID), zap.Error(serr))
 	}
-	sl.run = r
+	sl.run, spawned = r, true
 	s.wg.Add(1)
 	go s.watch(sl, r, req.OnExit)
-	return p, aerr
+	if aerr != nil {
+		return nil, aerr
+	}
+	return p, nil
 }
 
 func (s *Service) watch(sl *slot, r *running, onExit func(engine.ExitStatus)) {
@@ -506,24 +503,16 @@ func (s *Service) Start(ctx context.Context, req TurnRequest) (store.Session, er
 	if err := baton.CheckField("prompt", req.Prompt); err != nil {
 		return store.Session{}, err
 	}
-	p, sess, err := s.launchStart(ctx, req)
-	if err != nil {
+	// One ordinary start at a time per workspace, and none while a process
+	// runs there: checked before a row is chosen, so a refused start never
+	// touches the row of the session that runs, and a previous run's late
+	// end never lands on the next run. A reserved workspace answers busy
+	// before anything else (and again in the transaction that records the
+	// launch, which is what counts).
+	if err := s.AssertWritable(ctx, req.Workspace); err != nil {
 		return store.Session{}, err
 	}
-	return s.awaitReady(ctx, p, sess)
-}
-
-// launchStart chooses the session and launches it. One ordinary start at a time
-// per workspace, and none while a process runs there: checked before a row
-// is chosen, so a refused start never touches the row of the session that
-// runs, and a previous run's late end never lands on the next run.
-func (s *Service) launchStart(ctx context.Context, req TurnRequest) (engine.Process, store.Session, error) {
-	// A reserved workspace answers busy before anything else (and again in
-	// the transaction below, which is what counts).
-	if err := s.AssertWritable(ctx, req.Workspace); err != nil {
-		return nil, store.Session{}, err
-	}
-	return s.launchPicked(ctx, req.Workspace, func(tx store.Tx, ws store.Workspace) (store.Session, string, error) {
+	p, sess, err := s.launchPicked(ctx, req.Workspace, func(tx store.Tx, ws store.Workspace) (store.Session, string, error) {
 		if ws.Archived {
 			return store.Session{}, "", ErrArchived
 		}
@@ -542,13 +531,19 @@ func (s *Service) launchStart(ctx context.Context, req TurnRequest) (engine.Proc
 			s.endWith(sess.ID, "start failed: "+err.Error(), false, false, lid, nil)
 		}
 	})
+	if err != nil {
+		return store.Session{}, err
+	}
+	return s.awaitReady(ctx, p, sess)
 }
 
 // launchPicked launches a turn in workspace ws under its start lock, once
 // its slot is free: pick, inside the transaction that records the launch,
 // checks the workspace and chooses the session (recorded as running) and
-// the prompt; a zero session launches nothing. When the engine refuses the
-// launch, failed runs, still under the lock.
+// the prompt; a zero session launches nothing. The turn resumes the session
+// when it has a native id, and its end is recorded and the next queued
+// instruction delivered when it exits. When the engine refuses the launch,
+// failed runs, still under the lock.
 func (s *Service) launchPicked(ctx context.Context, ws baton.WorkspaceID, pick func(store.Tx, store.Workspace) (store.Session, string, error),
 	failed func(store.Session, baton.LaunchID, error)) (engine.Process, store.Session, error) {
 	sl := s.slot(ws)
@@ -584,18 +579,6 @@ func (s *Service) launchPicked(ctx context.Context, ws baton.WorkspaceID, pick f
 		s.disown(lid)
 		return nil, store.Session{}, err
 	}
-	p, err := s.launchTurn(ctx, sess, prompt, dir, lid)
-	if err != nil {
-		failed(sess, lid, err)
-		return nil, sess, err
-	}
-	return p, sess, nil
-}
-
-// launchTurn launches a session recorded as running, with prompt: a
-// resume when it has a native id, fresh otherwise. When it exits its end
-// is recorded and the next queued instruction delivered.
-func (s *Service) launchTurn(ctx context.Context, sess store.Session, prompt, dir string, lid baton.LaunchID) (engine.Process, error) {
 	sreq := engine.StartRequest{
 		Workspace: sess.Workspace, Session: sess.ID, Config: sess.Config,
 		Mode: engine.Fresh, Turn: transcript.Normal, Prompt: prompt, Dir: dir, LaunchID: lid,
@@ -603,10 +586,15 @@ func (s *Service) launchTurn(ctx context.Context, sess store.Session, prompt, di
 	if sess.NativeID != "" {
 		sreq.Mode, sreq.NativeID = engine.Resume, sess.NativeID
 	}
-	return s.sup().Launch(ctx, workspace.LaunchRequest{StartRequest: sreq, OnExit: func(st engine.ExitStatus) {
+	p, err := s.sup().Launch(ctx, workspace.LaunchRequest{StartRequest: sreq, OnExit: func(st engine.ExitStatus) {
 		s.endWith(sess.ID, endReason(st), false, false, lid, &st)
 		s.afterTurn(sess.Workspace) // the next queued instruction, if any
 	}})
+	if err != nil {
+		failed(sess, lid, err)
+		return nil, sess, err
+	}
+	return p, sess, nil
 }
 
 // sessionOf reads session id of workspace ws: ErrNoSession (what says

@@ -139,7 +139,7 @@ func mutationBugs() []plantedBug {
 		// Anchor: the cancelled case of Service.ResendInstruction (session/instructions.go).
 		mut("ResendCancelled", "instruction queue", edit{"session/instructions.go",
 			"\t\tcase store.InstructionCancelled:\n\t\t\treturn baton.Errorf(errInstructionCancelled, \"%s\", id)\n", ""}),
-		// Anchor: the OnExit of Service.launchTurn (session/processes.go).
+		// Anchor: the OnExit of Service.launchPicked (session/processes.go).
 		mut("QueueNotDrainedAfterTurn", "instruction queue", edit{"session/processes.go",
 			"\t\ts.afterTurn(sess.Workspace) // the next queued instruction, if any\n", ""}),
 		// Anchor: the pick of the oldest pending instruction in Service.launchNext (session/instructions.go).
@@ -238,7 +238,7 @@ func mutationBugs() []plantedBug {
 		// Anchor: the reservation test of Service.launchNext (session/instructions.go).
 		mut("DeliverWhileReserved", "instruction queue", edit{"session/instructions.go",
 			"if w.Archived || workspace.CheckWritable(tx, ws, baton.Token{}, 0) != nil {", "if w.Archived {"}),
-		// Anchors: both reservation checks of Service.launchStart (session/processes.go).
+		// Anchors: both reservation checks of Service.Start (session/processes.go).
 		mut("StartSkipsReservation", "refusal reasons",
 			edit{"session/processes.go", "if err := s.AssertWritable(ctx, req.Workspace); err != nil {", "if err := s.AssertWritable(ctx, req.Workspace); false {"},
 			edit{"session/processes.go", "if err := workspace.CheckWritable(tx, ws.ID, baton.Token{}, 0); err != nil {", "if err := workspace.CheckWritable(tx, ws.ID, baton.Token{}, 0); false {"}),
@@ -250,9 +250,9 @@ func mutationBugs() []plantedBug {
 			"\t\tfunc() error { return t.moveMember(liveLaunches, cur.member(), v.member()) },\n",
 			"\t\tfunc() error {\n\t\t\tif found {\n\t\t\t\treturn t.moveMember(liveLaunches, cur.member(), cur.member())\n\t\t\t}\n\t\t\treturn t.moveMember(liveLaunches, cur.member(), v.member())\n\t\t},\n"})),
 		// Requests between a commit and its effect.
-		// Anchor: the launch lock of Service.launch (session/processes.go).
+		// Anchor: the launch lock of supervisor.Launch (session/processes.go).
 		mut("LaunchLockReleasedEarly", "between commit and effect", edit{"session/processes.go",
-			"\tdefer sl.mu.Unlock()\n\terr := s.store.View(ctx, func(tx store.Tx) error {", "\tsl.mu.Unlock()\n\terr := s.store.View(ctx, func(tx store.Tx) error {"}),
+			"\tdefer sl.mu.Unlock()\n\terr = s.store.View(ctx, func(tx store.Tx) error {", "\tsl.mu.Unlock()\n\terr = s.store.View(ctx, func(tx store.Tx) error {"}),
 		// Anchor: the readiness deadline of Coordinator.stepStart (handoff/driver.go).
 		mut("ReadyDeadlineFromNow", "between commit and effect", edit{"handoff/driver.go",
 			"h.UpdatedAt.Add(c.readyTime)", "c.clock.Now().Add(c.readyTime)"}),
