@@ -9,7 +9,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/batonhq/baton"
-	"github.com/batonhq/baton/engine"
 	"github.com/batonhq/baton/internal/ids"
 	"github.com/batonhq/baton/internal/workspace"
 	"github.com/batonhq/baton/store"
@@ -164,35 +163,20 @@ func (s *Service) CancelInstruction(ctx context.Context, ws baton.WorkspaceID, i
 // It is safe to call at any time and concurrently: an instruction is
 // delivered once. Errors: the store's; ErrWorkspaceBusy and
 // ErrSessionRunning are not errors here (ok is false). It launches a turn
-// with the oldest pending instruction (see launchNext) and waits for the
-// engine to confirm it.
+// with the oldest pending instruction and waits for the engine to confirm
+// it.
 func (s *Service) DeliverPending(ctx context.Context, ws baton.WorkspaceID) (store.Instruction, bool, error) {
 	if ctx == nil {
 		return store.Instruction{}, false, baton.Errorf(baton.ErrInvalid, "nil context")
 	}
-	in, sess, p, err := s.launchNext(ctx, ws)
-	if err != nil || p == nil {
-		return in, false, err
-	}
-	if _, err := s.awaitReady(ctx, p, sess); err != nil {
-		s.log.Warn("instruction delivery not confirmed", zapSession(sess.ID), zap.Error(err))
-		in, err = s.instruction(context.WithoutCancel(ctx), ws, in.ID) // stays unknown
-		return in, true, err
-	}
-	in, err = s.settleInstruction(ctx, in, store.InstructionDelivered)
-	return in, true, err
-}
-
-// launchNext picks the oldest pending instruction and launches its turn
-// under the workspace's start lock, like Start, so that two deliveries
-// never pick the same instruction nor race for the process slot. A nil
-// process means nothing was launched.
-func (s *Service) launchNext(ctx context.Context, ws baton.WorkspaceID) (store.Instruction, store.Session, engine.Process, error) {
 	var (
 		in      store.Instruction
 		refused bool  // the engine refused the launch
 		settled error // putting the instruction back to pending then
 	)
+	// The turn is launched under the workspace's start lock, like Start, so
+	// that two deliveries never pick the same instruction nor race for the
+	// process slot.
 	p, sess, err := s.launchPicked(ctx, ws, func(tx store.Tx, w store.Workspace) (store.Session, string, error) {
 		in = store.Instruction{}
 		if w.Archived || workspace.CheckWritable(tx, ws, baton.Token{}, 0) != nil {
@@ -229,14 +213,19 @@ func (s *Service) launchNext(ctx context.Context, ws baton.WorkspaceID) (store.I
 	})
 	switch {
 	case refused:
-		return in, sess, nil, settled
+		return in, false, settled
 	case errors.Is(err, ErrSessionRunning):
-		err = nil // the running turn's end delivers it
+		return store.Instruction{}, false, nil // the running turn's end delivers it
+	case err != nil || p == nil:
+		return store.Instruction{}, false, err
 	}
-	if err != nil || p == nil {
-		return store.Instruction{}, store.Session{}, nil, err
+	if _, err := s.awaitReady(ctx, p, sess); err != nil {
+		s.log.Warn("instruction delivery not confirmed", zapSession(sess.ID), zap.Error(err))
+		in, err = s.instruction(context.WithoutCancel(ctx), ws, in.ID) // stays unknown
+		return in, true, err
 	}
-	return in, sess, p, nil
+	in, err = s.settleInstruction(ctx, in, store.InstructionDelivered)
+	return in, true, err
 }
 
 // afterTurn delivers the next pending instruction once the turn that just

@@ -142,7 +142,7 @@ func mutationBugs() []plantedBug {
 		// Anchor: the OnExit of Service.launchPicked (session/processes.go).
 		mut("QueueNotDrainedAfterTurn", "instruction queue", edit{"session/processes.go",
 			"\t\ts.afterTurn(sess.Workspace) // the next queued instruction, if any\n", ""}),
-		// Anchor: the pick of the oldest pending instruction in Service.launchNext (session/instructions.go).
+		// Anchor: the pick of the oldest pending instruction in Service.DeliverPending (session/instructions.go).
 		mut("QueueNewestFirst", "instruction queue", edit{"session/instructions.go",
 			"\t\ti := slices.IndexFunc(open, func(in store.Instruction) bool { return in.State == store.InstructionPending })\n",
 			"\t\topen = slices.Clone(open)\n\t\tslices.Reverse(open)\n\t\ti := slices.IndexFunc(open, func(in store.Instruction) bool { return in.State == store.InstructionPending })\n"}),
@@ -235,7 +235,7 @@ func mutationBugs() []plantedBug {
 		mut("StartBesideStray", "reaps", edit{"session/processes.go",
 			"if err := s.strayLaunch(tx, ws.ID); err != nil {", "if err := s.strayLaunch(tx, ws.ID); err != nil && req.Session != \"\" {"}),
 		// The bugs the harness used not to catch.
-		// Anchor: the reservation test of Service.launchNext (session/instructions.go).
+		// Anchor: the reservation test of Service.DeliverPending (session/instructions.go).
 		mut("DeliverWhileReserved", "instruction queue", edit{"session/instructions.go",
 			"if w.Archived || workspace.CheckWritable(tx, ws, baton.Token{}, 0) != nil {", "if w.Archived {"}),
 		// Anchors: both reservation checks of Service.Start (session/processes.go).
