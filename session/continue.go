@@ -696,27 +696,28 @@ func withoutEcho(events iter.Seq[transcript.Event], prompt string) iter.Seq[tran
 	return func(yield func(transcript.Event) bool) {
 		var held []transcript.Event
 		size := 0 // bytes of user message text in held
-		pop := func() bool {
-			ev := held[0]
-			held = held[1:]
-			if userText(ev) {
-				size -= len(ev.Text)
+		// flush yields held events, oldest first: all of them, or those
+		// that cannot be part of the echo (beyond its bounds).
+		flush := func(all bool) bool {
+			for len(held) > 0 && (all || size > limit || len(held) > echoEvents) {
+				ev := held[0]
+				held = held[1:]
+				if userText(ev) {
+					size -= len(ev.Text)
+				}
+				if !yield(ev) {
+					return false
+				}
 			}
-			return yield(ev)
+			return true
 		}
 		for ev := range events {
 			switch {
 			case userText(ev):
-				held = append(held, ev)
 				size += len(ev.Text)
 			case ev.Kind == transcript.Message:
 				// Another speaker's message: no trailing user message yet.
-				for len(held) > 0 {
-					if !pop() {
-						return
-					}
-				}
-				if !yield(ev) {
+				if !flush(true) || !yield(ev) {
 					return
 				}
 				continue
@@ -725,20 +726,14 @@ func withoutEcho(events iter.Seq[transcript.Event], prompt string) iter.Seq[tran
 					return
 				}
 				continue
-			default:
-				held = append(held, ev) // a note or tool call inside the trailing run
 			}
-			for len(held) > 0 && (size > limit || len(held) > echoEvents) {
-				if !pop() {
-					return
-				}
-			}
-		}
-		for _, ev := range held[:echoStart(held, want)] {
-			if !yield(ev) {
+			held = append(held, ev) // a user message, or a note or tool call inside the trailing run
+			if !flush(false) {
 				return
 			}
 		}
+		held = held[:echoStart(held, want)]
+		flush(true)
 	}
 }
 

@@ -405,12 +405,8 @@ func (s *Service) wakeupTarget(tx store.Tx, w store.Wakeup) (store.Session, stri
 	}
 	const only = "; a wakeup may only resume a session, never start a fresh one"
 	if w.Session == "" {
-		sess, ok, err := workspace.ImplicitResume(tx, ws, ws.Config)
-		if err != nil {
-			return store.Session{}, "", err
-		}
-		if ok {
-			return sess, "", nil
+		if sess, ok, err := workspace.ImplicitResume(tx, ws, ws.Config); ok || err != nil {
+			return sess, "", err
 		}
 		return store.Session{}, "refused: no session with a native id on " + describe(ws.Config) + only, nil
 	}
