@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -163,7 +164,7 @@ func (s *Service) Continue(ctx context.Context, req store.Continuation, b Briefi
 	if id, busy := s.Running(req.Workspace); busy {
 		return ContinueResult{}, baton.Errorf(ErrSessionRunning, "session %s", id)
 	}
-	j := newJob(req, b)
+	j := &contJob{c: req, b: b, ending: req.Ending}
 	var p plan
 	err := s.contUpdate(ctx, j, func(tx store.Tx) (err error) {
 		ws, err := workspace.GetActive(tx, req.Workspace)
@@ -199,28 +200,16 @@ func (s *Service) checkContinue(ctx context.Context, prompt, task, ending string
 	return workspace.CheckConfig(s.engine, target)
 }
 
-// contJob is one continuation being carried out, by Continue or RunQueued.
+// contJob is one continuation being carried out, by Continue or RunQueued:
+// c as the caller gave it (or RunQueued read it), briefed as b says. Without
+// events of the caller's, the engine's transcript of c.Session, the session
+// continued, is replayed.
 type contJob struct {
-	ws                   baton.WorkspaceID
-	prompt, task, ending string
-	automated            bool
-	events               func() iter.Seq[transcript.Event] // called once, when briefing
-	// prev is the session continued: without events of the caller's, its
-	// engine's transcript is replayed.
-	prev   baton.SessionID
-	limits recap.Limits
-
+	c        store.Continuation
+	b        Briefing
+	ending   string // c.Ending, or the end reason of c.Session (endingFrom)
 	briefing string // the briefing, once built
 	opening  string // briefing, heading and message: a fresh session's prompt ("" until built)
-}
-
-// newJob is the job of carrying out continuation c, briefed as b says.
-func newJob(c store.Continuation, b Briefing) *contJob {
-	j := &contJob{ws: c.Workspace, prompt: c.Prompt, task: c.Task, ending: c.Ending, automated: c.Automated, limits: b.Limits, prev: c.Session}
-	if b.Events != nil {
-		j.events = func() iter.Seq[transcript.Event] { return b.Events(c) }
-	}
-	return j
 }
 
 // errNeedBriefing aborts a planning transaction that chose a fresh session
@@ -235,29 +224,29 @@ func (j *contJob) build(ctx context.Context, s *Service) error {
 	if j.built() {
 		return nil
 	}
-	in := recap.Input{Task: j.task, Ending: j.ending}
-	if j.events != nil {
-		in.Events = j.events()
+	in := recap.Input{Task: j.c.Task, Ending: j.ending}
+	if j.b.Events != nil {
+		in.Events = j.b.Events(j.c)
 	}
 	var seq iter.Seq2[transcript.Event, error]
 	if in.Events == nil {
 		var err error
-		if seq, in.Omitted, err = s.sup().Conversation(ctx, j.prev); err != nil {
+		if seq, in.Omitted, err = s.sup().Conversation(ctx, j.c.Session); err != nil {
 			return err
 		}
 	}
-	b, err := workspace.Replay(ctx, seq, in, func(in recap.Input) string { return briefing(in, j.prompt, j.limits) })
+	b, err := workspace.Replay(ctx, seq, in, func(in recap.Input) string { return briefing(in, j.c.Prompt, j.b.Limits) })
 	if err != nil {
 		return err
 	}
-	j.briefing, j.opening = b, opening(b, j.prompt, j.task)
+	j.briefing, j.opening = b, opening(b, j.c.Prompt, j.c.Task)
 	return nil
 }
 
 // built reports whether the briefing was built.
 func (j *contJob) built() bool { return j.opening != "" }
 
-// endingFrom fills j.ending with the end reason of j.prev, the session the
+// endingFrom fills j.ending with the end reason of j.c.Session, the session the
 // continuation follows, when the caller gave no ending: a session still
 // starting or running when the continuation was queued ends later (crashed
 // before ready, or cut off by a restart and ended by handoff.Coordinator.Recover), and its
@@ -266,7 +255,7 @@ func (j *contJob) built() bool { return j.opening != "" }
 // workspace), the store's.
 func (j *contJob) endingFrom(tx store.Tx) (err error) {
 	if !j.built() && strings.TrimSpace(j.ending) == "" {
-		j.ending, err = endingOf(tx, j.ws, j.prev, j.ending)
+		j.ending, err = endingOf(tx, j.c.Workspace, j.c.Session, j.ending)
 	}
 	return err
 }
@@ -291,7 +280,7 @@ func (j *contJob) tooLong() error {
 		return nil
 	}
 	return baton.Errorf(baton.ErrInvalid, "the briefing (%d bytes) and the prompt (%d bytes) exceed %d bytes: send a shorter message or lower the replay limits",
-		len(j.briefing), len(j.prompt), baton.MaxPromptBytes)
+		len(j.briefing), len(j.c.Prompt), baton.MaxPromptBytes)
 }
 
 // contUpdate runs fn in a store transaction; when fn needs the briefing it
@@ -318,15 +307,12 @@ func (s *Service) contUpdate(ctx context.Context, j *contJob, fn func(tx store.T
 // a fresh session and the briefing is not built yet; baton.ErrInvalid when
 // the opening prompt would be too long.
 func (s *Service) contPlanTx(tx store.Tx, ws store.Workspace, target baton.EngineConfig, j *contJob) (plan, error) {
-	if target == (baton.EngineConfig{}) {
-		target = ws.Config
-	}
-	target = target.Normalize()
+	target = cmp.Or(target, ws.Config).Normalize()
 	sess, ok, err := workspace.ImplicitResume(tx, ws, target)
 	if err != nil {
 		return plan{}, err
 	}
-	p, err := planFor(sess, ok, target, j.automated)
+	p, err := planFor(sess, ok, target, j.c.Automated)
 	switch {
 	case err != nil:
 		return p, err
@@ -368,7 +354,7 @@ func (s *Service) contExecute(ctx context.Context, j *contJob, p plan, mayRetry 
 	}); rerr != nil {
 		return res, errors.Join(err, rerr)
 	}
-	if j.automated || ctx.Err() != nil || !mayRetry() {
+	if j.c.Automated || ctx.Err() != nil || !mayRetry() {
 		return res, err
 	}
 	if j.build(ctx, s) != nil || j.tooLong() != nil {
@@ -382,8 +368,8 @@ func (s *Service) contExecute(ctx context.Context, j *contJob, p plan, mayRetry 
 
 // contStart carries out one plan through Start.
 func (s *Service) contStart(ctx context.Context, j *contJob, p plan) (ContinueResult, error) {
-	res := ContinueResult{Reason: p.reason, Prompt: j.prompt}
-	req := TurnRequest{Workspace: j.ws, Prompt: j.prompt}
+	res := ContinueResult{Reason: p.reason, Prompt: j.c.Prompt}
+	req := TurnRequest{Workspace: j.c.Workspace, Prompt: j.c.Prompt}
 	if p.resume() {
 		req.Session = p.session.ID
 	} else {
@@ -423,9 +409,7 @@ func (s *Service) QueueContinuation(ctx context.Context, c store.Continuation) (
 	c.ID = baton.ContinuationID(ids.New("cnt"))
 	c.State, c.Reason = store.ContinuationQueued, ""
 	c.CreatedAt, c.UpdatedAt = now, now
-	if c.Target != (baton.EngineConfig{}) {
-		c.Target = c.Target.Normalize()
-	}
+	c.Target = c.Target.Normalize() // zero stays zero: the workspace's configuration
 	out := c
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		out = c
@@ -512,7 +496,7 @@ func (s *Service) RunQueued(ctx context.Context, b Briefing, max int) ([]Continu
 			res = append(res, ContinueResult{Continuation: c})
 			continue
 		}
-		j := newJob(c, b)
+		j := &contJob{c: c, b: b, ending: c.Ending}
 		cur, p, err := s.claim(ctx, c.ID, j)
 		if err != nil {
 			return res, err
