@@ -507,7 +507,12 @@ func (s *Service) RunQueued(ctx context.Context, b Briefing, max int) ([]Continu
 			}
 			continue
 		}
-		r, err := s.contExecute(ctx, j, p, func() bool { return s.stillStarted(ctx, c.ID) })
+		// A missing-session retry is made only while it is still started
+		// (not cancelled).
+		r, err := s.contExecute(ctx, j, p, func() bool {
+			cur, err := s.continuation(ctx, c.ID)
+			return err == nil && cur.State == store.ContinuationStarted
+		})
 		state, reason := store.ContinuationStarted, r.Reason
 		deferred := err != nil && r.Missing == "" && notLaunched(err)
 		switch {
@@ -597,13 +602,6 @@ func (s *Service) settle(ctx context.Context, id baton.ContinuationID, state sto
 		return tx.PutContinuation(c)
 	})
 	return c, err
-}
-
-// stillStarted reports whether continuation id is still started (not
-// cancelled): a missing-session retry is made only then.
-func (s *Service) stillStarted(ctx context.Context, id baton.ContinuationID) bool {
-	c, err := s.continuation(ctx, id)
-	return err == nil && c.State == store.ContinuationStarted
 }
 
 // continuation reads a continuation, even once ctx is done.

@@ -247,20 +247,14 @@ func (s *Service) afterTurn(ws baton.WorkspaceID) {
 // (a cancel, a resend) changed it since.
 func (s *Service) settleInstruction(ctx context.Context, in store.Instruction, state store.InstructionState) (out store.Instruction, err error) {
 	err = s.store.Update(context.WithoutCancel(ctx), func(tx store.Tx) error {
-		cur, err := tx.GetInstruction(in.ID)
-		if err != nil {
+		if out, err = tx.GetInstruction(in.ID); err != nil || out.State != store.InstructionUnknown || out.Session != in.Session {
 			return err
 		}
-		out = cur
-		if cur.State != store.InstructionUnknown || cur.Session != in.Session {
-			return nil
-		}
-		cur.State, cur.UpdatedAt = state, s.clock.Now()
+		out.State, out.UpdatedAt = state, s.clock.Now()
 		if state == store.InstructionPending {
-			cur.Session = ""
+			out.Session = ""
 		}
-		out = cur
-		return tx.PutInstruction(cur)
+		return tx.PutInstruction(out)
 	})
 	return out, err
 }
@@ -325,8 +319,7 @@ func (s *Service) ScheduleWakeup(ctx context.Context, w store.Wakeup) (store.Wak
 // are the store's; an engine failure of one wakeup does not stop the others
 // (the session row records it).
 func (s *Service) FireDue(ctx context.Context, limit int) ([]store.Wakeup, error) {
-	var res []store.Wakeup
-	var due []store.Wakeup
+	var res, due []store.Wakeup
 	if err := s.store.View(ctx, func(tx store.Tx) (err error) { due, err = tx.DueWakeups(s.clock.Now(), limit); return err }); err != nil {
 		return res, err
 	}
@@ -358,10 +351,12 @@ func (s *Service) FireDue(ctx context.Context, limit int) ([]store.Wakeup, error
 			w = cur
 			return tx.PutWakeup(cur)
 		})
-		if err != nil {
+		switch {
+		case err != nil:
 			return res, err
-		}
-		if handled && w.Status == store.WakeupFired {
+		case !handled:
+			continue
+		case w.Status == store.WakeupFired:
 			_, err := s.Start(ctx, TurnRequest{Workspace: w.Workspace, Session: target.ID, Prompt: w.Prompt})
 			switch {
 			case errors.Is(err, workspace.ErrWorkspaceBusy), errors.Is(err, ErrSessionRunning):
@@ -375,9 +370,7 @@ func (s *Service) FireDue(ctx context.Context, limit int) ([]store.Wakeup, error
 				s.log.Warn("wakeup delivery failed", zapSession(target.ID), zap.Error(err))
 			}
 		}
-		if handled {
-			res = append(res, w)
-		}
+		res = append(res, w)
 	}
 	return res, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -151,33 +152,28 @@ func (sp *supervisor) Launch(ctx context.Context, req workspace.LaunchRequest) (
 	}
 	// A two-phase start: the engine spawns the process held and asks for
 	// its admission before the agent runs.
-	var (
-		amu      sync.Mutex
-		admitted bool
-		aerr     error
-	)
+	var admitted atomic.Pointer[error] // the admission's result, once made
 	sreq := req.StartRequest
 	alone := workspace.Incarnation(s.store) != ""
 	if !alone {
 		sreq.Admit = func(actx context.Context) error {
 			err := s.admit(actx, req)
-			amu.Lock()
-			admitted, aerr = true, err
-			amu.Unlock()
+			admitted.Store(&err)
 			return err
 		}
 	}
 	if p, err = s.engine.Start(ctx, sreq); err != nil {
 		return nil, err
 	}
-	amu.Lock()
-	if !admitted && !alone {
+	var aerr error
+	if a := admitted.Load(); a != nil {
+		aerr = *a
+	} else if !alone {
 		// The engine cannot hold a process: check the fence again now
 		// that it runs, and stop it at once if it was fenced out
 		// meanwhile (best effort: it may have run for that moment).
 		aerr = s.recheck(ctx, req)
 	}
-	amu.Unlock()
 	r := &running{session: req.Session, launch: req.LaunchID, proc: p, keep: req.KeepRecord, cleared: make(chan struct{})}
 	if aerr != nil {
 		out, serr := s.stopProc(context.WithoutCancel(ctx), p)
