@@ -235,7 +235,12 @@ func (j *contJob) build(ctx context.Context, s *Service) error {
 			return err
 		}
 	}
-	b, err := workspace.Replay(ctx, seq, in, func(in recap.Input) string { return briefing(in, j.c.Prompt, j.b.Limits) })
+	// The record, replayed without a trailing echo of the new message, and
+	// without the briefing's final line break.
+	b, err := workspace.Replay(ctx, seq, in, func(in recap.Input) string {
+		in.Events = withoutEcho(in.Events, j.c.Prompt)
+		return strings.TrimRight(recap.Conversation(in, j.b.Limits), "\n")
+	})
 	if err != nil {
 		return err
 	}
@@ -323,9 +328,8 @@ func (s *Service) contPlanTx(tx store.Tx, ws store.Workspace, target baton.Engin
 			return p, err
 		}
 	}
-	now := s.clock.Now()
 	if ws.Config != target {
-		ws.Config, ws.UpdatedAt = target, now
+		ws.Config, ws.UpdatedAt = target, s.clock.Now()
 		if err := tx.PutWorkspace(ws); err != nil {
 			return p, err
 		}
@@ -619,15 +623,6 @@ const (
 	// so that the task appears once.
 	taskStandIn = "Carry on with the original task, quoted above."
 )
-
-// briefing replays the record for a fresh session, without a trailing
-// echo of the new message, and without the briefing's final line break.
-// in.Events is ranged over once; nil means the conversation is not
-// included (see recap.Input).
-func briefing(in recap.Input, prompt string, lim recap.Limits) string {
-	in.Events = withoutEcho(in.Events, prompt)
-	return strings.TrimRight(recap.Conversation(in, lim), "\n")
-}
 
 // opening is a fresh session's opening prompt: the briefing, then the new
 // message under its heading. A message that is the task, when the briefing
