@@ -721,25 +721,17 @@ func userText(ev transcript.Event) bool {
 // echoStart returns the index of the user event of held where a suffix
 // whose user text is want begins, or len(held) when there is none.
 func echoStart(held []transcript.Event, want string) int {
-	var all strings.Builder
-	starts := make([]int, len(held))
-	for i, ev := range held {
-		starts[i] = all.Len()
-		if userText(ev) {
-			all.WriteString(ev.Text)
-		}
-	}
-	text := all.String()
+	suffix := "" // the user text of held[i:]
 	for i := len(held) - 1; i >= 0; i-- {
 		if !userText(held[i]) {
 			continue
 		}
-		suffix := strings.TrimSpace(text[starts[i]:])
-		if suffix == want {
+		suffix = held[i].Text + suffix
+		switch t := strings.TrimSpace(suffix); {
+		case t == want:
 			return i
-		}
-		if len(suffix) > len(want) {
-			break
+		case len(t) > len(want):
+			return len(held)
 		}
 	}
 	return len(held)

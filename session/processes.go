@@ -260,11 +260,10 @@ func (p *supervisor) Halt(ctx context.Context, ws baton.WorkspaceID) (engine.Sto
 // process starts there through this Service), so Finish must always be
 // called. A nil End means there is nothing left to record.
 func (p *supervisor) HaltDeferred(ctx context.Context, ws baton.WorkspaceID) (engine.StopOutcome, *workspace.End, error) {
-	out, e, err := p.svc().halt(ctx, ws, true)
-	return out, e.public(), err
+	return p.svc().halt(ctx, ws, true)
 }
 
-func (s *Service) halt(ctx context.Context, ws baton.WorkspaceID, deferred bool) (engine.StopOutcome, *ending, error) {
+func (s *Service) halt(ctx context.Context, ws baton.WorkspaceID, deferred bool) (engine.StopOutcome, *workspace.End, error) {
 	sl := s.slot(ws)
 	sl.mu.Lock()
 	r := sl.run
@@ -297,7 +296,7 @@ func (s *Service) halt(ctx context.Context, ws baton.WorkspaceID, deferred bool)
 	if deferred && r.end == nil && !r.halted {
 		r.end, r.halted = end, true
 		sl.mu.Unlock()
-		return out, end, err
+		return out, workspace.NewEnd(end.Record, end.Finish), err
 	}
 	sl.mu.Unlock()
 	// Record the end now rather than when the watcher gets to it, so that
@@ -405,7 +404,8 @@ func (p *supervisor) ExitEnd(launch baton.LaunchID, st engine.ExitStatus) *works
 	if launch == "" {
 		return nil
 	}
-	return (&ending{s: p.svc(), launch: launch, reason: endReason(st)}).public()
+	e := &ending{s: p.svc(), launch: launch, reason: endReason(st)}
+	return workspace.NewEnd(e.Record, e.Finish)
 }
 
 // Record writes the end inside tx. It writes nothing that is already on
@@ -448,15 +448,6 @@ func (e *ending) Finish(recorded bool) {
 			close(e.finished)
 		}
 	})
-}
-
-// public returns e as the End the transfer coordinator records; nil when
-// e is.
-func (e *ending) public() *workspace.End {
-	if e == nil {
-		return nil
-	}
-	return workspace.NewEnd(e.Record, e.Finish)
 }
 
 // closeLaunch closes launch id's record in a commit of its own.
