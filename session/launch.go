@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -266,13 +267,10 @@ func (p *supervisor) CloseUnspawned(tx store.Tx, ws baton.WorkspaceID, h baton.H
 		if l.Handoff != h || l.Holder != s.id || s.owns(l.ID) {
 			continue
 		}
-		reason := "not spawned"
 		// Forgotten here already: should this transaction not commit,
 		// the launch is still not this Service's, and the next settling
 		// closes it.
-		if r, ok := s.takeExit(l.ID); ok {
-			reason = r
-		}
+		reason := cmp.Or(s.takeExit(l.ID), "not spawned")
 		if err := workspace.LaunchGone(tx, l.ID, reason, s.clock.Now()); err != nil {
 			return err
 		}

@@ -361,13 +361,13 @@ func (s *Service) exit(id baton.LaunchID, reason string) {
 }
 
 // takeExit returns why a KeepRecord launch ended, if its process ended
-// with its record still open, and forgets it.
-func (s *Service) takeExit(id baton.LaunchID) (string, bool) {
+// with its record still open ("" otherwise), and forgets it.
+func (s *Service) takeExit(id baton.LaunchID) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r, ok := s.exited[id]
+	r := s.exited[id]
 	delete(s.exited, id)
-	return r, ok
+	return r
 }
 
 // markGone closes the record of a launch this Service made, once: its
