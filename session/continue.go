@@ -358,10 +358,7 @@ func (s *Service) contExecute(ctx context.Context, j *contJob, p plan, mayRetry 
 	}); rerr != nil {
 		return res, errors.Join(err, rerr)
 	}
-	if j.c.Automated || ctx.Err() != nil || !mayRetry() {
-		return res, err
-	}
-	if j.build(ctx, s) != nil || j.tooLong() != nil {
+	if j.c.Automated || ctx.Err() != nil || !mayRetry() || j.build(ctx, s) != nil || j.tooLong() != nil {
 		return res, err
 	}
 	fresh := plan{reason: fmt.Sprintf("the engine could not find native session %s of session %s: a fresh session briefed from the record", missing.NativeID, missing.ID)}
