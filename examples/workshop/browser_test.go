@@ -168,7 +168,9 @@ func TestBrowser(t *testing.T) {
 		chromedp.SetValue(chromedp.ID("new-ws-name"), "no window"),
 		chromedp.SetValue(chromedp.ID("new-ws-model"), "no-window"),
 		chromedp.Click(chromedp.ID("create-ws")))
-	until("the new workspace", `document.getElementById("cur-ws-name").textContent === "no window"`)
+	// Selected, down to its (empty) transfer panel: the old workspace's
+	// report shrinking away moves the page under a click.
+	until("the new workspace", `document.getElementById("cur-ws-name").textContent === "no window" && !document.getElementById("no-transfer").hidden`)
 	do("start its session", chromedp.Click(chromedp.ID("start-session")))
 	until("the context without a window", `(() => { const td = document.querySelector('#sessions tr td.usage');
 		return !!td && !td.querySelector("meter") && td.textContent === "20,000 tokens"; })()`)
@@ -179,7 +181,7 @@ func TestBrowser(t *testing.T) {
 		chromedp.SetValue(chromedp.ID("new-ws-name"), "pressure"),
 		chromedp.SetValue(chromedp.ID("new-ws-model"), "demo-1"),
 		chromedp.Click(chromedp.ID("create-ws")))
-	until("the new workspace, its policy off", `document.getElementById("cur-ws-name").textContent === "pressure" && document.getElementById("ws-pressure-shown").textContent === "off"`)
+	until("the new workspace, its policy off", `document.getElementById("cur-ws-name").textContent === "pressure" && document.getElementById("ws-pressure-shown").textContent === "off" && !document.getElementById("no-transfer").hidden`)
 	do("set the policy",
 		chromedp.SetValue(chromedp.ID("ws-pressure"), "15"),
 		chromedp.Click(chromedp.ID("ws-pressure-report")),

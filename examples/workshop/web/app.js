@@ -54,6 +54,10 @@ async function loadWorkspaces() {
 }
 
 async function select(id) {
+  // The last workspace's stream stops first: its events would otherwise
+  // draw that workspace's transfer over this one while it loads.
+  if (source) source.close();
+  source = null;
   current = id;
   handoff = null;
   workspace = null;
