@@ -235,9 +235,3 @@ func withTimer(ctx context.Context, t Timer) (context.Context, context.CancelFun
 	}()
 	return out, func() { cancel(context.Canceled) }
 }
-
-// TimedOut reports whether ctx, made by WithTimeout, ended because its
-// timer fired.
-func TimedOut(ctx context.Context) bool {
-	return ctx.Err() != nil && context.Cause(ctx) == context.DeadlineExceeded
-}

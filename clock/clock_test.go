@@ -189,19 +189,19 @@ func TestWithTimeoutFollowsTheClock(t *testing.T) {
 	defer cancel()
 	<-f.WaitTimers(1)
 	f.Advance(59 * time.Second)
-	if ctx.Err() != nil || TimedOut(ctx) {
+	if ctx.Err() != nil || context.Cause(ctx) == context.DeadlineExceeded {
 		t.Fatalf("ended before its time: %v", ctx.Err())
 	}
 	f.Advance(time.Second)
 	<-ctx.Done()
-	if !TimedOut(ctx) {
+	if context.Cause(ctx) != context.DeadlineExceeded {
 		t.Fatalf("cause = %v, want a timeout", context.Cause(ctx))
 	}
 
 	ctx2, cancel2 := WithTimeout(context.Background(), f, time.Minute)
 	cancel2()
 	<-ctx2.Done()
-	if TimedOut(ctx2) {
+	if context.Cause(ctx2) == context.DeadlineExceeded {
 		t.Fatal("a cancelled context reported a timeout")
 	}
 }
@@ -279,14 +279,14 @@ func TestWithDeadline(t *testing.T) {
 	}
 	f.Advance(time.Second)
 	<-ctx.Done()
-	if !TimedOut(ctx) {
+	if context.Cause(ctx) != context.DeadlineExceeded {
 		t.Fatalf("cause = %v, want a timeout", context.Cause(ctx))
 	}
 
 	gone, cancel2 := WithDeadline(context.Background(), f, deadline)
 	defer cancel2()
 	<-gone.Done() // its deadline has passed: done at once
-	if !TimedOut(gone) {
+	if context.Cause(gone) != context.DeadlineExceeded {
 		t.Fatalf("cause = %v, want a timeout", context.Cause(gone))
 	}
 }

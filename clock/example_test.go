@@ -39,7 +39,7 @@ func ExampleWithDeadline() {
 	f.Advance(50 * time.Second)
 	select {
 	case <-ctx.Done():
-		fmt.Println(f.Now().Sub(committed), clock.TimedOut(ctx))
+		fmt.Println(f.Now().Sub(committed), context.Cause(ctx) == context.DeadlineExceeded)
 	case <-time.After(5 * time.Second): // wall time: the context is cancelled on a goroutine
 		fmt.Println("not cancelled at the deadline")
 	}

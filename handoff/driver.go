@@ -295,7 +295,7 @@ func (c *Coordinator) stepStart(ctx context.Context, h store.Handoff, owner work
 	// scheduler must not stretch it.
 	rctx, cancel := clock.WithDeadline(ctx, c.clock, h.UpdatedAt.Add(c.readyTime))
 	native, err := p.Ready(rctx)
-	timedOut := clock.TimedOut(rctx)
+	timedOut := context.Cause(rctx) == context.DeadlineExceeded
 	cancel()
 	if ctx.Err() != nil {
 		return nil, ctx.Err()

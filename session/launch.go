@@ -244,7 +244,7 @@ func (s *Service) reapOne(ctx context.Context, l store.Launch) (engine.StopOutco
 	rctx, cancel := clock.WithTimeout(ctx, s.clock, s.stopTime)
 	defer cancel()
 	out, err := rp.ReapLaunch(rctx, l.ID)
-	if !out.Confirmed() && clock.TimedOut(rctx) {
+	if !out.Confirmed() && context.Cause(rctx) == context.DeadlineExceeded {
 		out, err = engine.Timeout, fmt.Errorf("the reap was not confirmed within %s", s.stopTime)
 	}
 	return out, err

@@ -323,7 +323,7 @@ func (s *Service) stopProc(ctx context.Context, p engine.Process) (engine.StopOu
 			return engine.NotRunning, nil
 		}
 		out = engine.Timeout
-		if clock.TimedOut(sctx) {
+		if context.Cause(sctx) == context.DeadlineExceeded {
 			err = fmt.Errorf("not confirmed within %s", s.stopTime)
 		}
 	}

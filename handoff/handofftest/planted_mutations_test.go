@@ -265,7 +265,7 @@ func mutationBugs() []plantedBug {
 			"sctx, cancel := clock.WithTimeout(ctx, s.clock, s.stopTime)", "sctx, cancel := context.WithCancel(ctx)"}),
 		// Anchor: the timed-out case of Service.stopProc (session/processes.go).
 		mut("TimedOutStopConfirmed", "slow stops", edit{"session/processes.go",
-			"\t\tout = engine.Timeout\n\t\tif clock.TimedOut(sctx) {", "\t\tout = engine.Stopped\n\t\tif clock.TimedOut(sctx) {"}),
+			"\t\tout = engine.Timeout\n\t\tif context.Cause(sctx) == context.DeadlineExceeded {", "\t\tout = engine.Stopped\n\t\tif context.Cause(sctx) == context.DeadlineExceeded {"}),
 		// Unconfirmed reaps inside Reconcile.
 		// Anchor: the reap of Coordinator.reconcile (handoff/restart.go).
 		mut("ReconcileReapErrorIgnored", "reaps", edit{"handoff/restart.go",
