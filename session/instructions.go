@@ -92,14 +92,7 @@ func (s *Service) Message(ctx context.Context, ws baton.WorkspaceID, text string
 // (the instruction was cancelled),
 // ErrWorkspaceBusy while a transfer holds the workspace, the store's.
 func (s *Service) ResendInstruction(ctx context.Context, ws baton.WorkspaceID, id baton.InstructionID) (store.Instruction, error) {
-	if ctx == nil {
-		return store.Instruction{}, baton.Errorf(baton.ErrInvalid, "nil context")
-	}
-	err := s.store.Update(ctx, func(tx store.Tx) error {
-		in, err := getInstruction(tx, ws, id)
-		if err != nil {
-			return err
-		}
+	err := s.updateInstruction(ctx, ws, id, func(tx store.Tx, in store.Instruction) error {
 		if err := workspace.CheckWritable(tx, ws, baton.Token{}, 0); err != nil {
 			return err
 		}
@@ -130,14 +123,7 @@ func (s *Service) ResendInstruction(ctx context.Context, ws baton.WorkspaceID, i
 // already delivered), ErrWorkspaceBusy
 // while a transfer holds the workspace, the store's.
 func (s *Service) CancelInstruction(ctx context.Context, ws baton.WorkspaceID, id baton.InstructionID) (out store.Instruction, err error) {
-	if ctx == nil {
-		return store.Instruction{}, baton.Errorf(baton.ErrInvalid, "nil context")
-	}
-	err = s.store.Update(ctx, func(tx store.Tx) error {
-		in, err := getInstruction(tx, ws, id)
-		if err != nil {
-			return err
-		}
+	err = s.updateInstruction(ctx, ws, id, func(tx store.Tx, in store.Instruction) error {
 		if err := workspace.CheckWritable(tx, ws, baton.Token{}, 0); err != nil {
 			return err
 		}
@@ -153,6 +139,22 @@ func (s *Service) CancelInstruction(ctx context.Context, ws baton.WorkspaceID, i
 		return tx.PutInstruction(in)
 	})
 	return out, err
+}
+
+// updateInstruction runs fn on instruction id of ws inside one Update.
+// Errors: baton.ErrInvalid for a nil context, getInstruction's, fn's, the
+// store's.
+func (s *Service) updateInstruction(ctx context.Context, ws baton.WorkspaceID, id baton.InstructionID, fn func(store.Tx, store.Instruction) error) error {
+	if ctx == nil {
+		return baton.Errorf(baton.ErrInvalid, "nil context")
+	}
+	return s.store.Update(ctx, func(tx store.Tx) error {
+		in, err := getInstruction(tx, ws, id)
+		if err != nil {
+			return err
+		}
+		return fn(tx, in)
+	})
 }
 
 // DeliverPending delivers the workspace's oldest pending instruction when
