@@ -44,19 +44,10 @@
 //
 // A launch reports how full its context window was as of its turn's last
 // request to the model (engine.ExitStatus.Usage), read by the profile's
-// UsageMeter (Output.Usage); a profile without one, or a launch whose
-// output says nothing of it, reports the zero engine.Usage, which callers
-// treat as unknown. Claude reads the last assistant message of the main
-// conversation in Claude Code's stream-json (input_tokens +
-// cache_creation_input_tokens + cache_read_input_tokens; result.usage,
-// the turn's sum over a tool loop, is not the context) and the window
-// from the result line's modelUsage.<model>.contextWindow. Codex reads
-// the session file Codex keeps under $CODEX_HOME (or $HOME/.codex) once
-// the child exited: the last token_count event's last_token_usage
-// (input_tokens, cached input included) and model_context_window; codex
-// exec --json's turn.completed.usage is the turn's sum, so a launch whose
-// session file is not found reports none. Profile.Windows supplies a
-// window, by model, that the output does not name.
+// UsageMeter (Output.Usage); without one, or when the output says nothing
+// of it, it reports the zero engine.Usage (unknown). Profile.Windows
+// supplies a window, by model, that the output does not name. DESIGN.md
+// says where each CLI reports it.
 //
 // The Claude and Codex profiles are verified with Claude Code 2.1.197 and
 // Codex 0.171.0 against scripted APIs (package clitest); DESIGN.md beside
