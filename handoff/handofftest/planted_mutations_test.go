@@ -262,7 +262,7 @@ func mutationBugs() []plantedBug {
 		// Slow stops.
 		// Anchor: the stop timeout of Service.stopProc (session/processes.go).
 		mut("StopTimeoutIgnored", "slow stops", edit{"session/processes.go",
-			"sctx, cancel := clock.WithTimeout(ctx, s.clock, s.stopTime)", "sctx, cancel := context.WithCancel(ctx)"}),
+			"sctx, cancel := clock.WithTimeout(ctx, s.clock, s.stopTime)", "sctx, cancel := clock.WithTimeout(ctx, s.clock, 1<<62)"}),
 		// Anchor: the timed-out case of Service.stopProc (session/processes.go).
 		mut("TimedOutStopConfirmed", "slow stops", edit{"session/processes.go",
 			"\t\tout = engine.Timeout\n\t\tif context.Cause(sctx) == context.DeadlineExceeded {", "\t\tout = engine.Stopped\n\t\tif context.Cause(sctx) == context.DeadlineExceeded {"}),
