@@ -37,7 +37,8 @@ func (v *validatingEngine) Validate(cfg baton.EngineConfig) error {
 // TestRegistryNames: a configuration's engine is looked up as Normalize
 // leaves it, case kept; a nil engine is not registered.
 func TestRegistryNames(t *testing.T) {
-	r := engine.Registry{"codex": &stubEngine{}, "nil": nil}
+	codex := &stubEngine{name: "codex"}
+	r := engine.Registry{"codex": codex, "nil": nil}
 	for name, want := range map[string]bool{"codex": true, "  codex\t": true, "nil": false, "Codex": false} {
 		err := r.Validate(baton.EngineConfig{Engine: name})
 		if (err == nil) != want {
@@ -46,8 +47,13 @@ func TestRegistryNames(t *testing.T) {
 		if !want && !errors.Is(err, engine.ErrUnknownEngine) {
 			t.Errorf("Validate(%q) = %v, want ErrUnknownEngine", name, err)
 		}
-		if _, err := r.Start(context.Background(), engine.StartRequest{Config: baton.EngineConfig{Engine: name}}); !want && !errors.Is(err, engine.ErrUnknownEngine) {
-			t.Errorf("Start(%q) = %v, want ErrUnknownEngine", name, err)
+		before := len(codex.starts)
+		_, err = r.Start(context.Background(), engine.StartRequest{Config: baton.EngineConfig{Engine: name}})
+		switch reached := len(codex.starts) > before; {
+		case want && (!reached || errors.Is(err, engine.ErrUnknownEngine)):
+			t.Errorf("Start(%q) = %v, reached codex %v; want it dispatched to codex", name, err, reached)
+		case !want && (reached || !errors.Is(err, engine.ErrUnknownEngine)):
+			t.Errorf("Start(%q) = %v, reached codex %v; want ErrUnknownEngine", name, err, reached)
 		}
 	}
 }
